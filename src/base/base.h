@@ -1,0 +1,123 @@
+/*
+ * base: compiler attributes, atomics, lists, options and reports shared by
+ * every layer. Depends on libc only.
+ */
+#ifndef USLUB_BASE_H
+#define USLUB_BASE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <assert.h>
+
+#define likely(x)   __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+#define __noinline __attribute__((noinline))
+#define __cold __attribute__((cold, noinline))
+#define __public __attribute__((visibility("default")))
+#define __internal __attribute__((visibility("hidden")))
+#define __tls_ie __attribute__((tls_model("initial-exec")))
+#define barrier() __asm__ __volatile__("" ::: "memory")
+
+#define USLUB_CACHELINE 64
+#define ALIGN_UP(x, a)   (((x) + ((a) - 1)) & ~((__typeof__(x))(a) - 1))
+#define ALIGN_DOWN(x, a) ((x) & ~((__typeof__(x))(a) - 1))
+#define IS_POW2(x)       ((x) != 0 && ((x) & ((x) - 1)) == 0)
+#define MIN(a, b)        ((a) < (b) ? (a) : (b))
+#define MAX(a, b)        ((a) > (b) ? (a) : (b))
+#define ARRAY_SIZE(a)    (sizeof(a) / sizeof((a)[0]))
+#define container_of(p, type, member) \
+	((type *)((char *)(p) - offsetof(type, member)))
+
+/* Relaxed and ordered atomics on plain words (no libatomic calls). */
+#define READ_ONCE(x)      __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define WRITE_ONCE(x, v)  __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+#define LOAD_ACQUIRE(x)   __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+#define STORE_RELEASE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
+#define ATOMIC_ADD(x, v)  __atomic_add_fetch(&(x), (v), __ATOMIC_RELAXED)
+#define ATOMIC_SUB(x, v)  __atomic_sub_fetch(&(x), (v), __ATOMIC_RELAXED)
+/* A counter with a single writer: no locked instruction, no torn reads. */
+#define SINGLE_WRITER_INC(x, v) WRITE_ONCE(x, READ_ONCE(x) + (v))
+
+static inline unsigned int fls_u(unsigned long x)
+{
+	return x ? (unsigned int)(64 - __builtin_clzl(x)) : 0;
+}
+
+/* Smallest order with (PAGE_SIZE << order) >= size. */
+static inline unsigned int get_order(unsigned long size)
+{
+	if (size <= 4096)
+		return 0;
+	return fls_u((size - 1) >> 12);
+}
+
+/* ------------------------------------------------------------------------
+ * Doubly linked list (the kernel's list_head shape)
+ * ---------------------------------------------------------------------- */
+struct list_head {
+	struct list_head *next, *prev;
+};
+
+#define LIST_HEAD_INIT(name) { &(name), &(name) }
+static inline void INIT_LIST_HEAD(struct list_head *l) { l->next = l->prev = l; }
+static inline bool list_empty(const struct list_head *l) { return l->next == l; }
+static inline void __list_add(struct list_head *n, struct list_head *prev,
+			      struct list_head *next)
+{
+	next->prev = n;
+	n->next = next;
+	n->prev = prev;
+	prev->next = n;
+}
+static inline void list_add(struct list_head *n, struct list_head *head)
+{
+	__list_add(n, head, head->next);
+}
+static inline void list_add_tail(struct list_head *n, struct list_head *head)
+{
+	__list_add(n, head->prev, head);
+}
+static inline void list_del(struct list_head *e)
+{
+	e->next->prev = e->prev;
+	e->prev->next = e->next;
+	e->next = e->prev = NULL;
+}
+#define list_entry(p, type, member) container_of(p, type, member)
+#define list_for_each_safe(pos, n, head) \
+	for (pos = (head)->next, n = pos->next; pos != (head); pos = n, n = pos->next)
+
+/* ------------------------------------------------------------------------
+ * Options: one table, one prefix (USLUB_), read once without allocating.
+ * ---------------------------------------------------------------------- */
+#define USLUB_OPTIONS(X)                                                     \
+	X(DECAY_MS,      1000, "ms an empty 4 MiB segment waits before its pages are returned (MADV_DONTNEED); 0 = at once") \
+	X(FAKE_NODES,       0, "pretend the machine has this many NUMA nodes (testing); 0 = what /sys reports") \
+	X(CPU_PARTIAL,      1, "keep per-CPU partial slabs (CONFIG_SLUB_CPU_PARTIAL); 0 = off") \
+	X(MAX_ORDER,        3, "slub_max_order: largest slab order preferred by calculate_order") \
+	X(MIN_ORDER,        0, "slub_min_order: smallest slab order") \
+	X(MIN_OBJECTS,      0, "slub_min_objects; 0 = 4 * (fls(nr_cpus) + 1)") \
+	X(ABORT_ON_ERROR,   0, "abort() after reporting an invalid free") \
+	X(VERBOSE,          0, "print every option and the layout of each new cache to stderr")
+
+enum uslub_option {
+#define USLUB_OPT_X(name, def, doc) USLUB_OPT_##name,
+	USLUB_OPTIONS(USLUB_OPT_X)
+#undef USLUB_OPT_X
+	USLUB_NR_OPTIONS
+};
+
+__internal void _uslub_options_init(void);
+__internal long _uslub_option(enum uslub_option o);
+
+/* Reports: formatted on the stack, written with write(2); never allocate. */
+__internal void _uslub_report(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+__internal void _uslub_report_error(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+#endif /* USLUB_BASE_H */

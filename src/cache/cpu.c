@@ -1,0 +1,195 @@
+/*
+ * The per-CPU layer's "CPUs": one cpu area per thread (default mode).
+ *
+ * A cpu area is an mmap'd header page (struct uslub_thread) followed by
+ * USLUB_MAX_CACHES slots of CPU_SLOT_SIZE bytes, one struct kmem_cache_cpu
+ * per cache at s->cpu_offset. Until its first slow path a thread points at
+ * _uslub_cpu_empty, an all-zero area in .bss that is never written: its
+ * freelists are NULL and its slabs never match, so both fast paths fall
+ * into their slow paths, which give the thread a real area. Only the pages
+ * of an area that hold used slots are ever touched.
+ *
+ * Thread exit (pthread key destructor) flushes every cache's cpu slab and
+ * cpu partial slabs, folds the counters into the caches, and parks the area
+ * on free_areas for the next thread; later frees and allocations from that
+ * thread (glibc frees TLS after destructors run) take the slow paths with a
+ * cpu slot on the stack (THREAD_DEAD).
+ */
+#define _GNU_SOURCE
+#include "cache/slub.h"
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define THREAD_HDR_SIZE PAGE_SIZE
+
+__thread struct uslub_tls _uslub_tls __tls_ie;
+char _uslub_cpu_empty[CPU_AREA_SIZE] __attribute__((aligned(4096)));
+
+pthread_mutex_t _uslub_thread_lock = PTHREAD_MUTEX_INITIALIZER;
+struct list_head _uslub_threads = LIST_HEAD_INIT(_uslub_threads);
+static struct list_head free_areas = LIST_HEAD_INIT(free_areas);  /* thread_lock */
+static unsigned long thread_seq;                                   /* thread_lock */
+
+static pthread_key_t thread_key;
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+__internal void _uslub_slub_init(void);
+static void thread_exit(void *arg);
+static void prefork(void);
+static void postfork_parent(void);
+static void postfork_child(void);
+
+static void init_once_fn(void)
+{
+	_uslub_options_init();
+	_uslub_page_init();
+	pthread_key_create(&thread_key, thread_exit);
+	pthread_atfork(prefork, postfork_parent, postfork_child);
+	_uslub_slub_init();
+}
+
+void _uslub_init(void)
+{
+	pthread_once(&init_once, init_once_fn);
+}
+
+__attribute__((constructor)) static void uslub_constructor(void)
+{
+	_uslub_init();
+}
+
+struct kmem_cache_cpu *_uslub_thread_cpu(struct uslub_thread *t, const struct kmem_cache *s)
+{
+	return (struct kmem_cache_cpu *)(t->cpu_base + s->cpu_offset);
+}
+
+bool _uslub_thread_init(void)
+{
+	if (_uslub_tls.state == THREAD_ACTIVE)
+		return true;
+	if (_uslub_tls.state == THREAD_DEAD)
+		return false;
+	_uslub_init();
+
+	struct uslub_thread *t = NULL;
+	pthread_mutex_lock(&_uslub_thread_lock);
+	if (!list_empty(&free_areas)) {
+		t = list_entry(free_areas.next, struct uslub_thread, link);
+		list_del(&t->link);
+	} else {
+		void *p = mmap(NULL, THREAD_HDR_SIZE + CPU_AREA_SIZE, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (p != MAP_FAILED) {
+			t = p;
+			t->cpu_base = (char *)p + THREAD_HDR_SIZE;
+		}
+	}
+	if (!t) {
+		pthread_mutex_unlock(&_uslub_thread_lock);
+		return false;
+	}
+	int nodes = _uslub_nr_nodes();
+	t->node = _uslub_option(USLUB_OPT_FAKE_NODES) ? (int)(thread_seq % (unsigned long)nodes)
+						       : _uslub_numa_node_of_cpu();
+	thread_seq++;
+	t->tid = (int)syscall(SYS_gettid);
+	list_add_tail(&t->link, &_uslub_threads);
+	pthread_mutex_unlock(&_uslub_thread_lock);
+
+	_uslub_tls.thread = t;
+	_uslub_tls.cpu_delta = t->cpu_base - _uslub_cpu_empty;
+	_uslub_tls.state = THREAD_ACTIVE;
+	pthread_setspecific(thread_key, t);
+	return true;
+}
+
+/* Flush every cache's cpu state of @t (thread_lock held). */
+static void flush_thread_locked(struct uslub_thread *t)
+{
+	pthread_mutex_lock(&_uslub_slab_mutex);
+	struct list_head *pos;
+	for (pos = _uslub_slab_caches.next; pos != &_uslub_slab_caches; pos = pos->next) {
+		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
+		struct kmem_cache_cpu *c = _uslub_thread_cpu(t, s);
+		_uslub_flush_cpu(s, c);
+		_uslub_fold_stats(s, c);
+	}
+	pthread_mutex_unlock(&_uslub_slab_mutex);
+}
+
+static void thread_exit(void *arg)
+{
+	struct uslub_thread *t = arg;
+	pthread_mutex_lock(&_uslub_thread_lock);
+	flush_thread_locked(t);
+	list_del(&t->link);
+	list_add(&t->link, &free_areas);
+	pthread_mutex_unlock(&_uslub_thread_lock);
+	_uslub_tls.cpu_delta = 0;
+	_uslub_tls.thread = NULL;
+	_uslub_tls.state = THREAD_DEAD;
+}
+
+__public void uslub_flush_thread(void)
+{
+	if (!this_cpu_is_real())
+		return;
+	pthread_mutex_lock(&_uslub_thread_lock);
+	flush_thread_locked(_uslub_tls.thread);
+	pthread_mutex_unlock(&_uslub_thread_lock);
+}
+
+/* fork: every lock in the contract's order, then released in reverse. */
+static void prefork(void)
+{
+	pthread_mutex_lock(&_uslub_thread_lock);
+	_uslub_slub_prefork();
+	_uslub_page_prefork();
+}
+
+static void postfork_parent(void)
+{
+	_uslub_page_postfork_parent();
+	_uslub_slub_postfork_parent();
+	pthread_mutex_unlock(&_uslub_thread_lock);
+}
+
+/* In the child only the forking thread exists: reset the locks, then give
+ * back what the other threads held in their cpu slots, as if their CPUs
+ * went offline. */
+static void postfork_child(void)
+{
+	_uslub_page_postfork_child();
+	_uslub_slub_postfork_child();
+	pthread_mutex_init(&_uslub_thread_lock, NULL);
+
+	pthread_mutex_lock(&_uslub_thread_lock);
+	struct list_head *pos, *tmp;
+	list_for_each_safe(pos, tmp, &_uslub_threads) {
+		struct uslub_thread *t = list_entry(pos, struct uslub_thread, link);
+		if (t == _uslub_tls.thread)
+			continue;
+		flush_thread_locked(t);
+		list_del(&t->link);
+		list_add(&t->link, &free_areas);
+	}
+	if (_uslub_tls.thread)
+		_uslub_tls.thread->tid = (int)syscall(SYS_gettid);
+	pthread_mutex_unlock(&_uslub_thread_lock);
+}
+
+__public int uslub_owns(const void *p)
+{
+	return _uslub_owns_segment(p);
+}
+
+__public size_t uslub_trim(void)
+{
+	return _uslub_page_trim();
+}
+
+__public int uslub_nr_nodes(void)
+{
+	return _uslub_nr_nodes();
+}

@@ -1,0 +1,1309 @@
+/*
+ * slub.c — SLUB object caches in userspace: kmem_cache, per-CPU (per-thread)
+ * slabs with delayed freezing, cpu and node partial lists, lockless remote
+ * frees.
+ *
+ * THE CONTRACT (keep it true; change it in the same commit as the code)
+ * =====================================================================
+ *
+ * Lock order (outermost first; never take an earlier one while holding a
+ * later one):
+ *
+ *   1. _uslub_thread_lock   (cpu.c)   the thread list and free cpu areas;
+ *                                     serializes flushes of *other* threads'
+ *                                     cpu state (thread exit, destroy, fork)
+ *   2. _uslub_slab_mutex              slab_caches list, cache slot bitmap,
+ *                                     kmem_cache creation and destruction
+ *   3. kmem_cache_node.list_lock      one per cache per node: the node's
+ *                                     partial list, nr_partial, and every
+ *                                     slab's slab_list links and its
+ *                                     node-partial flag (PG_workingset).
+ *                                     At most one list_lock is held at once.
+ *   4. page_node.lock (page.c)        buddy free lists of one node
+ *   5. reserve_lock (page.c)          the mmap reservation cursor
+ *
+ * Slab states (seed 002's final scheme; "flag" = slab_test_node_partial):
+ *
+ *   | state             | on node partial list (flag) | frozen |
+ *   |-------------------|-----------------------------|--------|
+ *   | node partial slab | yes                         | no     |
+ *   | cpu partial slab  | no                          | no     |
+ *   | cpu slab          | no                          | yes    |
+ *   | full slab         | no                          | no     |
+ *
+ *   - A slab is frozen only when it becomes a cpu slab (freeze_slab(), or a
+ *     new slab), and unfrozen only when it stops being one
+ *     (deactivate_slab(), or get_freelist() finding it full).
+ *   - Slabs move node partial -> cpu partial *unfrozen*, under list_lock,
+ *     by clearing the flag (get_partial_node()); no CAS is needed.
+ *   - Only the thread owning a cpu slab takes objects from its freelist;
+ *     only the thread owning a cpu partial slab freezes it; only list_lock
+ *     holders take node partial slabs. So a slab's freelist has exactly one
+ *     taker at any time, and every other update is a push: the state word
+ *     is ABA-safe even before its tag.
+ *
+ * Lockless paths and why they are safe:
+ *
+ *   - Fast alloc/free (slab_alloc_node(), slab_free()): plain loads and
+ *     stores on the calling thread's own kmem_cache_cpu. Per-thread mode
+ *     needs no tid/cmpxchg: nothing else touches that slot while the thread
+ *     lives (other threads touch it only after it exited, in a fork child
+ *     where it no longer exists, or under destroy's quiescence rule).
+ *   - Slab state: {freelist, inuse, objects, frozen} is one 64-bit word
+ *     (slab/slab.h) updated only by CAS. Remote frees push onto it.
+ *   - __slab_free() takes list_lock only when a list move may be needed:
+ *     the slab was full and there is no cpu partial list to put it on
+ *     (full -> node partial), or it becomes empty while unfrozen (maybe
+ *     node partial -> discarded). It decides *before* its CAS, takes the
+ *     lock, reads the flag, and the CAS then confirms the state it decided
+ *     on. It never touches the list of a frozen slab, and if the flag says
+ *     the slab is off the node list (a cpu partial slab) it leaves it to its
+ *     owner.
+ *   - deactivate_slab() unfreezes first, with one CAS, and takes list_lock
+ *     only to add the slab to the node partial list; a racing __slab_free()
+ *     sees an unfrozen slab without the flag and leaves its list alone.
+ *
+ * Thread exit flushes the thread's cpu slabs and cpu partial slabs of every
+ * cache, as SLUB does for a CPU going offline (cpu.c). fork(): every lock is
+ * taken in the order above before fork and reset in the child, which then
+ * flushes the cpu state of the threads it did not inherit.
+ */
+#include "cache/slub.h"
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+pthread_mutex_t _uslub_slab_mutex = PTHREAD_MUTEX_INITIALIZER;
+struct list_head _uslub_slab_caches = LIST_HEAD_INIT(_uslub_slab_caches);
+static uint64_t cache_slots[USLUB_MAX_CACHES / 64];   /* slab_mutex */
+
+/* The caches that hold struct kmem_cache and struct kmem_cache_node. */
+static struct kmem_cache boot_kmem_cache, boot_kmem_cache_node;
+static struct kmem_cache_node boot_nodes[2][MAX_NUMNODES];
+
+#define DEACTIVATE_TO_HEAD_POS 0
+#define DEACTIVATE_TO_TAIL_POS 1
+
+/* ------------------------------------------------------------------------
+ * Objects and free pointers
+ * ---------------------------------------------------------------------- */
+static __always_inline void *get_freepointer(const struct kmem_cache *s, void *obj)
+{
+	return *(void **)((char *)obj + s->offset);
+}
+
+static __always_inline void set_freepointer(const struct kmem_cache *s, void *obj, void *fp)
+{
+	*(void **)((char *)obj + s->offset) = fp;
+}
+
+static __always_inline unsigned int obj_to_index(const struct kmem_cache *s,
+						 const struct slab *slab, const void *obj)
+{
+	return (unsigned int)((((uintptr_t)obj - (uintptr_t)slab->addr) * s->reciprocal_size) >> 42);
+}
+
+static __always_inline void *index_to_obj(const struct kmem_cache *s,
+					  const struct slab *slab, unsigned int idx)
+{
+	return (char *)slab->addr + (size_t)idx * s->size;
+}
+
+static __always_inline void *fl_ptr(const struct kmem_cache *s, const struct slab *slab,
+				    unsigned int idx)
+{
+	return idx == SLAB_FL_NONE ? NULL : index_to_obj(s, slab, idx);
+}
+
+static __always_inline unsigned int fl_idx(const struct kmem_cache *s,
+					   const struct slab *slab, const void *obj)
+{
+	return obj ? obj_to_index(s, slab, obj) : SLAB_FL_NONE;
+}
+
+/* slab->__unused[0]: objects * size of this slab (immutable while it lives). */
+#define slab_objects_bytes(slab) ((slab)->__unused[0])
+
+/* Is @x the start of an object of @slab? Two multiplies, no division. */
+static __always_inline bool obj_is_valid(const struct kmem_cache *s,
+					 const struct slab *slab, const void *x)
+{
+	uintptr_t off = (uintptr_t)x - (uintptr_t)slab->addr;
+	if (unlikely(off >= slab_objects_bytes(slab)))
+		return false;
+	return (uintptr_t)obj_to_index(s, slab, x) * s->size == off;
+}
+
+static inline struct kmem_cache_node *get_node(const struct kmem_cache *s, int node)
+{
+	return s->node[node];
+}
+
+/* ------------------------------------------------------------------------
+ * Slab creation and destruction
+ * ---------------------------------------------------------------------- */
+static struct slab *allocate_slab(struct kmem_cache *s, int node, struct kmem_cache_cpu *c)
+{
+	unsigned int objects = s->objects;
+	struct page *page = _uslub_alloc_pages(s->order, node);
+
+	if (unlikely(!page) && s->min_order < s->order) {
+		page = _uslub_alloc_pages(s->min_order, node);
+		objects = s->min_objects_fallback;
+		if (page)
+			stat(c, ORDER_FALLBACK);
+	}
+	if (unlikely(!page))
+		return NULL;
+
+	struct slab *slab = page_slab(page);
+	slab->slab_cache = s;
+	slab->addr = page_address(page);
+	slab_objects_bytes(slab) = (unsigned long)objects * s->size;
+	slab->next = NULL;
+
+	char *p = slab->addr;
+	if (s->ctor)
+		for (unsigned int i = 0; i < objects; i++)
+			s->ctor(p + (size_t)i * s->size);
+	for (unsigned int i = 0; i + 1 < objects; i++)
+		set_freepointer(s, p + (size_t)i * s->size, p + (size_t)(i + 1) * s->size);
+	set_freepointer(s, p + (size_t)(objects - 1) * s->size, NULL);
+
+	__atomic_store_n(&slab->counters, fc_make(0, 0, objects, false), __ATOMIC_RELAXED);
+	__atomic_store_n(&slab->__page_flags, slab->__page_flags | PG_slab, __ATOMIC_RELEASE);
+
+	struct kmem_cache_node *n = get_node(s, slab_nid(slab));
+	ATOMIC_ADD(n->nr_slabs, 1);
+	ATOMIC_ADD(n->total_objects, objects);
+	ATOMIC_ADD(n->total_pages, 1ul << slab_order(slab));
+	return slab;
+}
+
+static void discard_slab(struct kmem_cache *s, struct slab *slab)
+{
+	struct kmem_cache_node *n = get_node(s, slab_nid(slab));
+	ATOMIC_SUB(n->nr_slabs, 1);
+	ATOMIC_SUB(n->total_objects, FC_OBJECTS(slab_counters(slab)));
+	ATOMIC_SUB(n->total_pages, 1ul << slab_order(slab));
+	__atomic_store_n(&slab->__page_flags, slab->__page_flags & ~(PG_slab | PG_workingset),
+			 __ATOMIC_RELAXED);
+	slab->slab_cache = NULL;
+	_uslub_free_pages(slab_page(slab));
+}
+
+/* ------------------------------------------------------------------------
+ * Node partial lists (list_lock held)
+ * ---------------------------------------------------------------------- */
+static void add_partial(struct kmem_cache_node *n, struct slab *slab, int pos)
+{
+	if (pos == DEACTIVATE_TO_TAIL_POS)
+		list_add_tail(&slab->slab_list, &n->partial);
+	else
+		list_add(&slab->slab_list, &n->partial);
+	WRITE_ONCE(n->nr_partial, n->nr_partial + 1);
+	slab_set_node_partial(slab);
+}
+
+static void remove_partial(struct kmem_cache_node *n, struct slab *slab)
+{
+	list_del(&slab->slab_list);
+	slab_clear_node_partial(slab);
+	WRITE_ONCE(n->nr_partial, n->nr_partial - 1);
+}
+
+/* ------------------------------------------------------------------------
+ * Freezing and taking freelists
+ * ---------------------------------------------------------------------- */
+
+/* Take the whole freelist of our (frozen) cpu slab. If it is empty the
+ * slab stays full and becomes unfrozen: a full slab, on no list. */
+static void *get_freelist(struct kmem_cache *s, struct slab *slab, struct kmem_cache_cpu *c)
+{
+	uint64_t old = slab_counters(slab), new;
+	do {
+		bool has = FC_FREELIST(old) != SLAB_FL_NONE;
+		new = fc_make(SLAB_FL_NONE, FC_OBJECTS(old), FC_OBJECTS(old), has);
+		if (slab_update(slab, &old, new))
+			break;
+		stat(c, CMPXCHG_DOUBLE_FAIL);
+	} while (1);
+	return fl_ptr(s, slab, FC_FREELIST(old));
+}
+
+/* Delayed freezing: a partial slab (never frozen while on a partial list)
+ * is frozen only now, as it becomes the cpu slab; return its freelist. */
+static void *freeze_slab(struct kmem_cache *s, struct slab *slab, struct kmem_cache_cpu *c)
+{
+	uint64_t old = slab_counters(slab), new;
+	do {
+		new = fc_make(SLAB_FL_NONE, FC_OBJECTS(old), FC_OBJECTS(old), true);
+		if (slab_update(slab, &old, new))
+			break;
+		stat(c, CMPXCHG_DOUBLE_FAIL);
+	} while (1);
+	return fl_ptr(s, slab, FC_FREELIST(old));
+}
+
+/* ------------------------------------------------------------------------
+ * cpu partial lists
+ * ---------------------------------------------------------------------- */
+
+/* Put unfrozen slabs (a list linked by ->next) on their node partial lists,
+ * discarding the empty ones the nodes do not need. */
+static void put_partials_node(struct kmem_cache *s, struct slab *list, struct kmem_cache_cpu *c)
+{
+	struct kmem_cache_node *n = NULL;
+	struct slab *discard = NULL;
+
+	while (list) {
+		struct slab *slab = list;
+		list = slab->next;
+		struct kmem_cache_node *n2 = get_node(s, slab_nid(slab));
+		if (n2 != n) {
+			if (n)
+				pthread_mutex_unlock(&n->list_lock);
+			n = n2;
+			pthread_mutex_lock(&n->list_lock);
+		}
+		if (!FC_INUSE(slab_counters(slab)) && n->nr_partial >= s->min_partial) {
+			slab->next = discard;
+			discard = slab;
+		} else {
+			add_partial(n, slab, DEACTIVATE_TO_TAIL_POS);
+			stat(c, FREE_ADD_PARTIAL);
+		}
+	}
+	if (n)
+		pthread_mutex_unlock(&n->list_lock);
+	while (discard) {
+		struct slab *slab = discard;
+		discard = slab->next;
+		discard_slab(s, slab);
+		stat(c, FREE_SLAB);
+	}
+}
+
+/* Put an unfrozen slab on the cpu partial list; with @drain, a full list is
+ * first moved to the node lists. */
+static void put_cpu_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
+			    struct slab *slab, bool drain)
+{
+	struct slab *to_put = NULL;
+
+	if (drain && c->partial_slabs >= s->cpu_partial_slabs) {
+		to_put = c->partial;
+		WRITE_ONCE(c->partial, NULL);
+		c->partial_slabs = 0;
+	}
+	slab->next = c->partial;
+	WRITE_ONCE(c->partial, slab);
+	c->partial_slabs++;
+	if (to_put) {
+		put_partials_node(s, to_put, c);
+		stat(c, CPU_PARTIAL_DRAIN);
+	}
+}
+
+/* Take one slab off a node partial list for the cpu slab and, when the
+ * cpu can cache them, up to half its cpu partial capacity more. */
+static struct slab *get_partial_node(struct kmem_cache *s, struct kmem_cache_node *n,
+				     struct kmem_cache_cpu *c, bool cache_partials)
+{
+	struct slab *partial = NULL;
+	unsigned long taken = 0;
+	struct list_head *pos, *tmp;
+
+	if (!READ_ONCE(n->nr_partial))
+		return NULL;
+	pthread_mutex_lock(&n->list_lock);
+	list_for_each_safe(pos, tmp, &n->partial) {
+		struct slab *slab = list_entry(pos, struct slab, slab_list);
+		remove_partial(n, slab);
+		if (!partial) {
+			partial = slab;
+			stat(c, ALLOC_FROM_PARTIAL);
+		} else {
+			/* c->partial is empty here: no drain under list_lock */
+			put_cpu_partial(s, c, slab, false);
+			stat(c, CPU_PARTIAL_NODE);
+			taken++;
+		}
+		if (!cache_partials || taken > s->cpu_partial_slabs / 2)
+			break;
+	}
+	pthread_mutex_unlock(&n->list_lock);
+	return partial;
+}
+
+static struct slab *get_partial(struct kmem_cache *s, int node, struct kmem_cache_cpu *c,
+				bool cache_partials, int home)
+{
+	int search = node == USLUB_NUMA_NO_NODE ? home : node;
+	struct slab *slab = get_partial_node(s, get_node(s, search), c, cache_partials);
+	if (slab || node != USLUB_NUMA_NO_NODE)
+		return slab;
+	/* Any node: only take from nodes keeping more than min_partial. */
+	int nodes = _uslub_nr_nodes();
+	for (int i = 0; i < nodes; i++) {
+		struct kmem_cache_node *n = get_node(s, i);
+		if (i == search || READ_ONCE(n->nr_partial) <= s->min_partial)
+			continue;
+		slab = get_partial_node(s, n, c, cache_partials);
+		if (slab)
+			return slab;
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Deactivation and flushing
+ * ---------------------------------------------------------------------- */
+
+/* Return a cpu slab (and the objects left on its cpu freelist) to the
+ * node: unfreeze with one CAS, then take list_lock only to list it. */
+static void deactivate_slab(struct kmem_cache *s, struct slab *slab, void *freelist,
+			    struct kmem_cache_cpu *c)
+{
+	struct kmem_cache_node *n = get_node(s, slab_nid(slab));
+	int pos = DEACTIVATE_TO_HEAD_POS;
+	unsigned int free_delta = 0;
+	void *tail = NULL;
+	uint64_t old = slab_counters(slab), new;
+
+	if (FC_FREELIST(old) != SLAB_FL_NONE) {
+		stat(c, DEACTIVATE_REMOTE_FREES);
+		pos = DEACTIVATE_TO_TAIL_POS;
+	}
+	for (void *p = freelist; p; p = get_freepointer(s, p)) {
+		free_delta++;
+		tail = p;
+	}
+	do {
+		unsigned int prior = FC_FREELIST(old);
+		unsigned int head = prior;
+		if (tail) {
+			set_freepointer(s, tail, fl_ptr(s, slab, prior));
+			head = fl_idx(s, slab, freelist);
+		}
+		new = fc_make(head, FC_INUSE(old) - free_delta, FC_OBJECTS(old), false);
+		if (slab_update(slab, &old, new))
+			break;
+		stat(c, CMPXCHG_DOUBLE_FAIL);
+	} while (1);
+
+	if (!FC_INUSE(new) && READ_ONCE(n->nr_partial) >= s->min_partial) {
+		stat(c, DEACTIVATE_EMPTY);
+		discard_slab(s, slab);
+		stat(c, FREE_SLAB);
+	} else if (FC_FREELIST(new) != SLAB_FL_NONE) {
+		pthread_mutex_lock(&n->list_lock);
+		add_partial(n, slab, pos);
+		pthread_mutex_unlock(&n->list_lock);
+		if (pos == DEACTIVATE_TO_TAIL_POS)
+			stat(c, DEACTIVATE_TO_TAIL);
+		else
+			stat(c, DEACTIVATE_TO_HEAD);
+	} else {
+		stat(c, DEACTIVATE_FULL);
+	}
+}
+
+/* Flush one cpu's slab and partial slabs of @s. The slot is cleared before
+ * the slabs are handed back, so a fork child finding it half-done leaks at
+ * worst, never double-frees. */
+void _uslub_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c)
+{
+	struct slab *slab = c->slab;
+	void *freelist = c->freelist;
+	WRITE_ONCE(c->slab, NULL);
+	WRITE_ONCE(c->freelist, NULL);
+	barrier();
+	if (slab) {
+		deactivate_slab(s, slab, freelist, c);
+		stat(c, CPUSLAB_FLUSH);
+	}
+	struct slab *partial = c->partial;
+	WRITE_ONCE(c->partial, NULL);
+	c->partial_slabs = 0;
+	barrier();
+	if (partial)
+		put_partials_node(s, partial, c);
+}
+
+/* Move a cpu slot's counters into the cache's totals and zero them. */
+void _uslub_fold_stats(struct kmem_cache *s, struct kmem_cache_cpu *c)
+{
+	for (int i = 0; i < USLUB_NR_STATS; i++) {
+		uint64_t v = READ_ONCE(c->stat[i]);
+		if (v) {
+			ATOMIC_ADD(s->stat_exited[i], v);
+			WRITE_ONCE(c->stat[i], 0);
+		}
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * The allocation slow path
+ * ---------------------------------------------------------------------- */
+static void *___slab_alloc(struct kmem_cache *s, int node, struct kmem_cache_cpu *c,
+			   bool cache_partials, int home)
+{
+	struct slab *slab = c->slab;
+	void *freelist;
+
+	stat(c, ALLOC_SLOWPATH);
+	if (!slab)
+		goto new_slab;
+	if (unlikely(node != USLUB_NUMA_NO_NODE && slab_nid(slab) != node)) {
+		stat(c, ALLOC_NODE_MISMATCH);
+		freelist = c->freelist;
+		WRITE_ONCE(c->slab, NULL);
+		WRITE_ONCE(c->freelist, NULL);
+		deactivate_slab(s, slab, freelist, c);
+		goto new_slab;
+	}
+	freelist = c->freelist;
+	if (freelist)
+		goto load_freelist;
+	freelist = get_freelist(s, slab, c);
+	if (!freelist) {
+		WRITE_ONCE(c->slab, NULL);
+		stat(c, DEACTIVATE_BYPASS);
+		goto new_slab;
+	}
+	stat(c, ALLOC_REFILL);
+
+load_freelist:
+	WRITE_ONCE(c->freelist, get_freepointer(s, freelist));
+	return freelist;
+
+new_slab:
+	while ((slab = c->partial)) {
+		WRITE_ONCE(c->partial, slab->next);
+		c->partial_slabs--;
+		stat(c, CPU_PARTIAL_ALLOC);
+		if (unlikely(node != USLUB_NUMA_NO_NODE && slab_nid(slab) != node)) {
+			slab->next = NULL;
+			put_partials_node(s, slab, c);
+			continue;
+		}
+		freelist = freeze_slab(s, slab, c);
+		goto load_slab;
+	}
+
+	slab = get_partial(s, node, c, cache_partials, home);
+	if (slab) {
+		freelist = freeze_slab(s, slab, c);
+		goto load_slab;
+	}
+
+	slab = allocate_slab(s, node == USLUB_NUMA_NO_NODE ? home : node, c);
+	if (unlikely(!slab))
+		return NULL;
+	stat(c, ALLOC_SLAB);
+	/* A new slab is private: freeze it and take every object, no CAS. */
+	freelist = slab->addr;
+	__atomic_store_n(&slab->counters,
+			 fc_make(SLAB_FL_NONE, FC_OBJECTS(slab->counters),
+				 FC_OBJECTS(slab->counters), true), __ATOMIC_RELAXED);
+
+load_slab:
+	WRITE_ONCE(c->slab, slab);
+	goto load_freelist;
+}
+
+static int home_node(void)
+{
+	struct uslub_thread *t = _uslub_tls.thread;
+	return t ? t->node : 0;
+}
+
+/* The slow path for a thread without a cpu area (its cache was torn down
+ * at exit, or it could not get one): a cpu slot on the stack, flushed
+ * before returning, counters folded into the cache. */
+static __cold void *slab_alloc_nocpu(struct kmem_cache *s, int node)
+{
+	struct kmem_cache_cpu c;
+	memset(&c, 0, sizeof(c));
+	void *obj = ___slab_alloc(s, node, &c, false, 0);
+	_uslub_flush_cpu(s, &c);
+	_uslub_fold_stats(s, &c);
+	return obj;
+}
+
+static __noinline void *__slab_alloc(struct kmem_cache *s, uslub_gfp_t gfp, int node)
+{
+	void *obj;
+	for (;;) {
+		if (likely(this_cpu_is_real() || _uslub_thread_init()))
+			obj = ___slab_alloc(s, node, this_cpu(s), s->cpu_partial_slabs != 0,
+					    home_node());
+		else
+			obj = slab_alloc_nocpu(s, node);
+		if (likely(obj) || !(gfp & USLUB_GFP_NOFAIL))
+			break;
+		struct timespec ts = { 0, 1000000 };   /* __GFP_NOFAIL: wait, retry */
+		nanosleep(&ts, NULL);
+	}
+	if (unlikely(!obj)) {
+		errno = ENOMEM;
+		if (!(gfp & USLUB_GFP_NOWARN) && _uslub_option(USLUB_OPT_VERBOSE))
+			_uslub_report("uslub: %s: allocation failed (out of memory)\n", s->name);
+	}
+	return obj;
+}
+
+/* The fast path: pop the cpu freelist. One predictable branch to the slow
+ * path; with node == USLUB_NUMA_NO_NODE (a constant) the node test folds. */
+static __always_inline void *slab_alloc_node(struct kmem_cache *s, uslub_gfp_t gfp, int node)
+{
+	struct kmem_cache_cpu *c = this_cpu(s);
+	void *obj = c->freelist;
+
+	if (unlikely(!obj || (node != USLUB_NUMA_NO_NODE && slab_nid(c->slab) != node))) {
+		obj = __slab_alloc(s, gfp, node);
+		if (unlikely(!obj))
+			return NULL;
+	} else {
+		c->freelist = get_freepointer(s, obj);
+		stat(c, ALLOC_FASTPATH);
+	}
+	if (unlikely(gfp & USLUB_GFP_ZERO))
+		memset(obj, 0, s->object_size);
+	return obj;
+}
+
+/* ------------------------------------------------------------------------
+ * The free slow path: lockless remote free
+ * ---------------------------------------------------------------------- */
+static void __slab_free(struct kmem_cache *s, struct slab *slab, void *head, void *tail,
+			unsigned int cnt, struct kmem_cache_cpu *c, bool cpu_partial)
+{
+	struct kmem_cache_node *n = NULL;
+	bool on_node_partial = false, was_frozen;
+	uint64_t old = slab_counters(slab), new;
+	unsigned int prior, inuse;
+
+	stat(c, FREE_SLOWPATH);
+	do {
+		if (unlikely(n)) {
+			pthread_mutex_unlock(&n->list_lock);
+			n = NULL;
+		}
+		prior = FC_FREELIST(old);
+		if (unlikely(FC_INUSE(old) < cnt)) {
+			_uslub_report_error("uslub: %s: free of %p: slab %p has %u objects in use, "
+					    "freeing %u (double free?); object left alone\n",
+					    s->name, head, slab->addr, FC_INUSE(old), cnt);
+			return;
+		}
+		set_freepointer(s, tail, fl_ptr(s, slab, prior));
+		inuse = FC_INUSE(old) - cnt;
+		was_frozen = FC_FROZEN(old);
+		new = fc_make(fl_idx(s, slab, head), inuse, FC_OBJECTS(old), was_frozen);
+		if ((!inuse || prior == SLAB_FL_NONE) && !was_frozen) {
+			/* A list move may be needed: full -> node partial when no
+			 * cpu partial list takes it, or maybe partial -> empty. */
+			if (!cpu_partial || prior != SLAB_FL_NONE) {
+				n = get_node(s, slab_nid(slab));
+				pthread_mutex_lock(&n->list_lock);
+				on_node_partial = slab_test_node_partial(slab);
+			}
+		}
+		if (slab_update(slab, &old, new))
+			break;
+		stat(c, CMPXCHG_DOUBLE_FAIL);
+	} while (1);
+
+	if (likely(!n)) {
+		if (was_frozen) {
+			stat(c, FREE_FROZEN);
+		} else if (cpu_partial && prior == SLAB_FL_NONE) {
+			/* full -> cpu partial of the freeing thread, unfrozen */
+			put_cpu_partial(s, c, slab, true);
+			stat(c, CPU_PARTIAL_FREE);
+		}
+		return;
+	}
+
+	/* Partially empty but off the node list: a cpu partial slab. Its
+	 * owner handles it; we must not touch its list. */
+	if (prior != SLAB_FL_NONE && !on_node_partial) {
+		pthread_mutex_unlock(&n->list_lock);
+		return;
+	}
+	if (unlikely(!inuse && n->nr_partial >= s->min_partial)) {
+		if (prior != SLAB_FL_NONE) {
+			remove_partial(n, slab);
+			stat(c, FREE_REMOVE_PARTIAL);
+		}
+		pthread_mutex_unlock(&n->list_lock);
+		stat(c, FREE_SLAB);
+		discard_slab(s, slab);
+		return;
+	}
+	if (prior == SLAB_FL_NONE) {
+		add_partial(n, slab, DEACTIVATE_TO_TAIL_POS);
+		stat(c, FREE_ADD_PARTIAL);
+	}
+	pthread_mutex_unlock(&n->list_lock);
+}
+
+static __cold void report_invalid_free(struct kmem_cache *s, void *x, struct slab *slab)
+{
+	if (!_uslub_owns_segment(x))
+		_uslub_report_error("uslub: %s: free of %p, a pointer uslub does not own; "
+				    "left alone\n", s->name, x);
+	else if (!slab)
+		_uslub_report_error("uslub: %s: free of %p, which is not inside a live slab; "
+				    "left alone\n", s->name, x);
+	else if (slab->slab_cache != s)
+		_uslub_report_error("uslub: %s: free of %p, an object of cache %s; left alone\n",
+				    s->name, x, slab->slab_cache ? slab->slab_cache->name : "?");
+	else
+		_uslub_report_error("uslub: %s: free of %p, %zu bytes into object %u of slab %p "
+				    "(not an object start); left alone\n", s->name, x,
+				    (size_t)(((uintptr_t)x - (uintptr_t)slab->addr) % s->size),
+				    (unsigned int)(((uintptr_t)x - (uintptr_t)slab->addr) / s->size),
+				    slab->addr);
+}
+
+static __noinline void slab_free_slow(struct kmem_cache *s, struct slab *slab, void *x)
+{
+	if (likely(this_cpu_is_real() || _uslub_thread_init())) {
+		__slab_free(s, slab, x, x, 1, this_cpu(s), s->cpu_partial_slabs != 0);
+		return;
+	}
+	struct kmem_cache_cpu c;
+	memset(&c, 0, sizeof(c));
+	__slab_free(s, slab, x, x, 1, &c, false);
+	_uslub_fold_stats(s, &c);
+}
+
+static __always_inline void slab_free(struct kmem_cache *s, void *x)
+{
+	struct slab *slab = virt_to_slab(x);
+	if (unlikely(!slab || slab->slab_cache != s || !obj_is_valid(s, slab, x))) {
+		report_invalid_free(s, x, slab);
+		return;
+	}
+	struct kmem_cache_cpu *c = this_cpu(s);
+	if (likely(slab == c->slab)) {
+		set_freepointer(s, x, c->freelist);
+		c->freelist = x;
+		stat(c, FREE_FASTPATH);
+		return;
+	}
+	slab_free_slow(s, slab, x);
+}
+
+/* ------------------------------------------------------------------------
+ * Public allocation API
+ * ---------------------------------------------------------------------- */
+__public void *uslub_cache_alloc(struct kmem_cache *s, uslub_gfp_t gfp)
+{
+	return slab_alloc_node(s, gfp, USLUB_NUMA_NO_NODE);
+}
+
+__public void *uslub_cache_alloc_node(struct kmem_cache *s, uslub_gfp_t gfp, int node)
+{
+	if (node != USLUB_NUMA_NO_NODE && (node < 0 || node >= _uslub_nr_nodes())) {
+		_uslub_report("uslub: %s: alloc on node %d, but there are %d nodes\n",
+			      s->name, node, _uslub_nr_nodes());
+		errno = EINVAL;
+		return NULL;
+	}
+	return slab_alloc_node(s, gfp, node);
+}
+
+__public void uslub_cache_free(struct kmem_cache *s, void *x)
+{
+	if (unlikely(!x))
+		return;
+	slab_free(s, x);
+}
+
+/* ------------------------------------------------------------------------
+ * Cache geometry (SLUB's calculate_sizes / calculate_order)
+ * ---------------------------------------------------------------------- */
+static unsigned int calculate_alignment(unsigned int flags, size_t align, size_t size)
+{
+	size_t a = MAX(align, sizeof(void *));
+	if (flags & USLUB_HWCACHE_ALIGN) {
+		size_t ralign = USLUB_CACHELINE;
+		while (size <= ralign / 2)
+			ralign /= 2;
+		a = MAX(a, ralign);
+	}
+	return (unsigned int)ALIGN_UP(a, sizeof(void *));
+}
+
+/* Lowest order in [min_order, max_order] wasting at most 1/fract of the
+ * slab; max_order + 1 if none does. */
+static unsigned int calc_slab_order(size_t size, unsigned int min_order,
+				    unsigned int max_order, unsigned int fract)
+{
+	unsigned int order;
+	for (order = min_order; order <= max_order; order++) {
+		size_t bytes = PAGE_SIZE << order;
+		if (bytes % size <= bytes / fract)
+			break;
+	}
+	return order;
+}
+
+static int calculate_order(size_t size)
+{
+	unsigned int max_order = (unsigned int)MIN(_uslub_option(USLUB_OPT_MAX_ORDER), MAX_PAGE_ORDER);
+	unsigned int min_order = (unsigned int)MIN(_uslub_option(USLUB_OPT_MIN_ORDER), max_order);
+	size_t min_objects = (size_t)_uslub_option(USLUB_OPT_MIN_OBJECTS);
+
+	if (!min_objects) {
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		min_objects = 4 * (fls_u((unsigned long)(cpus > 0 ? cpus : 1)) + 1);
+	}
+	size_t max_objects = (PAGE_SIZE << max_order) / size;
+	min_objects = MAX(MIN(min_objects, max_objects), 1);
+	min_order = MAX(min_order, get_order(min_objects * size));
+	if ((PAGE_SIZE << min_order) / size > MAX_OBJS_PER_SLAB)
+		return (int)get_order(size * MAX_OBJS_PER_SLAB) - 1;
+	for (unsigned int fract = 16; fract > 1; fract /= 2) {
+		unsigned int order = calc_slab_order(size, min_order, max_order, fract);
+		if (order <= max_order)
+			return (int)order;
+	}
+	unsigned int order = get_order(size);
+	return order <= MAX_PAGE_ORDER ? (int)order : -1;
+}
+
+static unsigned int order_objects(unsigned int order, size_t size)
+{
+	return (unsigned int)MIN((PAGE_SIZE << order) / size, MAX_OBJS_PER_SLAB);
+}
+
+/* Fill in the layout of @s; false if the object cannot fit a slab. */
+static bool calculate_sizes(struct kmem_cache *s, size_t object_size, size_t align)
+{
+	size_t size = ALIGN_UP(object_size, sizeof(void *));
+	s->align = calculate_alignment(s->flags, align, object_size);
+	if (s->ctor) {
+		/* the constructed state must survive: free pointer after it */
+		s->offset = (unsigned int)size;
+		size += sizeof(void *);
+	} else {
+		/* mid-object, away from the ends overflows tend to hit */
+		s->offset = (unsigned int)ALIGN_DOWN(object_size / 2, sizeof(void *));
+	}
+	size = ALIGN_UP(size, s->align);
+	if (size > (PAGE_SIZE << MAX_PAGE_ORDER))
+		return false;
+	int order = calculate_order(size);
+	if (order < 0)
+		return false;
+	s->size = (unsigned int)size;
+	s->object_size = (unsigned int)object_size;
+	s->order = (unsigned int)order;
+	s->objects = order_objects(s->order, size);
+	s->min_order = get_order(size);
+	if (s->min_order > s->order)
+		s->min_order = s->order;
+	s->min_objects_fallback = order_objects(s->min_order, size);
+	s->reciprocal_size = ((1ull << 42) + size - 1) / size;
+
+	unsigned int lg = fls_u(size) - 1;
+	s->min_partial = MIN(10u, MAX(5u, lg / 2));
+	if (!_uslub_option(USLUB_OPT_CPU_PARTIAL))
+		s->cpu_partial = 0;
+	else if (size >= PAGE_SIZE)
+		s->cpu_partial = 2;
+	else if (size >= 1024)
+		s->cpu_partial = 6;
+	else if (size >= 256)
+		s->cpu_partial = 13;
+	else
+		s->cpu_partial = 30;
+	s->cpu_partial_slabs = (s->cpu_partial * 2 + s->objects - 1) / s->objects;
+	return true;
+}
+
+/* ------------------------------------------------------------------------
+ * Cache creation and destruction
+ * ---------------------------------------------------------------------- */
+static int take_slot(void)
+{
+	for (int i = 0; i < USLUB_MAX_CACHES; i++)
+		if (!(cache_slots[i / 64] & (1ull << (i % 64)))) {
+			cache_slots[i / 64] |= 1ull << (i % 64);
+			return i;
+		}
+	return -1;
+}
+
+static void release_slot(int i)
+{
+	cache_slots[i / 64] &= ~(1ull << (i % 64));
+}
+
+static void init_node(struct kmem_cache_node *n)
+{
+	memset(n, 0, sizeof(*n));
+	pthread_mutex_init(&n->list_lock, NULL);
+	INIT_LIST_HEAD(&n->partial);
+}
+
+static void init_cache(struct kmem_cache *s, const char *name, unsigned int flags,
+		       void (*ctor)(void *), int slot)
+{
+	s->flags = flags;
+	s->ctor = ctor;
+	s->index = slot;
+	s->cpu_offset = (unsigned int)slot * CPU_SLOT_SIZE;
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	INIT_LIST_HEAD(&s->list);
+}
+
+static void create_boot_cache(struct kmem_cache *s, const char *name, size_t size,
+			      struct kmem_cache_node *nodes)
+{
+	int slot = take_slot();
+	init_cache(s, name, USLUB_HWCACHE_ALIGN, NULL, slot);
+	calculate_sizes(s, size, 0);
+	for (int i = 0; i < _uslub_nr_nodes(); i++) {
+		init_node(&nodes[i]);
+		s->node[i] = &nodes[i];
+	}
+	list_add_tail(&s->list, &_uslub_slab_caches);
+}
+
+/* Called once from _uslub_init(). */
+__internal void _uslub_slub_init(void);
+void _uslub_slub_init(void)
+{
+	pthread_mutex_lock(&_uslub_slab_mutex);
+	create_boot_cache(&boot_kmem_cache, "kmem_cache", sizeof(struct kmem_cache), boot_nodes[0]);
+	create_boot_cache(&boot_kmem_cache_node, "kmem_cache_node",
+			  sizeof(struct kmem_cache_node), boot_nodes[1]);
+	pthread_mutex_unlock(&_uslub_slab_mutex);
+}
+
+static __cold struct kmem_cache *create_error(const char *name, const char *why)
+{
+	_uslub_report("uslub: cannot create cache \"%s\": %s\n", name ? name : "(null)", why);
+	errno = EINVAL;
+	return NULL;
+}
+
+static void free_cache_struct(struct kmem_cache *s)
+{
+	for (int i = 0; i < MAX_NUMNODES; i++)
+		if (s->node[i]) {
+			pthread_mutex_destroy(&s->node[i]->list_lock);
+			uslub_cache_free(&boot_kmem_cache_node, s->node[i]);
+		}
+	uslub_cache_free(&boot_kmem_cache, s);
+}
+
+__public struct kmem_cache *uslub_cache_create(const char *name, size_t size, size_t align,
+					       unsigned int flags, void (*ctor)(void *))
+{
+	if (!name || !*name)
+		return create_error(name, "name is NULL or empty");
+	if (!size)
+		return create_error(name, "size is 0");
+	if (align && !IS_POW2(align))
+		return create_error(name, "align is not a power of two");
+	if (align > (PAGE_SIZE << MAX_PAGE_ORDER))
+		return create_error(name, "align is larger than the largest slab (2 MiB)");
+	if (flags & ~USLUB_CACHE_FLAGS_VALID)
+		return create_error(name, "unknown flags");
+	if (size > (PAGE_SIZE << MAX_PAGE_ORDER))
+		return create_error(name, "size is larger than the largest slab (2 MiB)");
+
+	_uslub_init();
+	_uslub_thread_init();           /* before slab_mutex: lock order */
+
+	struct kmem_cache tmp;
+	memset(&tmp, 0, sizeof(tmp));
+	init_cache(&tmp, name, flags, ctor, 0);
+	if (!calculate_sizes(&tmp, size, align))
+		return create_error(name, "object (with alignment) is larger than the largest slab");
+
+	pthread_mutex_lock(&_uslub_slab_mutex);
+	int slot = take_slot();
+	struct kmem_cache *s = NULL;
+	if (slot < 0) {
+		_uslub_report("uslub: cannot create cache \"%s\": all %d cache slots in use\n",
+			      name, USLUB_MAX_CACHES);
+		goto fail;
+	}
+	s = uslub_cache_alloc(&boot_kmem_cache, USLUB_GFP_ZERO);
+	if (!s)
+		goto fail;
+	*s = tmp;
+	init_cache(s, name, flags, ctor, slot);
+	for (int i = 0; i < _uslub_nr_nodes(); i++) {
+		s->node[i] = uslub_cache_alloc(&boot_kmem_cache_node, 0);
+		if (!s->node[i])
+			goto fail;
+		init_node(s->node[i]);
+	}
+	list_add_tail(&s->list, &_uslub_slab_caches);
+	pthread_mutex_unlock(&_uslub_slab_mutex);
+	if (_uslub_option(USLUB_OPT_VERBOSE))
+		_uslub_report("uslub: cache %s: object %u size %u align %u offset %u order %u "
+			      "objects %u min_partial %u cpu_partial_slabs %u\n", s->name,
+			      s->object_size, s->size, s->align, s->offset, s->order,
+			      s->objects, s->min_partial, s->cpu_partial_slabs);
+	return s;
+fail:
+	if (s)
+		free_cache_struct(s);
+	if (slot >= 0)
+		release_slot(slot);
+	pthread_mutex_unlock(&_uslub_slab_mutex);
+	errno = ENOMEM;
+	return NULL;
+}
+
+/* Release the empty slabs of a node partial list (all of them) and sort
+ * the rest fullest first, so allocations fill them and the emptiest drain. */
+static int shrink_node(struct kmem_cache *s, struct kmem_cache_node *n, struct kmem_cache_cpu *c)
+{
+	enum { BUCKETS = 32 };
+	struct list_head buckets[BUCKETS];
+	struct slab *discard = NULL;
+	struct list_head *pos, *tmp;
+	int freed = 0;
+
+	for (int i = 0; i < BUCKETS; i++)
+		INIT_LIST_HEAD(&buckets[i]);
+	pthread_mutex_lock(&n->list_lock);
+	list_for_each_safe(pos, tmp, &n->partial) {
+		struct slab *slab = list_entry(pos, struct slab, slab_list);
+		uint64_t cnt = slab_counters(slab);
+		unsigned int free = FC_OBJECTS(cnt) - FC_INUSE(cnt);
+		if (!FC_INUSE(cnt)) {
+			remove_partial(n, slab);
+			slab->next = discard;
+			discard = slab;
+		} else {
+			list_del(&slab->slab_list);
+			list_add_tail(&slab->slab_list, &buckets[MIN(free, BUCKETS) - 1]);
+		}
+	}
+	for (int i = 0; i < BUCKETS; i++)
+		while (!list_empty(&buckets[i])) {
+			struct list_head *e = buckets[i].next;
+			list_del(e);
+			list_add_tail(e, &n->partial);
+		}
+	pthread_mutex_unlock(&n->list_lock);
+	while (discard) {
+		struct slab *slab = discard;
+		discard = slab->next;
+		discard_slab(s, slab);
+		stat(c, FREE_SLAB);
+		freed++;
+	}
+	return freed;
+}
+
+__public int uslub_cache_shrink(struct kmem_cache *s)
+{
+	struct kmem_cache_cpu tmp, *c = &tmp;
+	memset(&tmp, 0, sizeof(tmp));
+	if (this_cpu_is_real()) {
+		c = this_cpu(s);
+		_uslub_flush_cpu(s, c);
+	}
+	int freed = 0;
+	for (int i = 0; i < _uslub_nr_nodes(); i++)
+		freed += shrink_node(s, get_node(s, i), c);
+	if (c == &tmp)
+		_uslub_fold_stats(s, c);
+	return freed;
+}
+
+struct count_live {
+	struct kmem_cache *s;
+	unsigned long slabs, objects;
+};
+
+static void count_live_cb(struct page *head, void *arg)
+{
+	struct count_live *cl = arg;
+	struct slab *slab = page_slab(head);
+	if (!(head->flags & PG_slab) || slab->slab_cache != cl->s)
+		return;
+	cl->slabs++;
+	cl->objects += FC_INUSE(slab_counters(slab));
+}
+
+__public int uslub_cache_destroy(struct kmem_cache *s)
+{
+	if (!s)
+		return 0;
+	if (s == &boot_kmem_cache || s == &boot_kmem_cache_node) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* Quiescence is the caller's promise: flush every thread's cpu state. */
+	pthread_mutex_lock(&_uslub_thread_lock);
+	struct list_head *pos;
+	for (pos = _uslub_threads.next; pos != &_uslub_threads; pos = pos->next) {
+		struct uslub_thread *t = list_entry(pos, struct uslub_thread, link);
+		struct kmem_cache_cpu *c = _uslub_thread_cpu(t, s);
+		_uslub_flush_cpu(s, c);
+		_uslub_fold_stats(s, c);
+	}
+	pthread_mutex_lock(&_uslub_slab_mutex);
+	struct kmem_cache_cpu tmp;
+	memset(&tmp, 0, sizeof(tmp));
+	for (int i = 0; i < _uslub_nr_nodes(); i++)
+		shrink_node(s, get_node(s, i), &tmp);
+	_uslub_fold_stats(s, &tmp);
+
+	unsigned long slabs = 0;
+	for (int i = 0; i < _uslub_nr_nodes(); i++)
+		slabs += READ_ONCE(get_node(s, i)->nr_slabs);
+	if (slabs) {
+		struct count_live cl = { s, 0, 0 };
+		_uslub_for_each_run(count_live_cb, &cl);
+		pthread_mutex_unlock(&_uslub_slab_mutex);
+		pthread_mutex_unlock(&_uslub_thread_lock);
+		_uslub_report_error("uslub: cache %s: %lu objects remaining in %lu slabs on destroy; "
+				    "cache left intact\n", s->name, cl.objects, cl.slabs);
+		errno = EBUSY;
+		return -1;
+	}
+	list_del(&s->list);
+	release_slot(s->index);
+	pthread_mutex_unlock(&_uslub_slab_mutex);
+	pthread_mutex_unlock(&_uslub_thread_lock);
+	free_cache_struct(s);
+	return 0;
+}
+
+__public const char *uslub_cache_name(const struct kmem_cache *s)
+{
+	return s->name;
+}
+
+__public size_t uslub_cache_object_size(const struct kmem_cache *s)
+{
+	return s->object_size;
+}
+
+/* ------------------------------------------------------------------------
+ * validate: walk every slab and check it against its counters
+ * ---------------------------------------------------------------------- */
+struct validate_ctx {
+	struct kmem_cache *s;
+	long errors;
+	unsigned long slabs[MAX_NUMNODES], objects[MAX_NUMNODES], flagged[MAX_NUMNODES];
+	unsigned long frozen;
+};
+
+static void validate_slab_cb(struct page *head, void *arg)
+{
+	struct validate_ctx *v = arg;
+	struct kmem_cache *s = v->s;
+	struct slab *slab = page_slab(head);
+	if (!(head->flags & PG_slab) || slab->slab_cache != s)
+		return;
+	uint64_t cnt = slab_counters(slab);
+	unsigned int objects = FC_OBJECTS(cnt), inuse = FC_INUSE(cnt);
+	int nid = slab_nid(slab);
+
+	v->slabs[nid]++;
+	v->objects[nid] += objects;
+	if (slab_test_node_partial(slab))
+		v->flagged[nid]++;
+	if (FC_FROZEN(cnt))
+		v->frozen++;
+	if (objects != order_objects(slab_order(slab), s->size) ||
+	    (unsigned long)objects * s->size != slab_objects_bytes(slab)) {
+		_uslub_report("uslub: validate %s: slab %p: %u objects, order %u expects %u\n",
+			      s->name, slab->addr, objects, slab_order(slab),
+			      order_objects(slab_order(slab), s->size));
+		v->errors++;
+		return;
+	}
+	if (inuse > objects) {
+		_uslub_report("uslub: validate %s: slab %p: inuse %u > objects %u\n",
+			      s->name, slab->addr, inuse, objects);
+		v->errors++;
+		return;
+	}
+	if (slab_test_node_partial(slab) && (FC_FROZEN(cnt) || FC_FREELIST(cnt) == SLAB_FL_NONE)) {
+		_uslub_report("uslub: validate %s: slab %p on a node partial list is %s\n",
+			      s->name, slab->addr, FC_FROZEN(cnt) ? "frozen" : "full");
+		v->errors++;
+	}
+	uint64_t seen[(MAX_OBJS_PER_SLAB + 64) / 64];
+	memset(seen, 0, sizeof(uint64_t) * ((objects + 63) / 64));
+	unsigned int nfree = 0;
+	for (void *p = fl_ptr(s, slab, FC_FREELIST(cnt)); p; p = get_freepointer(s, p)) {
+		if (!obj_is_valid(s, slab, p)) {
+			_uslub_report("uslub: validate %s: slab %p: freelist pointer %p is not an "
+				      "object of the slab (after %u objects)\n",
+				      s->name, slab->addr, p, nfree);
+			v->errors++;
+			return;
+		}
+		unsigned int idx = obj_to_index(s, slab, p);
+		if (seen[idx / 64] & (1ull << (idx % 64))) {
+			_uslub_report("uslub: validate %s: slab %p: freelist loops at object %u\n",
+				      s->name, slab->addr, idx);
+			v->errors++;
+			return;
+		}
+		seen[idx / 64] |= 1ull << (idx % 64);
+		nfree++;
+	}
+	if (nfree != objects - inuse) {
+		_uslub_report("uslub: validate %s: slab %p: %u objects on the freelist, "
+			      "counters say %u (objects %u, inuse %u)\n", s->name, slab->addr,
+			      nfree, objects - inuse, objects, inuse);
+		v->errors++;
+	}
+}
+
+__public long uslub_cache_validate(struct kmem_cache *s)
+{
+	struct validate_ctx local, *v = &local;
+	memset(v, 0, sizeof(*v));
+	v->s = s;
+	int nodes = _uslub_nr_nodes();
+
+	/* node partial lists: flag set, unfrozen, not full, count matches */
+	for (int i = 0; i < nodes; i++) {
+		struct kmem_cache_node *n = get_node(s, i);
+		unsigned long count = 0;
+		struct list_head *pos;
+		pthread_mutex_lock(&n->list_lock);
+		for (pos = n->partial.next; pos != &n->partial; pos = pos->next) {
+			struct slab *slab = list_entry(pos, struct slab, slab_list);
+			count++;
+			if (!slab_test_node_partial(slab) || slab->slab_cache != s ||
+			    slab_nid(slab) != i) {
+				_uslub_report("uslub: validate %s: slab %p on node %d partial list: "
+					      "flag %d, cache %s, node %d\n", s->name, slab->addr, i,
+					      slab_test_node_partial(slab),
+					      slab->slab_cache ? slab->slab_cache->name : "none",
+					      slab_nid(slab));
+				v->errors++;
+			}
+			if (count > READ_ONCE(n->nr_slabs) + 1)
+				break;
+		}
+		if (count != n->nr_partial) {
+			_uslub_report("uslub: validate %s: node %d: nr_partial %lu, list has %lu\n",
+				      s->name, i, n->nr_partial, count);
+			v->errors++;
+		}
+		pthread_mutex_unlock(&n->list_lock);
+	}
+
+	_uslub_for_each_run(validate_slab_cb, v);
+
+	for (int i = 0; i < nodes; i++) {
+		struct kmem_cache_node *n = get_node(s, i);
+		if (v->slabs[i] != READ_ONCE(n->nr_slabs) ||
+		    v->objects[i] != READ_ONCE(n->total_objects)) {
+			_uslub_report("uslub: validate %s: node %d counts %lu slabs / %lu objects, "
+				      "found %lu / %lu\n", s->name, i, READ_ONCE(n->nr_slabs),
+				      READ_ONCE(n->total_objects), v->slabs[i], v->objects[i]);
+			v->errors++;
+		}
+		if (v->flagged[i] != READ_ONCE(n->nr_partial)) {
+			_uslub_report("uslub: validate %s: node %d: %lu slabs flagged node-partial, "
+				      "nr_partial %lu\n", s->name, i, v->flagged[i],
+				      READ_ONCE(n->nr_partial));
+			v->errors++;
+		}
+	}
+
+	/* the calling thread's cpu slab: its cpu freelist holds its objects */
+	if (this_cpu_is_real()) {
+		struct kmem_cache_cpu *c = this_cpu(s);
+		if (c->slab) {
+			uint64_t cnt = slab_counters(c->slab);
+			unsigned int k = 0;
+			if (!FC_FROZEN(cnt) || c->slab->slab_cache != s) {
+				_uslub_report("uslub: validate %s: cpu slab %p is not frozen\n",
+					      s->name, c->slab->addr);
+				v->errors++;
+			}
+			for (void *p = c->freelist; p && k <= FC_OBJECTS(cnt); p = get_freepointer(s, p), k++)
+				if (!obj_is_valid(s, c->slab, p)) {
+					_uslub_report("uslub: validate %s: cpu freelist pointer %p "
+						      "outside the cpu slab\n", s->name, p);
+					v->errors++;
+					break;
+				}
+			if (k > FC_INUSE(cnt)) {
+				_uslub_report("uslub: validate %s: cpu freelist has %u objects, "
+					      "slab inuse %u\n", s->name, k, FC_INUSE(cnt));
+				v->errors++;
+			}
+		} else if (c->freelist) {
+			_uslub_report("uslub: validate %s: cpu freelist without a cpu slab\n", s->name);
+			v->errors++;
+		}
+		unsigned long k = 0;
+		for (struct slab *p = c->partial; p && k <= c->partial_slabs; p = p->next, k++) {
+			uint64_t cnt = slab_counters(p);
+			if (FC_FROZEN(cnt) || slab_test_node_partial(p) || p->slab_cache != s) {
+				_uslub_report("uslub: validate %s: cpu partial slab %p is frozen "
+					      "or on a node list\n", s->name, p->addr);
+				v->errors++;
+			}
+		}
+		if (k != c->partial_slabs) {
+			_uslub_report("uslub: validate %s: cpu partial list has %lu slabs, "
+				      "count says %lu\n", s->name, k, c->partial_slabs);
+			v->errors++;
+		}
+	}
+	return v->errors;
+}
+
+/* ------------------------------------------------------------------------
+ * fork
+ * ---------------------------------------------------------------------- */
+void _uslub_slub_prefork(void)
+{
+	pthread_mutex_lock(&_uslub_slab_mutex);
+	struct list_head *pos;
+	for (pos = _uslub_slab_caches.next; pos != &_uslub_slab_caches; pos = pos->next) {
+		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
+		for (int i = 0; i < _uslub_nr_nodes(); i++)
+			pthread_mutex_lock(&get_node(s, i)->list_lock);
+	}
+}
+
+void _uslub_slub_postfork_parent(void)
+{
+	struct list_head *pos;
+	for (pos = _uslub_slab_caches.prev; pos != &_uslub_slab_caches; pos = pos->prev) {
+		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
+		for (int i = _uslub_nr_nodes() - 1; i >= 0; i--)
+			pthread_mutex_unlock(&get_node(s, i)->list_lock);
+	}
+	pthread_mutex_unlock(&_uslub_slab_mutex);
+}
+
+void _uslub_slub_postfork_child(void)
+{
+	struct list_head *pos;
+	for (pos = _uslub_slab_caches.next; pos != &_uslub_slab_caches; pos = pos->next) {
+		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
+		for (int i = 0; i < _uslub_nr_nodes(); i++)
+			pthread_mutex_init(&get_node(s, i)->list_lock, NULL);
+	}
+	pthread_mutex_init(&_uslub_slab_mutex, NULL);
+}

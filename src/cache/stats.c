@@ -1,0 +1,167 @@
+/*
+ * Statistics and slabinfo: the counters are defined once (USLUB_STAT_ITEMS
+ * in uslub.h) and printed from one code path as a table or as JSON.
+ */
+#include "cache/slub.h"
+#include <string.h>
+
+static const char *const stat_names[USLUB_NR_STATS] = {
+#define USLUB_X(name, doc) #name,
+	USLUB_STAT_ITEMS(USLUB_X)
+#undef USLUB_X
+};
+
+__public const char *uslub_stat_name(enum uslub_stat_item item)
+{
+	return (unsigned int)item < USLUB_NR_STATS ? stat_names[item] : NULL;
+}
+
+/* Exited threads' totals plus every live thread's slot (thread_lock). */
+static void cache_stats_locked(const struct kmem_cache *s, uint64_t out[USLUB_NR_STATS])
+{
+	for (int i = 0; i < USLUB_NR_STATS; i++)
+		out[i] = READ_ONCE(s->stat_exited[i]);
+	struct list_head *pos;
+	for (pos = _uslub_threads.next; pos != &_uslub_threads; pos = pos->next) {
+		struct uslub_thread *t = list_entry(pos, struct uslub_thread, link);
+		struct kmem_cache_cpu *c = _uslub_thread_cpu(t, s);
+		for (int i = 0; i < USLUB_NR_STATS; i++)
+			out[i] += READ_ONCE(c->stat[i]);
+	}
+}
+
+__public void uslub_cache_stats(const struct kmem_cache *s, uint64_t out[USLUB_NR_STATS])
+{
+	pthread_mutex_lock(&_uslub_thread_lock);
+	cache_stats_locked(s, out);
+	pthread_mutex_unlock(&_uslub_thread_lock);
+}
+
+static void slabinfo_locked(const struct kmem_cache *s, struct uslub_slabinfo *o,
+			    const uint64_t st[USLUB_NR_STATS])
+{
+	memset(o, 0, sizeof(*o));
+	o->name = s->name;
+	o->object_size = s->object_size;
+	o->size = s->size;
+	o->align = s->align;
+	o->offset = s->offset;
+	o->objs_per_slab = s->objects;
+	o->order = s->order;
+	o->pages_per_slab = 1u << s->order;
+	o->min_partial = s->min_partial;
+	o->cpu_partial_slabs = s->cpu_partial_slabs;
+	for (int i = 0; i < _uslub_nr_nodes(); i++) {
+		struct kmem_cache_node *n = s->node[i];
+		o->num_slabs += READ_ONCE(n->nr_slabs);
+		o->num_objs += READ_ONCE(n->total_objects);
+		o->memory_used += READ_ONCE(n->total_pages) * PAGE_SIZE;
+		pthread_mutex_lock(&n->list_lock);
+		o->nr_partial += n->nr_partial;
+		struct list_head *pos;
+		for (pos = n->partial.next; pos != &n->partial; pos = pos->next) {
+			struct slab *slab = list_entry(pos, struct slab, slab_list);
+			uint64_t cnt = slab_counters(slab);
+			o->partial_free += FC_OBJECTS(cnt) - FC_INUSE(cnt);
+		}
+		pthread_mutex_unlock(&n->list_lock);
+	}
+	o->active_objs = o->num_objs - o->partial_free;
+	uint64_t allocs = st[USLUB_ALLOC_FASTPATH] + st[USLUB_ALLOC_SLOWPATH];
+	uint64_t frees = st[USLUB_FREE_FASTPATH] + st[USLUB_FREE_SLOWPATH];
+	o->live_objs = allocs >= frees ? allocs - frees : 0;
+	o->memory_requested = o->live_objs * s->object_size;
+}
+
+__public int uslub_cache_slabinfo(const struct kmem_cache *s, struct uslub_slabinfo *out)
+{
+	uint64_t st[USLUB_NR_STATS];
+	pthread_mutex_lock(&_uslub_thread_lock);
+	cache_stats_locked(s, st);
+	slabinfo_locked(s, out, st);
+	pthread_mutex_unlock(&_uslub_thread_lock);
+	return 0;
+}
+
+static void json_string(FILE *f, const char *str)
+{
+	fputc('"', f);
+	for (const char *p = str; *p; p++) {
+		unsigned char ch = (unsigned char)*p;
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+/*
+ * One code path for both formats. The table is /proc/slabinfo's shape plus
+ * uslub's columns, then the non-zero counters of each cache.
+ */
+__public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
+{
+	_uslub_init();
+	pthread_mutex_lock(&_uslub_thread_lock);
+	pthread_mutex_lock(&_uslub_slab_mutex);
+	struct uslub_page_stats ps;
+	uslub_page_stats(&ps);
+	if (fmt == USLUB_FMT_JSON)
+		fprintf(f, "{\"page\":{\"segments\":%lu,\"bytes_reserved\":%lu,"
+			"\"bytes_in_slabs\":%lu,\"bytes_purged\":%lu,\"purges\":%lu},\"caches\":[",
+			ps.segments, ps.bytes_reserved, ps.bytes_in_slabs, ps.bytes_purged, ps.purges);
+	else
+		fprintf(f, "# %-20s %10s %10s %10s %7s %7s %8s %8s %8s %12s %12s\n", "name",
+			"<active>", "<num_objs>", "<live>", "<objsz>", "<size>", "<perslab>",
+			"<pages>", "<slabs>", "<partial>", "<mem_used>");
+	struct list_head *pos;
+	bool first = true;
+	for (pos = _uslub_slab_caches.next; pos != &_uslub_slab_caches; pos = pos->next) {
+		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
+		uint64_t st[USLUB_NR_STATS];
+		struct uslub_slabinfo si;
+		cache_stats_locked(s, st);
+		slabinfo_locked(s, &si, st);
+		if (fmt == USLUB_FMT_JSON) {
+			fprintf(f, "%s{\"name\":", first ? "" : ",");
+			json_string(f, s->name);
+			fprintf(f, ",\"object_size\":%zu,\"size\":%zu,\"align\":%zu,\"offset\":%zu,"
+				"\"objs_per_slab\":%u,\"order\":%u,\"pages_per_slab\":%u,"
+				"\"min_partial\":%u,\"cpu_partial_slabs\":%u,\"num_slabs\":%lu,"
+				"\"num_objs\":%lu,\"active_objs\":%lu,\"live_objs\":%lu,"
+				"\"nr_partial\":%lu,\"partial_free\":%lu,\"memory_used\":%lu,"
+				"\"memory_requested\":%lu,\"stats\":{",
+				si.object_size, si.size, si.align, si.offset, si.objs_per_slab,
+				si.order, si.pages_per_slab, si.min_partial, si.cpu_partial_slabs,
+				si.num_slabs, si.num_objs, si.active_objs, si.live_objs,
+				si.nr_partial, si.partial_free, si.memory_used, si.memory_requested);
+			for (int i = 0; i < USLUB_NR_STATS; i++)
+				fprintf(f, "%s\"%s\":%llu", i ? "," : "", stat_names[i],
+					(unsigned long long)st[i]);
+			fprintf(f, "}}");
+		} else {
+			fprintf(f, "%-22s %10lu %10lu %10lu %7zu %7zu %8u %8u %8lu %12lu %12lu\n",
+				s->name, si.active_objs, si.num_objs, si.live_objs, si.object_size,
+				si.size, si.objs_per_slab, si.pages_per_slab, si.num_slabs,
+				si.nr_partial, si.memory_used);
+			bool any = false;
+			for (int i = 0; i < USLUB_NR_STATS; i++) {
+				if (!st[i])
+					continue;
+				fprintf(f, "%s%s=%llu", any ? " " : "    ", stat_names[i],
+					(unsigned long long)st[i]);
+				any = true;
+			}
+			if (any)
+				fputc('\n', f);
+		}
+		first = false;
+	}
+	if (fmt == USLUB_FMT_JSON)
+		fprintf(f, "]}\n");
+	pthread_mutex_unlock(&_uslub_slab_mutex);
+	pthread_mutex_unlock(&_uslub_thread_lock);
+}

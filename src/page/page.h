@@ -1,0 +1,152 @@
+/*
+ * Page provider: naturally aligned runs of 2^order 4 KiB pages carved out of
+ * 4 MiB segments, which are carved out of large mmap reservations.
+ *
+ *   segment (4 MiB, 4 MiB aligned)
+ *   +---------------------------+----------------------------------------+
+ *   | pages 0..15: descriptors  | pages 16..1023: handed out in buddy    |
+ *   | struct page[1024] (64 B)  | blocks of order 0..9                   |
+ *   | (desc[0] is the segment   |                                        |
+ *   |  header itself)           |                                        |
+ *   +---------------------------+----------------------------------------+
+ *
+ * The descriptor of the page holding address p is
+ *   ((struct segment *)(p & ~(SEGMENT_SIZE-1)))->pages[(p >> 12) & 1023]
+ * — O(1), no lock, and outside the memory it describes (out of band, as the
+ * kernel's struct page). "Is p ours" is one bit per segment in a static
+ * bitmap, set before any page of the segment is handed out and never
+ * cleared (segments are never unmapped; their pages are purged instead).
+ *
+ * Locks: one mutex per node (buddy free lists, segment lists, the empty
+ * list), and reserve_lock (the reservation cursor), taken in that order.
+ */
+#ifndef USLUB_PAGE_H
+#define USLUB_PAGE_H
+
+#include "base/base.h"
+
+#define PAGE_SHIFT        12
+#define PAGE_SIZE         (1ul << PAGE_SHIFT)
+#define SEGMENT_SHIFT     22
+#define SEGMENT_SIZE      (1ul << SEGMENT_SHIFT)
+#define SEGMENT_PAGES     (SEGMENT_SIZE >> PAGE_SHIFT)          /* 1024 */
+#define SEGMENT_META_PAGES 16                                   /* 64 KiB of descriptors */
+#define SEGMENT_USABLE_PAGES (SEGMENT_PAGES - SEGMENT_META_PAGES)
+#define MAX_PAGE_ORDER    9      /* the largest aligned block in [16, 1024) */
+#define MAX_NUMNODES      64
+
+/* page->flags */
+#define PG_head        (1ul << 0)   /* first page of an allocated run     */
+#define PG_tail        (1ul << 1)   /* other pages of an allocated run    */
+#define PG_buddy       (1ul << 2)   /* first page of a free buddy block   */
+#define PG_slab        (1ul << 3)   /* run is a slab (set by the slab layer) */
+#define PG_workingset  (1ul << 4)   /* slab is on a node partial list     */
+#define PG_ORDER_SHIFT 8
+#define PG_ORDER_MASK  (0xfful << PG_ORDER_SHIFT)
+
+/*
+ * One descriptor per 4 KiB page. The layer above overlays its own type on
+ * the words marked "owner" (struct slab does; see slab/slab.h).
+ * Invariants: for every page of an allocated run, compound_head == the run's
+ * head descriptor; a free block's head has PG_buddy and its order.
+ */
+struct page {
+	unsigned long flags;
+	struct list_head lru;            /* buddy free list / owner's lists */
+	struct page *compound_head;
+	unsigned long owner[4];
+};
+static_assert(sizeof(struct page) == 64, "struct page is one cache line");
+
+/* The segment header lives in pages[0], a descriptor no page ever uses. */
+struct segment_hdr {
+	uint32_t magic;
+	int node;
+	unsigned int free_pages;         /* free usable pages               */
+	int purged;                      /* empty and returned to the OS    */
+	uint64_t empty_since_ns;
+	struct list_head empty_link;     /* on node->empty when fully free  */
+	struct list_head seg_link;       /* on node->segments               */
+};
+static_assert(sizeof(struct segment_hdr) <= sizeof(struct page), "header fits pages[0]");
+
+struct segment {
+	union {
+		struct segment_hdr hdr;
+		struct page pages[SEGMENT_PAGES];
+	};
+};
+static_assert(sizeof(struct segment) <= SEGMENT_META_PAGES * PAGE_SIZE, "descriptors fit the meta pages");
+
+static __always_inline struct segment *ptr_segment(const void *p)
+{
+	return (struct segment *)((uintptr_t)p & ~(SEGMENT_SIZE - 1));
+}
+
+static __always_inline struct page *virt_to_page(const void *p)
+{
+	return &ptr_segment(p)->pages[((uintptr_t)p >> PAGE_SHIFT) & (SEGMENT_PAGES - 1)];
+}
+
+static __always_inline void *page_address(const struct page *page)
+{
+	struct segment *seg = ptr_segment(page);
+	return (char *)seg + ((size_t)(page - seg->pages) << PAGE_SHIFT);
+}
+
+static __always_inline unsigned int page_order(const struct page *page)
+{
+	return (unsigned int)((page->flags & PG_ORDER_MASK) >> PG_ORDER_SHIFT);
+}
+
+static __always_inline int page_to_nid(const struct page *page)
+{
+	return ptr_segment(page)->hdr.node;
+}
+
+/* Ownership: one bit per possible 4 MiB segment of the 48-bit space. */
+#define OWNED_BITS (1ul << (48 - SEGMENT_SHIFT))
+__internal extern uint64_t _uslub_owned_segments[OWNED_BITS / 64];
+
+static __always_inline bool _uslub_owns_segment(const void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+	if (unlikely(a >> 48))
+		return false;
+	uintptr_t i = a >> SEGMENT_SHIFT;
+	return (READ_ONCE(_uslub_owned_segments[i / 64]) >> (i % 64)) & 1;
+}
+
+/*
+ * The head page of the run holding p, or NULL if p is not inside a run
+ * handed out by the provider (foreign, segment metadata, or a free block).
+ */
+static __always_inline struct page *_uslub_virt_to_head_page(const void *p)
+{
+	if (unlikely(!_uslub_owns_segment(p)))
+		return NULL;
+	return READ_ONCE(virt_to_page(p)->compound_head);
+}
+
+/* Allocate 2^order pages on @node; NULL if out of memory. */
+__internal struct page *_uslub_alloc_pages(unsigned int order, int node);
+__internal void _uslub_free_pages(struct page *head);
+
+__internal int _uslub_nr_nodes(void);
+__internal int _uslub_numa_node_of_cpu(void);
+__internal void _uslub_page_init(void);
+
+/* Call @fn on the head page of every allocated run (node lock held). */
+__internal void _uslub_for_each_run(void (*fn)(struct page *head, void *arg), void *arg);
+
+/* Purge every empty segment now; returns bytes returned to the OS. */
+__internal size_t _uslub_page_trim(void);
+
+/* Testing: fail the next allocation after @n more succeed (-1: never). */
+__internal void _uslub_page_fail_after(long n);
+
+__internal void _uslub_page_prefork(void);
+__internal void _uslub_page_postfork_parent(void);
+__internal void _uslub_page_postfork_child(void);
+
+#endif /* USLUB_PAGE_H */

@@ -1,0 +1,128 @@
+/*
+ * Slab: the descriptor of one slab, overlaid on the page provider's head
+ * page descriptor (as the kernel's struct slab overlays struct page), and
+ * the one-word lock-free state it is updated through.
+ *
+ * The state word ("counters") packs what SLUB updates with one
+ * cmpxchg_double {freelist, counters} into 64 bits, so every update is a
+ * plain inline `lock cmpxchg` (no libatomic, no 16-byte atomics):
+ *
+ *   63        48 47   46      32 31      16 15       0
+ *   +-----------+------+---------+----------+---------+
+ *   |    tag    |frozen| objects |  inuse   | freelist|
+ *   +-----------+------+---------+----------+---------+
+ *
+ *   freelist  index of the first free object (SLAB_FL_NONE: none); the rest
+ *             of the chain is stored inside the free objects
+ *   inuse     objects not on this freelist (allocated, or cached on a cpu
+ *             freelist): inuse + |freelist chain| == objects
+ *   objects   objects in the slab (<= 32767, the kernel's MAX_OBJS_PER_PAGE)
+ *   frozen    the slab is some thread's cpu slab
+ *   tag       incremented by every successful update (ABA guard)
+ */
+#ifndef USLUB_SLAB_H
+#define USLUB_SLAB_H
+
+#include "page/page.h"
+
+struct kmem_cache;
+
+struct slab {
+	unsigned long __page_flags;          /* page.flags: PG_slab, PG_workingset */
+	union {
+		struct list_head slab_list;  /* node partial list (list_lock)     */
+		struct slab *next;           /* cpu partial list (owner thread)   */
+	};
+	struct slab *__compound_head;
+	uint64_t counters;                   /* the state word above (CAS only)   */
+	struct kmem_cache *slab_cache;
+	void *addr;                          /* first byte of the slab's memory   */
+	unsigned long __unused[1];           /* slub.c: objects * size */
+};
+
+#define SLAB_MATCH(pg, sl) \
+	static_assert(offsetof(struct page, pg) == offsetof(struct slab, sl), #pg " overlays " #sl)
+SLAB_MATCH(flags, __page_flags);
+SLAB_MATCH(lru, slab_list);
+SLAB_MATCH(compound_head, __compound_head);
+#undef SLAB_MATCH
+static_assert(sizeof(struct slab) == sizeof(struct page), "struct slab overlays struct page");
+
+#define MAX_OBJS_PER_SLAB  32767u
+#define SLAB_FL_NONE       0xffffu
+
+#define FC_FREELIST(c) ((unsigned int)((c) & 0xffff))
+#define FC_INUSE(c)    ((unsigned int)(((c) >> 16) & 0xffff))
+#define FC_OBJECTS(c)  ((unsigned int)(((c) >> 32) & 0x7fff))
+#define FC_FROZEN(c)   ((bool)(((c) >> 47) & 1))
+#define FC_TAG(c)      ((uint64_t)(c) >> 48)
+
+static __always_inline uint64_t fc_make(unsigned int freelist, unsigned int inuse,
+					unsigned int objects, bool frozen)
+{
+	return (uint64_t)freelist | ((uint64_t)inuse << 16) |
+	       ((uint64_t)objects << 32) | ((uint64_t)frozen << 47);
+}
+
+static __always_inline uint64_t slab_counters(const struct slab *slab)
+{
+	return __atomic_load_n(&slab->counters, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Replace the state word @*old (as read) with @new (tag is filled in).
+ * On failure *old holds the current word. Release orders the free pointer
+ * written into the objects before the word publishes them; acquire lets the
+ * taker of a freelist read the chain.
+ */
+static __always_inline bool slab_update(struct slab *slab, uint64_t *old, uint64_t new)
+{
+	new = (new & ((1ull << 48) - 1)) | ((FC_TAG(*old) + 1) << 48);
+	return __atomic_compare_exchange_n(&slab->counters, old, new, false,
+					   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+static __always_inline struct page *slab_page(struct slab *slab)
+{
+	return (struct page *)slab;
+}
+
+static __always_inline struct slab *page_slab(struct page *page)
+{
+	return (struct slab *)page;
+}
+
+static __always_inline int slab_nid(const struct slab *slab)
+{
+	return page_to_nid((const struct page *)slab);
+}
+
+static __always_inline unsigned int slab_order(const struct slab *slab)
+{
+	return page_order((const struct page *)slab);
+}
+
+/* The slab holding @p, or NULL when p is not inside any live slab. */
+static __always_inline struct slab *virt_to_slab(const void *p)
+{
+	struct page *page = _uslub_virt_to_head_page(p);
+	if (unlikely(!page) || unlikely(!(READ_ONCE(page->flags) & PG_slab)))
+		return NULL;
+	return page_slab(page);
+}
+
+/* The node-partial flag (seed 002's PG_workingset role); list_lock held. */
+static __always_inline bool slab_test_node_partial(const struct slab *slab)
+{
+	return READ_ONCE(slab->__page_flags) & PG_workingset;
+}
+static __always_inline void slab_set_node_partial(struct slab *slab)
+{
+	WRITE_ONCE(slab->__page_flags, slab->__page_flags | PG_workingset);
+}
+static __always_inline void slab_clear_node_partial(struct slab *slab)
+{
+	WRITE_ONCE(slab->__page_flags, slab->__page_flags & ~PG_workingset);
+}
+
+#endif /* USLUB_SLAB_H */
