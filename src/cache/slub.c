@@ -102,7 +102,7 @@ static __always_inline void set_freepointer(const struct kmem_cache *s, void *ob
 static __always_inline unsigned int obj_to_index(const struct kmem_cache *s,
 						 const struct slab *slab, const void *obj)
 {
-	return (unsigned int)((((uintptr_t)obj - (uintptr_t)slab->addr) * s->reciprocal_size) >> 42);
+	return slab_offset_to_index((uintptr_t)obj - (uintptr_t)slab->addr, s->reciprocal_size);
 }
 
 static __always_inline void *index_to_obj(const struct kmem_cache *s,
@@ -811,7 +811,7 @@ static bool calculate_sizes(struct kmem_cache *s, size_t object_size, size_t ali
 	if (s->min_order > s->order)
 		s->min_order = s->order;
 	s->min_objects_fallback = order_objects(s->min_order, size);
-	s->reciprocal_size = ((1ull << 42) + size - 1) / size;
+	s->reciprocal_size = slab_reciprocal(size);
 
 	unsigned int lg = fls_u(size) - 1;
 	s->min_partial = MIN(10u, MAX(5u, lg / 2));

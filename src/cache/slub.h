@@ -60,7 +60,7 @@ struct kmem_cache {
 	unsigned int offset;         /* free pointer offset within an object           */
 	unsigned int size;           /* stride: object + free pointer (if outside) + padding */
 	unsigned int object_size;    /* what the user asked for                        */
-	uint64_t reciprocal_size;    /* ceil(2^42 / size), for obj_to_index            */
+	uint64_t reciprocal_size;    /* slab_reciprocal(size), for obj_to_index        */
 	unsigned int objects;        /* objects per slab at the preferred order        */
 	unsigned int order;          /* preferred slab order                           */
 	unsigned int min_objects_fallback; /* objects per slab at the fallback order   */

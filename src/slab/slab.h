@@ -82,6 +82,21 @@ static __always_inline bool slab_update(struct slab *slab, uint64_t *old, uint64
 					   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
+/*
+ * Object index without a division: idx = (off * ceil(2^42 / size)) >> 42.
+ * Exact for off < 2^21 (a 2 MiB slab) and size < 2^21: the error of the
+ * reciprocal is below size, so off * error < 2^42.
+ */
+#define SLAB_RECIPROCAL_SHIFT 42
+static __always_inline uint64_t slab_reciprocal(size_t size)
+{
+	return ((1ull << SLAB_RECIPROCAL_SHIFT) + size - 1) / size;
+}
+static __always_inline unsigned int slab_offset_to_index(uintptr_t off, uint64_t reciprocal)
+{
+	return (unsigned int)((off * reciprocal) >> SLAB_RECIPROCAL_SHIFT);
+}
+
 static __always_inline struct page *slab_page(struct slab *slab)
 {
 	return (struct page *)slab;

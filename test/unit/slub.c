@@ -1,0 +1,266 @@
+/*
+ * Cache layer, white box: geometry (calculate_sizes/calculate_order), the
+ * four slab states of the contract and the transitions between them,
+ * out-of-memory without leaks.
+ */
+#include "cache/slub.h"
+#include "unit.h"
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+
+static struct slab *slab_of(void *obj)
+{
+	struct slab *slab = virt_to_slab(obj);
+	CHECK(slab);
+	return slab;
+}
+
+enum state { NODE_PARTIAL, CPU_PARTIAL, CPU_SLAB, FULL };
+
+/* The state table: (flag, frozen) -> state; cpu partial vs full is told
+ * apart by whether the slab has free objects. */
+static enum state state_of(struct slab *slab)
+{
+	uint64_t c = slab_counters(slab);
+	bool flag = slab_test_node_partial(slab), frozen = FC_FROZEN(c);
+	CHECK(!(flag && frozen));
+	if (flag)
+		return NODE_PARTIAL;
+	if (frozen)
+		return CPU_SLAB;
+	return FC_FREELIST(c) == SLAB_FL_NONE && FC_INUSE(c) == FC_OBJECTS(c) ? FULL : CPU_PARTIAL;
+}
+
+static void noop_ctor(void *p)
+{
+	(void)p;
+}
+
+static void test_geometry(void)
+{
+	static const struct { size_t size; unsigned order, objects; } exact[] = {
+		{ 8, 0, 512 }, { 64, 0, 64 }, { 4096, 3, 8 }, { 1u << 21, 9, 1 },
+		{ (1u << 20) + 8, 9, 1 },
+	};
+	for (unsigned i = 0; i < sizeof(exact) / sizeof(exact[0]); i++) {
+		struct kmem_cache *s = uslub_cache_create("geo", exact[i].size, 0, 0, NULL);
+		CHECK(s);
+		CHECK_EQ(s->order, exact[i].order);
+		CHECK_EQ(s->objects, exact[i].objects);
+		CHECK_EQ(uslub_cache_destroy(s), 0);
+	}
+	for (size_t size = 1; size <= 65536; size = size * 5 / 4 + 1) {
+		struct kmem_cache *s = uslub_cache_create("geo", size, 0, 0, NULL);
+		CHECK(s);
+		CHECK(s->size >= size && s->size % sizeof(void *) == 0);
+		CHECK(s->objects >= 1 && s->objects <= MAX_OBJS_PER_SLAB);
+		CHECK(s->objects * (size_t)s->size <= (PAGE_SIZE << s->order));
+		/* at most half the slab wasted, as calculate_order guarantees */
+		CHECK((PAGE_SIZE << s->order) % s->size <= (PAGE_SIZE << s->order) / 2);
+		CHECK(s->offset + sizeof(void *) <= s->size);
+		CHECK(s->offset <= size / 2 || size < sizeof(void *));
+		CHECK(s->min_partial >= 5 && s->min_partial <= 10);
+		CHECK(s->min_order <= s->order);
+		CHECK_EQ(uslub_cache_destroy(s), 0);
+	}
+	/* ctor: free pointer after the object, constructed state survives */
+	struct kmem_cache *s = uslub_cache_create("geo-ctor", 100, 0, 0, noop_ctor);
+	CHECK(s && s->offset == 104 && s->size == 112);
+	CHECK_EQ(uslub_cache_destroy(s), 0);
+	/* HWCACHE_ALIGN halves the line for small objects */
+	s = uslub_cache_create("geo-hw", 20, 0, USLUB_HWCACHE_ALIGN, NULL);
+	CHECK(s && s->align == 32 && s->size == 32);
+	CHECK_EQ(uslub_cache_destroy(s), 0);
+	s = uslub_cache_create("geo-hw", 33, 0, USLUB_HWCACHE_ALIGN, NULL);
+	CHECK(s && s->align == 64 && s->size == 64);
+	CHECK_EQ(uslub_cache_destroy(s), 0);
+	s = uslub_cache_create("geo-al", 24, 256, 0, NULL);
+	CHECK(s && s->size == 256);
+	CHECK_EQ(uslub_cache_destroy(s), 0);
+}
+
+static struct kmem_cache *remote_cache;
+static void *remote_objs[4096];
+static int remote_n;
+static void *remote_free_thread(void *arg)
+{
+	for (int i = 0; i < remote_n; i++)
+		uslub_cache_free(remote_cache, remote_objs[i]);
+	return NULL;
+}
+
+static void free_remotely(struct kmem_cache *s, void **objs, int n)
+{
+	pthread_t t;
+	remote_cache = s;
+	remote_n = n;
+	memcpy(remote_objs, objs, sizeof(void *) * n);
+	CHECK(pthread_create(&t, NULL, remote_free_thread, NULL) == 0);
+	CHECK(pthread_join(t, NULL) == 0);
+}
+
+static void stats_of(struct kmem_cache *s, uint64_t st[USLUB_NR_STATS])
+{
+	uslub_cache_stats(s, st);
+}
+
+static void test_states(void)
+{
+	struct kmem_cache *s = uslub_cache_create("states", 256, 0, 0, NULL);
+	CHECK(s);
+	unsigned int n = s->objects;
+	CHECK(n >= 4 && n < 1024);
+	void *a[1024], *b[1024];
+	uint64_t st[USLUB_NR_STATS];
+
+	/* 1. first allocation: a new slab becomes the cpu slab (frozen) */
+	for (unsigned int i = 0; i < n; i++)
+		a[i] = uslub_cache_alloc(s, 0);
+	struct slab *sa = slab_of(a[0]);
+	for (unsigned int i = 1; i < n; i++)
+		CHECK(slab_of(a[i]) == sa);
+	CHECK_EQ(state_of(sa), CPU_SLAB);
+	CHECK_EQ(FC_INUSE(slab_counters(sa)), n);
+
+	/* 2. the next allocation finds it empty: it becomes a full slab,
+	 * unfrozen and on no list, and a new cpu slab takes over */
+	b[0] = uslub_cache_alloc(s, 0);
+	struct slab *sb = slab_of(b[0]);
+	CHECK(sb != sa);
+	CHECK_EQ(state_of(sa), FULL);
+	CHECK_EQ(state_of(sb), CPU_SLAB);
+	stats_of(s, st);
+	CHECK_EQ(st[USLUB_DEACTIVATE_BYPASS], 1);
+
+	/* 3. a remote free into the full slab: full -> the freeing thread's cpu
+	 * partial list, still unfrozen; the freeing thread exits, which puts it
+	 * on the node partial list (flag set) */
+	free_remotely(s, &a[0], 1);
+	CHECK_EQ(state_of(sa), NODE_PARTIAL);
+	stats_of(s, st);
+	CHECK_EQ(st[USLUB_CPU_PARTIAL_FREE], 1);
+	CHECK_EQ(s->node[slab_nid(sa)]->nr_partial, 1);
+
+	/* 4. a remote free into a node partial slab: no list move */
+	free_remotely(s, &a[1], 1);
+	CHECK_EQ(state_of(sa), NODE_PARTIAL);
+	CHECK_EQ(FC_INUSE(slab_counters(sa)), n - 2);
+
+	/* 5. a remote free into our frozen cpu slab: FREE_FROZEN, no lock */
+	for (unsigned int i = 1; i < n; i++)
+		b[i] = uslub_cache_alloc(s, 0);
+	CHECK(slab_of(b[n - 1]) == sb);
+	free_remotely(s, &b[0], 1);
+	CHECK_EQ(state_of(sb), CPU_SLAB);
+	stats_of(s, st);
+	CHECK(st[USLUB_FREE_FROZEN] >= 1);
+
+	/* 6. local frees of a full slab put it on our cpu partial list */
+	void *c0 = uslub_cache_alloc(s, 0);      /* refills from sb's remote free */
+	CHECK(slab_of(c0) == sb);
+	stats_of(s, st);
+	CHECK_EQ(st[USLUB_ALLOC_REFILL], 1);
+	void *c1 = uslub_cache_alloc(s, 0);      /* sb full -> next slab */
+	struct slab *sc = slab_of(c1);
+	if (sc == sa) {
+		/* delayed freezing: the node partial slab was frozen only now */
+		CHECK_EQ(state_of(sa), CPU_SLAB);
+	}
+	CHECK_EQ(state_of(sb), FULL);
+	uslub_cache_free(s, b[1]);
+	CHECK_EQ(state_of(sb), CPU_PARTIAL);
+	struct kmem_cache_cpu *c = this_cpu(s);
+	CHECK(c->partial == sb && c->partial_slabs == 1);
+
+	/* 7. a remote free emptying... a cpu partial slab: left to its owner */
+	void *rest[1024];
+	int k = 0;
+	rest[k++] = c0;
+	for (unsigned int i = 2; i < n; i++)
+		rest[k++] = b[i];
+	free_remotely(s, rest, k);
+	CHECK_EQ(state_of(sb), CPU_PARTIAL);
+	CHECK_EQ(FC_INUSE(slab_counters(sb)), 0);
+	CHECK(c->partial == sb);
+
+	CHECK_EQ(uslub_cache_validate(s), 0);
+
+	/* 8. flush: the empty cpu partial slab is kept or discarded by
+	 * min_partial, never lost; validate agrees with every counter */
+	uslub_flush_thread();
+	CHECK_EQ(uslub_cache_validate(s), 0);
+	CHECK(c->slab == NULL && c->partial == NULL && c->freelist == NULL);
+
+	/* free everything; shrink releases every empty slab */
+	uslub_cache_free(s, c1);
+	for (unsigned int i = 2; i < n; i++)
+		if (sc != sa || a[i] != c1)
+			uslub_cache_free(s, a[i]);
+	uslub_flush_thread();
+	uslub_cache_shrink(s);
+	struct uslub_slabinfo si;
+	uslub_cache_slabinfo(s, &si);
+	CHECK_EQ(si.num_slabs, 0);
+	CHECK_EQ(si.live_objs, 0);
+	CHECK_EQ(uslub_cache_validate(s), 0);
+	CHECK_EQ(uslub_cache_destroy(s), 0);
+}
+
+/* The slab of a[i] for every sc case above is freed exactly once: a is
+ * allocated before c1 so c1 is never in a[]. */
+
+static void test_oom(void)
+{
+	/* one failure at the preferred order: the slab is made at the
+	 * minimum order instead (ORDER_FALLBACK) */
+	struct kmem_cache *fb = uslub_cache_create("oom-fallback", 512, 0, 0, NULL);
+	CHECK(fb && fb->min_order < fb->order);
+	_uslub_page_fail_after(0);
+	void *y = uslub_cache_alloc(fb, 0);
+	CHECK(y);
+	CHECK_EQ(slab_order(slab_of(y)), fb->min_order);
+	uint64_t st[USLUB_NR_STATS];
+	uslub_cache_stats(fb, st);
+	CHECK_EQ(st[USLUB_ORDER_FALLBACK], 1);
+	CHECK_EQ(uslub_cache_validate(fb), 0);
+	uslub_cache_free(fb, y);
+	uslub_flush_thread();
+	CHECK_EQ(uslub_cache_destroy(fb), 0);
+
+	struct kmem_cache *s = uslub_cache_create("oom", 64, 0, 0, NULL);
+	CHECK(s && s->min_order == s->order);
+	struct uslub_page_stats p0, p1;
+	uslub_flush_thread();
+	uslub_page_stats(&p0);
+	_uslub_page_fail_after(0);
+	errno = 0;
+	void *x = uslub_cache_alloc(s, 0);
+	CHECK(x == NULL && errno == ENOMEM);
+	uslub_page_stats(&p1);
+	CHECK_EQ(p1.bytes_in_slabs, p0.bytes_in_slabs);   /* nothing half-made */
+	CHECK_EQ(uslub_cache_validate(s), 0);
+	_uslub_page_fail_after(-1);
+	x = uslub_cache_alloc(s, 0);                      /* still usable */
+	CHECK(x);
+	uslub_cache_free(s, x);
+	/* NOFAIL retries through a transient failure */
+	uslub_flush_thread();
+	uslub_cache_shrink(s);
+	_uslub_page_fail_after(0);
+	x = uslub_cache_alloc(s, USLUB_GFP_NOFAIL);
+	CHECK(x);
+	uslub_cache_free(s, x);
+	_uslub_page_fail_after(-1);
+	uslub_flush_thread();
+	CHECK_EQ(uslub_cache_destroy(s), 0);
+}
+
+int main(void)
+{
+	test_geometry();
+	test_states();
+	test_oom();
+	printf("slub: ok\n");
+	return 0;
+}
