@@ -556,24 +556,43 @@ static __noinline void *__slab_alloc(struct kmem_cache *s, uslub_gfp_t gfp, int 
 	return obj;
 }
 
-/* The fast path: pop the cpu freelist. One predictable branch to the slow
- * path; with node == USLUB_NUMA_NO_NODE (a constant) the node test folds. */
+static __always_inline void *slab_alloc_fast(struct kmem_cache_cpu *c, struct kmem_cache *s,
+					     void *obj)
+{
+	c->freelist = get_freepointer(s, obj);
+	stat(c, ALLOC_FASTPATH);
+	return obj;
+}
+
+/* Everything but the plain hot case: an empty cpu freelist, a node to
+ * match, or gfp bits (zeroing, NOFAIL). */
+static __noinline void *slab_alloc_slow(struct kmem_cache *s, uslub_gfp_t gfp, int node)
+{
+	struct kmem_cache_cpu *c = this_cpu(s);
+	void *obj = c->freelist;
+
+	if (!obj || (node != USLUB_NUMA_NO_NODE && slab_nid(c->slab) != node)) {
+		obj = __slab_alloc(s, gfp, node);
+		if (unlikely(!obj))
+			return NULL;
+	} else {
+		slab_alloc_fast(c, s, obj);
+	}
+	if (gfp & USLUB_GFP_ZERO)
+		memset(obj, 0, s->object_size);
+	return obj;
+}
+
+/* The fast path: pop the cpu freelist. One predictable branch into the
+ * slow path, which the compiler turns into a tail call. */
 static __always_inline void *slab_alloc_node(struct kmem_cache *s, uslub_gfp_t gfp, int node)
 {
 	struct kmem_cache_cpu *c = this_cpu(s);
 	void *obj = c->freelist;
 
-	if (unlikely(!obj || (node != USLUB_NUMA_NO_NODE && slab_nid(c->slab) != node))) {
-		obj = __slab_alloc(s, gfp, node);
-		if (unlikely(!obj))
-			return NULL;
-	} else {
-		c->freelist = get_freepointer(s, obj);
-		stat(c, ALLOC_FASTPATH);
-	}
-	if (unlikely(gfp & USLUB_GFP_ZERO))
-		memset(obj, 0, s->object_size);
-	return obj;
+	if (unlikely(!obj || gfp || node != USLUB_NUMA_NO_NODE))
+		return slab_alloc_slow(s, gfp, node);
+	return slab_alloc_fast(c, s, obj);
 }
 
 /* ------------------------------------------------------------------------

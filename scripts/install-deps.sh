@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Install what building and testing uslub needs on a fresh Debian machine
+# (compiler, make, cmake; the sanitizer runtimes come with gcc). A no-op
+# when everything is present. Called by `make build`, so the README's two
+# commands work on a bare machine.
+set -euo pipefail
+missing=()
+command -v cc    >/dev/null 2>&1 || missing+=(build-essential)
+command -v make  >/dev/null 2>&1 || missing+=(make)
+command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+command -v python3 >/dev/null 2>&1 || missing+=(python3)
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "uslub: installing build dependencies: ${missing[*]}"
+if [ "$(id -u)" -eq 0 ]; then SUDO=; elif command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
+	echo "uslub: need ${missing[*]} (not root and no sudo): install them and retry" >&2; exit 1
+fi
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
