@@ -1055,7 +1055,7 @@ static void count_live_cb(struct page *head, void *arg)
 {
 	struct count_live *cl = arg;
 	struct slab *slab = page_slab(head);
-	if (!(head->flags & PG_slab) || slab->slab_cache != cl->s)
+	if (!(READ_ONCE(head->flags) & PG_slab) || slab->slab_cache != cl->s)
 		return;
 	cl->slabs++;
 	cl->objects += FC_INUSE(slab_counters(slab));
@@ -1131,7 +1131,7 @@ static void validate_slab_cb(struct page *head, void *arg)
 	struct validate_ctx *v = arg;
 	struct kmem_cache *s = v->s;
 	struct slab *slab = page_slab(head);
-	if (!(head->flags & PG_slab) || slab->slab_cache != s)
+	if (!(READ_ONCE(head->flags) & PG_slab) || slab->slab_cache != s)
 		return;
 	uint64_t cnt = slab_counters(slab);
 	unsigned int objects = FC_OBJECTS(cnt), inuse = FC_INUSE(cnt);

@@ -313,10 +313,11 @@ void _uslub_for_each_run(void (*fn)(struct page *head, void *arg), void *arg)
 			struct segment *seg = (struct segment *)list_entry(pos, struct segment_hdr, seg_link);
 			for (unsigned int idx = SEGMENT_META_PAGES; idx < SEGMENT_PAGES;) {
 				struct page *p = &seg->pages[idx];
+				unsigned long flags = READ_ONCE(p->flags);
 				unsigned int step = 1;
-				if (p->flags & (PG_head | PG_buddy))
-					step = 1u << page_order(p);
-				if (p->flags & PG_head)
+				if (flags & (PG_head | PG_buddy))
+					step = 1u << ((flags & PG_ORDER_MASK) >> PG_ORDER_SHIFT);
+				if (flags & PG_head)
 					fn(p, arg);
 				idx += step;
 			}
