@@ -45,7 +45,11 @@
  * Lockless paths and why they are safe:
  *
  *   - Fast alloc/free (slab_alloc_node(), slab_free()): plain loads and
- *     stores on the calling thread's own kmem_cache_cpu. Per-thread mode
+ *     stores on the calling thread's own kmem_cache_cpu. The free fast path
+ *     accepts only an object start inside the thread's cpu slab of this
+ *     cache (an address-range test on the cpu slot), which is also what
+ *     proves the pointer is uslub's and of this cache; every other free
+ *     is looked up and checked in slab_free_slow(). Per-thread mode
  *     needs no tid/cmpxchg: nothing else touches that slot while the thread
  *     lives (other threads touch it only after it exited, in a fork child
  *     where it no longer exists, or under destroy's quiescence rule).
@@ -230,6 +234,7 @@ static void *get_freelist(struct kmem_cache *s, struct slab *slab, struct kmem_c
 			break;
 		stat(c, CMPXCHG_DOUBLE_FAIL);
 	} while (1);
+	WRITE_ONCE(c->loaded, c->loaded + FC_OBJECTS(old) - FC_INUSE(old));
 	return fl_ptr(s, slab, FC_FREELIST(old));
 }
 
@@ -244,6 +249,7 @@ static void *freeze_slab(struct kmem_cache *s, struct slab *slab, struct kmem_ca
 			break;
 		stat(c, CMPXCHG_DOUBLE_FAIL);
 	} while (1);
+	WRITE_ONCE(c->loaded, c->loaded + FC_OBJECTS(old) - FC_INUSE(old));
 	return fl_ptr(s, slab, FC_FREELIST(old));
 }
 
@@ -358,6 +364,21 @@ static struct slab *get_partial(struct kmem_cache *s, int node, struct kmem_cach
 	return NULL;
 }
 
+/* Record ALLOC_FASTPATH while the cpu freelist is empty (exact then). */
+static __always_inline void publish_alloc_fastpath(struct kmem_cache_cpu *c)
+{
+	WRITE_ONCE(c->stat[USLUB_ALLOC_FASTPATH], c->loaded + c->stat[USLUB_FREE_FASTPATH]);
+}
+
+/* Install @slab (or NULL) as the cpu slab, with the range the free fast
+ * path checks against. */
+static __always_inline void set_cpu_slab(struct kmem_cache_cpu *c, struct slab *slab)
+{
+	WRITE_ONCE(c->slab, slab);
+	WRITE_ONCE(c->slab_addr, slab ? (char *)slab->addr : NULL);
+	WRITE_ONCE(c->slab_bytes, slab ? slab_objects_bytes(slab) : 0);
+}
+
 /* ------------------------------------------------------------------------
  * Deactivation and flushing
  * ---------------------------------------------------------------------- */
@@ -381,6 +402,7 @@ static void deactivate_slab(struct kmem_cache *s, struct slab *slab, void *freel
 		free_delta++;
 		tail = p;
 	}
+	WRITE_ONCE(c->loaded, c->loaded - free_delta);
 	do {
 		unsigned int prior = FC_FREELIST(old);
 		unsigned int head = prior;
@@ -418,13 +440,14 @@ void _uslub_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
 	struct slab *slab = c->slab;
 	void *freelist = c->freelist;
-	WRITE_ONCE(c->slab, NULL);
+	set_cpu_slab(c, NULL);
 	WRITE_ONCE(c->freelist, NULL);
 	barrier();
 	if (slab) {
 		deactivate_slab(s, slab, freelist, c);
 		stat(c, CPUSLAB_FLUSH);
 	}
+	publish_alloc_fastpath(c);
 	struct slab *partial = c->partial;
 	WRITE_ONCE(c->partial, NULL);
 	c->partial_slabs = 0;
@@ -433,9 +456,25 @@ void _uslub_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c)
 		put_partials_node(s, partial, c);
 }
 
-/* Move a cpu slot's counters into the cache's totals and zero them. */
+/* ALLOC_FASTPATH of a slot: exact for the owner (it walks its own cpu
+ * freelist); for another live thread, as of its last empty freelist. */
+uint64_t _uslub_cpu_alloc_fastpath(const struct kmem_cache *s, const struct kmem_cache_cpu *c)
+{
+	if (this_cpu_is_real() && c == this_cpu(s)) {
+		uint64_t len = 0;
+		for (void *p = c->freelist; p; p = get_freepointer(s, p))
+			len++;
+		return c->loaded + c->stat[USLUB_FREE_FASTPATH] - len;
+	}
+	return READ_ONCE(c->stat[USLUB_ALLOC_FASTPATH]);
+}
+
+/* Move a flushed cpu slot's counters into the cache's totals and zero
+ * them. */
 void _uslub_fold_stats(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
+	publish_alloc_fastpath(c);          /* freelist is empty after a flush */
+	WRITE_ONCE(c->loaded, 0);
 	for (int i = 0; i < USLUB_NR_STATS; i++) {
 		uint64_t v = READ_ONCE(c->stat[i]);
 		if (v) {
@@ -455,12 +494,14 @@ static void *___slab_alloc(struct kmem_cache *s, int node, struct kmem_cache_cpu
 	void *freelist;
 
 	stat(c, ALLOC_SLOWPATH);
+	if (!c->freelist)
+		publish_alloc_fastpath(c);
 	if (!slab)
 		goto new_slab;
 	if (unlikely(node != USLUB_NUMA_NO_NODE && slab_nid(slab) != node)) {
 		stat(c, ALLOC_NODE_MISMATCH);
 		freelist = c->freelist;
-		WRITE_ONCE(c->slab, NULL);
+		set_cpu_slab(c, NULL);
 		WRITE_ONCE(c->freelist, NULL);
 		deactivate_slab(s, slab, freelist, c);
 		goto new_slab;
@@ -470,13 +511,15 @@ static void *___slab_alloc(struct kmem_cache *s, int node, struct kmem_cache_cpu
 		goto load_freelist;
 	freelist = get_freelist(s, slab, c);
 	if (!freelist) {
-		WRITE_ONCE(c->slab, NULL);
+		set_cpu_slab(c, NULL);
 		stat(c, DEACTIVATE_BYPASS);
 		goto new_slab;
 	}
 	stat(c, ALLOC_REFILL);
 
 load_freelist:
+	/* the first object is returned, the rest stay on the cpu freelist */
+	WRITE_ONCE(c->loaded, c->loaded - 1);
 	WRITE_ONCE(c->freelist, get_freepointer(s, freelist));
 	return freelist;
 
@@ -506,12 +549,13 @@ new_slab:
 	stat(c, ALLOC_SLAB);
 	/* A new slab is private: freeze it and take every object, no CAS. */
 	freelist = slab->addr;
+	WRITE_ONCE(c->loaded, c->loaded + FC_OBJECTS(slab->counters));
 	__atomic_store_n(&slab->counters,
 			 fc_make(SLAB_FL_NONE, FC_OBJECTS(slab->counters),
 				 FC_OBJECTS(slab->counters), true), __ATOMIC_RELAXED);
 
 load_slab:
-	WRITE_ONCE(c->slab, slab);
+	set_cpu_slab(c, slab);
 	goto load_freelist;
 }
 
@@ -559,8 +603,7 @@ static __noinline void *__slab_alloc(struct kmem_cache *s, uslub_gfp_t gfp, int 
 static __always_inline void *slab_alloc_fast(struct kmem_cache_cpu *c, struct kmem_cache *s,
 					     void *obj)
 {
-	c->freelist = get_freepointer(s, obj);
-	stat(c, ALLOC_FASTPATH);
+	c->freelist = get_freepointer(s, obj);   /* counted by derivation: see loaded */
 	return obj;
 }
 
@@ -690,8 +733,17 @@ static __cold void report_invalid_free(struct kmem_cache *s, void *x, struct sla
 				    slab->addr);
 }
 
-static __noinline void slab_free_slow(struct kmem_cache *s, struct slab *slab, void *x)
+/* Every free that is not into the calling thread's cpu slab: look the
+ * slab up through the page provider, check it, push with the CAS. */
+static __noinline void slab_free_slow(struct kmem_cache *s, void *x)
 {
+	if (unlikely(!x))
+		return;
+	struct slab *slab = virt_to_slab(x);
+	if (unlikely(!slab || slab->slab_cache != s || !obj_is_valid(s, slab, x))) {
+		report_invalid_free(s, x, slab);
+		return;
+	}
 	if (likely(this_cpu_is_real() || _uslub_thread_init())) {
 		__slab_free(s, slab, x, x, 1, this_cpu(s), s->cpu_partial_slabs != 0);
 		return;
@@ -702,21 +754,25 @@ static __noinline void slab_free_slow(struct kmem_cache *s, struct slab *slab, v
 	_uslub_fold_stats(s, &c);
 }
 
+/*
+ * The fast path: x inside our cpu slab of this cache (one subtraction and
+ * compare against the cpu slot, no descriptor load: the range proves the
+ * pointer is ours and of this cache) and at an object start (reciprocal
+ * multiply) -> push onto the cpu freelist. Anything else -> slow path.
+ */
 static __always_inline void slab_free(struct kmem_cache *s, void *x)
 {
-	struct slab *slab = virt_to_slab(x);
-	if (unlikely(!slab || slab->slab_cache != s || !obj_is_valid(s, slab, x))) {
-		report_invalid_free(s, x, slab);
-		return;
-	}
 	struct kmem_cache_cpu *c = this_cpu(s);
-	if (likely(slab == c->slab)) {
+	uintptr_t off = (uintptr_t)x - (uintptr_t)c->slab_addr;
+
+	if (likely(off < c->slab_bytes) &&
+	    likely(slab_offset_to_index(off, s->reciprocal_size) * (uintptr_t)s->size == off)) {
 		set_freepointer(s, x, c->freelist);
 		c->freelist = x;
 		stat(c, FREE_FASTPATH);
 		return;
 	}
-	slab_free_slow(s, slab, x);
+	slab_free_slow(s, x);
 }
 
 /* ------------------------------------------------------------------------
@@ -740,9 +796,7 @@ __public void *uslub_cache_alloc_node(struct kmem_cache *s, uslub_gfp_t gfp, int
 
 __public void uslub_cache_free(struct kmem_cache *s, void *x)
 {
-	if (unlikely(!x))
-		return;
-	slab_free(s, x);
+	slab_free(s, x);      /* NULL is never inside a cpu slab: slow path */
 }
 
 /* ------------------------------------------------------------------------

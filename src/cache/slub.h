@@ -11,7 +11,7 @@
 #include <pthread.h>
 
 #define USLUB_MAX_CACHES   2048
-#define CPU_SLOT_SIZE      256     /* one kmem_cache_cpu per cache per thread */
+#define CPU_SLOT_SIZE      512     /* one kmem_cache_cpu per cache per thread */
 #define CPU_AREA_SIZE      ((size_t)USLUB_MAX_CACHES * CPU_SLOT_SIZE)
 #define CACHE_NAME_MAX     64
 
@@ -21,23 +21,36 @@
  * known to be gone or quiescent (fork child, destroy; see slub.c).
  *
  * Invariants (owner's view):
- *   slab == NULL            => freelist == NULL
- *   slab != NULL            => FC_FROZEN(slab->counters), and every object
- *                              on freelist belongs to slab
+ *   slab == NULL  <=> slab_bytes == 0, and then freelist == NULL
+ *   slab != NULL  => FC_FROZEN(slab->counters), slab_addr == slab->addr,
+ *                    slab_bytes == objects * size of the slab, and every
+ *                    object on freelist belongs to slab
  *   partial: unfrozen slabs off every node list, linked by slab->next;
- *            partial->slabs == partial_slabs <= s->cpu_partial_slabs
+ *            |partial| == partial_slabs <= s->cpu_partial_slabs
  *   stat[i] has one writer (the owner); readers load it relaxed.
+ *   loaded = objects the slow paths put on freelist - objects flushed
+ *            back; so at every instant
+ *            ALLOC_FASTPATH == loaded + stat[FREE_FASTPATH] - |freelist|
+ *            (the fast alloc path stores no counter; stat[ALLOC_FASTPATH]
+ *            holds that value as of the last time freelist was empty).
+ * The free fast path needs only the first cache line: "x - slab_addr <
+ * slab_bytes" proves x is inside this cache's cpu slab without touching
+ * the slab descriptor.
  */
 struct kmem_cache_cpu {
 	void *freelist;
 	struct slab *slab;
+	char *slab_addr;
+	unsigned long slab_bytes;
+	uint64_t stat[USLUB_NR_STATS];
 	struct slab *partial;
 	unsigned long partial_slabs;
-	uint64_t stat[USLUB_NR_STATS];
+	unsigned long loaded;
 };
 static_assert(sizeof(struct kmem_cache_cpu) <= CPU_SLOT_SIZE, "cpu slot size");
 static_assert(offsetof(struct kmem_cache_cpu, stat) + 3 * 8 <= USLUB_CACHELINE,
 	      "fast-path fields and fast-path counters share one cache line");
+static_assert(USLUB_FREE_FASTPATH < 3, "the fast-path counter is in the first line");
 
 /*
  * Per-node state. list_lock protects partial, nr_partial, and every
@@ -130,6 +143,8 @@ __internal struct kmem_cache_cpu *_uslub_thread_cpu(struct uslub_thread *t,
 /* slub.c */
 __internal void _uslub_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c);
 __internal void _uslub_fold_stats(struct kmem_cache *s, struct kmem_cache_cpu *c);
+__internal uint64_t _uslub_cpu_alloc_fastpath(const struct kmem_cache *s,
+					       const struct kmem_cache_cpu *c);
 __internal void _uslub_slub_prefork(void);
 __internal void _uslub_slub_postfork_parent(void);
 __internal void _uslub_slub_postfork_child(void);

@@ -26,7 +26,8 @@ static void cache_stats_locked(const struct kmem_cache *s, uint64_t out[USLUB_NR
 		struct uslub_thread *t = list_entry(pos, struct uslub_thread, link);
 		struct kmem_cache_cpu *c = _uslub_thread_cpu(t, s);
 		for (int i = 0; i < USLUB_NR_STATS; i++)
-			out[i] += READ_ONCE(c->stat[i]);
+			out[i] += i == USLUB_ALLOC_FASTPATH ? _uslub_cpu_alloc_fastpath(s, c)
+							    : READ_ONCE(c->stat[i]);
 	}
 }
 

@@ -256,8 +256,45 @@ static void test_oom(void)
 	CHECK_EQ(uslub_cache_destroy(s), 0);
 }
 
+/* ALLOC_FASTPATH is derived (loaded + FREE_FASTPATH - |cpu freelist|):
+ * it must equal the real count at every point, for the owner. */
+static void test_derived_counter(void)
+{
+	struct kmem_cache *s = uslub_cache_create("derived", 48, 0, 0, NULL);
+	CHECK(s);
+	void *v[3000];
+	uint64_t st[USLUB_NR_STATS];
+	unsigned long long seed = 7;
+	long allocs = 0, frees = 0, live = 0;
+	for (int round = 0; round < 200; round++) {
+		int na = (int)(unit_rand(&seed) % 40);
+		for (int i = 0; i < na && live < 3000; i++, allocs++)
+			v[live++] = uslub_cache_alloc(s, round % 3 ? 0 : USLUB_GFP_ZERO);
+		int nf = (int)(unit_rand(&seed) % 40);
+		for (int i = 0; i < nf && live > 0; i++, frees++) {
+			int k = (int)(unit_rand(&seed) % (unsigned long long)live);
+			uslub_cache_free(s, v[k]);
+			v[k] = v[--live];
+		}
+		uslub_cache_stats(s, st);
+		CHECK_EQ(st[USLUB_ALLOC_FASTPATH] + st[USLUB_ALLOC_SLOWPATH], allocs);
+		CHECK_EQ(st[USLUB_FREE_FASTPATH] + st[USLUB_FREE_SLOWPATH], frees);
+		if (round % 50 == 49)
+			uslub_flush_thread();
+	}
+	while (live)
+		uslub_cache_free(s, v[--live]);
+	uslub_flush_thread();
+	uslub_cache_stats(s, st);
+	CHECK_EQ(st[USLUB_ALLOC_FASTPATH] + st[USLUB_ALLOC_SLOWPATH], allocs);
+	CHECK(st[USLUB_ALLOC_FASTPATH] > st[USLUB_ALLOC_SLOWPATH]);
+	CHECK_EQ(uslub_cache_validate(s), 0);
+	CHECK_EQ(uslub_cache_destroy(s), 0);
+}
+
 int main(void)
 {
+	test_derived_counter();
 	test_geometry();
 	test_states();
 	test_oom();
