@@ -124,6 +124,10 @@ size_t uslub_trim(void);
 /* Number of invalid frees and other misuse reports so far. */
 unsigned long uslub_error_count(void);
 
+/* Print every USLUB_* environment option, its default and meaning, to
+ * stderr. */
+void uslub_options_print(void);
+
 /* Number of NUMA nodes (real, or faked with USLUB_FAKE_NODES). */
 int uslub_nr_nodes(void);
 

@@ -78,11 +78,10 @@ long _uslub_option(enum uslub_option o)
 	return values[o];
 }
 
-/* For `--help` style listings (used by tools and tests). */
-__public void uslub_options_print(int fd);
-void uslub_options_print(int fd)
+/* For `--help` style listings: every option, its default and meaning. */
+__public void uslub_options_print(void);
+void uslub_options_print(void)
 {
-	(void)fd;
 	for (int i = 0; i < USLUB_NR_OPTIONS; i++)
 		_uslub_report("%-22s default %-6ld %s\n", options[i].name,
 			      options[i].def, options[i].doc);
