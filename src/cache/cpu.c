@@ -111,9 +111,7 @@ static void flush_thread_locked(struct uslub_thread *t)
 	struct list_head *pos;
 	for (pos = _uslub_slab_caches.next; pos != &_uslub_slab_caches; pos = pos->next) {
 		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
-		struct kmem_cache_cpu *c = _uslub_thread_cpu(t, s);
-		_uslub_flush_cpu(s, c);
-		_uslub_fold_stats(s, c);
+		_uslub_flush_cpu(s, _uslub_thread_cpu(t, s));
 	}
 	pthread_mutex_unlock(&_uslub_slab_mutex);
 }

@@ -222,14 +222,18 @@ static void remove_partial(struct kmem_cache_node *n, struct slab *slab)
  * Freezing and taking freelists
  * ---------------------------------------------------------------------- */
 
-/* Take the whole freelist of our (frozen) cpu slab. If it is empty the
- * slab stays full and becomes unfrozen: a full slab, on no list. */
-static void *get_freelist(struct kmem_cache *s, struct slab *slab, struct kmem_cache_cpu *c)
+/*
+ * Take a slab's whole freelist onto the cpu (inuse = objects) with one CAS.
+ * The slab ends frozen, except that with @unfreeze_if_empty a slab with
+ * nothing to take ends unfrozen: a full slab, on no list.
+ */
+static void *take_freelist(struct kmem_cache *s, struct slab *slab, struct kmem_cache_cpu *c,
+			   bool unfreeze_if_empty)
 {
 	uint64_t old = slab_counters(slab), new;
 	do {
-		bool has = FC_FREELIST(old) != SLAB_FL_NONE;
-		new = fc_make(SLAB_FL_NONE, FC_OBJECTS(old), FC_OBJECTS(old), has);
+		bool frozen = !unfreeze_if_empty || FC_FREELIST(old) != SLAB_FL_NONE;
+		new = fc_make(SLAB_FL_NONE, FC_OBJECTS(old), FC_OBJECTS(old), frozen);
 		if (slab_update(slab, &old, new))
 			break;
 		stat(c, CMPXCHG_DOUBLE_FAIL);
@@ -238,19 +242,17 @@ static void *get_freelist(struct kmem_cache *s, struct slab *slab, struct kmem_c
 	return fl_ptr(s, slab, FC_FREELIST(old));
 }
 
-/* Delayed freezing: a partial slab (never frozen while on a partial list)
- * is frozen only now, as it becomes the cpu slab; return its freelist. */
-static void *freeze_slab(struct kmem_cache *s, struct slab *slab, struct kmem_cache_cpu *c)
+/* Refill from our frozen cpu slab: what other threads freed into it. */
+static inline void *get_freelist(struct kmem_cache *s, struct slab *slab, struct kmem_cache_cpu *c)
 {
-	uint64_t old = slab_counters(slab), new;
-	do {
-		new = fc_make(SLAB_FL_NONE, FC_OBJECTS(old), FC_OBJECTS(old), true);
-		if (slab_update(slab, &old, new))
-			break;
-		stat(c, CMPXCHG_DOUBLE_FAIL);
-	} while (1);
-	WRITE_ONCE(c->loaded, c->loaded + FC_OBJECTS(old) - FC_INUSE(old));
-	return fl_ptr(s, slab, FC_FREELIST(old));
+	return take_freelist(s, slab, c, true);
+}
+
+/* Delayed freezing: a partial slab (never frozen while on a partial list)
+ * is frozen only now, as it becomes the cpu slab. */
+static inline void *freeze_slab(struct kmem_cache *s, struct slab *slab, struct kmem_cache_cpu *c)
+{
+	return take_freelist(s, slab, c, false);
 }
 
 /* ------------------------------------------------------------------------
@@ -370,6 +372,8 @@ static __always_inline void publish_alloc_fastpath(struct kmem_cache_cpu *c)
 	WRITE_ONCE(c->stat[USLUB_ALLOC_FASTPATH], c->loaded + c->stat[USLUB_FREE_FASTPATH]);
 }
 
+static void fold_stats(struct kmem_cache *s, struct kmem_cache_cpu *c);
+
 /* Install @slab (or NULL) as the cpu slab, with the range the free fast
  * path checks against. */
 static __always_inline void set_cpu_slab(struct kmem_cache_cpu *c, struct slab *slab)
@@ -433,9 +437,9 @@ static void deactivate_slab(struct kmem_cache *s, struct slab *slab, void *freel
 	}
 }
 
-/* Flush one cpu's slab and partial slabs of @s. The slot is cleared before
- * the slabs are handed back, so a fork child finding it half-done leaks at
- * worst, never double-frees. */
+/* Flush one cpu's slab and partial slabs of @s and fold its counters into
+ * the cache. The slot is cleared before the slabs are handed back, so a
+ * fork child finding it half-done leaks at worst, never double-frees. */
 void _uslub_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
 	struct slab *slab = c->slab;
@@ -454,6 +458,7 @@ void _uslub_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c)
 	barrier();
 	if (partial)
 		put_partials_node(s, partial, c);
+	fold_stats(s, c);
 }
 
 /* ALLOC_FASTPATH of a slot: exact for the owner (it walks its own cpu
@@ -471,7 +476,7 @@ uint64_t _uslub_cpu_alloc_fastpath(const struct kmem_cache *s, const struct kmem
 
 /* Move a flushed cpu slot's counters into the cache's totals and zero
  * them. */
-void _uslub_fold_stats(struct kmem_cache *s, struct kmem_cache_cpu *c)
+static void fold_stats(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
 	publish_alloc_fastpath(c);          /* freelist is empty after a flush */
 	WRITE_ONCE(c->loaded, 0);
@@ -574,7 +579,6 @@ static __cold void *slab_alloc_nocpu(struct kmem_cache *s, int node)
 	memset(&c, 0, sizeof(c));
 	void *obj = ___slab_alloc(s, node, &c, false, 0);
 	_uslub_flush_cpu(s, &c);
-	_uslub_fold_stats(s, &c);
 	return obj;
 }
 
@@ -751,7 +755,7 @@ static __noinline void slab_free_slow(struct kmem_cache *s, void *x)
 	struct kmem_cache_cpu c;
 	memset(&c, 0, sizeof(c));
 	__slab_free(s, slab, x, x, 1, &c, false);
-	_uslub_fold_stats(s, &c);
+	fold_stats(s, &c);
 }
 
 /*
@@ -1096,7 +1100,7 @@ __public int uslub_cache_shrink(struct kmem_cache *s)
 	for (int i = 0; i < _uslub_nr_nodes(); i++)
 		freed += shrink_node(s, get_node(s, i), c);
 	if (c == &tmp)
-		_uslub_fold_stats(s, c);
+		fold_stats(s, c);
 	return freed;
 }
 
@@ -1128,16 +1132,14 @@ __public int uslub_cache_destroy(struct kmem_cache *s)
 	struct list_head *pos;
 	for (pos = _uslub_threads.next; pos != &_uslub_threads; pos = pos->next) {
 		struct uslub_thread *t = list_entry(pos, struct uslub_thread, link);
-		struct kmem_cache_cpu *c = _uslub_thread_cpu(t, s);
-		_uslub_flush_cpu(s, c);
-		_uslub_fold_stats(s, c);
+		_uslub_flush_cpu(s, _uslub_thread_cpu(t, s));
 	}
 	pthread_mutex_lock(&_uslub_slab_mutex);
 	struct kmem_cache_cpu tmp;
 	memset(&tmp, 0, sizeof(tmp));
 	for (int i = 0; i < _uslub_nr_nodes(); i++)
 		shrink_node(s, get_node(s, i), &tmp);
-	_uslub_fold_stats(s, &tmp);
+	fold_stats(s, &tmp);
 
 	unsigned long slabs = 0;
 	for (int i = 0; i < _uslub_nr_nodes(); i++)

@@ -141,8 +141,8 @@ __internal struct kmem_cache_cpu *_uslub_thread_cpu(struct uslub_thread *t,
 						     const struct kmem_cache *s);
 
 /* slub.c */
+/* Flush a cpu slot of @s (slab, partials) and fold its counters. */
 __internal void _uslub_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c);
-__internal void _uslub_fold_stats(struct kmem_cache *s, struct kmem_cache_cpu *c);
 __internal uint64_t _uslub_cpu_alloc_fastpath(const struct kmem_cache *s,
 					       const struct kmem_cache_cpu *c);
 __internal void _uslub_slub_prefork(void);
