@@ -70,7 +70,10 @@
  * Thread exit flushes the thread's cpu slabs and cpu partial slabs of every
  * cache, as SLUB does for a CPU going offline (cpu.c). fork(): every lock is
  * taken in the order above before fork and reset in the child, which then
- * flushes the cpu state of the threads it did not inherit.
+ * flushes the cpu state of the threads it did not inherit. For that to be
+ * safe, a slab leaves a cpu slot (c->slab, c->partial) *before* any CAS or
+ * list operation that can hand it to someone else, never after: a thread
+ * caught by fork mid-way leaks a slab in the child, never shares one.
  */
 #include "cache/slub.h"
 #include <errno.h>
@@ -514,13 +517,17 @@ static void *___slab_alloc(struct kmem_cache *s, int node, struct kmem_cache_cpu
 	freelist = c->freelist;
 	if (freelist)
 		goto load_freelist;
+	/* Out of the slot before the CAS that may give the slab up: a fork
+	 * child flushing this slot must never find a slab that is no longer
+	 * ours (another thread may own it by then). */
+	set_cpu_slab(c, NULL);
 	freelist = get_freelist(s, slab, c);
 	if (!freelist) {
-		set_cpu_slab(c, NULL);
 		stat(c, DEACTIVATE_BYPASS);
 		goto new_slab;
 	}
 	stat(c, ALLOC_REFILL);
+	set_cpu_slab(c, slab);
 
 load_freelist:
 	/* the first object is returned, the rest stay on the cpu freelist */
