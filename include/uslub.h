@@ -60,8 +60,11 @@ typedef struct kmem_cache uslub_cache_t;
  * its slab is created, never again on reuse (SLUB semantics: objects must be
  * returned in their constructed state).
  * Returns NULL with errno = EINVAL for a NULL or empty name, size 0, a size
- * larger than the largest slab, an alignment that is not a power of two,
- * or unknown flags (a message is printed); errno = ENOMEM if out of memory.
+ * larger than the largest slab (the object plus, with a ctor, the free
+ * pointer stored after it, rounded up to the alignment, must fit 2 MiB), an
+ * alignment that is not a power of two, or unknown flags (a message is
+ * printed); errno = ENOMEM if out of memory or all cache slots are in use.
+ * Names longer than 63 bytes are truncated in reports.
  * Nothing is half-created on failure.
  */
 uslub_cache_t *uslub_cache_create(const char *name, size_t size, size_t align,
@@ -71,13 +74,15 @@ uslub_cache_t *uslub_cache_create(const char *name, size_t size, size_t align,
  * gfp does not contain USLUB_GFP_NOFAIL. */
 void *uslub_cache_alloc(uslub_cache_t *s, uslub_gfp_t gfp);
 
-/* Same, from slabs of NUMA node @node (USLUB_NUMA_NO_NODE: any). */
+/* Same, from slabs of NUMA node @node (USLUB_NUMA_NO_NODE: any); a node
+ * outside [0, uslub_nr_nodes()) gives NULL with errno = EINVAL. */
 void *uslub_cache_alloc_node(uslub_cache_t *s, uslub_gfp_t gfp, int node);
 
 /*
- * Free an object of @s. A pointer uslub does not own, an interior pointer,
- * or an object of another cache is reported on stderr, counted in
- * uslub_error_count(), and left alone: allocator state is never touched.
+ * Free an object of @s; NULL is ignored. A pointer uslub does not own, an
+ * interior pointer, or an object of another cache is reported on stderr,
+ * counted in uslub_error_count(), and left alone: allocator state is never
+ * touched.
  */
 void uslub_cache_free(uslub_cache_t *s, void *obj);
 
@@ -92,8 +97,9 @@ int uslub_cache_shrink(uslub_cache_t *s);
 /*
  * Destroy @s. The caller guarantees, as in the kernel, that no other thread
  * uses @s concurrently. Every thread's per-CPU state of @s is flushed; if
- * objects are still live, they are reported (count and slabs), the cache is
- * left intact and usable, and -1 is returned with errno = EBUSY.
+ * objects are still live, they are reported (count and slabs; counted once
+ * in uslub_error_count()), the cache is left intact and usable, and -1 is
+ * returned with errno = EBUSY.
  * Returns 0 when the cache was destroyed.
  */
 int uslub_cache_destroy(uslub_cache_t *s);
@@ -121,7 +127,8 @@ int uslub_owns(const void *p);
  * Returns the number of bytes returned. */
 size_t uslub_trim(void);
 
-/* Number of invalid frees and other misuse reports so far. */
+/* Number of misuse reports so far: invalid frees (each counts one) and
+ * destroys refused because objects were live (each counts one). */
 unsigned long uslub_error_count(void);
 
 /* Print every USLUB_* environment option, its default and meaning, to
@@ -210,7 +217,8 @@ struct uslub_page_stats {
 	unsigned long segments;        /* 4 MiB segments reserved             */
 	unsigned long bytes_reserved;  /* address space reserved              */
 	unsigned long bytes_in_slabs;  /* pages handed out to slabs           */
-	unsigned long bytes_purged;    /* free pages returned to the OS now   */
+	unsigned long bytes_purged;    /* free pages returned to the OS and not
+	                                  reused since (a current amount)     */
 	unsigned long purges;          /* madvise calls made                  */
 };
 void uslub_page_stats(struct uslub_page_stats *out);

@@ -286,8 +286,13 @@ void _uslub_free_pages(struct page *page)
 	while (order < MAX_PAGE_ORDER) {     /* merge with free buddies */
 		unsigned int bidx = idx ^ (1u << order);
 		struct page *buddy = &seg->pages[bidx];
-		if (bidx < SEGMENT_META_PAGES || !(buddy->flags & PG_buddy) ||
-		    page_order(buddy) != order)
+		if (bidx < SEGMENT_META_PAGES)
+			break;
+		/* the buddy may be a live slab whose flags the slab layer
+		 * updates under its own list_lock: one relaxed read */
+		unsigned long bflags = READ_ONCE(buddy->flags);
+		if (!(bflags & PG_buddy) ||
+		    ((bflags & PG_ORDER_MASK) >> PG_ORDER_SHIFT) != order)
 			break;
 		del_free_block(n, buddy, order);
 		idx &= ~(1u << order);

@@ -1,0 +1,326 @@
+/*
+ * stats: SLUB's counters and the slabinfo views.
+ *   - every alloc is counted once as ALLOC_FASTPATH or ALLOC_SLOWPATH, every
+ *     free once as FREE_FASTPATH or FREE_SLOWPATH;
+ *   - ALLOC_SLAB >= 1 after the first alloc; after freeing everything,
+ *     flushing and shrinking no slab is left, FREE_SLAB > 0 and every slab
+ *     made was returned;
+ *   - counters of exited threads are kept;
+ *   - uslub_slabinfo_print: JSON parses and names the cache and the
+ *     counters; the table names the cache.
+ */
+#include "check.h"
+
+#include <pthread.h>
+
+static void check_counts(uslub_cache_t *s, uint64_t allocs, uint64_t frees, int line)
+{
+	uint64_t st[USLUB_NR_STATS];
+	uslub_cache_stats(s, st);
+	if (stat_allocs(st) != allocs)
+		test_fail(__FILE__, line,
+			  "ALLOC_FASTPATH %" PRIu64 " + ALLOC_SLOWPATH %" PRIu64 " != %" PRIu64
+			  " allocs",
+			  st[USLUB_ALLOC_FASTPATH], st[USLUB_ALLOC_SLOWPATH], allocs);
+	if (stat_frees(st) != frees)
+		test_fail(__FILE__, line,
+			  "FREE_FASTPATH %" PRIu64 " + FREE_SLOWPATH %" PRIu64 " != %" PRIu64 " frees",
+			  st[USLUB_FREE_FASTPATH], st[USLUB_FREE_SLOWPATH], frees);
+	struct uslub_slabinfo si = slabinfo_get(s);
+	if (si.live_objs != allocs - frees)
+		test_fail(__FILE__, line, "live_objs %lu, expected %" PRIu64, si.live_objs,
+			  allocs - frees);
+}
+
+struct thr_arg {
+	uslub_cache_t *s;
+	size_t n;
+};
+
+static void *thread_allocs(void *arg)
+{
+	struct thr_arg *a = arg;
+	void **v = calloc(a->n, sizeof(*v));
+	CHECK(v);
+	for (size_t i = 0; i < a->n; i++) {
+		v[i] = uslub_cache_alloc(a->s, 0);
+		CHECK(v[i]);
+	}
+	/* free only the first half; the rest stay live past this thread */
+	for (size_t i = 0; i < a->n / 2; i++)
+		uslub_cache_free(a->s, v[i]);
+	/* hand the rest back through the arg for the main thread to free */
+	void **keep = malloc((a->n - a->n / 2) * sizeof(*keep));
+	CHECK(keep);
+	memcpy(keep, v + a->n / 2, (a->n - a->n / 2) * sizeof(*keep));
+	free(v);
+	return keep;
+}
+
+static void test_counters(void)
+{
+	uslub_cache_t *s = uslub_cache_create("stats-cache-96", 96, 0, 0, NULL);
+	CHECK(s);
+	uint64_t st[USLUB_NR_STATS];
+	uslub_cache_stats(s, st);
+	for (int i = 0; i < USLUB_NR_STATS; i++)
+		CHECK_MSG(st[i] == 0, "fresh cache: counter %s is %" PRIu64,
+			  uslub_stat_name((enum uslub_stat_item)i), st[i]);
+	for (int i = 0; i < USLUB_NR_STATS; i++) {
+		const char *n = uslub_stat_name((enum uslub_stat_item)i);
+		CHECK(n && *n);
+	}
+	CHECK(strcmp(uslub_stat_name(USLUB_ALLOC_FASTPATH), "ALLOC_FASTPATH") == 0);
+	CHECK(strcmp(uslub_stat_name(USLUB_FREE_SLAB), "FREE_SLAB") == 0);
+	CHECK(strcmp(uslub_stat_name(USLUB_CPU_PARTIAL_DRAIN), "CPU_PARTIAL_DRAIN") == 0);
+
+	struct uslub_slabinfo si = slabinfo_get(s);
+	unsigned int ops = si.objs_per_slab;
+	unsigned int minp = si.min_partial;
+	CHECK(ops >= 1);
+
+	uint64_t allocs = 0, frees = 0;
+	void *first = uslub_cache_alloc(s, 0);
+	CHECK(first);
+	allocs++;
+	CHECK(stat_get(s, USLUB_ALLOC_SLAB) >= 1);
+	CHECK(stat_get(s, USLUB_ALLOC_SLOWPATH) >= 1); /* the first alloc has no cpu slab */
+	check_counts(s, allocs, frees, __LINE__);
+	uslub_cache_free(s, first);
+	frees++;
+	check_counts(s, allocs, frees, __LINE__);
+
+	/* many slabs' worth, so the cpu, cpu partial and node partial lists all fill */
+	size_t n = (size_t)ops * (minp + 20) + 7;
+	void **v = calloc(n, sizeof(*v));
+	CHECK(v);
+	for (int round = 0; round < 3; round++) {
+		for (size_t i = 0; i < n; i++) {
+			v[i] = uslub_cache_alloc(s, 0);
+			CHECK(v[i]);
+			memset(v[i], (int)i, 96);
+			allocs++;
+		}
+		check_counts(s, allocs, frees, __LINE__);
+		CHECK(stat_get(s, USLUB_ALLOC_SLAB) >= n / ops);
+		si = slabinfo_get(s);
+		CHECK(si.num_slabs >= n / ops);
+		CHECK_EQU(si.memory_used, si.num_slabs * si.pages_per_slab * USLUB_PAGE_SIZE);
+		CHECK_EQU(si.memory_requested, (allocs - frees) * 96);
+		/* free in a scattered order: every other object, then the rest */
+		for (size_t i = 0; i < n; i += 2, frees++)
+			uslub_cache_free(s, v[i]);
+		check_counts(s, allocs, frees, __LINE__);
+		for (size_t i = 1; i < n; i += 2, frees++)
+			uslub_cache_free(s, v[i]);
+		check_counts(s, allocs, frees, __LINE__);
+	}
+	CHECK(stat_get(s, USLUB_ALLOC_FASTPATH) > 0);
+	CHECK(stat_get(s, USLUB_FREE_FASTPATH) + stat_get(s, USLUB_FREE_SLOWPATH) == frees);
+
+	uslub_flush_thread();
+	si = slabinfo_get(s);
+	CHECK_MSG(si.num_slabs <= (unsigned long)minp * (unsigned)uslub_nr_nodes(),
+		  "after freeing all and flushing: %lu slabs, min_partial %u", si.num_slabs, minp);
+	CHECK_EQU(si.active_objs, 0);
+	CHECK_EQU(si.live_objs, 0);
+	CHECK_EQU(si.nr_partial, si.num_slabs);
+	CHECK_EQU(si.partial_free, si.num_objs);
+	unsigned long before_shrink = si.num_slabs;
+	int released = uslub_cache_shrink(s);
+	CHECK_MSG(released >= 0 && (unsigned long)released == before_shrink,
+		  "shrink released %d slabs, %lu were empty", released, before_shrink);
+	si = slabinfo_get(s);
+	CHECK_EQU(si.num_slabs, 0);
+	CHECK_EQU(si.num_objs, 0);
+	CHECK_EQU(si.nr_partial, 0);
+	CHECK_EQU(si.memory_used, 0);
+	uslub_cache_stats(s, st);
+	CHECK(st[USLUB_FREE_SLAB] > 0);
+	CHECK_MSG(st[USLUB_FREE_SLAB] == st[USLUB_ALLOC_SLAB],
+		  "ALLOC_SLAB %" PRIu64 " but FREE_SLAB %" PRIu64 " with no slab left",
+		  st[USLUB_ALLOC_SLAB], st[USLUB_FREE_SLAB]);
+	check_counts(s, allocs, frees, __LINE__);
+
+	/* counters of threads that exited stay in the sums */
+	const int nthr = 3;
+	pthread_t th[3];
+	struct thr_arg args[3];
+	for (int i = 0; i < nthr; i++) {
+		/* one at a time, so the sums are exact at each check */
+		args[i].s = s;
+		args[i].n = 500 + 100 * (size_t)i;
+		CHECK(pthread_create(&th[i], NULL, thread_allocs, &args[i]) == 0);
+		void *ret;
+		CHECK(pthread_join(th[i], &ret) == 0);
+		allocs += args[i].n;
+		frees += args[i].n / 2;
+		check_counts(s, allocs, frees, __LINE__);
+		void **keep = ret;
+		for (size_t k = 0; k < args[i].n - args[i].n / 2; k++, frees++)
+			uslub_cache_free(s, keep[k]);
+		free(keep);
+	}
+	check_counts(s, allocs, frees, __LINE__);
+	uslub_flush_thread();
+	CHECK_EQU(slabinfo_get(s).active_objs, 0);
+	uslub_cache_shrink(s);
+	CHECK_EQU(slabinfo_get(s).num_slabs, 0);
+	uslub_cache_stats(s, st);
+	CHECK_EQU(st[USLUB_FREE_SLAB], st[USLUB_ALLOC_SLAB]);
+	CHECK_EQ(uslub_cache_validate(s), 0);
+	CHECK_EQ(uslub_cache_destroy(s), 0);
+	free(v);
+}
+
+/*
+ * Destroy flushes the per-CPU state of every thread, not only the caller's:
+ * a live thread keeps a cpu slab of cache A (all its objects freed); A's
+ * destroy must succeed, and a new cache (which may reuse A's per-CPU slot)
+ * starts with zero counters and never hands out A's memory to that thread.
+ */
+static pthread_mutex_t step_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t step_cond = PTHREAD_COND_INITIALIZER;
+static int step;
+static uslub_cache_t *cache_a, *cache_b;
+static void *a_objs[64];
+
+static void wait_step(int want)
+{
+	pthread_mutex_lock(&step_lock);
+	while (step < want)
+		pthread_cond_wait(&step_cond, &step_lock);
+	pthread_mutex_unlock(&step_lock);
+}
+
+static void set_step(int v)
+{
+	pthread_mutex_lock(&step_lock);
+	step = v;
+	pthread_cond_broadcast(&step_cond);
+	pthread_mutex_unlock(&step_lock);
+}
+
+static void *holder_thread(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 64; i++) {
+		a_objs[i] = uslub_cache_alloc(cache_a, 0);
+		CHECK(a_objs[i]);
+	}
+	for (int i = 0; i < 64; i++)
+		uslub_cache_free(cache_a, a_objs[i]);
+	set_step(1); /* A has no live object, but this thread holds its cpu slab */
+	wait_step(2);
+	/* A is gone, B exists: B's objects must not be A's old memory unless
+	 * A's slabs went back to the page provider first */
+	void *b[64];
+	for (int i = 0; i < 64; i++) {
+		b[i] = uslub_cache_alloc(cache_b, 0);
+		CHECK(b[i]);
+		memset(b[i], 0x42, 96);
+	}
+	for (int i = 0; i < 64; i++)
+		uslub_cache_free(cache_b, b[i]);
+	CHECK_EQ(uslub_cache_validate(cache_b), 0);
+	return NULL;
+}
+
+static void test_destroy_other_thread(void)
+{
+	cache_a = uslub_cache_create("stats-destroy-a", 96, 0, 0, NULL);
+	CHECK(cache_a);
+	pthread_t th;
+	CHECK(pthread_create(&th, NULL, holder_thread, NULL) == 0);
+	wait_step(1);
+	struct uslub_slabinfo si = slabinfo_get(cache_a);
+	CHECK_EQU(si.live_objs, 0);
+	CHECK(si.num_slabs >= 1);
+	/* the other thread's cpu slab counts as active although nothing is live */
+	CHECK_MSG(si.active_objs >= si.objs_per_slab, "active_objs %lu, objs_per_slab %u",
+		  si.active_objs, si.objs_per_slab);
+	errno = 0;
+	int rc = uslub_cache_destroy(cache_a);
+	CHECK_MSG(rc == 0, "destroy of a cache with no live objects but another thread's cpu "
+			   "slab returned %d (errno %d)", rc, errno);
+	struct uslub_page_stats ps;
+	uslub_page_stats(&ps);
+	cache_b = uslub_cache_create("stats-destroy-b", 96, 0, 0, NULL);
+	CHECK(cache_b);
+	uint64_t st[USLUB_NR_STATS];
+	uslub_cache_stats(cache_b, st);
+	for (int i = 0; i < USLUB_NR_STATS; i++)
+		CHECK_MSG(st[i] == 0, "new cache inherits counter %s = %" PRIu64,
+			  uslub_stat_name((enum uslub_stat_item)i), st[i]);
+	si = slabinfo_get(cache_b);
+	CHECK_EQU(si.num_slabs, 0);
+	set_step(2);
+	CHECK(pthread_join(th, NULL) == 0);
+	uslub_cache_stats(cache_b, st);
+	CHECK_EQU(stat_allocs(st), 64);
+	CHECK_EQU(stat_frees(st), 64);
+	CHECK_EQ(uslub_cache_validate(cache_b), 0);
+	CHECK_EQU(slabinfo_get(cache_b).active_objs, 0);
+	CHECK_EQ(uslub_cache_destroy(cache_b), 0);
+}
+
+static void test_print(void)
+{
+	uslub_cache_t *s = uslub_cache_create("stats-print-cache", 200, 0, 0, NULL);
+	uslub_cache_t *t = uslub_cache_create("stats-print-other", 24, 0, 0, NULL);
+	CHECK(s && t);
+	void *p[100];
+	for (int i = 0; i < 100; i++) {
+		p[i] = uslub_cache_alloc(i & 1 ? s : t, 0);
+		CHECK(p[i]);
+	}
+	size_t len;
+	char *j = slabinfo_string(USLUB_FMT_JSON, &len);
+	CHECK(len > 0);
+	CHECK_EQU(strlen(j), len); /* no NUL bytes inside */
+	CHECK_MSG(json_valid(j), "slabinfo JSON does not parse:\n%s", j);
+	CHECK(strstr(j, "\"stats-print-cache\""));
+	CHECK(strstr(j, "\"stats-print-other\""));
+	CHECK(strstr(j, "\"ALLOC_FASTPATH\""));
+	CHECK(strstr(j, "\"FREE_SLAB\""));
+	CHECK_MSG(count_substr(j, "\"ALLOC_FASTPATH\"") >= 2,
+		  "JSON has fewer ALLOC_FASTPATH keys than caches");
+	free(j);
+
+	char *tab = slabinfo_string(USLUB_FMT_TABLE, &len);
+	CHECK(len > 0);
+	CHECK(strstr(tab, "stats-print-cache"));
+	CHECK(strstr(tab, "stats-print-other"));
+	free(tab);
+
+	for (int i = 0; i < 100; i++)
+		uslub_cache_free(i & 1 ? s : t, p[i]);
+	CHECK_EQ(uslub_cache_destroy(s), 0);
+	CHECK_EQ(uslub_cache_destroy(t), 0);
+
+	j = slabinfo_string(USLUB_FMT_JSON, NULL);
+	CHECK_MSG(json_valid(j), "slabinfo JSON (no user caches) does not parse:\n%s", j);
+	CHECK(!strstr(j, "stats-print-cache"));
+	free(j);
+	tab = slabinfo_string(USLUB_FMT_TABLE, NULL);
+	CHECK(!strstr(tab, "stats-print-cache"));
+	free(tab);
+}
+
+int main(void)
+{
+	/* the validator itself must reject broken JSON */
+	CHECK(json_valid("{\"a\": [1, 2.5e3, -0, \"x\\n\", true, null, {}]}"));
+	CHECK(!json_valid("{\"a\": 1,}"));
+	CHECK(!json_valid("{\"a\" 1}"));
+	CHECK(!json_valid("{\"a\": 1"));
+	CHECK(!json_valid("[1 2]"));
+	CHECK(!json_valid("{\"a\": 01}"));
+	CHECK(!json_valid("{\"a\": \"x}"));
+
+	test_counters();
+	test_destroy_other_thread();
+	test_print();
+	printf("stats: ok\n");
+	return 0;
+}
