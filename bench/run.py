@@ -626,6 +626,8 @@ def main():
     log("")
     log("bench: wrote %s" % shown(jpath))
     log("bench: wrote %s" % shown(mpath))
+    if mode_name == "full" and os.path.abspath(args.out) == os.path.join(REPO, "bench", "results"):
+        update_readme(table, info)
     if not args.no_plot:
         png = os.path.join(args.out, "bench.png")
         if make_plot(data, jpath, png):
@@ -635,6 +637,31 @@ def main():
         for f_ in failures:
             log("  " + f_.splitlines()[0])
     return 1 if crashed else 0
+
+
+README_BEGIN = "<!-- bench:begin (written by bench/run.py in full mode) -->"
+README_END = "<!-- bench:end -->"
+
+
+def update_readme(table, info):
+    """Put the measured table between the README's bench markers, so the
+    README shows the figures of the last full run, never typed ones."""
+    path = os.path.join(REPO, "README.md")
+    try:
+        text = open(path).read()
+    except OSError:
+        return
+    a, b = text.find(README_BEGIN), text.find(README_END)
+    if a < 0 or b < a:
+        return
+    block = (README_BEGIN + "\n\nLast `make bench` (%s, %s, %d CPUs, commit %s):\n\n```\n%s\n```\n\n"
+             "![benchmarks](bench/results/bench.png)\n\n" % (
+                 info.get("date", "?")[:10], info.get("cpu_model", "?"),
+                 info.get("nproc") or 0, info.get("git_commit", "?")[:10],
+                 "\n".join(table).strip("\n")))
+    with open(path, "w") as f:
+        f.write(text[:a] + block + text[b:])
+    log("bench: updated the table in %s" % shown(path))
 
 
 if __name__ == "__main__":
