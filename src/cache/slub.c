@@ -454,7 +454,6 @@ void _uslub_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c)
 		deactivate_slab(s, slab, freelist, c);
 		stat(c, CPUSLAB_FLUSH);
 	}
-	publish_alloc_fastpath(c);
 	struct slab *partial = c->partial;
 	WRITE_ONCE(c->partial, NULL);
 	c->partial_slabs = 0;
