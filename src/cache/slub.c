@@ -148,6 +148,18 @@ static inline struct kmem_cache_node *get_node(const struct kmem_cache *s, int n
 	return s->node[node];
 }
 
+/* list_lock, counted: the tests assert which paths take it. */
+static inline void node_lock(struct kmem_cache_node *n)
+{
+	pthread_mutex_lock(&n->list_lock);
+	WRITE_ONCE(n->lock_taken, n->lock_taken + 1);
+}
+
+static inline void node_unlock(struct kmem_cache_node *n)
+{
+	pthread_mutex_unlock(&n->list_lock);
+}
+
 /* ------------------------------------------------------------------------
  * Slab creation and destruction
  * ---------------------------------------------------------------------- */
@@ -275,9 +287,9 @@ static void put_partials_node(struct kmem_cache *s, struct slab *list, struct km
 		struct kmem_cache_node *n2 = get_node(s, slab_nid(slab));
 		if (n2 != n) {
 			if (n)
-				pthread_mutex_unlock(&n->list_lock);
+				node_unlock(n);
 			n = n2;
-			pthread_mutex_lock(&n->list_lock);
+			node_lock(n);
 		}
 		if (!FC_INUSE(slab_counters(slab)) && n->nr_partial >= s->min_partial) {
 			slab->next = discard;
@@ -288,7 +300,7 @@ static void put_partials_node(struct kmem_cache *s, struct slab *list, struct km
 		}
 	}
 	if (n)
-		pthread_mutex_unlock(&n->list_lock);
+		node_unlock(n);
 	while (discard) {
 		struct slab *slab = discard;
 		discard = slab->next;
@@ -329,7 +341,7 @@ static struct slab *get_partial_node(struct kmem_cache *s, struct kmem_cache_nod
 
 	if (!READ_ONCE(n->nr_partial))
 		return NULL;
-	pthread_mutex_lock(&n->list_lock);
+	node_lock(n);
 	list_for_each_safe(pos, tmp, &n->partial) {
 		struct slab *slab = list_entry(pos, struct slab, slab_list);
 		remove_partial(n, slab);
@@ -345,7 +357,7 @@ static struct slab *get_partial_node(struct kmem_cache *s, struct kmem_cache_nod
 		if (!cache_partials || taken > s->cpu_partial_slabs / 2)
 			break;
 	}
-	pthread_mutex_unlock(&n->list_lock);
+	node_unlock(n);
 	return partial;
 }
 
@@ -428,9 +440,9 @@ static void deactivate_slab(struct kmem_cache *s, struct slab *slab, void *freel
 		discard_slab(s, slab);
 		stat(c, FREE_SLAB);
 	} else if (FC_FREELIST(new) != SLAB_FL_NONE) {
-		pthread_mutex_lock(&n->list_lock);
+		node_lock(n);
 		add_partial(n, slab, pos);
-		pthread_mutex_unlock(&n->list_lock);
+		node_unlock(n);
 		if (pos == DEACTIVATE_TO_TAIL_POS)
 			stat(c, DEACTIVATE_TO_TAIL);
 		else
@@ -662,7 +674,7 @@ static void __slab_free(struct kmem_cache *s, struct slab *slab, void *head, voi
 	stat(c, FREE_SLOWPATH);
 	do {
 		if (unlikely(n)) {
-			pthread_mutex_unlock(&n->list_lock);
+			node_unlock(n);
 			n = NULL;
 		}
 		prior = FC_FREELIST(old);
@@ -681,7 +693,7 @@ static void __slab_free(struct kmem_cache *s, struct slab *slab, void *head, voi
 			 * cpu partial list takes it, or maybe partial -> empty. */
 			if (!cpu_partial || prior != SLAB_FL_NONE) {
 				n = get_node(s, slab_nid(slab));
-				pthread_mutex_lock(&n->list_lock);
+				node_lock(n);
 				on_node_partial = slab_test_node_partial(slab);
 			}
 		}
@@ -704,7 +716,7 @@ static void __slab_free(struct kmem_cache *s, struct slab *slab, void *head, voi
 	/* Partially empty but off the node list: a cpu partial slab. Its
 	 * owner handles it; we must not touch its list. */
 	if (prior != SLAB_FL_NONE && !on_node_partial) {
-		pthread_mutex_unlock(&n->list_lock);
+		node_unlock(n);
 		return;
 	}
 	if (unlikely(!inuse && n->nr_partial >= s->min_partial)) {
@@ -712,7 +724,7 @@ static void __slab_free(struct kmem_cache *s, struct slab *slab, void *head, voi
 			remove_partial(n, slab);
 			stat(c, FREE_REMOVE_PARTIAL);
 		}
-		pthread_mutex_unlock(&n->list_lock);
+		node_unlock(n);
 		stat(c, FREE_SLAB);
 		discard_slab(s, slab);
 		return;
@@ -721,7 +733,7 @@ static void __slab_free(struct kmem_cache *s, struct slab *slab, void *head, voi
 		add_partial(n, slab, DEACTIVATE_TO_TAIL_POS);
 		stat(c, FREE_ADD_PARTIAL);
 	}
-	pthread_mutex_unlock(&n->list_lock);
+	node_unlock(n);
 }
 
 static __cold void report_invalid_free(struct kmem_cache *s, void *x, struct slab *slab)
@@ -1063,7 +1075,7 @@ static int shrink_node(struct kmem_cache *s, struct kmem_cache_node *n, struct k
 
 	for (int i = 0; i < BUCKETS; i++)
 		INIT_LIST_HEAD(&buckets[i]);
-	pthread_mutex_lock(&n->list_lock);
+	node_lock(n);
 	list_for_each_safe(pos, tmp, &n->partial) {
 		struct slab *slab = list_entry(pos, struct slab, slab_list);
 		uint64_t cnt = slab_counters(slab);
@@ -1083,7 +1095,7 @@ static int shrink_node(struct kmem_cache *s, struct kmem_cache_node *n, struct k
 			list_del(e);
 			list_add_tail(e, &n->partial);
 		}
-	pthread_mutex_unlock(&n->list_lock);
+	node_unlock(n);
 	while (discard) {
 		struct slab *slab = discard;
 		discard = slab->next;
@@ -1265,7 +1277,7 @@ __public long uslub_cache_validate(struct kmem_cache *s)
 		struct kmem_cache_node *n = get_node(s, i);
 		unsigned long count = 0;
 		struct list_head *pos;
-		pthread_mutex_lock(&n->list_lock);
+		node_lock(n);
 		for (pos = n->partial.next; pos != &n->partial; pos = pos->next) {
 			struct slab *slab = list_entry(pos, struct slab, slab_list);
 			count++;
@@ -1286,7 +1298,7 @@ __public long uslub_cache_validate(struct kmem_cache *s)
 				      s->name, i, n->nr_partial, count);
 			v->errors++;
 		}
-		pthread_mutex_unlock(&n->list_lock);
+		node_unlock(n);
 	}
 
 	_uslub_for_each_run(validate_slab_cb, v);

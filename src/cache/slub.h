@@ -65,6 +65,7 @@ struct kmem_cache_node {
 	unsigned long nr_slabs;
 	unsigned long total_objects;
 	unsigned long total_pages;
+	unsigned long lock_taken;    /* list_lock acquisitions (under list_lock) */
 } __attribute__((aligned(USLUB_CACHELINE)));
 
 struct kmem_cache {

@@ -142,19 +142,25 @@ static void test_states(void)
 	CHECK_EQ(st[USLUB_CPU_PARTIAL_FREE], 1);
 	CHECK_EQ(s->node[slab_nid(sa)]->nr_partial, 1);
 
-	/* 4. a remote free into a node partial slab: no list move */
+	/* 4. a remote free into a node partial slab: no list move, and so
+	 * no list_lock (the freeing thread's exit takes none either) */
+	struct kmem_cache_node *node = s->node[slab_nid(sa)];
+	unsigned long locks = node->lock_taken;
 	free_remotely(s, &a[1], 1);
 	CHECK_EQ(state_of(sa), NODE_PARTIAL);
 	CHECK_EQ(FC_INUSE(slab_counters(sa)), n - 2);
+	CHECK_EQ(node->lock_taken, locks);
 
 	/* 5. a remote free into our frozen cpu slab: FREE_FROZEN, no lock */
 	for (unsigned int i = 1; i < n; i++)
 		b[i] = uslub_cache_alloc(s, 0);
 	CHECK(slab_of(b[n - 1]) == sb);
+	locks = node->lock_taken;
 	free_remotely(s, &b[0], 1);
 	CHECK_EQ(state_of(sb), CPU_SLAB);
 	stats_of(s, st);
 	CHECK(st[USLUB_FREE_FROZEN] >= 1);
+	CHECK_EQ(node->lock_taken, locks);
 
 	/* 6. local frees of a full slab put it on our cpu partial list */
 	void *c0 = uslub_cache_alloc(s, 0);      /* refills from sb's remote free */
@@ -179,7 +185,10 @@ static void test_states(void)
 	rest[k++] = c0;
 	for (unsigned int i = 2; i < n; i++)
 		rest[k++] = b[i];
+	locks = node->lock_taken;
 	free_remotely(s, rest, k);
+	/* emptying an unfrozen slab takes list_lock once, to read the flag */
+	CHECK_EQ(node->lock_taken, locks + 1);
 	CHECK_EQ(state_of(sb), CPU_PARTIAL);
 	CHECK_EQ(FC_INUSE(slab_counters(sb)), 0);
 	CHECK(c->partial == sb);
