@@ -114,6 +114,44 @@ enum uslub_option {
 __internal void _uslub_options_init(void);
 __internal long _uslub_option(enum uslub_option o);
 
+/* ------------------------------------------------------------------------
+ * Locks, ranked in the contract's order (top of src/cache/slub.c). With
+ * USLUB_LOCKDEP (defined in the sanitizer test builds) every acquire checks
+ * that no lock of the same or a later rank is held, and aborts with a
+ * report otherwise. The fork handlers, which take every lock at once, use
+ * pthread_mutex_lock directly.
+ * ---------------------------------------------------------------------- */
+#include <pthread.h>
+
+enum uslub_lock_rank {
+	RANK_THREAD,        /* _uslub_thread_lock   */
+	RANK_SLAB_MUTEX,    /* _uslub_slab_mutex    */
+	RANK_LIST,          /* kmem_cache_node.list_lock */
+	RANK_PAGE_NODE,     /* page_node.lock       */
+	RANK_RESERVE,       /* reserve_lock         */
+	RANK_NR
+};
+
+#ifdef USLUB_LOCKDEP
+__internal void _uslub_lockdep_acquire(enum uslub_lock_rank r);
+__internal void _uslub_lockdep_release(enum uslub_lock_rank r);
+#else
+static inline void _uslub_lockdep_acquire(enum uslub_lock_rank r) { (void)r; }
+static inline void _uslub_lockdep_release(enum uslub_lock_rank r) { (void)r; }
+#endif
+
+static inline void uslub_mutex_lock(pthread_mutex_t *m, enum uslub_lock_rank r)
+{
+	_uslub_lockdep_acquire(r);
+	pthread_mutex_lock(m);
+}
+
+static inline void uslub_mutex_unlock(pthread_mutex_t *m, enum uslub_lock_rank r)
+{
+	pthread_mutex_unlock(m);
+	_uslub_lockdep_release(r);
+}
+
 /* Reports: formatted on the stack, written with write(2); never allocate. */
 __internal void _uslub_report(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));

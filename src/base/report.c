@@ -46,3 +46,28 @@ __public unsigned long uslub_error_count(void)
 {
 	return __atomic_load_n(&error_count, __ATOMIC_RELAXED);
 }
+
+#ifdef USLUB_LOCKDEP
+/* Lock-order checking for the test builds: per thread, how many locks of
+ * each rank are held. */
+static __thread unsigned char lockdep_held[RANK_NR];
+static const char *const rank_names[RANK_NR] = {
+	"thread_lock", "slab_mutex", "list_lock", "page_node.lock", "reserve_lock",
+};
+
+void _uslub_lockdep_acquire(enum uslub_lock_rank r)
+{
+	for (int k = r; k < RANK_NR; k++)
+		if (lockdep_held[k]) {
+			_uslub_report("uslub: lock order violated: taking %s while holding %s\n",
+				      rank_names[r], rank_names[k]);
+			abort();
+		}
+	lockdep_held[r]++;
+}
+
+void _uslub_lockdep_release(enum uslub_lock_rank r)
+{
+	lockdep_held[r]--;
+}
+#endif

@@ -73,7 +73,7 @@ bool _uslub_thread_init(void)
 	_uslub_init();
 
 	struct uslub_thread *t = NULL;
-	pthread_mutex_lock(&_uslub_thread_lock);
+	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);
 	if (!list_empty(&free_areas)) {
 		t = list_entry(free_areas.next, struct uslub_thread, link);
 		list_del(&t->link);
@@ -86,7 +86,7 @@ bool _uslub_thread_init(void)
 		}
 	}
 	if (!t) {
-		pthread_mutex_unlock(&_uslub_thread_lock);
+		uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
 		return false;
 	}
 	int nodes = _uslub_nr_nodes();
@@ -95,7 +95,7 @@ bool _uslub_thread_init(void)
 	thread_seq++;
 	t->tid = (int)syscall(SYS_gettid);
 	list_add_tail(&t->link, &_uslub_threads);
-	pthread_mutex_unlock(&_uslub_thread_lock);
+	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
 
 	_uslub_tls.thread = t;
 	_uslub_tls.cpu_delta = t->cpu_base - _uslub_cpu_empty;
@@ -107,23 +107,23 @@ bool _uslub_thread_init(void)
 /* Flush every cache's cpu state of @t (thread_lock held). */
 static void flush_thread_locked(struct uslub_thread *t)
 {
-	pthread_mutex_lock(&_uslub_slab_mutex);
+	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	struct list_head *pos;
 	for (pos = _uslub_slab_caches.next; pos != &_uslub_slab_caches; pos = pos->next) {
 		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
 		_uslub_flush_cpu(s, _uslub_thread_cpu(t, s));
 	}
-	pthread_mutex_unlock(&_uslub_slab_mutex);
+	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 }
 
 static void thread_exit(void *arg)
 {
 	struct uslub_thread *t = arg;
-	pthread_mutex_lock(&_uslub_thread_lock);
+	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);
 	flush_thread_locked(t);
 	list_del(&t->link);
 	list_add(&t->link, &free_areas);
-	pthread_mutex_unlock(&_uslub_thread_lock);
+	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
 	_uslub_tls.cpu_delta = 0;
 	_uslub_tls.thread = NULL;
 	_uslub_tls.state = THREAD_DEAD;
@@ -133,9 +133,9 @@ __public void uslub_flush_thread(void)
 {
 	if (!this_cpu_is_real())
 		return;
-	pthread_mutex_lock(&_uslub_thread_lock);
+	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);
 	flush_thread_locked(_uslub_tls.thread);
-	pthread_mutex_unlock(&_uslub_thread_lock);
+	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
 }
 
 /* fork: every lock in the contract's order, then released in reverse. */
@@ -162,7 +162,7 @@ static void postfork_child(void)
 	_uslub_slub_postfork_child();
 	pthread_mutex_init(&_uslub_thread_lock, NULL);
 
-	pthread_mutex_lock(&_uslub_thread_lock);
+	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);
 	struct list_head *pos, *tmp;
 	list_for_each_safe(pos, tmp, &_uslub_threads) {
 		struct uslub_thread *t = list_entry(pos, struct uslub_thread, link);
@@ -174,7 +174,7 @@ static void postfork_child(void)
 	}
 	if (_uslub_tls.thread)
 		_uslub_tls.thread->tid = (int)syscall(SYS_gettid);
-	pthread_mutex_unlock(&_uslub_thread_lock);
+	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
 }
 
 __public int uslub_owns(const void *p)

@@ -151,13 +151,13 @@ static inline struct kmem_cache_node *get_node(const struct kmem_cache *s, int n
 /* list_lock, counted: the tests assert which paths take it. */
 static inline void node_lock(struct kmem_cache_node *n)
 {
-	pthread_mutex_lock(&n->list_lock);
+	uslub_mutex_lock(&n->list_lock, RANK_LIST);
 	WRITE_ONCE(n->lock_taken, n->lock_taken + 1);
 }
 
 static inline void node_unlock(struct kmem_cache_node *n)
 {
-	pthread_mutex_unlock(&n->list_lock);
+	uslub_mutex_unlock(&n->list_lock, RANK_LIST);
 }
 
 /* ------------------------------------------------------------------------
@@ -977,11 +977,11 @@ static void create_boot_cache(struct kmem_cache *s, const char *name, size_t siz
 __internal void _uslub_slub_init(void);
 void _uslub_slub_init(void)
 {
-	pthread_mutex_lock(&_uslub_slab_mutex);
+	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	create_boot_cache(&boot_kmem_cache, "kmem_cache", sizeof(struct kmem_cache), boot_nodes[0]);
 	create_boot_cache(&boot_kmem_cache_node, "kmem_cache_node",
 			  sizeof(struct kmem_cache_node), boot_nodes[1]);
-	pthread_mutex_unlock(&_uslub_slab_mutex);
+	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 }
 
 static __cold struct kmem_cache *create_error(const char *name, const char *why)
@@ -1026,7 +1026,7 @@ __public struct kmem_cache *uslub_cache_create(const char *name, size_t size, si
 	if (!calculate_sizes(&tmp, size, align))
 		return create_error(name, "object (with alignment) is larger than the largest slab");
 
-	pthread_mutex_lock(&_uslub_slab_mutex);
+	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	int slot = take_slot();
 	struct kmem_cache *s = NULL;
 	if (slot < 0) {
@@ -1046,7 +1046,7 @@ __public struct kmem_cache *uslub_cache_create(const char *name, size_t size, si
 		init_node(s->node[i]);
 	}
 	list_add_tail(&s->list, &_uslub_slab_caches);
-	pthread_mutex_unlock(&_uslub_slab_mutex);
+	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	if (_uslub_option(USLUB_OPT_VERBOSE))
 		_uslub_report("uslub: cache %s: object %u size %u align %u offset %u order %u "
 			      "objects %u min_partial %u cpu_partial_slabs %u\n", s->name,
@@ -1058,7 +1058,7 @@ fail:
 		free_cache_struct(s);
 	if (slot >= 0)
 		release_slot(slot);
-	pthread_mutex_unlock(&_uslub_slab_mutex);
+	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	errno = ENOMEM;
 	return NULL;
 }
@@ -1146,13 +1146,13 @@ __public int uslub_cache_destroy(struct kmem_cache *s)
 		return -1;
 	}
 	/* Quiescence is the caller's promise: flush every thread's cpu state. */
-	pthread_mutex_lock(&_uslub_thread_lock);
+	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);
 	struct list_head *pos;
 	for (pos = _uslub_threads.next; pos != &_uslub_threads; pos = pos->next) {
 		struct uslub_thread *t = list_entry(pos, struct uslub_thread, link);
 		_uslub_flush_cpu(s, _uslub_thread_cpu(t, s));
 	}
-	pthread_mutex_lock(&_uslub_slab_mutex);
+	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	struct kmem_cache_cpu tmp;
 	memset(&tmp, 0, sizeof(tmp));
 	for (int i = 0; i < _uslub_nr_nodes(); i++)
@@ -1165,8 +1165,8 @@ __public int uslub_cache_destroy(struct kmem_cache *s)
 	if (slabs) {
 		struct count_live cl = { s, 0, 0 };
 		_uslub_for_each_run(count_live_cb, &cl);
-		pthread_mutex_unlock(&_uslub_slab_mutex);
-		pthread_mutex_unlock(&_uslub_thread_lock);
+		uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+		uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
 		_uslub_report_error("uslub: cache %s: %lu objects remaining in %lu slabs on destroy; "
 				    "cache left intact\n", s->name, cl.objects, cl.slabs);
 		errno = EBUSY;
@@ -1174,8 +1174,8 @@ __public int uslub_cache_destroy(struct kmem_cache *s)
 	}
 	list_del(&s->list);
 	release_slot(s->index);
-	pthread_mutex_unlock(&_uslub_slab_mutex);
-	pthread_mutex_unlock(&_uslub_thread_lock);
+	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
 	free_cache_struct(s);
 	return 0;
 }

@@ -33,9 +33,9 @@ static void cache_stats_locked(const struct kmem_cache *s, uint64_t out[USLUB_NR
 
 __public void uslub_cache_stats(const struct kmem_cache *s, uint64_t out[USLUB_NR_STATS])
 {
-	pthread_mutex_lock(&_uslub_thread_lock);
+	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);
 	cache_stats_locked(s, out);
-	pthread_mutex_unlock(&_uslub_thread_lock);
+	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
 }
 
 static void slabinfo_locked(const struct kmem_cache *s, struct uslub_slabinfo *o,
@@ -57,7 +57,7 @@ static void slabinfo_locked(const struct kmem_cache *s, struct uslub_slabinfo *o
 		o->num_slabs += READ_ONCE(n->nr_slabs);
 		o->num_objs += READ_ONCE(n->total_objects);
 		o->memory_used += READ_ONCE(n->total_pages) * PAGE_SIZE;
-		pthread_mutex_lock(&n->list_lock);
+		uslub_mutex_lock(&n->list_lock, RANK_LIST);
 		o->nr_partial += n->nr_partial;
 		struct list_head *pos;
 		for (pos = n->partial.next; pos != &n->partial; pos = pos->next) {
@@ -65,7 +65,7 @@ static void slabinfo_locked(const struct kmem_cache *s, struct uslub_slabinfo *o
 			uint64_t cnt = slab_counters(slab);
 			o->partial_free += FC_OBJECTS(cnt) - FC_INUSE(cnt);
 		}
-		pthread_mutex_unlock(&n->list_lock);
+		uslub_mutex_unlock(&n->list_lock, RANK_LIST);
 	}
 	o->active_objs = o->num_objs - o->partial_free;
 	uint64_t allocs = st[USLUB_ALLOC_FASTPATH] + st[USLUB_ALLOC_SLOWPATH];
@@ -77,10 +77,10 @@ static void slabinfo_locked(const struct kmem_cache *s, struct uslub_slabinfo *o
 __public int uslub_cache_slabinfo(const struct kmem_cache *s, struct uslub_slabinfo *out)
 {
 	uint64_t st[USLUB_NR_STATS];
-	pthread_mutex_lock(&_uslub_thread_lock);
+	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);
 	cache_stats_locked(s, st);
 	slabinfo_locked(s, out, st);
-	pthread_mutex_unlock(&_uslub_thread_lock);
+	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
 	return 0;
 }
 
@@ -106,8 +106,8 @@ static void json_string(FILE *f, const char *str)
 __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 {
 	_uslub_init();
-	pthread_mutex_lock(&_uslub_thread_lock);
-	pthread_mutex_lock(&_uslub_slab_mutex);
+	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);
+	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	struct uslub_page_stats ps;
 	uslub_page_stats(&ps);
 	if (fmt == USLUB_FMT_JSON)
@@ -163,6 +163,6 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 	}
 	if (fmt == USLUB_FMT_JSON)
 		fprintf(f, "]}\n");
-	pthread_mutex_unlock(&_uslub_slab_mutex);
-	pthread_mutex_unlock(&_uslub_thread_lock);
+	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
 }

@@ -109,7 +109,7 @@ int _uslub_numa_node_of_cpu(void)
 static char *reserve_segment(void)
 {
 	char *seg = NULL;
-	pthread_mutex_lock(&reserve_lock);
+	uslub_mutex_lock(&reserve_lock, RANK_RESERVE);
 	if (reserve_cur == reserve_end) {
 		size_t len = RESERVE_SEGMENTS * SEGMENT_SIZE + SEGMENT_SIZE;
 		char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
@@ -128,7 +128,7 @@ static char *reserve_segment(void)
 	seg = reserve_cur;
 	reserve_cur += SEGMENT_SIZE;
 out:
-	pthread_mutex_unlock(&reserve_lock);
+	uslub_mutex_unlock(&reserve_lock, RANK_RESERVE);
 	return seg;
 }
 
@@ -226,7 +226,7 @@ struct page *_uslub_alloc_pages(unsigned int order, int node)
 	struct page *page = NULL;
 	unsigned int o;
 
-	pthread_mutex_lock(&n->lock);
+	uslub_mutex_lock(&n->lock, RANK_PAGE_NODE);
 	if (unlikely(fail_countdown >= 0) && fail_countdown-- == 0)
 		goto out;
 	for (;;) {
@@ -265,7 +265,7 @@ struct page *_uslub_alloc_pages(unsigned int order, int node)
 	WRITE_ONCE(page->compound_head, page);
 	ATOMIC_ADD(pstats.bytes_in_slabs, PAGE_SIZE << order);
 out:
-	pthread_mutex_unlock(&n->lock);
+	uslub_mutex_unlock(&n->lock, RANK_PAGE_NODE);
 	return page;
 }
 
@@ -276,7 +276,7 @@ void _uslub_free_pages(struct page *page)
 	unsigned int order = page_order(page);
 	unsigned int idx = (unsigned int)(page - seg->pages);
 
-	pthread_mutex_lock(&n->lock);
+	uslub_mutex_lock(&n->lock, RANK_PAGE_NODE);
 	for (unsigned int i = 0; i < (1u << order); i++) {
 		WRITE_ONCE(page[i].compound_head, NULL);
 		page[i].flags = 0;
@@ -304,7 +304,7 @@ void _uslub_free_pages(struct page *page)
 		list_add_tail(&seg->hdr.empty_link, &n->empty);
 	}
 	purge_expired(n, _uslub_option(USLUB_OPT_DECAY_MS) == 0);
-	pthread_mutex_unlock(&n->lock);
+	uslub_mutex_unlock(&n->lock, RANK_PAGE_NODE);
 }
 
 void _uslub_for_each_run(void (*fn)(struct page *head, void *arg), void *arg)
@@ -312,7 +312,7 @@ void _uslub_for_each_run(void (*fn)(struct page *head, void *arg), void *arg)
 	_uslub_page_init();
 	for (int i = 0; i < nr_nodes; i++) {
 		struct page_node *n = &page_nodes[i];
-		pthread_mutex_lock(&n->lock);
+		uslub_mutex_lock(&n->lock, RANK_PAGE_NODE);
 		struct list_head *pos, *tmp;
 		list_for_each_safe(pos, tmp, &n->segments) {
 			struct segment *seg = (struct segment *)list_entry(pos, struct segment_hdr, seg_link);
@@ -327,7 +327,7 @@ void _uslub_for_each_run(void (*fn)(struct page *head, void *arg), void *arg)
 				idx += step;
 			}
 		}
-		pthread_mutex_unlock(&n->lock);
+		uslub_mutex_unlock(&n->lock, RANK_PAGE_NODE);
 	}
 }
 
@@ -336,9 +336,9 @@ size_t _uslub_page_trim(void)
 	size_t bytes = 0;
 	_uslub_page_init();
 	for (int i = 0; i < nr_nodes; i++) {
-		pthread_mutex_lock(&page_nodes[i].lock);
+		uslub_mutex_lock(&page_nodes[i].lock, RANK_PAGE_NODE);
 		bytes += purge_expired(&page_nodes[i], true);
-		pthread_mutex_unlock(&page_nodes[i].lock);
+		uslub_mutex_unlock(&page_nodes[i].lock, RANK_PAGE_NODE);
 	}
 	return bytes;
 }
