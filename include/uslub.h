@@ -194,7 +194,8 @@ struct uslub_slabinfo {
 	unsigned int min_partial;
 	unsigned int cpu_partial_slabs;
 	unsigned long num_slabs;     /* slabs of this cache, all nodes        */
-	unsigned long num_objs;      /* num_slabs * objs_per_slab             */
+	unsigned long num_objs;      /* objects in those slabs (order-fallback
+	                                slabs hold fewer than objs_per_slab)   */
 	unsigned long active_objs;   /* allocated (incl. cpu-cached), as the
 	                                kernel counts: num_objs - free objects
 	                                on node partial slabs                 */

@@ -172,6 +172,9 @@ static void postfork_child(void)
 		list_del(&t->link);
 		list_add(&t->link, &free_areas);
 	}
+	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+	_uslub_slub_recount();
+	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	if (_uslub_tls.thread)
 		_uslub_tls.thread->tid = (int)syscall(SYS_gettid);
 	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);

@@ -18,7 +18,9 @@
  *                                     partial list, nr_partial, and every
  *                                     slab's slab_list links and its
  *                                     node-partial flag (PG_workingset).
- *                                     At most one list_lock is held at once.
+ *                                     At most one list_lock is held at once
+ *                                     (except by the fork handlers, which
+ *                                     hold every lock across fork()).
  *   4. page_node.lock (page.c)        buddy free lists of one node
  *   5. reserve_lock (page.c)          the mmap reservation cursor
  *
@@ -455,8 +457,22 @@ static void deactivate_slab(struct kmem_cache *s, struct slab *slab, void *freel
 /* Flush one cpu's slab and partial slabs of @s and fold its counters into
  * the cache. The slot is cleared before the slabs are handed back, so a
  * fork child finding it half-done leaks at worst, never double-frees. */
+static bool slot_is_clean(const struct kmem_cache_cpu *c)
+{
+	if (c->slab || c->freelist || c->partial || c->loaded)
+		return false;
+	for (int i = 0; i < USLUB_NR_STATS; i++)
+		if (c->stat[i])
+			return false;
+	return true;
+}
+
 void _uslub_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
+	/* Reads only: a slot never used stays on the zero page, uncommitted,
+	 * when a thread exits or a cache is destroyed. */
+	if (slot_is_clean(c))
+		return;
 	struct slab *slab = c->slab;
 	void *freelist = c->freelist;
 	set_cpu_slab(c, NULL);
@@ -1018,7 +1034,6 @@ __public struct kmem_cache *uslub_cache_create(const char *name, size_t size, si
 		return create_error(name, "size is larger than the largest slab (2 MiB)");
 
 	_uslub_init();
-	_uslub_thread_init();           /* before slab_mutex: lock order */
 
 	struct kmem_cache tmp;
 	memset(&tmp, 0, sizeof(tmp));
@@ -1026,25 +1041,27 @@ __public struct kmem_cache *uslub_cache_create(const char *name, size_t size, si
 	if (!calculate_sizes(&tmp, size, align))
 		return create_error(name, "object (with alignment) is larger than the largest slab");
 
-	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
-	int slot = take_slot();
-	struct kmem_cache *s = NULL;
-	if (slot < 0) {
-		_uslub_report("uslub: cannot create cache \"%s\": all %d cache slots in use\n",
-			      name, USLUB_MAX_CACHES);
-		goto fail;
-	}
-	s = uslub_cache_alloc(&boot_kmem_cache, USLUB_GFP_ZERO);
+	/* Allocate outside slab_mutex: the allocation slow path may take
+	 * thread_lock, which ranks before slab_mutex. */
+	struct kmem_cache *s = uslub_cache_alloc(&boot_kmem_cache, USLUB_GFP_ZERO);
 	if (!s)
 		goto fail;
 	*s = tmp;
-	init_cache(s, name, flags, ctor, slot);
 	for (int i = 0; i < _uslub_nr_nodes(); i++) {
 		s->node[i] = uslub_cache_alloc(&boot_kmem_cache_node, 0);
 		if (!s->node[i])
 			goto fail;
 		init_node(s->node[i]);
 	}
+	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+	int slot = take_slot();
+	if (slot < 0) {
+		uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+		_uslub_report("uslub: cannot create cache \"%s\": all %d cache slots in use\n",
+			      name, USLUB_MAX_CACHES);
+		goto fail;
+	}
+	init_cache(s, name, flags, ctor, slot);
 	list_add_tail(&s->list, &_uslub_slab_caches);
 	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	if (_uslub_option(USLUB_OPT_VERBOSE))
@@ -1056,9 +1073,6 @@ __public struct kmem_cache *uslub_cache_create(const char *name, size_t size, si
 fail:
 	if (s)
 		free_cache_struct(s);
-	if (slot >= 0)
-		release_slot(slot);
-	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	errno = ENOMEM;
 	return NULL;
 }
@@ -1111,8 +1125,12 @@ __public int uslub_cache_shrink(struct kmem_cache *s)
 	struct kmem_cache_cpu tmp, *c = &tmp;
 	memset(&tmp, 0, sizeof(tmp));
 	if (this_cpu_is_real()) {
+		/* folding moves counters between places readers sum under
+		 * thread_lock: hold it so no reader sees them twice or never */
 		c = this_cpu(s);
+		uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);
 		_uslub_flush_cpu(s, c);
+		uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
 	}
 	int freed = 0;
 	for (int i = 0; i < _uslub_nr_nodes(); i++)
@@ -1388,6 +1406,38 @@ void _uslub_slub_postfork_parent(void)
 			pthread_mutex_unlock(&get_node(s, i)->list_lock);
 	}
 	pthread_mutex_unlock(&_uslub_slab_mutex);
+}
+
+/* Counters of one slab, for _uslub_slub_recount(). */
+static void recount_cb(struct page *head, void *arg)
+{
+	(void)arg;
+	struct slab *slab = page_slab(head);
+	if (!(READ_ONCE(head->flags) & PG_slab) || !slab->slab_cache)
+		return;
+	struct kmem_cache_node *n = get_node(slab->slab_cache, slab_nid(slab));
+	n->nr_slabs++;
+	n->total_objects += FC_OBJECTS(slab_counters(slab));
+	n->total_pages += 1ul << slab_order(slab);
+}
+
+/*
+ * In a fork child: rebuild every node's slab counters from the slabs
+ * themselves. A thread stopped by fork between creating (or discarding) a
+ * slab and updating the counters leaves them torn; the slab may leak, the
+ * counters must not lie. Single-threaded caller, slab_mutex held.
+ */
+void _uslub_slub_recount(void)
+{
+	struct list_head *pos;
+	for (pos = _uslub_slab_caches.next; pos != &_uslub_slab_caches; pos = pos->next) {
+		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
+		for (int i = 0; i < _uslub_nr_nodes(); i++) {
+			struct kmem_cache_node *n = get_node(s, i);
+			n->nr_slabs = n->total_objects = n->total_pages = 0;
+		}
+	}
+	_uslub_for_each_run(recount_cb, NULL);
 }
 
 void _uslub_slub_postfork_child(void)

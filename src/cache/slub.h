@@ -149,5 +149,6 @@ __internal uint64_t _uslub_cpu_alloc_fastpath(const struct kmem_cache *s,
 __internal void _uslub_slub_prefork(void);
 __internal void _uslub_slub_postfork_parent(void);
 __internal void _uslub_slub_postfork_child(void);
+__internal void _uslub_slub_recount(void);
 
 #endif /* USLUB_CACHE_SLUB_H */

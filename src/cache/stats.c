@@ -54,10 +54,12 @@ static void slabinfo_locked(const struct kmem_cache *s, struct uslub_slabinfo *o
 	o->cpu_partial_slabs = s->cpu_partial_slabs;
 	for (int i = 0; i < _uslub_nr_nodes(); i++) {
 		struct kmem_cache_node *n = s->node[i];
+		/* Under list_lock a listed slab cannot be discarded, so the
+		 * partial slabs' free objects are within total_objects. */
+		uslub_mutex_lock(&n->list_lock, RANK_LIST);
 		o->num_slabs += READ_ONCE(n->nr_slabs);
 		o->num_objs += READ_ONCE(n->total_objects);
 		o->memory_used += READ_ONCE(n->total_pages) * PAGE_SIZE;
-		uslub_mutex_lock(&n->list_lock, RANK_LIST);
 		o->nr_partial += n->nr_partial;
 		struct list_head *pos;
 		for (pos = n->partial.next; pos != &n->partial; pos = pos->next) {
@@ -67,7 +69,7 @@ static void slabinfo_locked(const struct kmem_cache *s, struct uslub_slabinfo *o
 		}
 		uslub_mutex_unlock(&n->list_lock, RANK_LIST);
 	}
-	o->active_objs = o->num_objs - o->partial_free;
+	o->active_objs = o->num_objs >= o->partial_free ? o->num_objs - o->partial_free : 0;
 	uint64_t allocs = st[USLUB_ALLOC_FASTPATH] + st[USLUB_ALLOC_SLOWPATH];
 	uint64_t frees = st[USLUB_FREE_FASTPATH] + st[USLUB_FREE_SLOWPATH];
 	o->live_objs = allocs >= frees ? allocs - frees : 0;

@@ -125,6 +125,8 @@ static __always_inline struct page *_uslub_virt_to_head_page(const void *p)
 {
 	if (unlikely(!_uslub_owns_segment(p)))
 		return NULL;
+	if (unlikely((((uintptr_t)p >> PAGE_SHIFT) & (SEGMENT_PAGES - 1)) < SEGMENT_META_PAGES))
+		return NULL;            /* the descriptors themselves */
 	return READ_ONCE(virt_to_page(p)->compound_head);
 }
 

@@ -39,6 +39,11 @@ int main(void)
 		want += PAGE_SIZE << o;
 	CHECK_EQ(ps.bytes_in_slabs - ps0.bytes_in_slabs, want);
 
+	/* the descriptor pages of a segment are not runs */
+	char *seg = (char *)ptr_segment(page_address(runs[0]));
+	for (unsigned long off = 0; off < SEGMENT_META_PAGES * PAGE_SIZE; off += 1000)
+		CHECK(_uslub_virt_to_head_page(seg + off) == NULL);
+
 	/* foreign memory */
 	int local;
 	CHECK(!_uslub_owns_segment(&local));
