@@ -16,10 +16,11 @@
 #define WORKERS 2
 static uslub_cache_t *cache;
 static atomic_int stop;
+static uint64_t seed;
 
 static void *worker(void *arg)
 {
-	struct rng r = { (uint64_t)(uintptr_t)arg * 7919 + test_seed(11) };
+	struct rng r = { (uint64_t)(uintptr_t)arg * 7919 + seed };
 	void *held[256];
 	int n = 0;
 	while (!atomic_load(&stop)) {
@@ -85,6 +86,7 @@ static void *touch_one(void *arg)
 
 int main(void)
 {
+	seed = test_seed(11);
 	cache = uslub_cache_create("observed", 96, 0, 0, NULL);
 	CHECK(cache);
 	pthread_t th[WORKERS];
