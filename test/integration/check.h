@@ -286,6 +286,40 @@ static TEST_UNUSED bool json_number(struct json_p *j)
 	return true;
 }
 
+/* An object's members or an array's elements, from the opening bracket
+ * to @close; objects have "key": before each value. */
+static TEST_UNUSED bool json_seq(struct json_p *j, char close, bool members)
+{
+	j->p++;
+	json_ws(j);
+	if (*j->p == close) {
+		j->p++;
+		return true;
+	}
+	for (;;) {
+		json_ws(j);
+		if (members) {
+			if (!json_string(j))
+				return false;
+			json_ws(j);
+			if (*j->p != ':')
+				return false;
+			j->p++;
+		}
+		if (!json_value(j))
+			return false;
+		json_ws(j);
+		if (*j->p == ',') {
+			j->p++;
+			continue;
+		}
+		if (*j->p != close)
+			return false;
+		j->p++;
+		return true;
+	}
+}
+
 static TEST_UNUSED bool json_value(struct json_p *j)
 {
 	json_ws(j);
@@ -294,56 +328,9 @@ static TEST_UNUSED bool json_value(struct json_p *j)
 	bool ok = false;
 	char c = *j->p;
 	if (c == '{') {
-		j->p++;
-		json_ws(j);
-		if (*j->p == '}') {
-			j->p++;
-			ok = true;
-		} else {
-			for (;;) {
-				json_ws(j);
-				if (!json_string(j))
-					break;
-				json_ws(j);
-				if (*j->p != ':')
-					break;
-				j->p++;
-				if (!json_value(j))
-					break;
-				json_ws(j);
-				if (*j->p == ',') {
-					j->p++;
-					continue;
-				}
-				if (*j->p == '}') {
-					j->p++;
-					ok = true;
-				}
-				break;
-			}
-		}
+		ok = json_seq(j, '}', true);
 	} else if (c == '[') {
-		j->p++;
-		json_ws(j);
-		if (*j->p == ']') {
-			j->p++;
-			ok = true;
-		} else {
-			for (;;) {
-				if (!json_value(j))
-					break;
-				json_ws(j);
-				if (*j->p == ',') {
-					j->p++;
-					continue;
-				}
-				if (*j->p == ']') {
-					j->p++;
-					ok = true;
-				}
-				break;
-			}
-		}
+		ok = json_seq(j, ']', false);
 	} else if (c == '"') {
 		ok = json_string(j);
 	} else if (c == '-' || (c >= '0' && c <= '9')) {
