@@ -35,8 +35,6 @@
 /* Relaxed and ordered atomics on plain words (no libatomic calls). */
 #define READ_ONCE(x)      __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define WRITE_ONCE(x, v)  __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
-#define LOAD_ACQUIRE(x)   __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
-#define STORE_RELEASE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
 #define ATOMIC_ADD(x, v)  __atomic_add_fetch(&(x), (v), __ATOMIC_RELAXED)
 #define ATOMIC_SUB(x, v)  __atomic_sub_fetch(&(x), (v), __ATOMIC_RELAXED)
 /* A counter with a single writer: no locked instruction, no torn reads. */

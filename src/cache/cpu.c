@@ -18,7 +18,6 @@
 #define _GNU_SOURCE
 #include "cache/slub.h"
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #define THREAD_HDR_SIZE PAGE_SIZE
@@ -93,7 +92,6 @@ bool _uslub_thread_init(void)
 	t->node = _uslub_option(USLUB_OPT_FAKE_NODES) ? (int)(thread_seq % (unsigned long)nodes)
 						       : _uslub_numa_node_of_cpu();
 	thread_seq++;
-	t->tid = (int)syscall(SYS_gettid);
 	list_add_tail(&t->link, &_uslub_threads);
 	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
 
@@ -175,8 +173,6 @@ static void postfork_child(void)
 	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	_uslub_slub_recount();
 	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
-	if (_uslub_tls.thread)
-		_uslub_tls.thread->tid = (int)syscall(SYS_gettid);
 	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
 }
 

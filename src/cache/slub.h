@@ -86,7 +86,6 @@ struct kmem_cache {
 	unsigned int cpu_partial_slabs; /* ... as slabs; 0 = no cpu partial            */
 	void (*ctor)(void *);
 	int index;                   /* slot number; cpu_offset = index * CPU_SLOT_SIZE */
-	bool dying;
 
 	struct list_head list;       /* slab_caches (slab_mutex)                       */
 	uint64_t stat_exited[USLUB_NR_STATS]; /* counters of exited threads (atomic)   */
@@ -104,7 +103,6 @@ struct uslub_thread {
 	struct list_head link;       /* threads or free_areas (thread_lock) */
 	char *cpu_base;              /* first cpu slot                     */
 	int node;                    /* NUMA node this "cpu" allocates on  */
-	int tid;
 };
 
 struct uslub_tls {
