@@ -22,12 +22,35 @@
  *   static void peer_extra_json(struct peer_ctx *c, FILE *f);
  *          prints zero or more `,"key":value` members for the result line
  *
+ * Optional hooks, each announced by a macro defined before the #include:
+ *
+ *   PEER_HAS_BULK (B2: slab/mempool peers; the malloc peers have none)
+ *     static inline int peer_alloc_bulk(struct peer_ctx *c, size_t n, void **p);
+ *            n objects into p[0..n-1], all or nothing: returns n, or 0
+ *     static inline void peer_free_bulk(struct peer_ctx *c, size_t n, void **p);
+ *   PEER_HAS_SHEAVES (uslub: --sheaves N)
+ *     static unsigned int peer_sheaves;
+ *            set from --sheaves before peer_open(); the peer makes its
+ *            cache with per-CPU sheaves of (at least) that many objects
+ *   PEER_HAS_B3 (uslub: B3 compares uslub with itself, no loop to share)
+ *     static int peer_bench_b3(const struct bench_opts *o);
+ *            declared before the #include (with `struct bench_opts;`),
+ *            defined after it, so it can use the helpers here.
+ *
+ * A benchmark whose hooks a peer lacks prints one line
+ * {"bench":"B2","peer":...,"skipped":"why"} and exits with status 0.
+ *
  * Then the file's main() calls bench_main(argc, argv) (after any global
  * initialisation of its own, e.g. rte_eal_init).
  *
  * Benchmarks (methodology: see bench/README.md):
  *   B1  alloc + free of one object, same cache, hot (Brouer's "fastpath
  *       reuse" test). ns per alloc+free pair.
+ *   B2  bulk alloc+free (Brouer's slab_bulk_test01, seed 001): for each n
+ *       of a list, alloc_bulk(n) then free_bulk(n), against the same n done
+ *       one by one (n allocs, then n frees). ns per object.
+ *   B3  fresh-slab allocation (slub_bulk_bench, seed 000): uslub only, see
+ *       bench_uslub.c. ns per object, allocation only.
  *   B4  remote free: the main thread (CPU 0) allocates and touches objects
  *       and hands them in batches of 64 through a single-producer/single-
  *       consumer ring to a thread on CPU 1, which frees them. ns per object
@@ -99,25 +122,48 @@ static int bench_pin(int cpu)
 /* ------------------------------------------------------------------------
  * Options
  * ---------------------------------------------------------------------- */
+#define BENCH_MAX_NS 64     /* B2: at most this many batch sizes         */
+#define BENCH_MAX_N 65536   /* B2: largest n                               */
+
+/* B2's batch sizes: the first column of Brouer's table (seed 001). */
+static const unsigned long bench_b2_default_ns[] = {
+	1, 2, 3, 4, 8, 16, 30, 32, 34, 48, 64, 128, 158, 250,
+};
+
 struct bench_opts {
-	const char *bench;    /* "B1" or "B4"                                */
+	const char *bench;    /* "B1", "B2", "B3" or "B4"                    */
 	const char *label;    /* peer name in the output                      */
 	size_t size;          /* object size in bytes                         */
-	unsigned long iters;  /* B1: alloc+free pairs per sample; B4: objects */
-	unsigned long warmup; /* untimed iterations / objects before samples  */
-	int repeats;          /* samples in this process                      */
+	unsigned long iters;  /* B1: alloc+free pairs per sample; B2, B4:
+	                         objects per sample (B2: per n and mode)      */
+	unsigned long warmup; /* untimed iterations / objects before samples
+	                         (B2: before each sample; B3: rounds)         */
+	int repeats;          /* samples in this process (B3: timed rounds)   */
 	int cpu;              /* B1: CPU to pin to (-1: none)                 */
 	int prod_cpu;         /* B4: producer CPU (-1: none)                  */
 	int cons_cpu;         /* B4: consumer CPU (-1: none)                  */
+	unsigned long ns[BENCH_MAX_NS]; /* B2: the batch sizes n           */
+	int nr_ns;
+	long sheaves;         /* --sheaves N (-1: not given)                  */
+	unsigned long bytes;  /* B3: bytes allocated per round (0: default)   */
 };
 
 static void bench_usage(FILE *f, const char *argv0)
 {
 	fprintf(f,
-		"usage: %s --bench B1|B4 [--size BYTES] [--iters N] [--warmup N]\n"
+		"usage: %s --bench B1|B2|B3|B4 [--size BYTES] [--iters N] [--warmup N]\n"
 		"          [--repeats R] [--label NAME] [--cpu C] [--cpus P,C]\n"
+		"          [--ns N1,N2,...] [--sheaves CAP] [--bytes B]\n"
 		"  B1: N alloc+free pairs per sample (same cache, hot)\n"
+		"  B2: for each n of --ns (default 1,2,3,4,8,16,30,32,34,48,64,128,\n"
+		"      158,250): alloc_bulk(n) + free_bulk(n), and n allocs + n frees,\n"
+		"      N objects per sample (default 2e6); --warmup objects before\n"
+		"      each sample (default N/10)\n"
+		"  B3: (uslub) alloc_bulk(objects per slab) from fresh slabs only,\n"
+		"      B bytes per round (default 32 MiB), deferred vs eager freelist,\n"
+		"      random on and off; R timed rounds after --warmup rounds (1)\n"
 		"  B4: N objects allocated on CPU P, freed on CPU C\n"
+		"  --sheaves CAP: (uslub) a cache with per-CPU sheaves of CAP objects\n"
 		"  prints one JSON line per benchmark on stdout\n",
 		argv0);
 }
@@ -135,6 +181,25 @@ static unsigned long bench_parse_ul(const char *s, const char *opt)
 	return (unsigned long)v;
 }
 
+static void bench_parse_ns(const char *v, struct bench_opts *o)
+{
+	char buf[1024], *save = NULL, *tok;
+	if (strlen(v) >= sizeof(buf))
+		bench_die("--ns: list too long");
+	strcpy(buf, v);
+	o->nr_ns = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		unsigned long n = bench_parse_ul(tok, "--ns");
+		if (n < 1 || n > BENCH_MAX_N)
+			bench_die("--ns: every n must be 1..65536");
+		if (o->nr_ns == BENCH_MAX_NS)
+			bench_die("--ns: at most 64 values");
+		o->ns[o->nr_ns++] = n;
+	}
+	if (!o->nr_ns)
+		bench_die("--ns: empty list");
+}
+
 static void bench_parse(int argc, char **argv, struct bench_opts *o)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -148,6 +213,10 @@ static void bench_parse(int argc, char **argv, struct bench_opts *o)
 	o->cpu = 0;
 	o->prod_cpu = ncpu >= 2 ? 0 : -1;
 	o->cons_cpu = ncpu >= 2 ? 1 : -1;
+	o->nr_ns = (int)(sizeof(bench_b2_default_ns) / sizeof(bench_b2_default_ns[0]));
+	memcpy(o->ns, bench_b2_default_ns, sizeof(bench_b2_default_ns));
+	o->sheaves = -1;
+	o->bytes = 0;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -175,6 +244,12 @@ static void bench_parse(int argc, char **argv, struct bench_opts *o)
 			o->repeats = (int)bench_parse_ul(v, a);
 		else if (!strcmp(a, "--cpu"))
 			o->cpu = atoi(v);
+		else if (!strcmp(a, "--ns"))
+			bench_parse_ns(v, o);
+		else if (!strcmp(a, "--sheaves"))
+			o->sheaves = (long)bench_parse_ul(v, a);
+		else if (!strcmp(a, "--bytes"))
+			o->bytes = bench_parse_ul(v, a);
 		else if (!strcmp(a, "--cpus")) {
 			if (sscanf(v, "%d,%d", &o->prod_cpu, &o->cons_cpu) != 2)
 				bench_die("--cpus wants P,C");
@@ -196,6 +271,25 @@ static void bench_parse(int argc, char **argv, struct bench_opts *o)
 		o->cpu = -1;
 	if (o->prod_cpu >= ncpu || o->cons_cpu >= ncpu)
 		o->prod_cpu = o->cons_cpu = -1;
+	if (o->sheaves >= 0) {
+#ifdef PEER_HAS_SHEAVES
+		if (o->sheaves > 65535)
+			bench_die("--sheaves must be 0..65535");
+		peer_sheaves = (unsigned int)o->sheaves;
+#else
+		bench_die("--sheaves: this peer has no sheaves");
+#endif
+	}
+}
+
+/* The result line of a benchmark this peer cannot run (exit status 0). */
+static __attribute__((unused)) int bench_skip(const struct bench_opts *o,
+					       const char *why)
+{
+	printf("{\"bench\":\"%s\",\"peer\":\"%s\",\"size\":%zu,\"skipped\":\"%s\"}\n",
+	       o->bench, o->label, o->size, why);
+	fflush(stdout);
+	return 0;
 }
 
 /* Output helpers: the common head of a result line, then the samples. */
@@ -262,6 +356,127 @@ static int bench_b1(const struct bench_opts *o)
 	peer_close(c);
 	return 0;
 }
+
+/* ------------------------------------------------------------------------
+ * B2: bulk alloc + free against one by one, hot
+ * ---------------------------------------------------------------------- */
+#ifdef PEER_HAS_BULK
+/* Brouer's slab_bulk_test01 loop: alloc_bulk(n), free_bulk(n), repeat. */
+static __attribute__((noinline)) void bench_b2_bulk_loop(struct peer_ctx *c,
+							 size_t n,
+							 unsigned long loops,
+							 void **p)
+{
+	for (unsigned long i = 0; i < loops; i++) {
+		if (BENCH_UNLIKELY(peer_alloc_bulk(c, n, p) != (int)n))
+			bench_die("B2: bulk allocation failed");
+		bench_escape(p);
+		peer_free_bulk(c, n, p);
+	}
+}
+
+/* The same n objects one by one: n allocations, then n frees in the same
+ * order (the "fallback bulking" column of seed 001's table). */
+static __attribute__((noinline)) void bench_b2_single_loop(struct peer_ctx *c,
+							   size_t n,
+							   unsigned long loops,
+							   void **p)
+{
+	for (unsigned long i = 0; i < loops; i++) {
+		for (size_t j = 0; j < n; j++) {
+			p[j] = peer_alloc(c);
+			if (BENCH_UNLIKELY(!p[j]))
+				bench_die("B2: allocation failed");
+		}
+		bench_escape(p);
+		for (size_t j = 0; j < n; j++)
+			peer_free(c, p[j]);
+	}
+}
+
+static void bench_b2_run(struct peer_ctx *c, int bulk, size_t n,
+			 unsigned long loops, void **p)
+{
+	if (bulk)
+		bench_b2_bulk_loop(c, n, loops, p);
+	else
+		bench_b2_single_loop(c, n, loops, p);
+}
+
+static int bench_b2(const struct bench_opts *o)
+{
+	unsigned long objs = o->iters ? o->iters : 2000000ul;
+	struct bench_opts oo = *o;
+	static const char *const mode_name[2] = { "single", "bulk" };
+	unsigned long max_n = 0;
+	struct peer_ctx *c;
+	double *ns;
+	void **p;
+
+	if (oo.warmup == (unsigned long)-1)
+		oo.warmup = objs / 10;
+	for (int i = 0; i < o->nr_ns; i++)
+		if (o->ns[i] > max_n)
+			max_n = o->ns[i];
+	/* ns[(mode * nr_ns + i) * repeats + r] */
+	ns = calloc((size_t)2 * (size_t)o->nr_ns * (size_t)o->repeats, sizeof(*ns));
+	if (posix_memalign((void **)&p, BENCH_CACHELINE, max_n * sizeof(void *)) || !ns)
+		bench_die("B2: out of memory");
+	memset(p, 0, max_n * sizeof(void *));
+	if (oo.cpu >= 0 && !bench_pin(oo.cpu))
+		oo.cpu = -1;
+	c = peer_open(o->size, max_n);
+	if (!c)
+		bench_die("B2: cannot create the cache/pool");
+
+	/* Every sample: a warm-up of the same n and mode, then the timed
+	 * loop. Samples go round n by n, so drift spreads over all n; the
+	 * mode that goes first alternates from round to round. */
+	for (int r = 0; r < o->repeats; r++) {
+		for (int i = 0; i < o->nr_ns; i++) {
+			size_t n = o->ns[i];
+			unsigned long loops = (objs + n - 1) / n;
+			unsigned long wloops = (oo.warmup + n - 1) / n;
+			if (loops < 1)
+				loops = 1;
+			for (int k = 0; k < 2; k++) {
+				int bulk = (k + r) & 1;
+				bench_b2_run(c, bulk, n, wloops, p);
+				uint64_t t0 = bench_now_ns();
+				bench_b2_run(c, bulk, n, loops, p);
+				uint64_t t1 = bench_now_ns();
+				ns[((size_t)bulk * o->nr_ns + i) * o->repeats + r] =
+					(double)(t1 - t0) / ((double)loops * (double)n);
+			}
+		}
+	}
+
+	bench_json_head(&oo, objs, "ns per object (alloc+free)");
+	printf(",\"cpu\":%d,\"ns\":[", oo.cpu);
+	for (int i = 0; i < o->nr_ns; i++)
+		printf("%s%lu", i ? "," : "", o->ns[i]);
+	printf("],\"series\":{");
+	for (int m = 1; m >= 0; m--) {
+		printf("%s\"%s\":{", m == 1 ? "" : ",", mode_name[m]);
+		for (int i = 0; i < o->nr_ns; i++) {
+			printf("%s\"%lu\":[", i ? "," : "", o->ns[i]);
+			for (int r = 0; r < o->repeats; r++)
+				printf("%s%.4f", r ? "," : "",
+				       ns[((size_t)m * o->nr_ns + i) * o->repeats + r]);
+			printf("]");
+		}
+		printf("}");
+	}
+	printf("}");
+	peer_extra_json(c, stdout);
+	printf("}\n");
+	fflush(stdout);
+	peer_close(c);
+	free(p);
+	free(ns);
+	return 0;
+}
+#endif /* PEER_HAS_BULK */
 
 /* ------------------------------------------------------------------------
  * B4: remote free through an SPSC ring of batches
@@ -404,9 +619,23 @@ static int bench_main(int argc, char **argv)
 	bench_parse(argc, argv, &o);
 	if (!strcmp(o.bench, "B1"))
 		return bench_b1(&o);
+	if (!strcmp(o.bench, "B2")) {
+#ifdef PEER_HAS_BULK
+		return bench_b2(&o);
+#else
+		return bench_skip(&o, "no bulk API: B2 is a slab/mempool benchmark");
+#endif
+	}
+	if (!strcmp(o.bench, "B3")) {
+#ifdef PEER_HAS_B3
+		return peer_bench_b3(&o);
+#else
+		return bench_skip(&o, "B3 measures uslub against itself");
+#endif
+	}
 	if (!strcmp(o.bench, "B4"))
 		return bench_b4(&o);
-	fprintf(stderr, "bench: unknown benchmark %s (B1, B4)\n", o.bench);
+	fprintf(stderr, "bench: unknown benchmark %s (B1, B2, B3, B4)\n", o.bench);
 	return 2;
 }
 

@@ -1,6 +1,7 @@
 /*
  * uslub-bench-dpdk: the benchmarks on a DPDK rte_mempool (single-object
- * rte_mempool_get / rte_mempool_put through the per-lcore cache).
+ * rte_mempool_get / rte_mempool_put through the per-lcore cache; B2:
+ * rte_mempool_get_bulk / rte_mempool_put_bulk through the same cache).
  *
  * The EAL runs without hugepages, PCI or shared config, on lcore 0, so it
  * works as root on any machine:
@@ -81,6 +82,20 @@ static inline void *peer_alloc(struct peer_ctx *c)
 static inline void peer_free(struct peer_ctx *c, void *p)
 {
 	rte_mempool_put(c->mp, p);
+}
+
+#define PEER_HAS_BULK 1
+
+static inline int peer_alloc_bulk(struct peer_ctx *c, size_t n, void **p)
+{
+	if (__builtin_expect(rte_mempool_get_bulk(c->mp, p, (unsigned int)n) < 0, 0))
+		return 0;
+	return (int)n;
+}
+
+static inline void peer_free_bulk(struct peer_ctx *c, size_t n, void **p)
+{
+	rte_mempool_put_bulk(c->mp, p, (unsigned int)n);
 }
 
 static void peer_thread_start(struct peer_ctx *c)

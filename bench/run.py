@@ -3,8 +3,10 @@
 
 Runs B1 (single alloc+free, hot) and B4 (remote free) on uslub, glibc malloc,
 jemalloc, mimalloc, tcmalloc (LD_PRELOAD of uslub-bench-malloc) and DPDK's
-rte_mempool, R rounds interleaved round-robin across the peers, takes
-medians, prints a ratio table (uslub time / peer time) with the SPEC §3
+rte_mempool; B2 (bulk alloc+free against one by one) on uslub without and
+with sheaves and DPDK; B3 (fresh-slab allocation, deferred against eager
+freelist) on uslub alone. R rounds interleaved round-robin across the peers,
+takes medians, prints a ratio table (uslub time / peer time) with the SPEC §3
 targets, and writes bench/results/bench.json and bench/results/bench.png.
 
 Standard library only; matplotlib (for the PNG) is imported lazily, and if
@@ -31,12 +33,27 @@ REPO = os.path.dirname(HERE)
 
 BENCH_TITLES = {
     "B1": "single alloc+free, same cache, hot",
+    "B2": "bulk alloc+free vs one by one, same cache, hot",
+    "B3": "fresh-slab allocation: deferred vs eager freelist",
     "B4": "remote free: one thread allocates, another frees",
 }
 BENCH_UNITS = {
     "B1": "ns per alloc+free pair",
+    "B2": "ns per object: one alloc + one free",
+    "B3": "ns per object: allocation only",
     "B4": "ns per object",
 }
+BENCH_ORDER = ["B1", "B2", "B3", "B4"]
+
+# B2: the batch sizes of seed 001's table; the sheaf capacity asked for the
+# "uslub-sheaves" variant (uslub_cache_create_args with sheaf_capacity).
+B2_NS = [1, 2, 3, 4, 8, 16, 30, 32, 34, 48, 64, 128, 158, 250]
+B2_SHEAVES = 32
+B2_PEERS = ["uslub", "uslub-sheaves", "dpdk"]
+B2_MODES = [("bulk", "bulk"), ("single", "one-by-one")]
+# B3: the four caches of each process (bench_uslub.c), as (random, eager).
+B3_VARIANTS = ["eager-norandom", "deferred-norandom", "eager-random", "deferred-random"]
+B3_LIMITS = {"norandom": 0.70, "random": 0.50}
 
 # Peer malloc libraries run through LD_PRELOAD: name -> sonames to look for.
 MALLOC_PEERS = [
@@ -59,14 +76,20 @@ PEER_PACKAGES = {
 MODES = {
     # rounds: processes per peer and benchmark, interleaved;
     # repeats: samples taken inside each process (after a warm-up).
+    # B2_objects: objects per sample, for each n and mode;
+    # B3_bytes: bytes allocated per round (seed 000: 256 MiB).
     "quick": {"rounds": 5, "repeats": 3, "B1_iters": 5_000_000,
-              "B4_objects": 1_500_000, "timeout": 60},
+              "B4_objects": 1_500_000, "B2_objects": 500_000,
+              "B3_bytes": 64 << 20, "timeout": 60},
     "full": {"rounds": 7, "repeats": 3, "B1_iters": 20_000_000,
-             "B4_objects": 5_000_000, "timeout": 180},
+             "B4_objects": 5_000_000, "B2_objects": 2_000_000,
+             "B3_bytes": 256 << 20, "timeout": 180},
 }
 
 # What each benchmark runs: (bench, object size).
-CONFIGS = [("B1", 64), ("B1", 256), ("B4", 64)]
+CONFIGS = [("B1", 64), ("B1", 256), ("B2", 64),
+           ("B3", 16), ("B3", 32), ("B3", 64), ("B3", 128), ("B3", 256), ("B3", 512),
+           ("B4", 64)]
 
 
 def _log(msg=""):
@@ -222,9 +245,38 @@ def machine_info(build):
 # ---------------------------------------------------------------------------
 
 def bench_argv(argv0, peer, bench, size, mode):
+    if bench == "B2":
+        argv = [argv0, "--bench", bench, "--size", str(size),
+                "--iters", str(mode["B2_objects"]),
+                "--ns", ",".join(str(n) for n in B2_NS)]
+        if peer == "uslub-sheaves":
+            argv += ["--sheaves", str(B2_SHEAVES)]
+        return argv + ["--repeats", str(mode["repeats"]), "--label", peer]
+    if bench == "B3":
+        return [argv0, "--bench", bench, "--size", str(size),
+                "--bytes", str(mode["B3_bytes"]),
+                "--repeats", str(mode["repeats"]), "--label", peer]
     iters = mode["B1_iters"] if bench == "B1" else mode["B4_objects"]
     return [argv0, "--bench", bench, "--size", str(size), "--iters", str(iters),
             "--repeats", str(mode["repeats"]), "--label", peer]
+
+
+def peers_for(bench, peers):
+    """The peers a benchmark runs on. B1, B4: all. B2: the slab/mempool ones
+    (uslub, uslub with sheaves, DPDK); malloc has no bulk API. B3: uslub,
+    which it compares with itself."""
+    if bench == "B2":
+        out = []
+        for p in peers:
+            if p[0] == "uslub":
+                out.append(p)
+                out.append(("uslub-sheaves", p[1], p[2]))
+            elif p[0] == "dpdk":
+                out.append(p)
+        return out
+    if bench == "B3":
+        return [p for p in peers if p[0] == "uslub"]
+    return peers
 
 
 def run_one(peer, argv0, extra_env, bench, size, mode):
@@ -254,7 +306,9 @@ def run_one(peer, argv0, extra_env, bench, size, mode):
                 res = json.loads(line)
             except ValueError:
                 return None, "%s %s: bad output line: %s" % (peer, bench, line)
-    if not res or not res.get("samples_ns"):
+    if res and res.get("skipped"):
+        return None, "skipped: %s %s: %s" % (peer, bench, res["skipped"])
+    if not res or not (res.get("samples_ns") or res.get("series")):
         return None, "%s %s: no result line in the output" % (peer, bench)
     if "LD_PRELOAD" in extra_env:
         lib = res.get("malloc_lib", "")
@@ -265,6 +319,31 @@ def run_one(peer, argv0, extra_env, bench, size, mode):
     if r.stderr.strip():
         res["stderr"] = r.stderr.strip()[-2000:]
     return res, None
+
+
+def add_series(into, series):
+    """Merge a B2/B3 result line's series into @into. B2: {mode: {n:
+    [samples]}}; B3: {variant: [samples]} (stored under the key "all")."""
+    for name, v in series.items():
+        dst = into.setdefault(name, {})
+        if isinstance(v, dict):
+            for key, xs in v.items():
+                dst.setdefault(key, []).extend(xs)
+        else:
+            dst.setdefault("all", []).extend(v)
+
+
+def series_summary(bench, series):
+    """One progress-line summary of a B2/B3 run (medians of its samples)."""
+    med = statistics.median
+    if bench == "B2":
+        parts = []
+        for mode, label in B2_MODES:
+            m = series.get(mode, {})
+            parts.append("%s %s ns" % (label, " ".join(
+                "n=%s:%.2f" % (n, med(m[n])) for n in ("1", "16", "64", "250") if n in m)))
+        return "; ".join(parts)
+    return "  ".join("%s %.2f" % (v, med(series[v])) for v in B3_VARIANTS if v in series) + " ns"
 
 
 def quantile(xs, q):
@@ -284,14 +363,17 @@ def run_all(peers, configs, mode):
     failures = []
     crashed = False
     dead = set()           # (peer, bench, size) that failed: not run again
-    total = mode["rounds"] * len(configs) * len(peers)
+    total = mode["rounds"] * sum(len(peers_for(b, peers)) for b, _ in configs)
     step = 0
     t_start = time.time()
     for rnd in range(mode["rounds"]):
         for (bench, size) in configs:
+            cpeers = peers_for(bench, peers)
+            if not cpeers:
+                continue
             # rotate the order every round so no peer always runs first
-            k = (rnd + configs.index((bench, size))) % len(peers)
-            order = peers[k:] + peers[:k]
+            k = (rnd + configs.index((bench, size))) % len(cpeers)
+            order = cpeers[k:] + cpeers[:k]
             for (peer, argv0, extra_env) in order:
                 step += 1
                 key = (peer, bench, size)
@@ -303,12 +385,22 @@ def run_all(peers, configs, mode):
                 res, err = run_one(peer, argv0, extra_env, bench, size, mode)
                 if err:
                     dead.add(key)
+                    if err.startswith("skipped"):
+                        log(prefix + " SKIPPED: " + err)
+                        continue
                     failures.append(err)
                     if err.startswith("preload-failed"):
                         log(prefix + " SKIPPED: " + err)
                     else:
                         crashed = True
                         log(prefix + " FAILED: " + err)
+                    continue
+                if bench in ("B2", "B3"):
+                    slot = results[(bench, size)].setdefault(
+                        peer, {"series": {}, "runs": []})
+                    add_series(slot["series"], res["series"])
+                    slot["runs"].append(res)
+                    log(prefix + " " + series_summary(bench, res["series"]))
                     continue
                 slot = results[(bench, size)].setdefault(
                     peer, {"samples": [], "runs": []})
@@ -354,9 +446,148 @@ def target_checks(bench, med):
     return checks
 
 
+def verdict_of(checks):
+    """True when every check passed, False when one failed, None when
+    something was not measured."""
+    verdicts = [t["pass"] for t in checks]
+    if any(v is False for v in verdicts):
+        return False
+    if verdicts and all(v is True for v in verdicts):
+        return True
+    return None
+
+
+def ratio_check(name, num, den, limit, **extra):
+    """A target of the form num / den <= limit (num, den: medians or None)."""
+    c = {"target": name, "limit": limit}
+    c.update(extra)
+    if num is None or den is None:
+        c.update(ratio=None, pass_=None, note="not measured")
+    else:
+        c.update(ratio=round(num / den, 4), pass_=num / den <= limit)
+    c["pass"] = c.pop("pass_")
+    return c
+
+
+def stats_of(xs):
+    return {"median": round(statistics.median(xs), 4),
+            "p25": round(quantile(xs, 0.25), 4), "p75": round(quantile(xs, 0.75), 4)}
+
+
+def run_extras(runs, drop=("samples_ns", "series", "bench", "peer", "size")):
+    return [{k: v for k, v in r.items() if k not in drop} for r in runs]
+
+
+def analyse_b2(per, size):
+    """B2: per[peer]["series"][mode][n] = samples. Series are named
+    "<peer> bulk" and "<peer> one-by-one"."""
+    ns = B2_NS
+    caps = {}
+    for p in B2_PEERS:
+        if p in per and p.startswith("uslub"):
+            caps[p] = sorted({r.get("sheaf_capacity") for r in per[p]["runs"]},
+                             key=lambda x: -1 if x is None else x)
+    entry = {"title": BENCH_TITLES["B2"], "unit": BENCH_UNITS["B2"], "size": size,
+             "ns": ns, "sheaves_asked": {"uslub": 0, "uslub-sheaves": B2_SHEAVES},
+             "sheaf_capacity": caps, "n": {},
+             "runs": {p: run_extras(per[p]["runs"]) for p in B2_PEERS if p in per}}
+    checks_all = []
+    for n in ns:
+        key = str(n)
+        med, p25, p75, samples = {}, {}, {}, {}
+        for p in B2_PEERS:
+            for mode, label in B2_MODES:
+                xs = per.get(p, {}).get("series", {}).get(mode, {}).get(key)
+                if not xs:
+                    continue
+                name = "%s %s" % (p, label)
+                st = stats_of(xs)
+                med[name], p25[name], p75[name] = st["median"], st["p25"], st["p75"]
+                samples[name] = xs
+        ratios = {}
+
+        def ratio(a, b):
+            if a in med and b in med:
+                ratios["%s / %s" % (a, b)] = round(med[a] / med[b], 4)
+        for p in B2_PEERS:
+            ratio("%s bulk" % p, "%s one-by-one" % p)
+        for p in ("uslub", "uslub-sheaves"):
+            ratio("%s bulk" % p, "dpdk bulk")
+            ratio("%s one-by-one" % p, "dpdk one-by-one")
+        checks = []
+        for p in ("uslub", "uslub-sheaves"):
+            if p not in per:
+                continue
+            if n >= 16:
+                checks.append(ratio_check(
+                    "%s bulk <= 1.0x DPDK bulk" % p, med.get("%s bulk" % p),
+                    med.get("dpdk bulk"), 1.0, n=n, series=p, peer="dpdk",
+                    kind="vs_dpdk"))
+            if 8 <= n <= 64:
+                checks.append(ratio_check(
+                    "%s bulk >= 2x faster than one-by-one" % p, med.get("%s bulk" % p),
+                    med.get("%s one-by-one" % p), 0.5, n=n, series=p,
+                    peer="%s one-by-one" % p, kind="vs_single"))
+        checks_all += checks
+        entry["n"][key] = {"median_ns": med, "p25_ns": p25, "p75_ns": p75,
+                           "samples_ns": samples, "ratios": ratios, "targets": checks}
+    entry["pass"] = verdict_of(checks_all)
+    return entry
+
+
+def analyse_b3(results, sizes):
+    """B3: per size, results[("B3", size)]["uslub"]["series"][variant]["all"]."""
+    entry = {"title": BENCH_TITLES["B3"], "unit": BENCH_UNITS["B3"], "sizes": {}}
+    checks_all = []
+    for size in sizes:
+        per = results[("B3", size)].get("uslub")
+        s = {"median_ns": {}, "p25_ns": {}, "p75_ns": {}, "samples_ns": {},
+             "batch": {}, "ratios": {}, "delta_pct": {}, "targets": [], "fresh": None}
+        if per:
+            for v in B3_VARIANTS:
+                xs = per["series"].get(v, {}).get("all")
+                if not xs:
+                    continue
+                st = stats_of(xs)
+                s["median_ns"][v], s["p25_ns"][v], s["p75_ns"][v] = \
+                    st["median"], st["p25"], st["p75"]
+                s["samples_ns"][v] = xs
+            runs = per["runs"]
+            for v in B3_VARIANTS:
+                info = [r.get("variants", {}).get(v, {}) for r in runs]
+                if info and info[0]:
+                    s["batch"][v] = info[0].get("batch")
+            s["fresh"] = all(i.get("fresh", False) for r in runs
+                             for i in r.get("variants", {}).values())
+            s["bytes_per_round"] = runs[0].get("bytes") if runs else None
+            s["runs"] = run_extras(runs)
+        med = s["median_ns"]
+        for rnd in ("norandom", "random"):
+            e, d = med.get("eager-" + rnd), med.get("deferred-" + rnd)
+            if e is not None and d is not None:
+                s["ratios"]["deferred-%s / eager-%s" % (rnd, rnd)] = round(d / e, 4)
+                s["delta_pct"][rnd] = round((d / e - 1) * 100, 2)
+            lim = B3_LIMITS[rnd]
+            s["targets"].append(ratio_check(
+                "deferred <= %.2fx eager (random %s)" % (lim, "off" if rnd == "norandom" else "on"),
+                d, e, lim, random=rnd == "random"))
+        checks_all += s["targets"]
+        entry["sizes"][str(size)] = s
+    entry["pass"] = verdict_of(checks_all)
+    return entry
+
+
 def analyse(results, configs, peers):
     out = {}
+    if any(b == "B2" for b, _ in configs):
+        size = [sz for b, sz in configs if b == "B2"][0]
+        out["B2"] = analyse_b2(results[("B2", size)], size)
+    b3_sizes = [sz for b, sz in configs if b == "B3"]
+    if b3_sizes:
+        out["B3"] = analyse_b3(results, b3_sizes)
     for (bench, size) in configs:
+        if bench in ("B2", "B3"):
+            continue
         entry = out.setdefault(bench, {
             "title": BENCH_TITLES[bench],
             "unit": BENCH_UNITS[bench],
@@ -383,6 +614,8 @@ def analyse(results, configs, peers):
                            for p in PEER_ORDER if p in med and p != "uslub"}
         entry["sizes"][str(size)] = s
     for bench, entry in out.items():
+        if bench in ("B2", "B3"):
+            continue
         verdicts = [t["pass"] for s in entry["sizes"].values() for t in s["targets"]]
         if any(v is False for v in verdicts):
             entry["pass"] = False
@@ -390,7 +623,7 @@ def analyse(results, configs, peers):
             entry["pass"] = True
         else:
             entry["pass"] = None   # something was not measured
-    return out
+    return {b: out[b] for b in BENCH_ORDER if b in out}
 
 
 def fmt_ns(x):
@@ -408,8 +641,14 @@ def print_table(data):
     log("")
     log("uslub vs peers: median ns per operation; ratio = uslub / peer "
         "(< 1.00 means uslub is faster)")
-    for bench in ("B1", "B4"):
+    for bench in BENCH_ORDER:
         if bench not in data:
+            continue
+        if bench == "B2":
+            print_b2(data["B2"], log)
+            continue
+        if bench == "B3":
+            print_b3(data["B3"], log)
             continue
         e = data[bench]
         log("")
@@ -427,8 +666,11 @@ def print_table(data):
                     fmt_ns(s["p75_ns"][p]), ratio))
     log("")
     log("targets (SPEC §3):")
-    for bench in ("B1", "B4"):
+    for bench in BENCH_ORDER:
         if bench not in data:
+            continue
+        if bench == "B2":
+            print_b2_targets(data["B2"], log)
             continue
         for size, s in data[bench]["sizes"].items():
             for t in s["targets"]:
@@ -439,6 +681,119 @@ def print_table(data):
                     ratio = "%.2fx" % t["ratio"]
                 log("  %s %4s B  %-36s %-8s %s" % (bench, size, t["target"], ratio, verdict))
     return lines
+
+
+def fmt_ratio(x, missed=False):
+    if x is None:
+        return "-"
+    return "%.2fx%s" % (x, "!" if missed else " ")
+
+
+def print_b2(e, log):
+    runs = e.get("runs", {})
+    caps = e.get("sheaf_capacity", {})
+
+    def cap(p):
+        c = caps.get(p)
+        return "/".join("?" if x is None else str(x) for x in c) if c else "-"
+    dpdk_cache = sorted({r.get("cache_size") for r in runs.get("dpdk", [])} - {None})
+    log("")
+    log("%s  %s  (%s)" % ("B2", e["title"], e["unit"]))
+    log("  %d B objects, median of all samples; 1-by-1 = the same n done as n allocs "
+        "then n frees" % e["size"])
+    log("  uslub: sheaf_capacity %s (asked 0); uslub-sheaves: sheaf_capacity %s "
+        "(asked %d); dpdk: get_bulk/put_bulk, %s-object lcore cache" % (
+            cap("uslub"), cap("uslub-sheaves"), B2_SHEAVES,
+            "/".join(str(x) for x in dpdk_cache) or "?"))
+    log("  x! = misses its target (see the targets below)")
+    log("  %5s  %s  %s  %s  %s" % (
+        "", "uslub (no sheaves)".center(26, "-"), "uslub-sheaves".center(26, "-"),
+        "dpdk".center(17, "-"), "bulk/dpdk bulk".center(15, "-")))
+    log("  %5s  %8s %8s %8s  %8s %8s %8s  %8s %8s  %7s %7s" % (
+        "n", "bulk", "1-by-1", "bulk/1b1", "bulk", "1-by-1", "bulk/1b1",
+        "bulk", "1-by-1", "uslub", "sheaves"))
+    for key, s in e["n"].items():
+        med = s["median_ns"]
+        missed = {(t["series"], t["kind"]) for t in s["targets"] if t["pass"] is False}
+
+        def m(name):
+            return fmt_ns(med.get(name)).strip().rjust(8) if name in med else "       -"
+
+        def r(a, b, series=None, kind=None, width=8):
+            x = s["ratios"].get("%s / %s" % (a, b))
+            return fmt_ratio(x, (series, kind) in missed).rjust(width)
+        log("  %5s  %s %s %s  %s %s %s  %s %s  %s %s" % (
+            key, m("uslub bulk"), m("uslub one-by-one"),
+            r("uslub bulk", "uslub one-by-one", "uslub", "vs_single"),
+            m("uslub-sheaves bulk"), m("uslub-sheaves one-by-one"),
+            r("uslub-sheaves bulk", "uslub-sheaves one-by-one", "uslub-sheaves", "vs_single"),
+            m("dpdk bulk"), m("dpdk one-by-one"),
+            r("uslub bulk", "dpdk bulk", "uslub", "vs_dpdk", 7),
+            r("uslub-sheaves bulk", "dpdk bulk", "uslub-sheaves", "vs_dpdk", 7)))
+
+
+def b2_target_groups(e):
+    """B2's per-n checks grouped by target: [(range, name, checks)]."""
+    groups = {}
+    for s in e["n"].values():
+        for t in s["targets"]:
+            groups.setdefault((t["kind"], t["series"], t["target"]), []).append(t)
+    out = []
+    for kind in ("vs_dpdk", "vs_single"):
+        for series in ("uslub", "uslub-sheaves"):
+            for (k, se, name), checks in groups.items():
+                if k == kind and se == series:
+                    ns = [t["n"] for t in checks]
+                    out.append(("n %d..%d" % (min(ns), max(ns)), name, checks))
+    return out
+
+
+def print_b2_targets(e, log):
+    for rng, name, checks in b2_target_groups(e):
+        measured = [t for t in checks if t["pass"] is not None]
+        failed = [t["n"] for t in checks if t["pass"] is False]
+        if failed:
+            verdict = "FAIL at n = %s" % ",".join(str(n) for n in failed)
+        elif measured and len(measured) == len(checks):
+            verdict = "PASS"
+        else:
+            verdict = "SKIP"
+        if measured:
+            worst = max(measured, key=lambda t: t["ratio"])
+            ratio = "max %.2fx (n %d)" % (worst["ratio"], worst["n"])
+        else:
+            ratio = "not measured"
+        log("  B2 %-9s %-48s %-19s %s" % (rng, name, ratio, verdict))
+
+
+def print_b3(e, log):
+    log("")
+    log("%s  %s  (%s)" % ("B3", e["title"], e["unit"]))
+    mib = {s.get("bytes_per_round") for s in e["sizes"].values()} - {None}
+    log("  alloc_bulk(objects per slab), every batch from a new slab, only the allocation "
+        "timed; %s MiB per round" % "/".join("%g" % (b / 2**20) for b in sorted(mib)))
+    log("  eager = USLUB_EAGER_FREELIST (whole freelist built when the slab is made, "
+        "pre-7.1 kernel); deferred = the default")
+    log("  %-14s  %s   %s" % ("", "random off".center(28, "-"), "random on".center(28, "-")))
+    log("  %-6s %6s  %9s %9s %8s   %9s %9s %8s" % (
+        "size", "batch", "eager", "deferred", "delta", "eager", "deferred", "delta"))
+    stale = []
+    for size, s in e["sizes"].items():
+        med = s["median_ns"]
+        batches = sorted({b for b in s["batch"].values() if b})
+        cols = []
+        for rnd in ("norandom", "random"):
+            d = s["delta_pct"].get(rnd)
+            cols += [fmt_ns(med.get("eager-" + rnd)), fmt_ns(med.get("deferred-" + rnd)),
+                     ("%+.1f%%" % d).rjust(8) if d is not None else "       -"]
+        log("  %-6s %6s  %s %s %s   %s %s %s" % (
+            size + " B", "/".join(str(b) for b in batches) or "-", *cols))
+        if s.get("fresh") is False:
+            stale.append(size)
+    if stale:
+        log("  warning: at %s B not every batch came from a new slab (see "
+            "\"variants\" in bench.json): those rows do not measure fresh slabs only"
+            % ", ".join(stale))
 
 
 # ---------------------------------------------------------------------------
@@ -460,11 +815,27 @@ def plot(data, png):
 
     panels = [(b, sz, s) for b in ("B1", "B4") if b in data
               for sz, s in data[b]["sizes"].items() if s["median_ns"]]
-    if not panels:
+    extra = []          # second row: B2 and B3
+    if "B2" in data and any(s["median_ns"] for s in data["B2"]["n"].values()):
+        extra += [("B2", "ns"), ("B2", "ratio")]
+    if "B3" in data and any(s["median_ns"] for s in data["B3"]["sizes"].values()):
+        extra += [("B3", "norandom"), ("B3", "random")]
+    if not panels and not extra:
         raise ValueError("nothing to plot")
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 4.4),
+    rows = [r for r in (panels, extra) if r]
+    ncols = max(len(r) for r in rows)
+    fig, axes = plt.subplots(len(rows), ncols, figsize=(4.6 * ncols, 4.4 * len(rows)),
                              squeeze=False)
-    for ax, (b, sz, s) in zip(axes[0], panels):
+    for row, r in zip(axes, rows):
+        for ax in row[len(r):]:
+            ax.set_visible(False)
+    if extra:
+        for ax, (b, what) in zip(axes[len(rows) - 1], extra):
+            if b == "B2":
+                plot_b2(ax, data["B2"], what)
+            else:
+                plot_b3(ax, data["B3"], what)
+    for ax, (b, sz, s) in zip(axes[0] if panels else [], panels):
         names = [p for p in PEER_ORDER if p in s["median_ns"]]
         vals = [s["median_ns"][p] for p in names]
         lo = [max(0.0, v - s["p25_ns"][p]) for p, v in zip(names, vals)]
@@ -497,6 +868,99 @@ def plot(data, png):
     plt.close(fig)
 
 
+B2_STYLES = {
+    "uslub": ("#d62728", "uslub"), "uslub-sheaves": ("#ff7f0e", "uslub+sheaves"),
+    "dpdk": ("#7f7f7f", "dpdk"),
+}
+
+
+def plot_b2(ax, e, what):
+    """B2 against n: ns per object (bulk solid, one-by-one dashed), or the
+    ratios the targets are about, with the target lines."""
+    ns = [int(k) for k in e["n"]]
+    if what == "ns":
+        for p in B2_PEERS:
+            color, label = B2_STYLES[p]
+            for mode, style in (("bulk", "-"), ("one-by-one", "--")):
+                name = "%s %s" % (p, mode)
+                pts = [(n, e["n"][str(n)]["median_ns"][name]) for n in ns
+                       if name in e["n"][str(n)]["median_ns"]]
+                if pts:
+                    ax.plot([x for x, _ in pts], [y for _, y in pts], style, marker="o",
+                            ms=3, color=color, label="%s %s" % (label, mode))
+        ax.set_ylabel("ns per object, alloc+free (lower is better)", fontsize=8)
+        ax.set_title("B2 %d B: bulk (solid) vs one-by-one (dashed)" % e["size"], fontsize=9)
+        ax.set_ylim(bottom=0)
+    else:
+        lines = [("uslub bulk / uslub one-by-one", "uslub", "-", "bulk/1-by-1"),
+                 ("uslub-sheaves bulk / uslub-sheaves one-by-one", "uslub-sheaves", "-",
+                  "bulk/1-by-1"),
+                 ("uslub bulk / dpdk bulk", "uslub", ":", "bulk/dpdk bulk"),
+                 ("uslub-sheaves bulk / dpdk bulk", "uslub-sheaves", ":", "bulk/dpdk bulk")]
+        for key, p, style, what_ in lines:
+            pts = [(n, e["n"][str(n)]["ratios"][key]) for n in ns
+                   if key in e["n"][str(n)]["ratios"]]
+            if pts:
+                color, label = B2_STYLES[p]
+                ax.plot([x for x, _ in pts], [y for _, y in pts], style, marker="o", ms=3,
+                        color=color, label="%s %s" % (label, what_))
+        ax.plot([8, 64], [0.5, 0.5], color="black", lw=1)
+        ax.annotate("target bulk/1-by-1 <= 0.5 (n 8..64)", (8, 0.5), fontsize=6,
+                    xytext=(0, -9), textcoords="offset points")
+        ax.plot([16, max(ns)], [1.0, 1.0], color="black", lw=1, ls=":")
+        ax.annotate("target bulk/dpdk <= 1.0 (n >= 16)", (16, 1.0), fontsize=6,
+                    xytext=(0, 3), textcoords="offset points")
+        ax.set_ylabel("ratio, log scale (lower is better for uslub)", fontsize=8)
+        ax.set_title("B2 %d B: ratios and targets" % e["size"], fontsize=9)
+        ax.set_yscale("log")
+    ax.set_xscale("log")
+    ticks = [n for n in ns if n in (1, 2, 4, 8, 16, 32, 64, 128, 250)] or ns
+    ax.set_xticks(ticks)
+    ax.set_xticklabels([str(n) for n in ticks], fontsize=7)
+    ax.minorticks_off()
+    if what != "ns":
+        lo, hi = ax.get_ylim()
+        yt = [y for y in (0.1, 0.2, 0.3, 0.5, 1, 2, 3, 5, 10, 20, 50, 100) if lo <= y <= hi]
+        ax.set_yticks(yt)
+        ax.set_yticklabels(["%g" % y for y in yt], fontsize=7)
+    ax.set_xlabel("n (objects per bulk call)", fontsize=8)
+    ax.legend(fontsize=6)
+
+
+def plot_b3(ax, e, rnd):
+    """B3: eager and deferred bars per size, one panel per random setting."""
+    sizes = [sz for sz, s in e["sizes"].items() if s["median_ns"]]
+    width = 0.38
+    for j, (kind, color) in enumerate((("eager", "#7f7f7f"), ("deferred", "#d62728"))):
+        name = "%s-%s" % (kind, rnd)
+        vals, lo, hi = [], [], []
+        for sz in sizes:
+            s = e["sizes"][sz]
+            v = s["median_ns"].get(name, 0.0)
+            vals.append(v)
+            lo.append(max(0.0, v - s["p25_ns"].get(name, v)))
+            hi.append(max(0.0, s["p75_ns"].get(name, v) - v))
+        xs = [i + (j - 0.5) * width for i in range(len(sizes))]
+        bars = ax.bar(xs, vals, width, yerr=[lo, hi], capsize=2, color=color, label=kind)
+        if kind == "deferred":
+            for bar, sz, v, h in zip(bars, sizes, vals, hi):
+                d = e["sizes"][sz]["delta_pct"].get(rnd)
+                if d is not None:
+                    ax.annotate("%+.0f%%" % d, (bar.get_x() + bar.get_width() / 2, v + h),
+                                ha="center", va="bottom", fontsize=7, xytext=(0, 2),
+                                textcoords="offset points")
+    ax.set_xticks(range(len(sizes)))
+    ax.set_xticklabels(["%s B\n%s" % (sz, "/".join(str(b) for b in sorted(
+        {x for x in e["sizes"][sz]["batch"].values() if x})) or "-") for sz in sizes],
+        fontsize=7)
+    ax.set_xlabel("object size / batch (objects per slab)", fontsize=8)
+    ax.set_ylabel(e["unit"] + " (lower is better)", fontsize=8)
+    ax.set_title("B3 fresh slabs, random %s: deferred vs eager\n(target: deferred <= %.2fx eager)"
+                 % ("off" if rnd == "norandom" else "on", B3_LIMITS[rnd]), fontsize=9)
+    ax.legend(fontsize=7)
+    ax.margins(y=0.2)
+
+
 def make_plot(data, json_path, png):
     try:
         plot(data, png)
@@ -524,10 +988,13 @@ def main():
     ap.add_argument("--quick", action="store_true", help="short runs (under 2 minutes)")
     ap.add_argument("--rounds", type=int, help="processes per peer and benchmark")
     ap.add_argument("--repeats", type=int, help="samples per process")
-    ap.add_argument("--only", help="comma-separated benchmarks (B1,B4)")
+    ap.add_argument("--only", help="comma-separated benchmarks (B1,B2,B3,B4)")
     ap.add_argument("--peers", help="comma-separated peers (%s)" % ",".join(PEER_ORDER))
     ap.add_argument("--out", default=os.path.join(HERE, "results"),
                     help="directory for bench.json and bench.png")
+    ap.add_argument("--b3-mib", type=float,
+                    help="B3: MiB allocated per round (default: quick %d, full %d)" % (
+                        MODES["quick"]["B3_bytes"] >> 20, MODES["full"]["B3_bytes"] >> 20))
     ap.add_argument("--no-plot", action="store_true")
     ap.add_argument("--plot-only", metavar="JSON", help=argparse.SUPPRESS)
     ap.add_argument("--png", help=argparse.SUPPRESS)
@@ -549,6 +1016,8 @@ def main():
         mode["rounds"] = args.rounds
     if args.repeats:
         mode["repeats"] = args.repeats
+    if args.b3_mib:
+        mode["B3_bytes"] = int(args.b3_mib * (1 << 20))
     configs = CONFIGS
     if args.only:
         only = {b.strip().upper() for b in args.only.split(",")}
@@ -592,7 +1061,8 @@ def main():
     info["loadavg_end"] = list(os.getloadavg())
 
     data = {"machine": info, "mode": mode_name,
-            "settings": {k: v for k, v in mode.items() if k != "timeout"},
+            "settings": dict({k: v for k, v in mode.items() if k != "timeout"},
+                             B2_ns=B2_NS, B2_sheaves_asked=B2_SHEAVES),
             "peers": {p: (e.get("LD_PRELOAD") or os.path.relpath(a, REPO))
                       for p, a, e in peers}}
     data.update(analyse(results, configs, peers))

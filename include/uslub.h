@@ -25,8 +25,22 @@ extern "C" {
 #define USLUB_ACCOUNT        0x04000000u /* charge objects to the thread's
                                             accounting group (accepted; the
                                             accounting layer is not built yet) */
+#define USLUB_RANDOM_FREELIST   0x00000100u /* shuffle each new slab's object
+                                            order (CONFIG_SLAB_FREELIST_RANDOM),
+                                            whatever USLUB_FREELIST_RANDOM says */
+#define USLUB_NO_RANDOM_FREELIST 0x00000200u /* never shuffle this cache      */
+#define USLUB_HARDENED_FREELIST 0x00000800u /* store free pointers obfuscated and
+                                            check every pointer taken from a
+                                            freelist (CONFIG_SLAB_FREELIST_
+                                            HARDENED), whatever the option
+                                            USLUB_FREELIST_HARDENED says    */
+#define USLUB_EAGER_FREELIST    0x00000400u /* build a new slab's whole
+                                            freelist when the slab is made
+                                            (the kernel before 7.1), not
+                                            deferred; for comparison only   */
 #define USLUB_CACHE_FLAGS_VALID \
-	(USLUB_HWCACHE_ALIGN | USLUB_NO_MERGE | USLUB_ACCOUNT)
+	(USLUB_HWCACHE_ALIGN | USLUB_NO_MERGE | USLUB_ACCOUNT | USLUB_RANDOM_FREELIST | \
+	 USLUB_NO_RANDOM_FREELIST | USLUB_EAGER_FREELIST | USLUB_HARDENED_FREELIST)
 
 /* ------------------------------------------------------------------------
  * Allocation flags (gfp)
@@ -70,6 +84,34 @@ typedef struct kmem_cache uslub_cache_t;
 uslub_cache_t *uslub_cache_create(const char *name, size_t size, size_t align,
 				  unsigned int flags, void (*ctor)(void *));
 
+/*
+ * The kernel's struct kmem_cache_args: the optional parameters of a cache.
+ * Zero-initialize and set what you need.
+ */
+struct uslub_cache_args {
+	size_t align;                /* 0: natural word alignment                 */
+	void (*ctor)(void *);        /* see uslub_cache_create()                  */
+	unsigned int sheaf_capacity; /* > 0: per-CPU sheaves of at least this many
+	                                objects (rounded up so a sheaf fills its
+	                                allocation); 0: none, unless the option
+	                                USLUB_SHEAVES=1 gives every cache sheaves */
+	unsigned int freeptr_offset; /* with use_freeptr_offset: where the free
+	                                pointer lives inside a free object (word
+	                                aligned, inside the object); lets a ctor
+	                                cache keep its size                      */
+	int use_freeptr_offset;
+	unsigned int useroffset;     /* usercopy window (recorded, reported)      */
+	unsigned int usersize;
+};
+
+/* uslub_cache_create() with the kernel's argument structure (the 6.12+
+ * kmem_cache_create(name, size, args, flags) form). @args may be NULL.
+ * Same errors as uslub_cache_create(); also EINVAL for a free pointer
+ * offset that is not word aligned or does not fit inside the object, or a
+ * usercopy window outside the object. */
+uslub_cache_t *uslub_cache_create_args(const char *name, size_t size,
+				       const struct uslub_cache_args *args, unsigned int flags);
+
 /* Allocate one object; NULL (errno = ENOMEM) if memory is exhausted and
  * gfp does not contain USLUB_GFP_NOFAIL. */
 void *uslub_cache_alloc(uslub_cache_t *s, uslub_gfp_t gfp);
@@ -112,6 +154,73 @@ int uslub_cache_destroy(uslub_cache_t *s);
  * allocating from or freeing to @s at the time.
  */
 long uslub_cache_validate(uslub_cache_t *s);
+
+/* ------------------------------------------------------------------------
+ * Bulk allocation and freeing (seed 001)
+ * ---------------------------------------------------------------------- */
+
+/*
+ * Allocate @n objects into @p[0..n-1], all or nothing: returns n, or 0 with
+ * every object it had taken given back (errno = ENOMEM; EINVAL for n larger
+ * than INT_MAX). Objects come from the calling thread's sheaves or cpu
+ * freelist first, then from partial slabs, then from new slabs, whose
+ * objects are handed out directly (no freelist is built for them).
+ * USLUB_GFP_ZERO zeroes each object; USLUB_GFP_NOFAIL retries.
+ */
+int uslub_cache_alloc_bulk(uslub_cache_t *s, uslub_gfp_t gfp, size_t n, void **p);
+
+/*
+ * Free @n objects of @s. Objects of one slab are chained into a detached
+ * freelist (looking a few entries ahead for more of the same slab) and
+ * given back with one compare-and-swap per group. NULL entries are
+ * skipped; invalid pointers are reported and left alone, as with
+ * uslub_cache_free(). With @s == NULL each object goes to its own cache
+ * (the kernel's kfree_bulk). The array's contents are clobbered.
+ */
+void uslub_cache_free_bulk(uslub_cache_t *s, size_t n, void **p);
+
+/* uslub_cache_free_bulk(NULL, n, p): objects of any caches, mixed. */
+void uslub_kfree_bulk(size_t n, void **p);
+
+/* ------------------------------------------------------------------------
+ * Sheaves and prefilling (Linux 6.18)
+ * ---------------------------------------------------------------------- */
+struct uslub_sheaf;
+
+/* Objects per sheaf of @s (0: the cache has no per-CPU sheaves). */
+unsigned int uslub_cache_sheaf_capacity(const uslub_cache_t *s);
+
+/*
+ * A sheaf holding at least @size objects, for allocations that must not
+ * fail later (the maple tree's use: prefill, then allocate under a lock
+ * with a non-blocking gfp). Works for any cache; a @size above the cache's
+ * sheaf capacity gets an "oversize" sheaf of exactly that capacity.
+ * Returns NULL (errno = ENOMEM, or EINVAL for a size too large for any
+ * sheaf) with nothing taken.
+ */
+struct uslub_sheaf *uslub_cache_prefill_sheaf(uslub_cache_t *s, uslub_gfp_t gfp,
+					      unsigned int size);
+
+/* One object from @sheaf. Never fails while the sheaf holds objects, with
+ * any gfp (USLUB_GFP_ZERO zeroes it); NULL when it is empty. */
+void *uslub_cache_alloc_from_sheaf(uslub_cache_t *s, uslub_gfp_t gfp,
+				   struct uslub_sheaf *sheaf);
+
+/*
+ * Make *@sheafp hold at least @size objects. It may be refilled in place
+ * or replaced by another sheaf (the old one is returned), hence the
+ * double pointer. Returns 0, or -ENOMEM (errno too) with *sheafp unchanged
+ * and still usable.
+ */
+int uslub_cache_refill_sheaf(uslub_cache_t *s, uslub_gfp_t gfp,
+			     struct uslub_sheaf **sheafp, unsigned int size);
+
+/* Give a sheaf back; its objects return to the cache (kept for the calling
+ * thread when possible). */
+void uslub_cache_return_sheaf(uslub_cache_t *s, uslub_gfp_t gfp, struct uslub_sheaf *sheaf);
+
+/* Objects left in @sheaf. */
+unsigned int uslub_cache_sheaf_size(const struct uslub_sheaf *sheaf);
 
 const char *uslub_cache_name(const uslub_cache_t *s);
 size_t uslub_cache_object_size(const uslub_cache_t *s);
@@ -167,7 +276,23 @@ int uslub_nr_nodes(void);
 	X(CPU_PARTIAL_ALLOC,     "cpu slab taken from the cpu partial list") \
 	X(CPU_PARTIAL_FREE,      "slab put on the cpu partial list by free") \
 	X(CPU_PARTIAL_NODE,      "slab moved node partial -> cpu partial")   \
-	X(CPU_PARTIAL_DRAIN,     "cpu partial list drained to the node")
+	X(CPU_PARTIAL_DRAIN,     "cpu partial list drained to the node")    \
+	X(ALLOC_PCS,             "allocation from a per-CPU sheaf")          \
+	X(FREE_PCS,              "free to a per-CPU sheaf")                  \
+	X(SHEAF_FLUSH,           "objects flushed from a sheaf to slabs")    \
+	X(SHEAF_REFILL,          "objects refilled into a sheaf from slabs") \
+	X(SHEAF_ALLOC,           "empty sheaf allocated")                    \
+	X(SHEAF_FREE,            "empty sheaf freed")                        \
+	X(BARN_GET,              "full sheaf taken from the barn")           \
+	X(BARN_GET_FAIL,         "barn had no full sheaf")                   \
+	X(BARN_PUT,              "full sheaf put in the barn")               \
+	X(BARN_PUT_FAIL,         "barn full: sheaf flushed to slabs")        \
+	X(SHEAF_PREFILL_FAST,    "prefill served by a ready sheaf")          \
+	X(SHEAF_PREFILL_SLOW,    "prefill had to refill a sheaf")            \
+	X(SHEAF_PREFILL_OVERSIZE, "prefill above capacity: oversize sheaf")  \
+	X(SHEAF_RETURN_FAST,     "returned sheaf kept (spare or barn)")      \
+	X(SHEAF_RETURN_SLOW,     "returned sheaf flushed and freed")         \
+	X(FREELIST_CORRUPT,      "corrupted free pointer caught, dropped")
 
 enum uslub_stat_item {
 #define USLUB_X(name, doc) USLUB_##name,
@@ -193,6 +318,11 @@ struct uslub_slabinfo {
 	unsigned int pages_per_slab;
 	unsigned int min_partial;
 	unsigned int cpu_partial_slabs;
+	unsigned int sheaf_capacity; /* 0: no per-CPU sheaves                 */
+	int random_freelist;         /* new slabs' object order is shuffled   */
+	int hardened_freelist;       /* free pointers stored obfuscated       */
+	unsigned long barn_full;     /* full sheaves in the barns, all nodes  */
+	unsigned long barn_empty;    /* empty sheaves in the barns            */
 	unsigned long num_slabs;     /* slabs of this cache, all nodes        */
 	unsigned long num_objs;      /* objects in those slabs (order-fallback
 	                                slabs hold fewer than objs_per_slab)   */

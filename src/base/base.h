@@ -99,7 +99,10 @@ static inline void list_del(struct list_head *e)
 	X(MAX_ORDER,        3, "slub_max_order: largest slab order preferred by calculate_order") \
 	X(MIN_ORDER,        0, "slub_min_order: smallest slab order") \
 	X(MIN_OBJECTS,      0, "slub_min_objects; 0 = 4 * (fls(nr_cpus) + 1)") \
-	X(ABORT_ON_ERROR,   0, "abort() after reporting an invalid free") \
+	X(FREELIST_RANDOM,  0, "shuffle the object order of new slabs of every cache (CONFIG_SLAB_FREELIST_RANDOM); per cache: USLUB_RANDOM_FREELIST / USLUB_NO_RANDOM_FREELIST flags") \
+	X(FREELIST_HARDENED, 0, "obfuscate free pointers and check every pointer taken from a freelist, in every cache (CONFIG_SLAB_FREELIST_HARDENED); per cache: USLUB_HARDENED_FREELIST flag") \
+	X(SHEAVES,          0, "1 = give every cache per-CPU sheaves (the 7.0 kernel's default), not only those asking for a sheaf_capacity") \
+	X(ABORT_ON_ERROR,   0, "abort() after reporting an invalid free or a corrupted freelist") \
 	X(VERBOSE,          0, "print every option and the layout of each new cache to stderr")
 
 enum uslub_option {
@@ -124,6 +127,7 @@ __internal long _uslub_option(enum uslub_option o);
 enum uslub_lock_rank {
 	RANK_THREAD,        /* _uslub_thread_lock   */
 	RANK_SLAB_MUTEX,    /* _uslub_slab_mutex    */
+	RANK_BARN,          /* node_barn.lock (never held with a list_lock) */
 	RANK_LIST,          /* kmem_cache_node.list_lock */
 	RANK_PAGE_NODE,     /* page_node.lock       */
 	RANK_RESERVE,       /* reserve_lock         */

@@ -1,7 +1,9 @@
 /*
  * slub.c — SLUB object caches in userspace: kmem_cache, per-CPU (per-thread)
  * slabs with delayed freezing, cpu and node partial lists, lockless remote
- * frees.
+ * frees, bulk allocation and freeing with deferred freelist construction,
+ * freelist randomization and hardening. The per-CPU sheaves sit on top
+ * (sheaf/sheaf.c); the hooks they use are declared in cache/slub.h.
  *
  * THE CONTRACT (keep it true; change it in the same commit as the code)
  * =====================================================================
@@ -14,15 +16,18 @@
  *                                     cpu state (thread exit, destroy, fork)
  *   2. _uslub_slab_mutex              slab_caches list, cache slot bitmap,
  *                                     kmem_cache creation and destruction
- *   3. kmem_cache_node.list_lock      one per cache per node: the node's
+ *   3. node_barn.lock (sheaf.c)       one per sheaf cache per node: the
+ *                                     barn's full/empty sheaf lists. Never
+ *                                     held while calling into this file.
+ *   4. kmem_cache_node.list_lock      one per cache per node: the node's
  *                                     partial list, nr_partial, and every
  *                                     slab's slab_list links and its
  *                                     node-partial flag (PG_workingset).
  *                                     At most one list_lock is held at once
  *                                     (except by the fork handlers, which
  *                                     hold every lock across fork()).
- *   4. page_node.lock (page.c)        buddy free lists of one node
- *   5. reserve_lock (page.c)          the mmap reservation cursor
+ *   5. page_node.lock (page.c)        buddy free lists of one node
+ *   6. reserve_lock (page.c)          the mmap reservation cursor
  *
  * Slab states (seed 002's final scheme; "flag" = slab_test_node_partial):
  *
@@ -68,6 +73,29 @@
  *   - deactivate_slab() unfreezes first, with one CAS, and takes list_lock
  *     only to add the slab to the node partial list; a racing __slab_free()
  *     sees an unfrozen slab without the flag and leaves its list alone.
+ *   - A new slab is private to its creator until it is published (made
+ *     the cpu slab, listed, or handed out full): deferred freelist
+ *     construction (seed 000) writes its state word with a plain store and
+ *     links only the objects not handed out.
+ *   - Bulk takes (take_objects(), refill_objects) are the "one taker" of
+ *     a node partial slab, under its list_lock. They walk the chain, then
+ *     CAS {rest, inuse + k}; remote frees only prepend, so a failed CAS
+ *     means walk again. A take that would empty the freelist unlinks the
+ *     slab *before* its CAS (a racing __slab_free may then hand the full
+ *     slab to a cpu partial list) and relinks it if the CAS found more.
+ *   - Bulk free (detached freelists, seed 001): a group of objects of one
+ *     slab is linked privately and pushed with one __slab_free() CAS, or
+ *     spliced onto the cpu freelist when it is the caller's cpu slab.
+ *   - Sheaves hold objects that count as "in use" in their slabs, like a
+ *     cpu freelist does; a sheaf belongs to one cpu slot, one barn list,
+ *     or one prefill user at a time.
+ *
+ * Freelist checks: c->freelist and every chain may hold a corrupted
+ * pointer. Nothing follows or hands out a pointer from a chain without
+ * checking that it is an object start of the expected slab (fast path:
+ * inside the cpu slab; hardened caches: and an object start). A bad one
+ * is reported (FREELIST_CORRUPT) and the chain is cut there; the objects
+ * behind it stay counted as in use, so they leak instead of being reused.
  *
  * Thread exit flushes the thread's cpu slabs and cpu partial slabs of every
  * cache, as SLUB does for a CPU going offline (cpu.c). fork(): every lock is
@@ -79,8 +107,10 @@
  */
 #include "cache/slub.h"
 #include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -97,15 +127,55 @@ static struct kmem_cache_node boot_nodes[2][MAX_NUMNODES];
 
 /* ------------------------------------------------------------------------
  * Objects and free pointers
+ *
+ * Freelist hardening (CONFIG_SLAB_FREELIST_HARDENED; per cache with
+ * USLUB_HARDENED_FREELIST, for every cache with USLUB_FREELIST_HARDENED=1):
+ * the free pointer stored in a free object is  fp ^ s->fp_secret ^
+ * bswap(&slot).  A stray write or an
+ * attacker without the per-cache secret cannot plant a chosen pointer, and
+ * a corrupted value decodes to an address outside the slab. Every pointer
+ * taken from a chain is checked (object start of the expected slab) before
+ * it is handed out or followed: see cpu_freelist_ok() and walk_ok().
  * ---------------------------------------------------------------------- */
-static __always_inline void *get_freepointer(const struct kmem_cache *s, void *obj)
+static __always_inline bool cache_hardened(const struct kmem_cache *s)
+{
+	return unlikely(s->flags & SLAB_HARDENED);
+}
+
+static __always_inline uintptr_t fp_mask(const struct kmem_cache *s, const void *slot)
+{
+	return s->fp_secret ^ __builtin_bswap64((uint64_t)(uintptr_t)slot);
+}
+
+/* A cache without hardening pays one predicted branch (off the load's
+ * dependency chain) and no arithmetic. */
+/* The fast paths' accessors: only for caches without hardening (their
+ * fast paths are off otherwise). */
+static __always_inline void *get_freepointer_raw(const struct kmem_cache *s, void *obj)
 {
 	return *(void **)((char *)obj + s->offset);
 }
 
-static __always_inline void set_freepointer(const struct kmem_cache *s, void *obj, void *fp)
+static __always_inline void set_freepointer_raw(const struct kmem_cache *s, void *obj, void *fp)
 {
 	*(void **)((char *)obj + s->offset) = fp;
+}
+
+static __always_inline void *get_freepointer(const struct kmem_cache *s, void *obj)
+{
+	uintptr_t *slot = (uintptr_t *)((char *)obj + s->offset);
+	if (cache_hardened(s))
+		return (void *)(*slot ^ fp_mask(s, slot));
+	return (void *)*slot;
+}
+
+static __always_inline void set_freepointer(const struct kmem_cache *s, void *obj, void *fp)
+{
+	uintptr_t *slot = (uintptr_t *)((char *)obj + s->offset);
+	if (cache_hardened(s))
+		*slot = (uintptr_t)fp ^ fp_mask(s, slot);
+	else
+		*slot = (uintptr_t)fp;
 }
 
 static __always_inline unsigned int obj_to_index(const struct kmem_cache *s,
@@ -163,8 +233,163 @@ static inline void node_unlock(struct kmem_cache_node *n)
 }
 
 /* ------------------------------------------------------------------------
+ * Randomness: per-cache secrets and sequences, per-thread slab offsets
+ * ---------------------------------------------------------------------- */
+static uint64_t splitmix64(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* 64 random bits from the kernel (getrandom), or a clock/address mix. */
+static uint64_t seed64(void)
+{
+	uint64_t v;
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) == (ssize_t)sizeof(v))
+		return v;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	v = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)(uintptr_t)&v ^
+	    ((uint64_t)getpid() << 16);
+	return splitmix64(&v);
+}
+
+/* Cheap per-thread random numbers for slab start offsets (not secrets). */
+static uint64_t thread_random(void)
+{
+	if (unlikely(!_uslub_tls.rnd))
+		_uslub_tls.rnd = seed64() | 1;
+	return splitmix64(&_uslub_tls.rnd);
+}
+
+/* CONFIG_SLAB_FREELIST_RANDOM: a random permutation of [0, s->objects),
+ * in pages from the page provider (freed with the cache). */
+static bool init_random_seq(struct kmem_cache *s)
+{
+	size_t bytes = (size_t)s->objects * sizeof(uint16_t);
+	struct page *page = _uslub_alloc_pages(get_order(bytes), 0);
+	if (!page)
+		return false;
+	uint16_t *seq = page_address(page);
+	uint64_t st = seed64();
+	for (unsigned int i = 0; i < s->objects; i++)
+		seq[i] = (uint16_t)i;
+	for (unsigned int i = s->objects - 1; i > 0; i--) {        /* Fisher-Yates */
+		unsigned int j = (unsigned int)(splitmix64(&st) % (i + 1));
+		uint16_t t = seq[i];
+		seq[i] = seq[j];
+		seq[j] = t;
+	}
+	s->random_seq = seq;
+	return true;
+}
+
+static void free_random_seq(struct kmem_cache *s)
+{
+	if (s->random_seq)
+		_uslub_free_pages(_uslub_virt_to_head_page(s->random_seq));
+	s->random_seq = NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Free objects of a new slab in allocation order (seed 000): one iterator
+ * for the plain order (0, 1, 2, ...) and the random one. A random slab
+ * starts at a random position of the cache's sequence and wraps; a slab of
+ * the fallback order (fewer objects) skips the indices it does not have.
+ * ---------------------------------------------------------------------- */
+struct slab_obj_iter {
+	char *start;
+	size_t size;
+	const uint16_t *seq;         /* NULL: plain order */
+	unsigned int pos, seq_len, objects;
+};
+
+static __always_inline void slab_obj_iter_init(struct slab_obj_iter *it, const struct kmem_cache *s,
+					       const struct slab *slab, unsigned int objects)
+{
+	it->start = slab->addr;
+	it->size = s->size;
+	it->seq = s->random_seq;
+	it->seq_len = s->objects;
+	it->objects = objects;
+	it->pos = it->seq ? (unsigned int)(thread_random() % it->seq_len) : 0;
+}
+
+static __always_inline void *slab_obj_iter_next(struct slab_obj_iter *it)
+{
+	unsigned int idx;
+	if (likely(!it->seq)) {
+		idx = it->pos++;
+	} else {
+		do {
+			idx = it->seq[it->pos];
+			if (++it->pos == it->seq_len)
+				it->pos = 0;
+		} while (unlikely(idx >= it->objects));
+	}
+	return it->start + (size_t)idx * it->size;
+}
+
+/* Chain the next @cnt objects of @it into a freelist; returns its head
+ * (NULL for cnt == 0). */
+static void *slab_obj_iter_chain(const struct kmem_cache *s, struct slab_obj_iter *it,
+				 unsigned int cnt)
+{
+	if (!cnt)
+		return NULL;
+	void *head = slab_obj_iter_next(it), *prev = head;
+	for (unsigned int i = 1; i < cnt; i++) {
+		void *obj = slab_obj_iter_next(it);
+		set_freepointer(s, prev, obj);
+		prev = obj;
+	}
+	set_freepointer(s, prev, NULL);
+	return head;
+}
+
+/* ------------------------------------------------------------------------
+ * Corrupted freelists
+ * ---------------------------------------------------------------------- */
+
+/* Every chain walk checks each pointer before following it: an object
+ * start of @slab, or NULL. */
+static __always_inline bool walk_ok(const struct kmem_cache *s, const struct slab *slab,
+				    const void *p)
+{
+	return !p || obj_is_valid(s, slab, p);
+}
+
+static __cold void report_corrupt(struct kmem_cache *s, const struct slab *slab, const void *bad,
+				  const void *after, struct kmem_cache_cpu *c)
+{
+	stat(c, FREELIST_CORRUPT);
+	if (after)
+		_uslub_report_error("uslub: %s: freelist pointer corrupted in slab %p: %p (stored "
+				    "in the free object %p) is not an object of the slab; the rest "
+				    "of this freelist is dropped (its objects leak)\n", s->name,
+				    slab ? slab->addr : NULL, bad, after);
+	else
+		_uslub_report_error("uslub: %s: freelist pointer corrupted in slab %p: the cpu "
+				    "freelist leads to %p, not an object of the slab (the free "
+				    "pointer of the object allocated last was overwritten); the rest "
+				    "of this freelist is dropped (its objects leak)\n", s->name,
+				    slab ? slab->addr : NULL, bad);
+}
+
+/* ------------------------------------------------------------------------
  * Slab creation and destruction
  * ---------------------------------------------------------------------- */
+
+/*
+ * A new slab, private to the caller. Deferred freelist construction
+ * (seed 000): no freelist is built; the state word says every object is
+ * taken (freelist none, inuse == objects) and the caller hands objects out
+ * with new_slab_objects(). With USLUB_EAGER_FREELIST (the kernel before
+ * 7.1, kept for comparison) the whole freelist is built here, in the same
+ * iterator order, and inuse == 0.
+ */
 static struct slab *allocate_slab(struct kmem_cache *s, int node, struct kmem_cache_cpu *c)
 {
 	unsigned int objects = s->objects;
@@ -189,11 +414,15 @@ static struct slab *allocate_slab(struct kmem_cache *s, int node, struct kmem_ca
 	if (s->ctor)
 		for (unsigned int i = 0; i < objects; i++)
 			s->ctor(p + (size_t)i * s->size);
-	for (unsigned int i = 0; i + 1 < objects; i++)
-		set_freepointer(s, p + (size_t)i * s->size, p + (size_t)(i + 1) * s->size);
-	set_freepointer(s, p + (size_t)(objects - 1) * s->size, NULL);
 
-	__atomic_store_n(&slab->counters, fc_make(0, 0, objects, false), __ATOMIC_RELAXED);
+	uint64_t counters = fc_make(SLAB_FL_NONE, objects, objects, false);
+	if (unlikely(s->flags & USLUB_EAGER_FREELIST)) {
+		struct slab_obj_iter it;
+		slab_obj_iter_init(&it, s, slab, objects);
+		void *head = slab_obj_iter_chain(s, &it, objects);
+		counters = fc_make(obj_to_index(s, slab, head), 0, objects, false);
+	}
+	__atomic_store_n(&slab->counters, counters, __ATOMIC_RELAXED);
 	__atomic_store_n(&slab->__page_flags, slab->__page_flags | PG_slab, __ATOMIC_RELEASE);
 
 	struct kmem_cache_node *n = get_node(s, slab_nid(slab));
@@ -201,6 +430,37 @@ static struct slab *allocate_slab(struct kmem_cache *s, int node, struct kmem_ca
 	ATOMIC_ADD(n->total_objects, objects);
 	ATOMIC_ADD(n->total_pages, 1ul << slab_order(slab));
 	return slab;
+}
+
+/*
+ * Hand out up to @n objects of a slab fresh from allocate_slab() directly
+ * into p[], and return the rest as a freelist in *@rest (NULL if none).
+ * Deferred: the objects come straight from the iterator, and links are
+ * written only for the rest. Eager: they are popped off the prebuilt
+ * freelist. Returns the count handed out; the caller sets the state word.
+ */
+static unsigned int new_slab_objects(struct kmem_cache *s, struct slab *slab, void **p,
+				     unsigned int n, void **rest)
+{
+	uint64_t cnt = slab_counters(slab);
+	unsigned int objects = FC_OBJECTS(cnt);
+	unsigned int k = MIN(n, objects);
+
+	if (unlikely(FC_FREELIST(cnt) != SLAB_FL_NONE)) {        /* eager */
+		void *obj = fl_ptr(s, slab, FC_FREELIST(cnt));
+		for (unsigned int i = 0; i < k; i++) {
+			p[i] = obj;
+			obj = get_freepointer(s, obj);
+		}
+		*rest = obj;
+		return k;
+	}
+	struct slab_obj_iter it;
+	slab_obj_iter_init(&it, s, slab, objects);
+	for (unsigned int i = 0; i < k; i++)
+		p[i] = slab_obj_iter_next(&it);
+	*rest = slab_obj_iter_chain(s, &it, objects - k);
+	return k;
 }
 
 static void discard_slab(struct kmem_cache *s, struct slab *slab)
@@ -391,13 +651,20 @@ static __always_inline void publish_alloc_fastpath(struct kmem_cache_cpu *c)
 
 static void fold_stats(struct kmem_cache *s, struct kmem_cache_cpu *c);
 
+static __always_inline bool c_fastpath_off(const struct kmem_cache *s)
+{
+	return s->fastpath_off != 0;
+}
+
 /* Install @slab (or NULL) as the cpu slab, with the range the free fast
- * path checks against. */
+ * path checks against (empty for a cache whose fast paths are off, so
+ * every free of it takes the checked slow path). */
 static __always_inline void set_cpu_slab(struct kmem_cache_cpu *c, struct slab *slab)
 {
 	WRITE_ONCE(c->slab, slab);
 	WRITE_ONCE(c->slab_addr, slab ? (char *)slab->addr : NULL);
-	WRITE_ONCE(c->slab_bytes, slab ? slab_objects_bytes(slab) : 0);
+	WRITE_ONCE(c->slab_bytes, slab && !c_fastpath_off(slab->slab_cache) ?
+				  slab_objects_bytes(slab) : 0);
 }
 
 /* ------------------------------------------------------------------------
@@ -419,9 +686,16 @@ static void deactivate_slab(struct kmem_cache *s, struct slab *slab, void *freel
 		stat(c, DEACTIVATE_REMOTE_FREES);
 		pos = DEACTIVATE_TO_TAIL_POS;
 	}
-	for (void *p = freelist; p; p = get_freepointer(s, p)) {
+	for (void *p = freelist; p; ) {
+		void *next = get_freepointer(s, p);
 		free_delta++;
 		tail = p;
+		if (unlikely(!walk_ok(s, slab, next))) {
+			report_corrupt(s, slab, next, p, c);
+			set_freepointer(s, p, NULL);
+			break;
+		}
+		p = next;
 	}
 	WRITE_ONCE(c->loaded, c->loaded - free_delta);
 	do {
@@ -459,7 +733,7 @@ static void deactivate_slab(struct kmem_cache *s, struct slab *slab, void *freel
  * fork child finding it half-done leaks at worst, never double-frees. */
 static bool slot_is_clean(const struct kmem_cache_cpu *c)
 {
-	if (c->slab || c->freelist || c->partial || c->loaded)
+	if (c->slab || c->freelist || c->partial || c->loaded || c->main || c->spare)
 		return false;
 	for (int i = 0; i < USLUB_NR_STATS; i++)
 		if (c->stat[i])
@@ -473,6 +747,8 @@ void _uslub_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c)
 	 * when a thread exits or a cache is destroyed. */
 	if (slot_is_clean(c))
 		return;
+	if (c->main || c->spare)
+		_uslub_sheaf_flush_cpu(s, c);
 	struct slab *slab = c->slab;
 	void *freelist = c->freelist;
 	set_cpu_slab(c, NULL);
@@ -497,7 +773,8 @@ uint64_t _uslub_cpu_alloc_fastpath(const struct kmem_cache *s, const struct kmem
 {
 	if (this_cpu_is_real() && c == this_cpu(s)) {
 		uint64_t len = 0;
-		for (void *p = c->freelist; p; p = get_freepointer(s, p))
+		for (void *p = c->freelist; p && c->slab && obj_is_valid(s, c->slab, p) &&
+		     len < slab_objects_bytes(c->slab) / s->size; p = get_freepointer(s, p))
 			len++;
 		return c->loaded + c->stat[USLUB_FREE_FASTPATH] - len;
 	}
@@ -522,13 +799,38 @@ static void fold_stats(struct kmem_cache *s, struct kmem_cache_cpu *c)
 /* ------------------------------------------------------------------------
  * The allocation slow path
  * ---------------------------------------------------------------------- */
-static void *___slab_alloc(struct kmem_cache *s, int node, struct kmem_cache_cpu *c,
-			   bool cache_partials, int home)
+
+/* Is @obj (the head of c->freelist) an object start of the cpu slab? The
+ * slow paths check before they pop; NULL fails too. */
+static __always_inline bool cpu_freelist_ok(const struct kmem_cache *s,
+					    const struct kmem_cache_cpu *c, const void *obj)
+{
+	return c->slab && obj_is_valid(s, c->slab, obj);
+}
+
+/* c->freelist holds a pointer that is not an object of the cpu slab: a
+ * free pointer was overwritten. Drop the rest of the chain. */
+static __cold void cpu_freelist_corrupt(struct kmem_cache *s, struct kmem_cache_cpu *c)
+{
+	report_corrupt(s, c->slab, c->freelist, NULL, c);
+	WRITE_ONCE(c->freelist, NULL);
+}
+
+/*
+ * Give the cpu a non-empty freelist (SLUB's ___slab_alloc without the
+ * final pop): remote frees into the cpu slab, else a cpu partial slab,
+ * else node partial slabs, else a new slab. A new slab hands up to @want
+ * objects straight into p[] (deferred freelist construction) and only the
+ * rest becomes the cpu freelist.
+ * Returns k > 0 objects put in p[] (the cpu freelist may be empty), 0 with
+ * c->freelist non-empty, or -1 when out of memory.
+ */
+static int refill_cpu(struct kmem_cache *s, int node, struct kmem_cache_cpu *c,
+		      bool cache_partials, int home, void **p, unsigned int want)
 {
 	struct slab *slab = c->slab;
 	void *freelist;
 
-	stat(c, ALLOC_SLOWPATH);
 	if (!c->freelist)
 		publish_alloc_fastpath(c);
 	if (!slab)
@@ -541,9 +843,8 @@ static void *___slab_alloc(struct kmem_cache *s, int node, struct kmem_cache_cpu
 		deactivate_slab(s, slab, freelist, c);
 		goto new_slab;
 	}
-	freelist = c->freelist;
-	if (freelist)
-		goto load_freelist;
+	if (c->freelist)
+		return 0;
 	/* Out of the slot before the CAS that may give the slab up: a fork
 	 * child flushing this slot must never find a slab that is no longer
 	 * ours (another thread may own it by then). */
@@ -554,13 +855,7 @@ static void *___slab_alloc(struct kmem_cache *s, int node, struct kmem_cache_cpu
 		goto new_slab;
 	}
 	stat(c, ALLOC_REFILL);
-	set_cpu_slab(c, slab);
-
-load_freelist:
-	/* the first object is returned, the rest stay on the cpu freelist */
-	WRITE_ONCE(c->loaded, c->loaded - 1);
-	WRITE_ONCE(c->freelist, get_freepointer(s, freelist));
-	return freelist;
+	goto load_slab;
 
 new_slab:
 	while ((slab = c->partial)) {
@@ -584,25 +879,52 @@ new_slab:
 
 	slab = allocate_slab(s, node == USLUB_NUMA_NO_NODE ? home : node, c);
 	if (unlikely(!slab))
-		return NULL;
+		return -1;
 	stat(c, ALLOC_SLAB);
-	/* A new slab is private: freeze it and take every object, no CAS. */
-	freelist = slab->addr;
-	WRITE_ONCE(c->loaded, c->loaded + FC_OBJECTS(slab->counters));
-	__atomic_store_n(&slab->counters,
-			 fc_make(SLAB_FL_NONE, FC_OBJECTS(slab->counters),
-				 FC_OBJECTS(slab->counters), true), __ATOMIC_RELAXED);
+	unsigned int objects = FC_OBJECTS(slab->counters);
+	unsigned int k = new_slab_objects(s, slab, p, want, &freelist);
+	if (!freelist) {
+		/* every object handed out: a full slab, on no list */
+		__atomic_store_n(&slab->counters, fc_make(SLAB_FL_NONE, objects, objects, false),
+				 __ATOMIC_RELEASE);
+		return (int)k;
+	}
+	/* Still private: freeze it with the rest as the cpu freelist, no CAS. */
+	__atomic_store_n(&slab->counters, fc_make(SLAB_FL_NONE, objects, objects, true),
+			 __ATOMIC_RELEASE);
+	WRITE_ONCE(c->loaded, c->loaded + objects - k);
+	set_cpu_slab(c, slab);
+	WRITE_ONCE(c->freelist, freelist);
+	return (int)k;
 
 load_slab:
 	set_cpu_slab(c, slab);
-	goto load_freelist;
+	WRITE_ONCE(c->freelist, freelist);
+	return 0;
 }
 
-static int home_node(void)
+static void *___slab_alloc(struct kmem_cache *s, int node, struct kmem_cache_cpu *c,
+			   bool cache_partials, int home)
+{
+	void *obj;
+
+	stat(c, ALLOC_SLOWPATH);
+	int k = refill_cpu(s, node, c, cache_partials, home, &obj, 1);
+	if (k)
+		return k > 0 ? obj : NULL;
+	/* the first object is returned, the rest stay on the cpu freelist */
+	obj = c->freelist;
+	WRITE_ONCE(c->loaded, c->loaded - 1);
+	WRITE_ONCE(c->freelist, get_freepointer(s, obj));
+	return obj;
+}
+
+int _uslub_home_node(void)
 {
 	struct uslub_thread *t = _uslub_tls.thread;
 	return t ? t->node : 0;
 }
+#define home_node _uslub_home_node
 
 /* The slow path for a thread without a cpu area (its cache was torn down
  * at exit, or it could not get one): a cpu slot on the stack, flushed
@@ -645,19 +967,61 @@ static __always_inline void *slab_alloc_fast(struct kmem_cache_cpu *c, struct km
 	return obj;
 }
 
-/* Everything but the plain hot case: an empty cpu freelist, a node to
- * match, or gfp bits (zeroing, NOFAIL). */
+/* A sheaf cache without a cpu freelist: pop the main sheaf (the inline
+ * step), else let the sheaf layer swap, exchange at the barn or refill. */
+static __always_inline void *sheaf_alloc(struct kmem_cache *s, uslub_gfp_t gfp)
+{
+	if (unlikely(!this_cpu_is_real()) && !_uslub_thread_init())
+		return NULL;
+	struct kmem_cache_cpu *c = this_cpu(s);
+	struct slab_sheaf *main = c->main;
+	if (likely(main && main->size)) {
+		stat(c, ALLOC_PCS);
+		return main->objects[--main->size];
+	}
+	return _uslub_sheaf_alloc_slow(s, c, gfp);
+}
+
+/* Everything but the plain hot case: an empty (or corrupted) cpu
+ * freelist, sheaves, a node to match, or gfp bits (zeroing, NOFAIL). */
+static __noinline void *slab_alloc_slow_path(struct kmem_cache *s, uslub_gfp_t gfp, int node);
+
+/* Entered from the fast path. The checked pop of a hardened cache comes
+ * first and stays small (no frame), so hardening costs a few
+ * instructions, not the whole slow path. */
 static __noinline void *slab_alloc_slow(struct kmem_cache *s, uslub_gfp_t gfp, int node)
 {
 	struct kmem_cache_cpu *c = this_cpu(s);
 	void *obj = c->freelist;
+	struct slab *slab = c->slab;
 
-	if (!obj || (node != USLUB_NUMA_NO_NODE && slab_nid(c->slab) != node)) {
-		obj = __slab_alloc(s, gfp, node);
+	if (likely(obj && slab && !gfp && node == USLUB_NUMA_NO_NODE) &&
+	    likely(obj_is_valid(s, slab, obj))) {
+		c->freelist = get_freepointer(s, obj);
+		return obj;
+	}
+	return slab_alloc_slow_path(s, gfp, node);
+}
+
+static __noinline void *slab_alloc_slow_path(struct kmem_cache *s, uslub_gfp_t gfp, int node)
+{
+	struct kmem_cache_cpu *c = this_cpu(s);
+	void *obj = c->freelist;
+
+	if (unlikely(obj && !cpu_freelist_ok(s, c, obj))) {
+		cpu_freelist_corrupt(s, c);
+		obj = NULL;
+	}
+	if (obj && (node == USLUB_NUMA_NO_NODE || slab_nid(c->slab) == node)) {
+		slab_alloc_fast(c, s, obj);
+	} else {
+		obj = NULL;
+		if (s->sheaf_capacity && node == USLUB_NUMA_NO_NODE)
+			obj = sheaf_alloc(s, gfp);
+		if (!obj)
+			obj = __slab_alloc(s, gfp, node);
 		if (unlikely(!obj))
 			return NULL;
-	} else {
-		slab_alloc_fast(c, s, obj);
 	}
 	if (gfp & USLUB_GFP_ZERO)
 		memset(obj, 0, s->object_size);
@@ -665,15 +1029,17 @@ static __noinline void *slab_alloc_slow(struct kmem_cache *s, uslub_gfp_t gfp, i
 }
 
 /* The fast path: pop the cpu freelist. One predictable branch into the
- * slow path, which the compiler turns into a tail call. */
+ * slow path (empty freelist, gfp bits, a node, or a cache whose fast paths
+ * are off: hardened), which the compiler turns into a tail call. */
 static __always_inline void *slab_alloc_node(struct kmem_cache *s, uslub_gfp_t gfp, int node)
 {
 	struct kmem_cache_cpu *c = this_cpu(s);
 	void *obj = c->freelist;
 
-	if (unlikely(!obj || gfp || node != USLUB_NUMA_NO_NODE))
+	if (unlikely(!obj || (gfp | s->fastpath_off) || node != USLUB_NUMA_NO_NODE))
 		return slab_alloc_slow(s, gfp, node);
-	return slab_alloc_fast(c, s, obj);
+	c->freelist = get_freepointer_raw(s, obj);   /* counted by derivation: see loaded */
+	return obj;
 }
 
 /* ------------------------------------------------------------------------
@@ -687,13 +1053,17 @@ static void __slab_free(struct kmem_cache *s, struct slab *slab, void *head, voi
 	uint64_t old = slab_counters(slab), new;
 	unsigned int prior, inuse;
 
-	stat(c, FREE_SLOWPATH);
 	do {
 		if (unlikely(n)) {
 			node_unlock(n);
 			n = NULL;
 		}
 		prior = FC_FREELIST(old);
+		if (unlikely(prior != SLAB_FL_NONE && prior == obj_to_index(s, slab, head))) {
+			_uslub_report_error("uslub: %s: double free of %p (it is the first free "
+					    "object of its slab); left alone\n", s->name, head);
+			return;
+		}
 		if (unlikely(FC_INUSE(old) < cnt)) {
 			_uslub_report_error("uslub: %s: free of %p: slab %p has %u objects in use, "
 					    "freeing %u (double free?); object left alone\n",
@@ -771,10 +1141,45 @@ static __cold void report_invalid_free(struct kmem_cache *s, void *x, struct sla
 				    slab->addr);
 }
 
+/* Is @x (checked to be an object of @slab) cached for this thread? The
+ * naive double-free check: the object freed last is the head of the cpu
+ * freelist or the top of the main sheaf. */
+static __always_inline bool double_free_naive(const struct kmem_cache_cpu *c, const void *x)
+{
+	return x == c->freelist || (c->main && c->main->size &&
+				    c->main->objects[c->main->size - 1] == x);
+}
+
+static __cold void report_double_free(struct kmem_cache *s, const void *x)
+{
+	_uslub_report_error("uslub: %s: double free of %p (it was the last object freed); "
+			    "left alone\n", s->name, x);
+}
+
 /* Every free that is not into the calling thread's cpu slab: look the
- * slab up through the page provider, check it, push with the CAS. */
+ * slab up through the page provider, check it, then push it onto the main
+ * sheaf (sheaf caches, local node) or onto the slab with the CAS. */
+static __noinline void slab_free_slow_path(struct kmem_cache *s, void *x);
+
+/* Entered from the fast path; the checked push of a hardened cache first
+ * (small, no frame), like slab_alloc_slow(). */
 static __noinline void slab_free_slow(struct kmem_cache *s, void *x)
 {
+	struct kmem_cache_cpu *c = this_cpu(s);
+	struct slab *cpu_slab = c->slab;
+	void *head = c->freelist;
+	if (likely(cpu_slab) && likely(obj_is_valid(s, cpu_slab, x)) && likely(x != head)) {
+		set_freepointer(s, x, head);
+		c->freelist = x;
+		stat(c, FREE_FASTPATH);
+		return;
+	}
+	slab_free_slow_path(s, x);
+}
+
+static __noinline void slab_free_slow_path(struct kmem_cache *s, void *x)
+{
+	struct kmem_cache_cpu *c;
 	if (unlikely(!x))
 		return;
 	struct slab *slab = virt_to_slab(x);
@@ -783,29 +1188,52 @@ static __noinline void slab_free_slow(struct kmem_cache *s, void *x)
 		return;
 	}
 	if (likely(this_cpu_is_real() || _uslub_thread_init())) {
-		__slab_free(s, slab, x, x, 1, this_cpu(s), s->cpu_partial_slabs != 0);
+		c = this_cpu(s);
+		if (unlikely(double_free_naive(c, x))) {
+			report_double_free(s, x);
+			return;
+		}
+
+		if (s->sheaf_capacity && slab_nid(slab) == home_node()) {
+			struct slab_sheaf *main = c->main;
+			if (likely(main && main->size < main->capacity)) {
+				main->objects[main->size] = x;
+				barrier();      /* a fork child flushes objects[0, size) */
+				main->size++;
+				stat(c, FREE_PCS);
+				return;
+			}
+			if (_uslub_sheaf_free_slow(s, c, x))
+				return;
+		}
+		stat(c, FREE_SLOWPATH);
+		__slab_free(s, slab, x, x, 1, c, s->cpu_partial_slabs != 0);
 		return;
 	}
-	struct kmem_cache_cpu c;
-	memset(&c, 0, sizeof(c));
-	__slab_free(s, slab, x, x, 1, &c, false);
-	fold_stats(s, &c);
+	struct kmem_cache_cpu tmp;
+	memset(&tmp, 0, sizeof(tmp));
+	stat(&tmp, FREE_SLOWPATH);
+	__slab_free(s, slab, x, x, 1, &tmp, false);
+	fold_stats(s, &tmp);
 }
 
 /*
  * The fast path: x inside our cpu slab of this cache (one subtraction and
  * compare against the cpu slot, no descriptor load: the range proves the
- * pointer is ours and of this cache) and at an object start (reciprocal
- * multiply) -> push onto the cpu freelist. Anything else -> slow path.
+ * pointer is ours and of this cache), at an object start (reciprocal
+ * multiply), and not the object freed last (naive double-free check)
+ * -> push onto the cpu freelist. Anything else -> slow path.
  */
 static __always_inline void slab_free(struct kmem_cache *s, void *x)
 {
 	struct kmem_cache_cpu *c = this_cpu(s);
 	uintptr_t off = (uintptr_t)x - (uintptr_t)c->slab_addr;
+	void *head = c->freelist;
 
 	if (likely(off < c->slab_bytes) &&
-	    likely(slab_offset_to_index(off, s->reciprocal_size) * (uintptr_t)s->size == off)) {
-		set_freepointer(s, x, c->freelist);
+	    likely(slab_offset_to_index(off, s->reciprocal_size) * (uintptr_t)s->size == off) &&
+	    likely(x != head)) {
+		set_freepointer_raw(s, x, head);
 		c->freelist = x;
 		stat(c, FREE_FASTPATH);
 		return;
@@ -835,6 +1263,450 @@ __public void *uslub_cache_alloc_node(struct kmem_cache *s, uslub_gfp_t gfp, int
 __public void uslub_cache_free(struct kmem_cache *s, void *x)
 {
 	slab_free(s, x);      /* NULL is never inside a cpu slab: slow path */
+}
+
+/* ------------------------------------------------------------------------
+ * Bulk allocation (seed 001) and refill_objects (seed 000)
+ * ---------------------------------------------------------------------- */
+
+/*
+ * Take up to @want objects off the freelist of a node partial slab (we are
+ * its one taker: list_lock held): walk the chain, then one CAS {freelist:
+ * the rest, inuse += taken}. Remote frees only prepend, so a failed CAS
+ * just walks again. A take that empties the freelist makes the slab full,
+ * and a racing __slab_free() may then give it to a cpu partial list
+ * (through slab->next, which overlays slab_list): so the slab leaves the
+ * node list *before* such a CAS, and goes back on if the CAS found more
+ * objects than we take. A corrupted pointer ends the walk: the objects
+ * behind it stay counted as in use (leaked).
+ */
+static unsigned int take_objects(struct kmem_cache *s, struct kmem_cache_node *n,
+				 struct slab *slab, void **p, unsigned int want,
+				 struct kmem_cache_cpu *c)
+{
+	uint64_t old = slab_counters(slab), new;
+	bool listed = true;
+	unsigned int k;
+	do {
+		void *obj = fl_ptr(s, slab, FC_FREELIST(old));
+		unsigned int inuse = FC_INUSE(old);
+		for (k = 0; k < want && obj; k++) {
+			p[k] = obj;
+			void *next = get_freepointer(s, obj);
+			if (unlikely(!walk_ok(s, slab, next))) {
+				report_corrupt(s, slab, next, obj, c);
+				next = NULL;
+				inuse = FC_OBJECTS(old) - k - 1;   /* the lost ones stay "in use" */
+			}
+			obj = next;
+		}
+		new = fc_make(fl_idx(s, slab, obj), inuse + k, FC_OBJECTS(old), false);
+		if (!obj && listed) {
+			remove_partial(n, slab);          /* before the CAS that fills it */
+			listed = false;
+		}
+		if (slab_update(slab, &old, new))
+			break;
+		stat(c, CMPXCHG_DOUBLE_FAIL);
+	} while (1);
+	if (!listed && FC_FREELIST(new) != SLAB_FL_NONE)
+		add_partial(n, slab, DEACTIVATE_TO_HEAD_POS);
+	return k;
+}
+
+/* Objects from one node's partial slabs, in list order; a slab emptied of
+ * free objects leaves the list (it is full now). */
+static unsigned int take_from_node_partial(struct kmem_cache *s, struct kmem_cache_node *n,
+					   struct kmem_cache_cpu *c, void **p, unsigned int want)
+{
+	unsigned int got = 0;
+	if (!READ_ONCE(n->nr_partial))
+		return 0;
+	node_lock(n);
+	while (got < want && !list_empty(&n->partial)) {
+		struct slab *slab = list_entry(n->partial.next, struct slab, slab_list);
+		got += take_objects(s, n, slab, p + got, want - got, c);
+	}
+	node_unlock(n);
+	return got;
+}
+
+/* New slabs for refill_objects: objects handed out directly; a slab with
+ * objects left goes on the node partial list with a freelist of just those. */
+static unsigned int take_from_new_slabs(struct kmem_cache *s, int node, struct kmem_cache_cpu *c,
+					void **p, unsigned int want)
+{
+	unsigned int got = 0;
+	while (got < want) {
+		struct slab *slab = allocate_slab(s, node, c);
+		if (!slab)
+			break;
+		stat(c, ALLOC_SLAB);
+		unsigned int objects = FC_OBJECTS(slab->counters);
+		void *rest;
+		unsigned int k = new_slab_objects(s, slab, p + got, want - got, &rest);
+		got += k;
+		__atomic_store_n(&slab->counters,
+				 fc_make(fl_idx(s, slab, rest), rest ? k : objects, objects, false),
+				 __ATOMIC_RELEASE);
+		if (rest) {
+			struct kmem_cache_node *n = get_node(s, slab_nid(slab));
+			node_lock(n);
+			add_partial(n, slab, DEACTIVATE_TO_HEAD_POS);
+			node_unlock(n);
+		}
+	}
+	return got;
+}
+
+unsigned int _uslub_refill_objects(struct kmem_cache *s, struct kmem_cache_cpu *c, void **p,
+				   unsigned int min, unsigned int max, int node)
+{
+	int home = home_node();
+	int search = node == USLUB_NUMA_NO_NODE ? home : node;
+	unsigned int got = take_from_node_partial(s, get_node(s, search), c, p, max);
+
+	if (got < max && node == USLUB_NUMA_NO_NODE) {
+		for (int i = 0; i < _uslub_nr_nodes() && got < max; i++) {
+			struct kmem_cache_node *n = get_node(s, i);
+			if (i != search && READ_ONCE(n->nr_partial) > s->min_partial)
+				got += take_from_node_partial(s, n, c, p + got, max - got);
+		}
+	}
+	if (got < max)
+		got += take_from_new_slabs(s, search, c, p + got, max - got);
+	if (got < min) {
+		_uslub_free_to_slabs(s, c, got, p);
+		return 0;
+	}
+	return got;
+}
+
+/*
+ * Bulk from the cpu layer (caches without sheaves): pop the cpu freelist,
+ * refill it the way the single slow path does, and take a new slab's
+ * objects directly. Returns how many of @n were put in p[].
+ */
+static size_t alloc_bulk_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n, void **p,
+			     bool cache_partials, size_t *popped)
+{
+	size_t i = 0;
+	while (i < n) {
+		void *obj = c->freelist;
+		if (likely(obj)) {
+			/* checked like the fast path: hardened caches only */
+			if (unlikely(cache_hardened(s)) && unlikely(!cpu_freelist_ok(s, c, obj))) {
+				cpu_freelist_corrupt(s, c);
+				continue;
+			}
+			c->freelist = get_freepointer(s, obj);   /* ALLOC_FASTPATH, derived */
+			p[i++] = obj;
+			(*popped)++;
+			continue;
+		}
+		unsigned int want = (unsigned int)MIN(n - i, (size_t)MAX_OBJS_PER_SLAB);
+		int k = refill_cpu(s, USLUB_NUMA_NO_NODE, c, cache_partials, home_node(), p + i, want);
+		if (k < 0)
+			break;
+		stat_add(c, ALLOC_SLOWPATH, (unsigned int)k);
+		i += (unsigned int)k;
+	}
+	return i;
+}
+
+/*
+ * Bulk for sheaf caches: copy out of the main sheaf; when it is empty the
+ * sheaf layer swaps in the spare, exchanges at the barn or refills main
+ * (and hands over one object); if it cannot, the rest comes straight from
+ * slabs.
+ */
+static size_t alloc_bulk_sheaves(struct kmem_cache *s, struct kmem_cache_cpu *c, uslub_gfp_t gfp,
+				 size_t n, void **p)
+{
+	size_t i = 0;
+	while (i < n) {
+		struct slab_sheaf *main = c->main;
+		if (likely(main && main->size)) {
+			unsigned int k = (unsigned int)MIN(n - i, (size_t)main->size);
+			main->size -= k;
+			memcpy(p + i, main->objects + main->size, k * sizeof(void *));
+			stat_add(c, ALLOC_PCS, k);
+			i += k;
+			continue;
+		}
+		void *obj = _uslub_sheaf_alloc_slow(s, c, gfp);   /* counts ALLOC_PCS */
+		if (obj) {
+			p[i++] = obj;
+			continue;
+		}
+		unsigned int want = (unsigned int)MIN(n - i, (size_t)MAX_OBJS_PER_SLAB);
+		unsigned int k = _uslub_refill_objects(s, c, p + i, want, want, USLUB_NUMA_NO_NODE);
+		if (!k)
+			break;
+		stat_add(c, ALLOC_SLOWPATH, k);
+		i += k;
+	}
+	return i;
+}
+
+/*
+ * One all-or-nothing attempt on slot @c. On failure, what was taken goes
+ * back to the slabs uncounted and the slot's counters are restored, so a
+ * failed call counts no allocation and no free: the objects popped from
+ * the cpu freelist leave it the way a flush does (loaded -= popped keeps
+ * the derived ALLOC_FASTPATH where it was).
+ */
+static bool alloc_bulk_once(struct kmem_cache *s, struct kmem_cache_cpu *c, uslub_gfp_t gfp,
+			    size_t n, void **p, bool cache_partials)
+{
+	uint64_t slow0 = c->stat[USLUB_ALLOC_SLOWPATH], pcs0 = c->stat[USLUB_ALLOC_PCS];
+	size_t popped = 0, got;
+	if (s->sheaf_capacity && cache_partials)
+		got = alloc_bulk_sheaves(s, c, gfp, n, p);
+	else
+		got = alloc_bulk_cpu(s, c, n, p, cache_partials && s->cpu_partial_slabs, &popped);
+	if (likely(got == n))
+		return true;
+	WRITE_ONCE(c->loaded, c->loaded - popped);
+	WRITE_ONCE(c->stat[USLUB_ALLOC_SLOWPATH], slow0);
+	WRITE_ONCE(c->stat[USLUB_ALLOC_PCS], pcs0);
+	_uslub_free_to_slabs(s, c, got, p);
+	return false;
+}
+
+__public int uslub_cache_alloc_bulk(struct kmem_cache *s, uslub_gfp_t gfp, size_t n, void **p)
+{
+	if (unlikely(!s || (!p && n))) {
+		_uslub_report("uslub: alloc_bulk: %s is NULL\n", s ? "the array" : "the cache");
+		errno = EINVAL;
+		return 0;
+	}
+	if (unlikely(n > INT_MAX)) {
+		_uslub_report("uslub: %s: alloc_bulk of %zu objects (more than INT_MAX)\n", s->name, n);
+		errno = EINVAL;
+		return 0;
+	}
+	if (!n)
+		return 0;
+	for (;;) {
+		bool ok;
+		if (likely(this_cpu_is_real() || _uslub_thread_init())) {
+			ok = alloc_bulk_once(s, this_cpu(s), gfp, n, p, true);
+		} else {
+			struct kmem_cache_cpu tmp;
+			memset(&tmp, 0, sizeof(tmp));
+			ok = alloc_bulk_once(s, &tmp, gfp, n, p, false);
+			_uslub_flush_cpu(s, &tmp);
+		}
+		if (likely(ok))
+			break;
+		if (!(gfp & USLUB_GFP_NOFAIL)) {
+			errno = ENOMEM;
+			if (!(gfp & USLUB_GFP_NOWARN) && _uslub_option(USLUB_OPT_VERBOSE))
+				_uslub_report("uslub: %s: bulk allocation of %zu failed (out of "
+					      "memory)\n", s->name, n);
+			return 0;
+		}
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+	if (gfp & USLUB_GFP_ZERO)
+		for (size_t i = 0; i < n; i++)
+			memset(p[i], 0, s->object_size);
+	return (int)n;
+}
+
+/* ------------------------------------------------------------------------
+ * Bulk free: detached freelists
+ * ---------------------------------------------------------------------- */
+struct detached_freelist {
+	struct kmem_cache *s;
+	struct slab *slab;
+	void *head, *tail;
+	unsigned int cnt;
+};
+
+#define BULK_LOOKAHEAD 3
+
+/* An object of @s (NULL: of its own slab's cache)? Reports it if not. */
+static __always_inline struct slab *bulk_object_slab(struct kmem_cache *s, void *x,
+						      struct kmem_cache **cs)
+{
+	struct slab *slab = virt_to_slab(x);
+	struct kmem_cache *k = s ? s : slab ? slab->slab_cache : NULL;
+	if (unlikely(!slab || !k || slab->slab_cache != k || !obj_is_valid(k, slab, x))) {
+		if (k)
+			report_invalid_free(k, x, slab);
+		else
+			_uslub_report_error("uslub: kfree_bulk: %p is not an object of any cache; "
+					    "left alone\n", x);
+		return NULL;
+	}
+	*cs = k;
+	return slab;
+}
+
+/*
+ * Take the last object of p[0..size) and every other object of its slab
+ * (scanning down, giving up after BULK_LOOKAHEAD objects of other slabs)
+ * into one detached freelist, clearing the entries taken. Returns the
+ * length of p[] still to scan.
+ */
+static size_t build_detached_freelist(struct kmem_cache *s, size_t size, void **p,
+				      struct detached_freelist *df)
+{
+	df->slab = NULL;
+	while (size && !df->slab) {
+		void *x = p[--size];
+		p[size] = NULL;
+		if (x && (df->slab = bulk_object_slab(s, x, &df->s))) {
+			set_freepointer(df->s, x, NULL);
+			df->head = df->tail = x;
+			df->cnt = 1;
+		}
+	}
+	if (!df->slab)
+		return 0;
+
+	char *base = df->slab->addr;
+	unsigned long bytes = slab_objects_bytes(df->slab);
+	unsigned int lookahead = BULK_LOOKAHEAD;
+	size_t first_skipped = 0;
+	for (size_t i = size; i-- > 0;) {
+		void *x = p[i];
+		if (!x)
+			continue;
+		uintptr_t off = (uintptr_t)x - (uintptr_t)base;
+		if (off < bytes) {
+			p[i] = NULL;
+			if (unlikely(!obj_is_valid(df->s, df->slab, x))) {
+				report_invalid_free(df->s, x, df->slab);
+			} else if (unlikely(x == df->head)) {
+				report_double_free(df->s, x);
+			} else {
+				set_freepointer(df->s, x, df->head);
+				df->head = x;
+				df->cnt++;
+			}
+			continue;
+		}
+		if (!first_skipped)
+			first_skipped = i + 1;
+		if (!--lookahead)
+			break;
+	}
+	return first_skipped;
+}
+
+/* Free one detached freelist of user objects: onto the cpu freelist when
+ * it is the cpu slab's, else to the slab with one CAS. */
+static void free_detached_user(struct detached_freelist *df)
+{
+	struct kmem_cache *s = df->s;
+	if (likely(this_cpu_is_real() || _uslub_thread_init())) {
+		struct kmem_cache_cpu *c = this_cpu(s);
+		if (df->slab == c->slab) {
+			if (unlikely(c->freelist == df->head)) {
+				report_double_free(s, df->head);
+				return;
+			}
+			set_freepointer(s, df->tail, c->freelist);
+			c->freelist = df->head;
+			stat_add(c, FREE_FASTPATH, df->cnt);
+			return;
+		}
+		stat_add(c, FREE_SLOWPATH, df->cnt);
+		__slab_free(s, df->slab, df->head, df->tail, df->cnt, c, s->cpu_partial_slabs != 0);
+		return;
+	}
+	struct kmem_cache_cpu c;
+	memset(&c, 0, sizeof(c));
+	stat_add(&c, FREE_SLOWPATH, df->cnt);
+	__slab_free(s, df->slab, df->head, df->tail, df->cnt, &c, false);
+	fold_stats(s, &c);
+}
+
+void _uslub_free_to_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n, void **p)
+{
+	struct detached_freelist df;
+	while (n) {
+		n = build_detached_freelist(s, n, p, &df);
+		if (df.slab)
+				__slab_free(df.s, df.slab, df.head, df.tail, df.cnt, c, false);
+	}
+}
+
+bool _uslub_is_object_of(struct kmem_cache *s, const void *x)
+{
+	struct slab *slab = virt_to_slab(x);
+	return slab && slab->slab_cache == s && obj_is_valid(s, slab, x);
+}
+
+/*
+ * Sheaf caches: objects of the local node go to the main sheaf, checked
+ * against the last slab seen (one range test per object while they come
+ * from one slab, a page-provider lookup when the slab changes); a full
+ * main is handed to the sheaf layer to make room. The entries taken are
+ * cleared; the rest (other nodes, invalid pointers, no room) are left for
+ * the detached-freelist path, which frees or reports them.
+ */
+static void free_bulk_to_sheaves(struct kmem_cache *s, size_t n, void **p)
+{
+	if (!(this_cpu_is_real() || _uslub_thread_init()))
+		return;
+	struct kmem_cache_cpu *c = this_cpu(s);
+	int home = home_node();
+	uintptr_t lo = 0, span = 0;
+	for (size_t i = 0; i < n; i++) {
+		void *x = p[i];
+		if (!x)
+			continue;
+		uintptr_t off = (uintptr_t)x - lo;
+		if (off >= span) {
+			struct slab *slab = virt_to_slab(x);
+			if (!slab || slab->slab_cache != s || slab_nid(slab) != home)
+				continue;
+			lo = (uintptr_t)slab->addr;
+			span = slab_objects_bytes(slab);
+			off = (uintptr_t)x - lo;
+		}
+		if (unlikely(slab_offset_to_index(off, s->reciprocal_size) * (uintptr_t)s->size != off))
+			continue;
+		struct slab_sheaf *main = c->main;
+		if (likely(main && main->size < main->capacity)) {
+			if (unlikely(main->size && main->objects[main->size - 1] == x)) {
+				report_double_free(s, x);
+				p[i] = NULL;
+				continue;
+			}
+			main->objects[main->size] = x;
+			barrier();      /* a fork child flushes objects[0, size) */
+			main->size++;
+			stat(c, FREE_PCS);
+		} else if (!_uslub_sheaf_free_slow(s, c, x)) {
+			return;
+		}
+		p[i] = NULL;
+	}
+}
+
+__public void uslub_cache_free_bulk(struct kmem_cache *s, size_t n, void **p)
+{
+	if (unlikely(!p) || !n)
+		return;
+	if (s && s->sheaf_capacity)
+		free_bulk_to_sheaves(s, n, p);
+	struct detached_freelist df;
+	while (n) {
+		n = build_detached_freelist(s, n, p, &df);
+		if (df.slab)
+			free_detached_user(&df);
+	}
+}
+
+__public void uslub_kfree_bulk(size_t n, void **p)
+{
+	uslub_cache_free_bulk(NULL, n, p);
 }
 
 /* ------------------------------------------------------------------------
@@ -896,11 +1768,15 @@ static unsigned int order_objects(unsigned int order, size_t size)
 }
 
 /* Fill in the layout of @s; false if the object cannot fit a slab. */
-static bool calculate_sizes(struct kmem_cache *s, size_t object_size, size_t align)
+static bool calculate_sizes(struct kmem_cache *s, size_t object_size, size_t align,
+			    const struct uslub_cache_args *args)
 {
 	size_t size = ALIGN_UP(object_size, sizeof(void *));
 	s->align = calculate_alignment(s->flags, align, object_size);
-	if (s->ctor) {
+	if (args && args->use_freeptr_offset) {
+		/* the caller keeps the free pointer inside the object */
+		s->offset = args->freeptr_offset;
+	} else if (s->ctor) {
 		/* the constructed state must survive: free pointer after it */
 		s->offset = (unsigned int)size;
 		size += sizeof(void *);
@@ -971,6 +1847,7 @@ static void init_cache(struct kmem_cache *s, const char *name, unsigned int flag
 	s->flags = flags;
 	s->ctor = ctor;
 	s->index = slot;
+	s->fp_secret = (uintptr_t)seed64() | 1;
 	s->cpu_offset = (unsigned int)slot * CPU_SLOT_SIZE;
 	snprintf(s->name, sizeof(s->name), "%s", name);
 	INIT_LIST_HEAD(&s->list);
@@ -981,7 +1858,7 @@ static void create_boot_cache(struct kmem_cache *s, const char *name, size_t siz
 {
 	int slot = take_slot();
 	init_cache(s, name, USLUB_HWCACHE_ALIGN, NULL, slot);
-	calculate_sizes(s, size, 0);
+	calculate_sizes(s, size, 0, NULL);
 	for (int i = 0; i < _uslub_nr_nodes(); i++) {
 		init_node(&nodes[i]);
 		s->node[i] = &nodes[i];
@@ -1017,9 +1894,25 @@ static void free_cache_struct(struct kmem_cache *s)
 	uslub_cache_free(&boot_kmem_cache, s);
 }
 
-__public struct kmem_cache *uslub_cache_create(const char *name, size_t size, size_t align,
-					       unsigned int flags, void (*ctor)(void *))
+static bool want_hardened(unsigned int flags)
 {
+	return (flags & USLUB_HARDENED_FREELIST) || _uslub_option(USLUB_OPT_FREELIST_HARDENED);
+}
+
+static bool want_random(unsigned int flags)
+{
+	if (flags & USLUB_NO_RANDOM_FREELIST)
+		return false;
+	return (flags & USLUB_RANDOM_FREELIST) || _uslub_option(USLUB_OPT_FREELIST_RANDOM);
+}
+
+struct kmem_cache *_uslub_cache_create(const char *name, size_t size,
+				       const struct uslub_cache_args *args, unsigned int flags)
+{
+	static const struct uslub_cache_args none;
+	if (!args)
+		args = &none;
+	size_t align = args->align;
 	if (!name || !*name)
 		return create_error(name, "name is NULL or empty");
 	if (!size)
@@ -1028,18 +1921,27 @@ __public struct kmem_cache *uslub_cache_create(const char *name, size_t size, si
 		return create_error(name, "align is not a power of two");
 	if (align > (PAGE_SIZE << MAX_PAGE_ORDER))
 		return create_error(name, "align is larger than the largest slab (2 MiB)");
-	if (flags & ~USLUB_CACHE_FLAGS_VALID)
-		return create_error(name, "unknown flags");
 	if (size > (PAGE_SIZE << MAX_PAGE_ORDER))
 		return create_error(name, "size is larger than the largest slab (2 MiB)");
-
-	_uslub_init();
+	if ((flags & USLUB_RANDOM_FREELIST) && (flags & USLUB_NO_RANDOM_FREELIST))
+		return create_error(name, "both RANDOM_FREELIST and NO_RANDOM_FREELIST");
+	if (args->use_freeptr_offset &&
+	    (args->freeptr_offset % sizeof(void *) || size < sizeof(void *) ||
+	     args->freeptr_offset > size - sizeof(void *)))
+		return create_error(name, "freeptr_offset is not word aligned inside the object");
+	if ((size_t)args->useroffset + args->usersize > size)
+		return create_error(name, "usercopy window (useroffset + usersize) exceeds the object");
 
 	struct kmem_cache tmp;
 	memset(&tmp, 0, sizeof(tmp));
-	init_cache(&tmp, name, flags, ctor, 0);
-	if (!calculate_sizes(&tmp, size, align))
+	if (want_hardened(flags))
+		flags |= SLAB_HARDENED;
+	init_cache(&tmp, name, flags, args->ctor, 0);
+	tmp.fastpath_off = (flags & SLAB_HARDENED) != 0;
+	if (!calculate_sizes(&tmp, size, align, args))
 		return create_error(name, "object (with alignment) is larger than the largest slab");
+	tmp.useroffset = args->useroffset;
+	tmp.usersize = args->usersize;
 
 	/* Allocate outside slab_mutex: the allocation slow path may take
 	 * thread_lock, which ranks before slab_mutex. */
@@ -1053,28 +1955,58 @@ __public struct kmem_cache *uslub_cache_create(const char *name, size_t size, si
 			goto fail;
 		init_node(s->node[i]);
 	}
+	if (want_random(flags) && s->objects > 1 && !init_random_seq(s))
+		goto fail;
+	if (_uslub_sheaf_cache_init(s, args->sheaf_capacity))
+		goto fail;
 	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	int slot = take_slot();
 	if (slot < 0) {
 		uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 		_uslub_report("uslub: cannot create cache \"%s\": all %d cache slots in use\n",
 			      name, USLUB_MAX_CACHES);
+		_uslub_sheaf_cache_destroy(s);
 		goto fail;
 	}
-	init_cache(s, name, flags, ctor, slot);
+	uintptr_t secret = s->fp_secret;
+	init_cache(s, name, flags, args->ctor, slot);
+	s->fp_secret = secret;
 	list_add_tail(&s->list, &_uslub_slab_caches);
 	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	if (_uslub_option(USLUB_OPT_VERBOSE))
 		_uslub_report("uslub: cache %s: object %u size %u align %u offset %u order %u "
-			      "objects %u min_partial %u cpu_partial_slabs %u\n", s->name,
-			      s->object_size, s->size, s->align, s->offset, s->order,
-			      s->objects, s->min_partial, s->cpu_partial_slabs);
+			      "objects %u min_partial %u cpu_partial_slabs %u sheaf_capacity %u "
+			      "random %d\n", s->name, s->object_size, s->size, s->align, s->offset,
+			      s->order, s->objects, s->min_partial, s->cpu_partial_slabs,
+			      s->sheaf_capacity, s->random_seq != NULL);
 	return s;
 fail:
-	if (s)
+	if (s) {
+		free_random_seq(s);
 		free_cache_struct(s);
+	}
 	errno = ENOMEM;
 	return NULL;
+}
+
+__public struct kmem_cache *uslub_cache_create_args(const char *name, size_t size,
+						    const struct uslub_cache_args *args,
+						    unsigned int flags)
+{
+	if (flags & ~USLUB_CACHE_FLAGS_VALID)
+		return create_error(name, "unknown flags");
+	_uslub_init();
+	return _uslub_cache_create(name, size, args, flags);
+}
+
+__public struct kmem_cache *uslub_cache_create(const char *name, size_t size, size_t align,
+					       unsigned int flags, void (*ctor)(void *))
+{
+	struct uslub_cache_args args;
+	memset(&args, 0, sizeof(args));
+	args.align = align;
+	args.ctor = ctor;
+	return uslub_cache_create_args(name, size, &args, flags);
 }
 
 /* Release the empty slabs of a node partial list (all of them) and sort
@@ -1132,6 +2064,8 @@ __public int uslub_cache_shrink(struct kmem_cache *s)
 		_uslub_flush_cpu(s, c);
 		uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
 	}
+	if (s->sheaf_capacity)
+		_uslub_sheaf_cache_shrink(s, c);
 	int freed = 0;
 	for (int i = 0; i < _uslub_nr_nodes(); i++)
 		freed += shrink_node(s, get_node(s, i), c);
@@ -1173,6 +2107,8 @@ __public int uslub_cache_destroy(struct kmem_cache *s)
 	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	struct kmem_cache_cpu tmp;
 	memset(&tmp, 0, sizeof(tmp));
+	if (s->sheaf_capacity)
+		_uslub_sheaf_cache_shrink(s, &tmp);
 	for (int i = 0; i < _uslub_nr_nodes(); i++)
 		shrink_node(s, get_node(s, i), &tmp);
 	fold_stats(s, &tmp);
@@ -1194,6 +2130,8 @@ __public int uslub_cache_destroy(struct kmem_cache *s)
 	release_slot(s->index);
 	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
+	_uslub_sheaf_cache_destroy(s);
+	free_random_seq(s);
 	free_cache_struct(s);
 	return 0;
 }
@@ -1389,6 +2327,7 @@ __public long uslub_cache_validate(struct kmem_cache *s)
 void _uslub_slub_prefork(void)
 {
 	pthread_mutex_lock(&_uslub_slab_mutex);
+	_uslub_sheaf_prefork();
 	struct list_head *pos;
 	for (pos = _uslub_slab_caches.next; pos != &_uslub_slab_caches; pos = pos->next) {
 		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
@@ -1405,6 +2344,7 @@ void _uslub_slub_postfork_parent(void)
 		for (int i = _uslub_nr_nodes() - 1; i >= 0; i--)
 			pthread_mutex_unlock(&get_node(s, i)->list_lock);
 	}
+	_uslub_sheaf_postfork_parent();
 	pthread_mutex_unlock(&_uslub_slab_mutex);
 }
 
@@ -1448,5 +2388,6 @@ void _uslub_slub_postfork_child(void)
 		for (int i = 0; i < _uslub_nr_nodes(); i++)
 			pthread_mutex_init(&get_node(s, i)->list_lock, NULL);
 	}
+	_uslub_sheaf_postfork_child();
 	pthread_mutex_init(&_uslub_slab_mutex, NULL);
 }

@@ -15,6 +15,9 @@
 #define CPU_AREA_SIZE      ((size_t)USLUB_MAX_CACHES * CPU_SLOT_SIZE)
 #define CACHE_NAME_MAX     64
 
+struct slab_sheaf;
+struct node_barn;                    /* sheaf/sheaf.h */
+
 /*
  * Per-CPU (per-thread by default) state of one cache. Only its owner
  * thread reads or writes freelist/slab/partial, except when the owner is
@@ -46,11 +49,32 @@ struct kmem_cache_cpu {
 	struct slab *partial;
 	unsigned long partial_slabs;
 	unsigned long loaded;
+	struct slab_sheaf *main;     /* sheaf caches: NULL until first use */
+	struct slab_sheaf *spare;    /* NULL or a second sheaf (any fill)  */
 };
 static_assert(sizeof(struct kmem_cache_cpu) <= CPU_SLOT_SIZE, "cpu slot size");
 static_assert(offsetof(struct kmem_cache_cpu, stat) + 3 * 8 <= USLUB_CACHELINE,
 	      "fast-path fields and fast-path counters share one cache line");
 static_assert(USLUB_FREE_FASTPATH < 3, "the fast-path counter is in the first line");
+
+/*
+ * A sheaf (Linux 6.18): an array of free objects of one cache, owned by one
+ * cpu slot (main/spare), a barn list, or a prefill user.
+ *   0 <= size <= capacity; objects[0..size) are free objects of cache,
+ *   each counted in its slab's inuse (a sheaf holds them like a cpu
+ *   freelist does). capacity == cache->sheaf_capacity unless oversize.
+ */
+struct slab_sheaf {
+	struct list_head barn_list;  /* on a barn's full/empty list (barn lock) */
+	struct kmem_cache *cache;
+	unsigned int size;
+	unsigned int capacity;
+	int node;                    /* node its objects came from (barn)       */
+	unsigned int oversize;       /* prefill above capacity: freed on return */
+	void *objects[];
+};
+#define SHEAF_HEADER_SIZE offsetof(struct slab_sheaf, objects)
+static_assert(SHEAF_HEADER_SIZE == 40, "sheaf header layout");
 
 /*
  * Per-node state. list_lock protects partial, nr_partial, and every
@@ -75,6 +99,9 @@ struct kmem_cache {
 	unsigned int size;           /* stride: object + free pointer (if outside) + padding */
 	unsigned int object_size;    /* what the user asked for                        */
 	uint64_t reciprocal_size;    /* slab_reciprocal(size), for obj_to_index        */
+	uintptr_t fp_secret;         /* freelist hardening: stored = fp ^ secret ^ swab(&slot) */
+	unsigned int fastpath_off;   /* != 0: every alloc/free takes the checked slow path
+	                                (hardened; later debug caches)                   */
 	unsigned int objects;        /* objects per slab at the preferred order        */
 	unsigned int order;          /* preferred slab order                           */
 	unsigned int min_objects_fallback; /* objects per slab at the fallback order   */
@@ -86,6 +113,10 @@ struct kmem_cache {
 	unsigned int cpu_partial_slabs; /* ... as slabs; 0 = no cpu partial            */
 	void (*ctor)(void *);
 	int index;                   /* slot number; cpu_offset = index * CPU_SLOT_SIZE */
+	unsigned int sheaf_capacity; /* 0: no sheaves                                  */
+	uint16_t *random_seq;        /* RANDOM_FREELIST: a permutation of [0, objects)  */
+	unsigned int useroffset, usersize;
+	struct node_barn *barn[MAX_NUMNODES]; /* sheaf layer's, per node (sheaf caches) */
 
 	struct list_head list;       /* slab_caches (slab_mutex)                       */
 	uint64_t stat_exited[USLUB_NR_STATS]; /* counters of exited threads (atomic)   */
@@ -109,6 +140,7 @@ struct uslub_tls {
 	intptr_t cpu_delta;          /* cpu_base - _uslub_cpu_empty (0 = none) */
 	struct uslub_thread *thread;
 	int state;
+	uint64_t rnd;                /* per-thread random state (0: unseeded)  */
 };
 __internal extern __thread struct uslub_tls _uslub_tls __tls_ie;
 __internal extern char _uslub_cpu_empty[CPU_AREA_SIZE];
@@ -127,6 +159,7 @@ static __always_inline bool this_cpu_is_real(void)
 
 /* stat(c, ALLOC_FASTPATH): count one event on the owner's slot. */
 #define stat(c, item) SINGLE_WRITER_INC((c)->stat[USLUB_##item], 1)
+#define stat_add(c, item, n) SINGLE_WRITER_INC((c)->stat[USLUB_##item], (n))
 
 __internal extern pthread_mutex_t _uslub_slab_mutex;  /* slab_caches, cache slots */
 __internal extern struct list_head _uslub_slab_caches;
@@ -140,6 +173,13 @@ __internal struct kmem_cache_cpu *_uslub_thread_cpu(struct uslub_thread *t,
 						     const struct kmem_cache *s);
 
 /* slub.c */
+#define SLAB_NO_SHEAVES 0x80000000u  /* internal flag: never give this cache sheaves */
+#define SLAB_HARDENED   0x40000000u  /* internal flag: free pointers obfuscated     */
+/* uslub_cache_create_args() without _uslub_init() (usable while it runs)
+ * and accepting the internal flags. Call with no uslub lock held. */
+__internal struct kmem_cache *_uslub_cache_create(const char *name, size_t size,
+						  const struct uslub_cache_args *args,
+						  unsigned int flags);
 /* Flush a cpu slot of @s (slab, partials) and fold its counters. */
 __internal void _uslub_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c);
 __internal uint64_t _uslub_cpu_alloc_fastpath(const struct kmem_cache *s,
@@ -148,5 +188,48 @@ __internal void _uslub_slub_prefork(void);
 __internal void _uslub_slub_postfork_parent(void);
 __internal void _uslub_slub_postfork_child(void);
 __internal void _uslub_slub_recount(void);
+__internal int _uslub_home_node(void);
+
+/*
+ * Slab-level bulk primitives for the layer above (sheaf/sheaf.c):
+ *
+ * _uslub_refill_objects: fill p[] with between @min and @max objects of @s
+ * from @c's cpu partial slabs, then node partial slabs, then new slabs
+ * (objects handed out directly, a freelist built only for the rest), on
+ * @node (USLUB_NUMA_NO_NODE: the caller's, then any). Returns the count,
+ * or 0 with nothing taken if @min could not be reached. Counts no
+ * ALLOC_* event (the caller knows whether these are allocations).
+ *
+ * _uslub_free_to_slabs: give @n objects of @s (valid objects, checked by
+ * the caller; s == NULL: each object's own cache) back to their slabs,
+ * objects of one slab as one detached freelist pushed with one CAS.
+ * Clobbers p[]. Counts no FREE_* event.
+ */
+__internal unsigned int _uslub_refill_objects(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					      void **p, unsigned int min, unsigned int max,
+					      int node);
+__internal void _uslub_free_to_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c,
+				     size_t n, void **p);
+/* Is @x an object start of @s (looked up through the page provider)? */
+__internal bool _uslub_is_object_of(struct kmem_cache *s, const void *x);
+
+/*
+ * Hooks into the sheaf layer (sheaf/sheaf.c), the one layer above that the
+ * cache layer calls: each is a no-op (or returns "not handled") for a
+ * cache without sheaves. The inline pop/push on c->main are in slub.c;
+ * these take over when main is empty/full or missing.
+ */
+__internal int _uslub_sheaf_cache_init(struct kmem_cache *s, unsigned int capacity);
+__internal void *_uslub_sheaf_alloc_slow(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					 uslub_gfp_t gfp);
+__internal bool _uslub_sheaf_free_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, void *x);
+__internal void _uslub_sheaf_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c);
+__internal int _uslub_sheaf_cache_shrink(struct kmem_cache *s, struct kmem_cache_cpu *c);
+__internal void _uslub_sheaf_cache_destroy(struct kmem_cache *s);
+__internal void _uslub_sheaf_barn_counts(const struct kmem_cache *s, unsigned long *full,
+					 unsigned long *empty);
+__internal void _uslub_sheaf_prefork(void);     /* slab_mutex held */
+__internal void _uslub_sheaf_postfork_parent(void);
+__internal void _uslub_sheaf_postfork_child(void);
 
 #endif /* USLUB_CACHE_SLUB_H */

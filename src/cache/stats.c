@@ -52,6 +52,11 @@ static void slabinfo_locked(const struct kmem_cache *s, struct uslub_slabinfo *o
 	o->pages_per_slab = 1u << s->order;
 	o->min_partial = s->min_partial;
 	o->cpu_partial_slabs = s->cpu_partial_slabs;
+	o->sheaf_capacity = s->sheaf_capacity;
+	o->random_freelist = s->random_seq != NULL;
+	o->hardened_freelist = (s->flags & SLAB_HARDENED) != 0;
+	if (s->sheaf_capacity)
+		_uslub_sheaf_barn_counts(s, &o->barn_full, &o->barn_empty);
 	for (int i = 0; i < _uslub_nr_nodes(); i++) {
 		struct kmem_cache_node *n = s->node[i];
 		/* Under list_lock a listed slab cannot be discarded, so the
@@ -70,8 +75,8 @@ static void slabinfo_locked(const struct kmem_cache *s, struct uslub_slabinfo *o
 		uslub_mutex_unlock(&n->list_lock, RANK_LIST);
 	}
 	o->active_objs = o->num_objs >= o->partial_free ? o->num_objs - o->partial_free : 0;
-	uint64_t allocs = st[USLUB_ALLOC_FASTPATH] + st[USLUB_ALLOC_SLOWPATH];
-	uint64_t frees = st[USLUB_FREE_FASTPATH] + st[USLUB_FREE_SLOWPATH];
+	uint64_t allocs = st[USLUB_ALLOC_FASTPATH] + st[USLUB_ALLOC_SLOWPATH] + st[USLUB_ALLOC_PCS];
+	uint64_t frees = st[USLUB_FREE_FASTPATH] + st[USLUB_FREE_SLOWPATH] + st[USLUB_FREE_PCS];
 	o->live_objs = allocs >= frees ? allocs - frees : 0;
 	o->memory_requested = o->live_objs * s->object_size;
 }
@@ -136,11 +141,16 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 				"\"min_partial\":%u,\"cpu_partial_slabs\":%u,\"num_slabs\":%lu,"
 				"\"num_objs\":%lu,\"active_objs\":%lu,\"live_objs\":%lu,"
 				"\"nr_partial\":%lu,\"partial_free\":%lu,\"memory_used\":%lu,"
-				"\"memory_requested\":%lu,\"stats\":{",
+				"\"memory_requested\":%lu,\"sheaf_capacity\":%u,\"barn_full\":%lu,"
+				"\"barn_empty\":%lu,\"random_freelist\":%s,\"hardened_freelist\":%s,"
+				"\"stats\":{",
 				si.object_size, si.size, si.align, si.offset, si.objs_per_slab,
 				si.order, si.pages_per_slab, si.min_partial, si.cpu_partial_slabs,
 				si.num_slabs, si.num_objs, si.active_objs, si.live_objs,
-				si.nr_partial, si.partial_free, si.memory_used, si.memory_requested);
+				si.nr_partial, si.partial_free, si.memory_used, si.memory_requested,
+				si.sheaf_capacity, si.barn_full, si.barn_empty,
+				si.random_freelist ? "true" : "false",
+				si.hardened_freelist ? "true" : "false");
 			for (int i = 0; i < USLUB_NR_STATS; i++)
 				fprintf(f, "%s\"%s\":%llu", i ? "," : "", stat_names[i],
 					(unsigned long long)st[i]);

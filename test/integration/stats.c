@@ -1,13 +1,20 @@
 /*
  * stats: SLUB's counters and the slabinfo views.
- *   - every alloc is counted once as ALLOC_FASTPATH or ALLOC_SLOWPATH, every
- *     free once as FREE_FASTPATH or FREE_SLOWPATH;
+ *   - every alloc is counted once as ALLOC_FASTPATH, ALLOC_SLOWPATH or
+ *     ALLOC_PCS, every free once as FREE_FASTPATH, FREE_SLOWPATH or FREE_PCS
+ *     (also with USLUB_SHEAVES=1, where every cache has sheaves);
+ *   - bulk calls count one per object: objects popped from the cpu
+ *     freelist as ALLOC_FASTPATH, objects taken from slabs as
+ *     ALLOC_SLOWPATH; a sheaf cache counts pops as ALLOC_PCS, pushes as
+ *     FREE_PCS, and sheaf refills/flushes (SHEAF_REFILL/SHEAF_FLUSH, in
+ *     objects) as neither; alloc_from_sheaf counts ALLOC_PCS;
  *   - ALLOC_SLAB >= 1 after the first alloc; after freeing everything,
  *     flushing and shrinking no slab is left, FREE_SLAB > 0 and every slab
  *     made was returned;
  *   - counters of exited threads are kept;
  *   - uslub_slabinfo_print: JSON parses and names the cache and the
- *     counters; the table names the cache.
+ *     counters (the sheaf and freelist ones too) and the new slabinfo
+ *     fields; the table names the cache.
  */
 #include "check.h"
 
@@ -19,13 +26,15 @@ static void check_counts(uslub_cache_t *s, uint64_t allocs, uint64_t frees, int 
 	uslub_cache_stats(s, st);
 	if (stat_allocs(st) != allocs)
 		test_fail(__FILE__, line,
-			  "ALLOC_FASTPATH %" PRIu64 " + ALLOC_SLOWPATH %" PRIu64 " != %" PRIu64
-			  " allocs",
-			  st[USLUB_ALLOC_FASTPATH], st[USLUB_ALLOC_SLOWPATH], allocs);
+			  "ALLOC_FASTPATH %" PRIu64 " + ALLOC_SLOWPATH %" PRIu64 " + ALLOC_PCS %" PRIu64
+			  " != %" PRIu64 " allocs",
+			  st[USLUB_ALLOC_FASTPATH], st[USLUB_ALLOC_SLOWPATH], st[USLUB_ALLOC_PCS],
+			  allocs);
 	if (stat_frees(st) != frees)
 		test_fail(__FILE__, line,
-			  "FREE_FASTPATH %" PRIu64 " + FREE_SLOWPATH %" PRIu64 " != %" PRIu64 " frees",
-			  st[USLUB_FREE_FASTPATH], st[USLUB_FREE_SLOWPATH], frees);
+			  "FREE_FASTPATH %" PRIu64 " + FREE_SLOWPATH %" PRIu64 " + FREE_PCS %" PRIu64
+			  " != %" PRIu64 " frees",
+			  st[USLUB_FREE_FASTPATH], st[USLUB_FREE_SLOWPATH], st[USLUB_FREE_PCS], frees);
 	struct uslub_slabinfo si = slabinfo_get(s);
 	if (si.live_objs != allocs - frees)
 		test_fail(__FILE__, line, "live_objs %lu, expected %" PRIu64, si.live_objs,
@@ -73,10 +82,15 @@ static void test_counters(void)
 	CHECK(strcmp(uslub_stat_name(USLUB_ALLOC_FASTPATH), "ALLOC_FASTPATH") == 0);
 	CHECK(strcmp(uslub_stat_name(USLUB_FREE_SLAB), "FREE_SLAB") == 0);
 	CHECK(strcmp(uslub_stat_name(USLUB_CPU_PARTIAL_DRAIN), "CPU_PARTIAL_DRAIN") == 0);
+	CHECK(strcmp(uslub_stat_name(USLUB_ALLOC_PCS), "ALLOC_PCS") == 0);
+	CHECK(strcmp(uslub_stat_name(USLUB_FREE_PCS), "FREE_PCS") == 0);
+	CHECK(strcmp(uslub_stat_name(USLUB_FREELIST_CORRUPT), "FREELIST_CORRUPT") == 0);
 
 	struct uslub_slabinfo si = slabinfo_get(s);
 	unsigned int ops = si.objs_per_slab;
 	unsigned int minp = si.min_partial;
+	unsigned int cap = si.sheaf_capacity;   /* > 0 only with USLUB_SHEAVES=1 */
+	CHECK_EQU(cap, uslub_cache_sheaf_capacity(s));
 	CHECK(ops >= 1);
 
 	uint64_t allocs = 0, frees = 0;
@@ -84,7 +98,8 @@ static void test_counters(void)
 	CHECK(first);
 	allocs++;
 	CHECK(stat_get(s, USLUB_ALLOC_SLAB) >= 1);
-	CHECK(stat_get(s, USLUB_ALLOC_SLOWPATH) >= 1); /* the first alloc has no cpu slab */
+	/* the first alloc has no cpu slab (or an empty sheaf) */
+	CHECK(stat_get(s, cap ? USLUB_ALLOC_PCS : USLUB_ALLOC_SLOWPATH) >= 1);
 	check_counts(s, allocs, frees, __LINE__);
 	uslub_cache_free(s, first);
 	frees++;
@@ -115,10 +130,20 @@ static void test_counters(void)
 			uslub_cache_free(s, v[i]);
 		check_counts(s, allocs, frees, __LINE__);
 	}
-	CHECK(stat_get(s, USLUB_ALLOC_FASTPATH) > 0);
-	CHECK(stat_get(s, USLUB_FREE_FASTPATH) + stat_get(s, USLUB_FREE_SLOWPATH) == frees);
+	CHECK(stat_get(s, cap ? USLUB_ALLOC_PCS : USLUB_ALLOC_FASTPATH) > 0);
+	uslub_cache_stats(s, st);
+	CHECK(stat_frees(st) == frees);
 
 	uslub_flush_thread();
+	if (cap) {
+		/* the barn keeps full sheaves until a shrink: their objects are
+		 * active; after the barn is flushed the checks below apply */
+		si = slabinfo_get(s);
+		CHECK_EQU(si.active_objs, si.barn_full * cap);
+		uslub_cache_shrink(s);
+		CHECK_EQU(slabinfo_get(s).barn_full, 0);
+		CHECK_EQU(slabinfo_get(s).active_objs, 0);
+	}
 	si = slabinfo_get(s);
 	CHECK_MSG(si.num_slabs <= (unsigned long)minp * (unsigned)uslub_nr_nodes(),
 		  "after freeing all and flushing: %lu slabs, min_partial %u", si.num_slabs, minp);
@@ -163,7 +188,8 @@ static void test_counters(void)
 	}
 	check_counts(s, allocs, frees, __LINE__);
 	uslub_flush_thread();
-	CHECK_EQU(slabinfo_get(s).active_objs, 0);
+	si = slabinfo_get(s);
+	CHECK_EQU(si.active_objs, si.barn_full * cap);   /* only the barn's full sheaves */
 	uslub_cache_shrink(s);
 	CHECK_EQU(slabinfo_get(s).num_slabs, 0);
 	uslub_cache_stats(s, st);
@@ -260,8 +286,173 @@ static void test_destroy_other_thread(void)
 	CHECK_EQU(stat_allocs(st), 64);
 	CHECK_EQU(stat_frees(st), 64);
 	CHECK_EQ(uslub_cache_validate(cache_b), 0);
-	CHECK_EQU(slabinfo_get(cache_b).active_objs, 0);
+	si = slabinfo_get(cache_b);
+	CHECK_EQU(si.active_objs, si.barn_full * si.sheaf_capacity);
 	CHECK_EQ(uslub_cache_destroy(cache_b), 0);
+}
+
+/* Bulk calls count one per object, split by where the objects came from. */
+static void test_bulk_counts(void)
+{
+	uslub_cache_t *s = uslub_cache_create("stats-bulk", 128, 0, 0, NULL);
+	CHECK(s);
+	struct uslub_slabinfo si = slabinfo_get(s);
+	unsigned int ops = si.objs_per_slab, cap = si.sheaf_capacity;
+	CHECK(ops >= 4);
+	size_t max = 4 * (size_t)ops + (cap ? 4 * (size_t)cap : 0);
+	void **p = calloc(max, sizeof(*p));
+	CHECK(p);
+	uint64_t st0[USLUB_NR_STATS], st1[USLUB_NR_STATS];
+	uint64_t allocs = 0, frees = 0;
+
+	if (!cap) {
+		/* one object loads the cpu slab: the rest of it is the cpu freelist */
+		void *first = uslub_cache_alloc(s, 0);
+		CHECK(first);
+		allocs++;
+		uslub_cache_stats(s, st0);
+		CHECK_EQ(uslub_cache_alloc_bulk(s, 0, ops - 1, p), (int)(ops - 1));
+		allocs += ops - 1;
+		uslub_cache_stats(s, st1);
+		CHECK_MSG(st1[USLUB_ALLOC_FASTPATH] - st0[USLUB_ALLOC_FASTPATH] == ops - 1,
+			  "bulk of the cpu freelist's %u objects: ALLOC_FASTPATH +%" PRIu64, ops - 1,
+			  st1[USLUB_ALLOC_FASTPATH] - st0[USLUB_ALLOC_FASTPATH]);
+		CHECK_EQU(st1[USLUB_ALLOC_SLOWPATH], st0[USLUB_ALLOC_SLOWPATH]);
+		/* the cpu slab is used up: 2 slabs' worth come from new slabs */
+		CHECK_EQ(uslub_cache_alloc_bulk(s, 0, 2 * ops, p + ops - 1), (int)(2 * ops));
+		allocs += 2 * ops;
+		uslub_cache_stats(s, st0);
+		CHECK_MSG(st0[USLUB_ALLOC_SLOWPATH] - st1[USLUB_ALLOC_SLOWPATH] +
+				  st0[USLUB_ALLOC_FASTPATH] - st1[USLUB_ALLOC_FASTPATH] == 2 * ops,
+			  "bulk of 2 slabs' worth counted %" PRIu64 " allocs",
+			  stat_allocs(st0) - stat_allocs(st1));
+		CHECK_MSG(st0[USLUB_ALLOC_SLOWPATH] - st1[USLUB_ALLOC_SLOWPATH] >= ops,
+			  "objects of new slabs are ALLOC_SLOWPATH: +%" PRIu64,
+			  st0[USLUB_ALLOC_SLOWPATH] - st1[USLUB_ALLOC_SLOWPATH]);
+		CHECK(st0[USLUB_ALLOC_SLAB] - st1[USLUB_ALLOC_SLAB] >= 2);
+		check_counts(s, allocs, frees, __LINE__);
+		/* free_bulk: one per object, NULLs not counted */
+		p[3 * ops - 1] = first;
+		size_t n = 3 * (size_t)ops;
+		p[n] = NULL;
+		uslub_cache_stats(s, st0);
+		uslub_cache_free_bulk(s, n + 1, p);
+		frees += n;
+		uslub_cache_stats(s, st1);
+		CHECK_EQU(stat_frees(st1) - stat_frees(st0), n);
+		check_counts(s, allocs, frees, __LINE__);
+	}
+	/* any cache: counts match through a mixed sequence */
+	for (int round = 0; round < 5; round++) {
+		size_t n = 1 + (size_t)round * (max - 1) / 4;
+		CHECK_EQ(uslub_cache_alloc_bulk(s, round & 1 ? USLUB_GFP_ZERO : 0, n, p), (int)n);
+		allocs += n;
+		check_counts(s, allocs, frees, __LINE__);
+		uslub_kfree_bulk(n / 2, p);
+		uslub_cache_free_bulk(s, n - n / 2, p + n / 2);
+		frees += n;
+		check_counts(s, allocs, frees, __LINE__);
+	}
+	uslub_flush_thread();
+	uslub_cache_shrink(s);
+	si = slabinfo_get(s);
+	CHECK_EQU(si.num_slabs, 0);
+	check_counts(s, allocs, frees, __LINE__);
+	CHECK_EQ(uslub_cache_destroy(s), 0);
+	free(p);
+}
+
+/* A cache with sheaves: pops and pushes are ALLOC_PCS / FREE_PCS; refills
+ * and flushes move objects without counting allocations or frees. */
+static void test_sheaf_counts(void)
+{
+	struct uslub_cache_args args;
+	memset(&args, 0, sizeof(args));
+	args.sheaf_capacity = 20;
+	uslub_cache_t *s = uslub_cache_create_args("stats-sheaves", 96, &args, 0);
+	CHECK(s);
+	unsigned int cap = uslub_cache_sheaf_capacity(s);
+	struct uslub_slabinfo si = slabinfo_get(s);
+	CHECK(cap >= 20);
+	CHECK_EQU(si.sheaf_capacity, cap);
+	CHECK_EQU(si.barn_full, 0);
+	CHECK_EQU(si.barn_empty, 0);
+	uint64_t st[USLUB_NR_STATS];
+	uint64_t allocs = 0, frees = 0;
+	size_t n = 10 * (size_t)cap;
+	void **p = calloc(n, sizeof(*p));
+	CHECK(p);
+
+	p[0] = uslub_cache_alloc(s, 0);
+	CHECK(p[0]);
+	allocs++;
+	uslub_cache_stats(s, st);
+	CHECK_EQU(st[USLUB_ALLOC_PCS], 1);        /* main sheaf refilled, then popped */
+	CHECK(st[USLUB_SHEAF_REFILL] >= 1);
+	CHECK_EQU(st[USLUB_ALLOC_FASTPATH] + st[USLUB_ALLOC_SLOWPATH], 0);
+	CHECK_EQU(st[USLUB_SHEAF_ALLOC], 1);
+	check_counts(s, allocs, frees, __LINE__);
+	for (size_t i = 1; i < n; i++) {
+		p[i] = uslub_cache_alloc(s, 0);
+		CHECK(p[i]);
+		allocs++;
+	}
+	check_counts(s, allocs, frees, __LINE__);
+	uslub_cache_stats(s, st);
+	CHECK(st[USLUB_ALLOC_PCS] >= n - 1);
+	uint64_t refilled = st[USLUB_SHEAF_REFILL];
+	CHECK_MSG(refilled >= st[USLUB_ALLOC_PCS], "SHEAF_REFILL %" PRIu64 " < ALLOC_PCS %" PRIu64
+		  " with no free in between", refilled, st[USLUB_ALLOC_PCS]);
+	for (size_t i = 0; i < n; i++)
+		uslub_cache_free(s, p[i]);
+	frees += n;
+	check_counts(s, allocs, frees, __LINE__);
+	uslub_cache_stats(s, st);
+	CHECK(st[USLUB_FREE_PCS] > 0);
+	CHECK_MSG(st[USLUB_BARN_PUT] > 0, "freeing %zu objects (capacity %u) put no full sheaf in "
+		  "the barn", n, cap);
+	si = slabinfo_get(s);
+	CHECK(si.barn_full >= 1);
+	/* a prefilled sheaf: alloc_from_sheaf is ALLOC_PCS */
+	struct uslub_sheaf *sh = uslub_cache_prefill_sheaf(s, 0, 5);
+	CHECK(sh);
+	uint64_t pcs0 = stat_get(s, USLUB_ALLOC_PCS);
+	for (int i = 0; i < 5; i++) {
+		p[i] = uslub_cache_alloc_from_sheaf(s, 0, sh);
+		CHECK(p[i]);
+		allocs++;
+	}
+	CHECK_EQU(stat_get(s, USLUB_ALLOC_PCS), pcs0 + 5);
+	uslub_cache_return_sheaf(s, 0, sh);
+	check_counts(s, allocs, frees, __LINE__);
+	uslub_kfree_bulk(5, p);
+	frees += 5;
+	check_counts(s, allocs, frees, __LINE__);
+
+	/* flush: the thread's sheaves go; the barn's full sheaves stay until
+	 * a shrink, which flushes them (SHEAF_FLUSH in objects) */
+	uslub_flush_thread();
+	si = slabinfo_get(s);
+	CHECK_EQU(si.active_objs, si.barn_full * cap);
+	uint64_t flushed0 = stat_get(s, USLUB_SHEAF_FLUSH);
+	unsigned long in_barn = si.barn_full * cap;
+	uslub_cache_shrink(s);
+	si = slabinfo_get(s);
+	CHECK_EQU(si.barn_full, 0);
+	CHECK_EQU(si.barn_empty, 0);
+	CHECK_EQU(si.active_objs, 0);
+	CHECK_EQU(si.num_slabs, 0);
+	CHECK_MSG(stat_get(s, USLUB_SHEAF_FLUSH) - flushed0 == in_barn,
+		  "shrink flushed %" PRIu64 " objects from the barn, it held %lu",
+		  stat_get(s, USLUB_SHEAF_FLUSH) - flushed0, in_barn);
+	uslub_cache_stats(s, st);
+	CHECK_EQU(st[USLUB_SHEAF_ALLOC], st[USLUB_SHEAF_FREE]);
+	/* every object refilled into a sheaf was allocated or flushed back */
+	CHECK_EQU(st[USLUB_SHEAF_REFILL] + st[USLUB_FREE_PCS],
+		  st[USLUB_ALLOC_PCS] + st[USLUB_SHEAF_FLUSH]);
+	check_counts(s, allocs, frees, __LINE__);
+	CHECK_EQ(uslub_cache_destroy(s), 0);
+	free(p);
 }
 
 static void test_print(void)
@@ -283,6 +474,14 @@ static void test_print(void)
 	CHECK(strstr(j, "\"stats-print-other\""));
 	CHECK(strstr(j, "\"ALLOC_FASTPATH\""));
 	CHECK(strstr(j, "\"FREE_SLAB\""));
+	static const char *const keys[] = {
+		"\"ALLOC_PCS\"", "\"FREE_PCS\"", "\"SHEAF_REFILL\"", "\"BARN_PUT\"",
+		"\"SHEAF_PREFILL_OVERSIZE\"", "\"FREELIST_CORRUPT\"", "\"sheaf_capacity\"",
+		"\"barn_full\"", "\"barn_empty\"", "\"random_freelist\"",
+		"\"hardened_freelist\"",
+	};
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+		CHECK_MSG(strstr(j, keys[k]), "slabinfo JSON lacks %s", keys[k]);
 	CHECK_MSG(count_substr(j, "\"ALLOC_FASTPATH\"") >= 2,
 		  "JSON has fewer ALLOC_FASTPATH keys than caches");
 	free(j);
@@ -319,6 +518,8 @@ int main(void)
 	CHECK(!json_valid("{\"a\": \"x}"));
 
 	test_counters();
+	test_bulk_counts();
+	test_sheaf_counts();
 	test_destroy_other_thread();
 	test_print();
 	printf("stats: ok\n");

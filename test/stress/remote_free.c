@@ -6,8 +6,11 @@
  * pattern) and frees it, so most frees are remote (onto another thread's
  * cpu slab, cpu partial or full slabs). Each (owner, seq) must be freed
  * exactly once. At the end every object must have come back: the counters'
- * allocs == frees == objects the test allocated, live_objs == 0,
- * active_objs == 0 and no slab after a shrink, validate == 0, destroy == 0.
+ * allocs (ALLOC_FASTPATH + ALLOC_SLOWPATH + ALLOC_PCS) == frees (FREE_* +
+ * FREE_PCS) == objects the test allocated, live_objs == 0, active_objs ==
+ * the objects in the barn's full sheaves (0 without sheaves; the
+ * USLUB_SHEAVES=1 variant has them), 0 and no slab after a shrink,
+ * validate == 0, destroy == 0.
  */
 #include "../integration/check.h"
 
@@ -247,22 +250,31 @@ int main(void)
 		uint64_t st[USLUB_NR_STATS];
 		uslub_cache_stats(caches[c], st);
 		printf("cache %-5zu allocs %8" PRIu64 " (fast %" PRIu64 " slow %" PRIu64
-		       ") frees fast %" PRIu64 " slow %" PRIu64 " frozen %" PRIu64
-		       " cpu_partial_free %" PRIu64 " slabs %" PRIu64 "\n",
+		       " pcs %" PRIu64 ") frees fast %" PRIu64 " slow %" PRIu64 " pcs %" PRIu64
+		       " frozen %" PRIu64 " cpu_partial_free %" PRIu64 " slabs %" PRIu64 "\n",
 		       sizes[c], allocated, st[USLUB_ALLOC_FASTPATH], st[USLUB_ALLOC_SLOWPATH],
-		       st[USLUB_FREE_FASTPATH], st[USLUB_FREE_SLOWPATH], st[USLUB_FREE_FROZEN],
-		       st[USLUB_CPU_PARTIAL_FREE], st[USLUB_ALLOC_SLAB]);
+		       st[USLUB_ALLOC_PCS], st[USLUB_FREE_FASTPATH], st[USLUB_FREE_SLOWPATH],
+		       st[USLUB_FREE_PCS], st[USLUB_FREE_FROZEN], st[USLUB_CPU_PARTIAL_FREE],
+		       st[USLUB_ALLOC_SLAB]);
 		CHECK_MSG(stat_allocs(st) == allocated,
 			  "cache %zu: counters say %" PRIu64 " allocs, the test made %" PRIu64,
 			  sizes[c], stat_allocs(st), allocated);
 		CHECK_MSG(stat_frees(st) == allocated,
 			  "cache %zu: counters say %" PRIu64 " frees, the test made %" PRIu64,
 			  sizes[c], stat_frees(st), allocated);
-		CHECK(st[USLUB_FREE_SLOWPATH] > 0); /* remote frees happened */
 		struct uslub_slabinfo si = slabinfo_get(caches[c]);
+		/* remote frees happened: to slabs, or (USLUB_SHEAVES=1) to the
+		 * freeing thread's sheaves, flushed to the slabs later */
+		if (si.sheaf_capacity)
+			CHECK(st[USLUB_FREE_PCS] > 0 && st[USLUB_SHEAF_FLUSH] > 0);
+		else
+			CHECK(st[USLUB_FREE_SLOWPATH] > 0);
 		CHECK_MSG(si.live_objs == 0, "cache %zu: live_objs %lu", sizes[c], si.live_objs);
-		CHECK_MSG(si.active_objs == 0, "cache %zu: active_objs %lu after all threads exited "
-					       "and the main thread flushed", sizes[c], si.active_objs);
+		/* nothing held but the barn's full sheaves (USLUB_SHEAVES=1) */
+		CHECK_MSG(si.active_objs == si.barn_full * si.sheaf_capacity,
+			  "cache %zu: active_objs %lu after all threads exited and the main thread "
+			  "flushed (barn %lu full sheaves of %u)", sizes[c], si.active_objs,
+			  si.barn_full, si.sheaf_capacity);
 		long v = uslub_cache_validate(caches[c]);
 		CHECK_MSG(v == 0, "cache %zu: validate found %ld inconsistencies", sizes[c], v);
 		uslub_cache_shrink(caches[c]);

@@ -1,0 +1,872 @@
+/*
+ * sheaf.c — per-CPU sheaves, the barn, and the prefill API (Linux 6.18).
+ * The design, ownership rules and counters are in sheaf.h.
+ *
+ * Paths, with the counters each takes:
+ *
+ *   alloc: main (inline, slub.c) -> spare, swapped in -> a full sheaf from
+ *          the barn for the empty main (BARN_GET) -> refill main from slabs
+ *          (BARN_GET_FAIL, SHEAF_REFILL) -> classic cpu slab (slub.c)
+ *   free:  main (inline) -> an empty spare, swapped in -> the full main to
+ *          the barn for an empty one (BARN_PUT) -> barn full: flush main
+ *          to slabs and reuse it (BARN_PUT_FAIL, SHEAF_FLUSH)
+ *
+ * Contexts: the alloc/free hooks and the prefill API run with no uslub
+ * lock held and may allocate. flush_cpu, cache_shrink and cache_destroy
+ * may run under thread_lock and slab_mutex (thread exit, destroy, the fork
+ * child), for another thread's slot, on a thread without a cpu area: they
+ * never allocate and free sheaf structs through a slot on the stack
+ * (free_sheaf_locked()), which cannot recurse into thread_lock.
+ */
+#include "sheaf/sheaf.h"
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+
+/* ------------------------------------------------------------------------
+ * Sheaf structs: the power-of-two bucket caches
+ * ---------------------------------------------------------------------- */
+static const char *const bucket_names[SHEAF_NR_BUCKETS] = {
+	"sheaf-64", "sheaf-128", "sheaf-256", "sheaf-512", "sheaf-1k", "sheaf-2k",
+	"sheaf-4k", "sheaf-8k", "sheaf-16k", "sheaf-32k", "sheaf-64k", "sheaf-128k",
+	"sheaf-256k", "sheaf-512k", "sheaf-1M", "sheaf-2M",
+};
+static struct kmem_cache *buckets[SHEAF_NR_BUCKETS];
+
+/* Each bucket is created once, on first use (pthread_once: a fork child
+ * of a thread caught mid-creation starts over). Only the sizes in use
+ * exist, which keeps slabinfo short and the locks held across fork few. */
+static void bucket_create(int i)
+{
+	buckets[i] = _uslub_cache_create(bucket_names[i], 1ul << (i + SHEAF_BUCKET_MIN_SHIFT),
+					 NULL, SLAB_NO_SHEAVES | USLUB_NO_MERGE);
+}
+
+#define BUCKET_ONCE(i) static void bucket_create_##i(void) { bucket_create(i); }
+BUCKET_ONCE(0) BUCKET_ONCE(1) BUCKET_ONCE(2) BUCKET_ONCE(3) BUCKET_ONCE(4) BUCKET_ONCE(5)
+BUCKET_ONCE(6) BUCKET_ONCE(7) BUCKET_ONCE(8) BUCKET_ONCE(9) BUCKET_ONCE(10) BUCKET_ONCE(11)
+BUCKET_ONCE(12) BUCKET_ONCE(13) BUCKET_ONCE(14) BUCKET_ONCE(15)
+#undef BUCKET_ONCE
+static void (*const bucket_create_fn[SHEAF_NR_BUCKETS])(void) = {
+	bucket_create_0, bucket_create_1, bucket_create_2, bucket_create_3, bucket_create_4,
+	bucket_create_5, bucket_create_6, bucket_create_7, bucket_create_8, bucket_create_9,
+	bucket_create_10, bucket_create_11, bucket_create_12, bucket_create_13, bucket_create_14,
+	bucket_create_15,
+};
+static pthread_once_t bucket_once[SHEAF_NR_BUCKETS] = {
+	PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT,
+	PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT,
+	PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT,
+	PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT,
+};
+static_assert(SHEAF_NR_BUCKETS == 16, "one once per bucket");
+
+/* The bucket for @bytes (<= 2 MiB). Creating it needs no uslub lock held;
+ * a bucket that holds a sheaf or barn already exists, so the flush paths,
+ * which run under locks, only ever look it up. */
+static struct kmem_cache *bucket_for(size_t bytes)
+{
+	unsigned int shift = bytes <= (1ul << SHEAF_BUCKET_MIN_SHIFT) ? SHEAF_BUCKET_MIN_SHIFT
+								     : fls_u(bytes - 1);
+	unsigned int i = shift - SHEAF_BUCKET_MIN_SHIFT;
+	pthread_once(&bucket_once[i], bucket_create_fn[i]);
+	return buckets[i];
+}
+
+static inline size_t sheaf_bytes(unsigned int capacity)
+{
+	return SHEAF_HEADER_SIZE + (size_t)capacity * sizeof(void *);
+}
+
+unsigned int _uslub_sheaf_round_capacity(unsigned int capacity)
+{
+	capacity = MIN(capacity, SHEAF_MAX_OBJECTS);
+	size_t bytes = sheaf_bytes(capacity), bucket = 1ul << SHEAF_BUCKET_MIN_SHIFT;
+	while (bucket < bytes)
+		bucket <<= 1;
+	return (unsigned int)((bucket - SHEAF_HEADER_SIZE) / sizeof(void *));
+}
+
+static int home_node(void)
+{
+	int node = _uslub_home_node();
+	return node >= 0 && node < _uslub_nr_nodes() ? node : 0;
+}
+
+/* An empty sheaf of @capacity for @s (the caller counts SHEAF_ALLOC). */
+static struct slab_sheaf *alloc_sheaf(struct kmem_cache *s, unsigned int capacity,
+				      bool oversize, uslub_gfp_t gfp)
+{
+	struct kmem_cache *b = bucket_for(sheaf_bytes(capacity));
+	if (unlikely(!b))
+		return NULL;
+	struct slab_sheaf *sheaf =
+		uslub_cache_alloc(b, (gfp & USLUB_GFP_ATOMIC) | USLUB_GFP_NOWARN);
+	if (unlikely(!sheaf))
+		return NULL;
+	INIT_LIST_HEAD(&sheaf->barn_list);
+	sheaf->cache = s;
+	sheaf->size = 0;
+	sheaf->capacity = capacity;
+	sheaf->node = home_node();
+	sheaf->oversize = oversize;
+	return sheaf;
+}
+
+/* Free a sheaf struct with no lock held (the caller counts SHEAF_FREE). */
+static void free_sheaf(struct slab_sheaf *sheaf)
+{
+	uslub_cache_free(bucket_for(sheaf_bytes(sheaf->capacity)), sheaf);
+}
+
+/*
+ * Free a struct of a bucket cache in any context: thread_lock may be held
+ * and the caller may have no cpu area, so uslub_cache_free(), whose slow
+ * path may set one up under thread_lock, is not usable. A slot on the
+ * stack takes the free and is folded into the cache at once.
+ */
+static void free_struct_locked(struct kmem_cache *b, void *x)
+{
+	struct kmem_cache_cpu tmp;
+	memset(&tmp, 0, sizeof(tmp));
+	_uslub_free_to_slabs(b, &tmp, 1, &x);
+	stat(&tmp, FREE_SLOWPATH);
+	_uslub_flush_cpu(b, &tmp);
+}
+
+static void free_sheaf_locked(struct slab_sheaf *sheaf)
+{
+	free_struct_locked(bucket_for(sheaf_bytes(sheaf->capacity)), sheaf);
+}
+
+/* ------------------------------------------------------------------------
+ * Moving objects between sheaves and slabs
+ * ---------------------------------------------------------------------- */
+
+/* Add between @min and @max objects from slabs; returns how many (0:
+ * nothing taken, @min could not be had). */
+static unsigned int refill_sheaf(struct kmem_cache *s, struct kmem_cache_cpu *c,
+				 struct slab_sheaf *sheaf, unsigned int min, unsigned int max)
+{
+	if (!max)
+		return 0;
+	unsigned int n = _uslub_refill_objects(s, c, sheaf->objects + sheaf->size, min, max,
+					       USLUB_NUMA_NO_NODE);
+	sheaf->size += n;
+	stat_add(c, SHEAF_REFILL, n);
+	return n;
+}
+
+/* Give every object of @sheaf (out of any slot) back to its slab. */
+static void flush_sheaf(struct kmem_cache *s, struct kmem_cache_cpu *c, struct slab_sheaf *sheaf)
+{
+	unsigned int n = sheaf->size;
+	if (!n)
+		return;
+	_uslub_free_to_slabs(s, c, n, sheaf->objects);
+	sheaf->size = 0;
+	stat_add(c, SHEAF_FLUSH, n);
+}
+
+/* ------------------------------------------------------------------------
+ * The barn (lock held only around list operations)
+ * ---------------------------------------------------------------------- */
+static inline struct node_barn *get_barn(const struct kmem_cache *s, int node)
+{
+	return s->barn[node];
+}
+
+static inline void barn_lock(struct node_barn *barn)
+{
+	uslub_mutex_lock(&barn->lock, RANK_BARN);
+}
+
+static inline void barn_unlock(struct node_barn *barn)
+{
+	uslub_mutex_unlock(&barn->lock, RANK_BARN);
+}
+
+static struct slab_sheaf *__barn_take(struct list_head *list, unsigned long *nr)
+{
+	if (list_empty(list))
+		return NULL;
+	struct slab_sheaf *sheaf = list_entry(list->next, struct slab_sheaf, barn_list);
+	list_del(&sheaf->barn_list);
+	WRITE_ONCE(*nr, *nr - 1);
+	return sheaf;
+}
+
+static bool __barn_put(struct list_head *list, unsigned long *nr, unsigned long max,
+		       struct slab_sheaf *sheaf)
+{
+	if (*nr >= max)
+		return false;
+	list_add(&sheaf->barn_list, list);
+	WRITE_ONCE(*nr, *nr + 1);
+	return true;
+}
+
+static struct slab_sheaf *barn_get_full(struct node_barn *barn)
+{
+	if (!READ_ONCE(barn->nr_full))
+		return NULL;
+	barn_lock(barn);
+	struct slab_sheaf *sheaf = __barn_take(&barn->full, &barn->nr_full);
+	barn_unlock(barn);
+	return sheaf;
+}
+
+static struct slab_sheaf *barn_get_empty(struct node_barn *barn)
+{
+	if (!READ_ONCE(barn->nr_empty))
+		return NULL;
+	barn_lock(barn);
+	struct slab_sheaf *sheaf = __barn_take(&barn->empty, &barn->nr_empty);
+	barn_unlock(barn);
+	return sheaf;
+}
+
+static bool barn_put_full(struct node_barn *barn, struct slab_sheaf *sheaf, int node)
+{
+	if (READ_ONCE(barn->nr_full) >= MAX_FULL_SHEAVES)
+		return false;
+	sheaf->node = node;
+	barn_lock(barn);
+	bool put = __barn_put(&barn->full, &barn->nr_full, MAX_FULL_SHEAVES, sheaf);
+	barn_unlock(barn);
+	return put;
+}
+
+static bool barn_put_empty(struct node_barn *barn, struct slab_sheaf *sheaf, int node)
+{
+	if (READ_ONCE(barn->nr_empty) >= MAX_EMPTY_SHEAVES)
+		return false;
+	sheaf->node = node;
+	barn_lock(barn);
+	bool put = __barn_put(&barn->empty, &barn->nr_empty, MAX_EMPTY_SHEAVES, sheaf);
+	barn_unlock(barn);
+	return put;
+}
+
+/* An empty sheaf nobody holds any more: to its node's barn if there is
+ * room, else freed. */
+static void release_empty(struct kmem_cache *s, struct kmem_cache_cpu *c,
+			  struct slab_sheaf *sheaf, bool locked)
+{
+	if (!sheaf->oversize && barn_put_empty(get_barn(s, sheaf->node), sheaf, sheaf->node))
+		return;
+	if (locked)
+		free_sheaf_locked(sheaf);
+	else
+		free_sheaf(sheaf);
+	stat(c, SHEAF_FREE);
+}
+
+/* ------------------------------------------------------------------------
+ * Cache creation and destruction
+ * ---------------------------------------------------------------------- */
+static void free_barns(struct kmem_cache *s, bool locked)
+{
+	for (int i = 0; i < MAX_NUMNODES; i++) {
+		struct node_barn *barn = s->barn[i];
+		if (!barn)
+			continue;
+		s->barn[i] = NULL;
+		pthread_mutex_destroy(&barn->lock);
+		struct kmem_cache *b = bucket_for(sizeof(*barn));
+		if (locked)
+			free_struct_locked(b, barn);
+		else
+			uslub_cache_free(b, barn);
+	}
+}
+
+int _uslub_sheaf_cache_init(struct kmem_cache *s, unsigned int capacity)
+{
+	s->sheaf_capacity = 0;
+	if (s->flags & SLAB_NO_SHEAVES)
+		return 0;
+	if (!capacity) {
+		if (_uslub_option(USLUB_OPT_SHEAVES) <= 0)
+			return 0;
+		capacity = sheaf_default_capacity(s->object_size);
+	}
+	capacity = _uslub_sheaf_round_capacity(capacity);
+
+	struct kmem_cache *b = bucket_for(sizeof(struct node_barn));
+	if (!b || !bucket_for(sheaf_bytes(capacity)))
+		goto fail;
+	for (int i = 0; i < _uslub_nr_nodes(); i++) {
+		struct node_barn *barn = uslub_cache_alloc(b, USLUB_GFP_NOWARN);
+		if (!barn)
+			goto fail;
+		pthread_mutex_init(&barn->lock, NULL);
+		INIT_LIST_HEAD(&barn->full);
+		INIT_LIST_HEAD(&barn->empty);
+		barn->nr_full = barn->nr_empty = 0;
+		s->barn[i] = barn;
+	}
+	s->sheaf_capacity = capacity;
+	return 0;
+fail:
+	free_barns(s, false);
+	errno = ENOMEM;
+	return -1;
+}
+
+/* Move every entry of @from to @to (both heads, @to empty). */
+static void list_move_all(struct list_head *from, struct list_head *to)
+{
+	if (list_empty(from))
+		return;
+	to->next = from->next;
+	to->prev = from->prev;
+	to->next->prev = to;
+	to->prev->next = to;
+	INIT_LIST_HEAD(from);
+}
+
+int _uslub_sheaf_cache_shrink(struct kmem_cache *s, struct kmem_cache_cpu *c)
+{
+	int flushed = 0;
+	if (!s->sheaf_capacity)
+		return 0;
+	for (int i = 0; i < _uslub_nr_nodes(); i++) {
+		struct node_barn *barn = get_barn(s, i);
+		struct list_head full, empty, *pos, *tmp;
+		INIT_LIST_HEAD(&full);
+		INIT_LIST_HEAD(&empty);
+		barn_lock(barn);
+		list_move_all(&barn->full, &full);
+		list_move_all(&barn->empty, &empty);
+		WRITE_ONCE(barn->nr_full, 0);
+		WRITE_ONCE(barn->nr_empty, 0);
+		barn_unlock(barn);
+
+		list_for_each_safe(pos, tmp, &full) {
+			struct slab_sheaf *sheaf = list_entry(pos, struct slab_sheaf, barn_list);
+			flush_sheaf(s, c, sheaf);
+			free_sheaf_locked(sheaf);
+			stat(c, SHEAF_FREE);
+			flushed++;
+		}
+		list_for_each_safe(pos, tmp, &empty) {
+			free_sheaf_locked(list_entry(pos, struct slab_sheaf, barn_list));
+			stat(c, SHEAF_FREE);
+		}
+	}
+	return flushed;
+}
+
+void _uslub_sheaf_cache_destroy(struct kmem_cache *s)
+{
+	if (!s->barn[0])
+		return;
+	unsigned long full, empty;
+	_uslub_sheaf_barn_counts(s, &full, &empty);
+	if (full || empty)
+		_uslub_report("uslub: %s: destroy found %lu full and %lu empty sheaves in the "
+			      "barns (not shrunk first); they are leaked\n", s->name, full, empty);
+	free_barns(s, true);
+	s->sheaf_capacity = 0;
+}
+
+void _uslub_sheaf_barn_counts(const struct kmem_cache *s, unsigned long *full,
+			      unsigned long *empty)
+{
+	*full = *empty = 0;
+	if (!s->sheaf_capacity)
+		return;
+	for (int i = 0; i < _uslub_nr_nodes(); i++) {
+		*full += READ_ONCE(get_barn(s, i)->nr_full);
+		*empty += READ_ONCE(get_barn(s, i)->nr_empty);
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * The per-CPU slow paths (the owner's slot, no lock held)
+ * ---------------------------------------------------------------------- */
+
+/* Exchange main and spare. A fork child may see the slot at any instant
+ * of this: never one sheaf in both (its objects would be flushed twice). */
+static void swap_main_spare(struct kmem_cache_cpu *c, struct slab_sheaf *main,
+			    struct slab_sheaf *spare)
+{
+	WRITE_ONCE(c->spare, NULL);
+	barrier();
+	WRITE_ONCE(c->main, spare);
+	barrier();
+	WRITE_ONCE(c->spare, main);
+}
+
+/* Push @x onto a sheaf with room: the object is stored before the size
+ * that covers it, so a fork child never flushes a stale entry. */
+static inline void sheaf_push(struct slab_sheaf *sheaf, void *x)
+{
+	sheaf->objects[sheaf->size] = x;
+	barrier();
+	sheaf->size++;
+}
+
+/* Make c->main hold at least one object; NULL if nothing could be had. */
+static struct slab_sheaf *main_refill(struct kmem_cache *s, struct kmem_cache_cpu *c,
+				      uslub_gfp_t gfp)
+{
+	struct slab_sheaf *main = c->main, *spare = c->spare;
+
+	if (!main) {
+		main = alloc_sheaf(s, s->sheaf_capacity, false, gfp);
+		if (!main)
+			return NULL;
+		stat(c, SHEAF_ALLOC);
+		WRITE_ONCE(c->main, main);
+	}
+	if (main->size)
+		return main;
+	if (spare && spare->size) {
+		swap_main_spare(c, main, spare);
+		return spare;
+	}
+
+	/* Exchange the empty main for a full sheaf of the barn: out of the
+	 * slot before the barn can see it, the full one installed after. */
+	int node = home_node();
+	struct node_barn *barn = get_barn(s, node);
+	struct slab_sheaf *full = NULL;
+	bool given = false;
+	if (READ_ONCE(barn->nr_full)) {
+		WRITE_ONCE(c->main, NULL);
+		barrier();
+		main->node = node;
+		barn_lock(barn);
+		full = __barn_take(&barn->full, &barn->nr_full);
+		if (full)
+			given = __barn_put(&barn->empty, &barn->nr_empty, MAX_EMPTY_SHEAVES, main);
+		barn_unlock(barn);
+		if (!full)
+			WRITE_ONCE(c->main, main);
+	}
+	if (full) {
+		stat(c, BARN_GET);
+		if (!given) {
+			if (!c->spare) {
+				WRITE_ONCE(c->spare, main);
+			} else {
+				free_sheaf(main);
+				stat(c, SHEAF_FREE);
+			}
+		}
+		WRITE_ONCE(c->main, full);
+		return full;
+	}
+
+	stat(c, BARN_GET_FAIL);
+	if (!refill_sheaf(s, c, main, 1, main->capacity))
+		return NULL;
+	return main;
+}
+
+void *_uslub_sheaf_alloc_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, uslub_gfp_t gfp)
+{
+	if (!s->sheaf_capacity)
+		return NULL;
+	struct slab_sheaf *main = main_refill(s, c, gfp);
+	if (!main)
+		return NULL;
+	stat(c, ALLOC_PCS);
+	return main->objects[--main->size];
+}
+
+/* Make c->main have room for at least one object; NULL if it cannot. */
+static struct slab_sheaf *main_make_room(struct kmem_cache *s, struct kmem_cache_cpu *c)
+{
+	const uslub_gfp_t gfp = USLUB_GFP_NOWAIT | USLUB_GFP_NOWARN;
+	struct slab_sheaf *main = c->main, *spare = c->spare;
+
+	if (!main) {
+		main = alloc_sheaf(s, s->sheaf_capacity, false, gfp);
+		if (!main)
+			return NULL;
+		stat(c, SHEAF_ALLOC);
+		WRITE_ONCE(c->main, main);
+	}
+	if (main->size < main->capacity)
+		return main;
+	if (!spare || !spare->size) {
+		if (!spare) {
+			spare = alloc_sheaf(s, s->sheaf_capacity, false, gfp);
+			if (!spare)
+				goto to_barn;
+			stat(c, SHEAF_ALLOC);
+		}
+		swap_main_spare(c, main, spare);
+		return spare;
+	}
+
+to_barn:
+	/* The full main to the barn for an empty sheaf; out of the slot
+	 * first, since the barn hands it to other threads at once. */
+	WRITE_ONCE(c->main, NULL);
+	barrier();
+	int node = home_node();
+	struct node_barn *barn = get_barn(s, node);
+	struct slab_sheaf *empty = NULL;
+	bool put = false;
+	main->node = node;
+	barn_lock(barn);
+	put = __barn_put(&barn->full, &barn->nr_full, MAX_FULL_SHEAVES, main);
+	if (put)
+		empty = __barn_take(&barn->empty, &barn->nr_empty);
+	barn_unlock(barn);
+
+	if (!put) {
+		stat(c, BARN_PUT_FAIL);
+		flush_sheaf(s, c, main);
+		WRITE_ONCE(c->main, main);
+		return main;
+	}
+	stat(c, BARN_PUT);
+	if (!empty) {
+		empty = alloc_sheaf(s, s->sheaf_capacity, false, gfp);
+		if (!empty)
+			return NULL;          /* main stays NULL until the next free */
+		stat(c, SHEAF_ALLOC);
+	}
+	WRITE_ONCE(c->main, empty);
+	return empty;
+}
+
+bool _uslub_sheaf_free_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, void *x)
+{
+	if (!s->sheaf_capacity)
+		return false;
+	struct slab_sheaf *main = main_make_room(s, c);
+	if (!main)
+		return false;
+	sheaf_push(main, x);
+	stat(c, FREE_PCS);
+	return true;
+}
+
+/*
+ * Flush a slot's sheaves (thread exit, uslub_flush_thread, shrink, destroy,
+ * the fork child): both leave the slot first, their objects go back to the
+ * slabs, the empty structs to the barn or freed. Never allocates.
+ */
+void _uslub_sheaf_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c)
+{
+	struct slab_sheaf *sheaves[2] = { c->main, c->spare };
+	if (!sheaves[0] && !sheaves[1])
+		return;
+	WRITE_ONCE(c->main, NULL);
+	WRITE_ONCE(c->spare, NULL);
+	barrier();
+	for (int i = 0; i < 2; i++) {
+		if (!sheaves[i])
+			continue;
+		flush_sheaf(s, c, sheaves[i]);
+		release_empty(s, c, sheaves[i], true);
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * fork: every barn lock across fork() (slab_mutex held, list_locks after)
+ * ---------------------------------------------------------------------- */
+void _uslub_sheaf_prefork(void)
+{
+	struct list_head *pos;
+	for (pos = _uslub_slab_caches.next; pos != &_uslub_slab_caches; pos = pos->next) {
+		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
+		if (s->sheaf_capacity)
+			for (int i = 0; i < _uslub_nr_nodes(); i++)
+				pthread_mutex_lock(&get_barn(s, i)->lock);
+	}
+}
+
+void _uslub_sheaf_postfork_parent(void)
+{
+	struct list_head *pos;
+	for (pos = _uslub_slab_caches.prev; pos != &_uslub_slab_caches; pos = pos->prev) {
+		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
+		if (s->sheaf_capacity)
+			for (int i = _uslub_nr_nodes() - 1; i >= 0; i--)
+				pthread_mutex_unlock(&get_barn(s, i)->lock);
+	}
+}
+
+void _uslub_sheaf_postfork_child(void)
+{
+	struct list_head *pos;
+	for (pos = _uslub_slab_caches.next; pos != &_uslub_slab_caches; pos = pos->next) {
+		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
+		if (s->sheaf_capacity)
+			for (int i = 0; i < _uslub_nr_nodes(); i++)
+				pthread_mutex_init(&get_barn(s, i)->lock, NULL);
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Prefilled sheaves (kmem_cache_prefill_sheaf and friends)
+ * ---------------------------------------------------------------------- */
+
+/* The calling thread's slot, or one on the stack for a thread without a
+ * cpu area (then no spare is used, and put_cpu() folds it). */
+struct cpu_ref {
+	struct kmem_cache_cpu *c;
+	bool real;
+	struct kmem_cache_cpu tmp;
+};
+
+static void get_cpu(struct kmem_cache *s, struct cpu_ref *ref)
+{
+	ref->real = this_cpu_is_real() || _uslub_thread_init();
+	if (ref->real) {
+		ref->c = this_cpu(s);
+	} else {
+		memset(&ref->tmp, 0, sizeof(ref->tmp));
+		ref->c = &ref->tmp;
+	}
+}
+
+static void put_cpu(struct kmem_cache *s, struct cpu_ref *ref)
+{
+	if (!ref->real)
+		_uslub_flush_cpu(s, &ref->tmp);
+}
+
+static __cold bool bad_sheaf(const struct kmem_cache *s, const struct slab_sheaf *sheaf,
+			     const char *fn)
+{
+	if (!s)
+		_uslub_report_error("uslub: %s: NULL cache; ignored\n", fn);
+	else if (!sheaf)
+		_uslub_report_error("uslub: %s: %s: NULL sheaf; ignored\n", s->name, fn);
+	else if (!_uslub_owns_segment(sheaf))
+		_uslub_report_error("uslub: %s: %s: %p is not a sheaf (not uslub memory); "
+				    "ignored\n", s->name, fn, (const void *)sheaf);
+	else
+		_uslub_report_error("uslub: %s: %s: sheaf %p belongs to cache %s; ignored\n",
+				    s->name, fn, (const void *)sheaf,
+				    sheaf->cache ? sheaf->cache->name : "(none)");
+	return true;
+}
+
+static inline bool sheaf_ok(const struct kmem_cache *s, const struct slab_sheaf *sheaf)
+{
+	return likely(s && sheaf && _uslub_owns_segment(sheaf) && sheaf->cache == s);
+}
+
+static void nofail_wait(void)
+{
+	struct timespec ts = { 0, 1000000 };
+	nanosleep(&ts, NULL);
+}
+
+static bool oversize_fits(unsigned int size)
+{
+	return size <= SHEAF_MAX_OBJECTS;
+}
+
+/* A sheaf of exactly @size objects, freed again on return. */
+static struct slab_sheaf *prefill_oversize(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					   uslub_gfp_t gfp, unsigned int size)
+{
+	struct slab_sheaf *sheaf = alloc_sheaf(s, size, true, gfp);
+	if (!sheaf)
+		return NULL;
+	stat(c, SHEAF_ALLOC);
+	if (size && refill_sheaf(s, c, sheaf, size, size) != size) {
+		free_sheaf(sheaf);
+		stat(c, SHEAF_FREE);
+		return NULL;
+	}
+	stat(c, SHEAF_PREFILL_OVERSIZE);
+	return sheaf;
+}
+
+static struct slab_sheaf *prefill(struct kmem_cache *s, struct cpu_ref *ref, uslub_gfp_t gfp,
+				  unsigned int size)
+{
+	struct kmem_cache_cpu *c = ref->c;
+	if (!s->sheaf_capacity || size > s->sheaf_capacity)
+		return prefill_oversize(s, c, gfp, size);
+
+	struct slab_sheaf *sheaf = ref->real ? c->spare : NULL;
+	if (sheaf && sheaf->size >= size) {
+		WRITE_ONCE(c->spare, NULL);
+		stat(c, SHEAF_PREFILL_FAST);
+		return sheaf;
+	}
+	struct node_barn *barn = get_barn(s, home_node());
+	sheaf = barn_get_full(barn);
+	if (sheaf) {
+		stat(c, BARN_GET);
+		stat(c, SHEAF_PREFILL_FAST);
+		return sheaf;
+	}
+	stat(c, BARN_GET_FAIL);
+
+	sheaf = barn_get_empty(barn);
+	if (!sheaf) {
+		sheaf = alloc_sheaf(s, s->sheaf_capacity, false, gfp);
+		if (!sheaf)
+			return NULL;
+		stat(c, SHEAF_ALLOC);
+	}
+	if (!refill_sheaf(s, c, sheaf, size, sheaf->capacity) && size) {
+		release_empty(s, c, sheaf, false);
+		return NULL;
+	}
+	stat(c, SHEAF_PREFILL_SLOW);
+	return sheaf;
+}
+
+__public struct uslub_sheaf *uslub_cache_prefill_sheaf(struct kmem_cache *s, uslub_gfp_t gfp,
+						       unsigned int size)
+{
+	if (unlikely(!s)) {
+		bad_sheaf(s, NULL, __func__);
+		errno = EINVAL;
+		return NULL;
+	}
+	if (size > s->sheaf_capacity && !oversize_fits(size)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	struct cpu_ref ref;
+	struct slab_sheaf *sheaf;
+	get_cpu(s, &ref);
+	while (!(sheaf = prefill(s, &ref, gfp, size)) && (gfp & USLUB_GFP_NOFAIL))
+		nofail_wait();
+	put_cpu(s, &ref);
+	if (!sheaf)
+		errno = ENOMEM;
+	return (struct uslub_sheaf *)sheaf;
+}
+
+__public void *uslub_cache_alloc_from_sheaf(struct kmem_cache *s, uslub_gfp_t gfp,
+					    struct uslub_sheaf *usheaf)
+{
+	struct slab_sheaf *sheaf = (struct slab_sheaf *)usheaf;
+	if (unlikely(!sheaf_ok(s, sheaf))) {
+		bad_sheaf(s, sheaf, __func__);
+		return NULL;
+	}
+	if (!sheaf->size)
+		return NULL;
+	void *obj = sheaf->objects[--sheaf->size];
+	if (gfp & USLUB_GFP_ZERO)
+		memset(obj, 0, uslub_cache_object_size(s));
+	/* never the slab layer, never set up a cpu area here */
+	if (this_cpu_is_real())
+		stat(this_cpu(s), ALLOC_PCS);
+	else
+		ATOMIC_ADD(s->stat_exited[USLUB_ALLOC_PCS], 1);
+	return obj;
+}
+
+/* Take back a sheaf: the spare if there is none, else full into the barn,
+ * else its objects back to the slabs. */
+static void return_sheaf(struct kmem_cache *s, struct cpu_ref *ref, struct slab_sheaf *sheaf)
+{
+	struct kmem_cache_cpu *c = ref->c;
+	unsigned int cap = s->sheaf_capacity;
+
+	if (sheaf->oversize || !cap)
+		goto slow;
+	if (ref->real && !c->spare) {
+		WRITE_ONCE(c->spare, sheaf);
+		stat(c, SHEAF_RETURN_FAST);
+		return;
+	}
+	int node = home_node();
+	struct node_barn *barn = get_barn(s, node);
+	if (READ_ONCE(barn->nr_full) < MAX_FULL_SHEAVES) {
+		unsigned int want = cap - sheaf->size;
+		if (!want || refill_sheaf(s, c, sheaf, want, want) == want) {
+			if (barn_put_full(barn, sheaf, node)) {
+				stat(c, BARN_PUT);
+				stat(c, SHEAF_RETURN_FAST);
+				return;
+			}
+		}
+	}
+slow:
+	flush_sheaf(s, c, sheaf);
+	free_sheaf(sheaf);
+	stat(c, SHEAF_FREE);
+	stat(c, SHEAF_RETURN_SLOW);
+}
+
+__public void uslub_cache_return_sheaf(struct kmem_cache *s, uslub_gfp_t gfp,
+				       struct uslub_sheaf *usheaf)
+{
+	struct slab_sheaf *sheaf = (struct slab_sheaf *)usheaf;
+	if (unlikely(!sheaf_ok(s, sheaf))) {
+		bad_sheaf(s, sheaf, __func__);
+		return;
+	}
+	struct cpu_ref ref;
+	get_cpu(s, &ref);
+	return_sheaf(s, &ref, sheaf);
+	put_cpu(s, &ref);
+}
+
+__public int uslub_cache_refill_sheaf(struct kmem_cache *s, uslub_gfp_t gfp,
+				      struct uslub_sheaf **sheafp, unsigned int size)
+{
+	struct slab_sheaf *sheaf = sheafp ? (struct slab_sheaf *)*sheafp : NULL;
+	if (unlikely(!sheaf_ok(s, sheaf))) {
+		bad_sheaf(s, sheaf, __func__);
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	if (sheaf->size >= size)
+		return 0;
+	if ((sheaf->oversize || size > s->sheaf_capacity) && !oversize_fits(size)) {
+		errno = EINVAL;
+		return -EINVAL;
+	}
+
+	struct cpu_ref ref;
+	int ret = 0;
+	get_cpu(s, &ref);
+	if (!sheaf->oversize && size <= s->sheaf_capacity) {
+		/* in place, up to capacity */
+		while (!refill_sheaf(s, ref.c, sheaf, size - sheaf->size,
+				     sheaf->capacity - sheaf->size)) {
+			if (!(gfp & USLUB_GFP_NOFAIL)) {
+				ret = -ENOMEM;
+				break;
+			}
+			nofail_wait();
+		}
+	} else {
+		/* a new sheaf of @size; the old one is returned */
+		struct slab_sheaf *fresh;
+		while (!(fresh = prefill(s, &ref, gfp, size)) && (gfp & USLUB_GFP_NOFAIL))
+			nofail_wait();
+		if (fresh) {
+			return_sheaf(s, &ref, sheaf);
+			*sheafp = (struct uslub_sheaf *)fresh;
+		} else {
+			ret = -ENOMEM;
+		}
+	}
+	put_cpu(s, &ref);
+	if (ret)
+		errno = -ret;
+	return ret;
+}
+
+__public unsigned int uslub_cache_sheaf_size(const struct uslub_sheaf *usheaf)
+{
+	const struct slab_sheaf *sheaf = (const struct slab_sheaf *)usheaf;
+	return sheaf ? sheaf->size : 0;
+}
+
+__public unsigned int uslub_cache_sheaf_capacity(const struct kmem_cache *s)
+{
+	return s ? s->sheaf_capacity : 0;
+}

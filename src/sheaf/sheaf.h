@@ -1,0 +1,90 @@
+/*
+ * Sheaf layer (Linux 6.18 "percpu sheaves"): per-CPU arrays of free objects
+ * in front of the slab layer, a per-node barn of full and empty sheaves
+ * behind them, and the prefill API built on both.
+ *
+ *   thread (cpu slot)             node                      slabs
+ *   +--------------+     +-------------------------+     +----------------+
+ *   | main  [....] |<--->| barn: full  [F][F]..    |     | partial / new  |
+ *   | spare [....] |     |       empty [E][E]..    |     | slabs of s     |
+ *   +--------------+     +-------------------------+     +----------------+
+ *          \____________ refill (bulk) / flush (detached freelists) ___/
+ *
+ * The layer sits on the cache layer: it calls only the slab-level
+ * primitives of cache/slub.h (_uslub_refill_objects, _uslub_free_to_slabs)
+ * and implements the hooks declared there (_uslub_sheaf_*). The pop/push
+ * on c->main is inline in slub.c; everything else is here.
+ *
+ * Ownership: a sheaf is, at any instant, in exactly one place: a cpu slot
+ * (c->main or c->spare, owner thread only), a barn list (barn lock), the
+ * hands of a prefill user, or the local variables of the one thread moving
+ * it. A sheaf leaves a cpu slot before it is put in a barn, flushed or
+ * freed, and is installed in a slot only after it was taken: a fork child
+ * finding a thread stopped half-way leaks a sheaf, never shares one.
+ *
+ * Every object in a sheaf is a free object counted in its slab's inuse (as
+ * on a cpu freelist); refill and flush keep the slab counters exact.
+ *
+ * Counters (stat items of uslub.h), counted on the slot doing the work:
+ *   ALLOC_PCS / FREE_PCS    objects popped from / pushed onto a sheaf
+ *   SHEAF_REFILL / _FLUSH   objects moved slabs -> sheaf / sheaf -> slabs
+ *   SHEAF_ALLOC / _FREE     sheaf structs allocated / freed (oversize ones
+ *                           too): ALLOC - FREE == sheaves that exist
+ *   BARN_GET / _GET_FAIL    full sheaf taken from the barn / none there
+ *   BARN_PUT / _PUT_FAIL    full sheaf put in the barn / barn was full
+ *   SHEAF_PREFILL_*, SHEAF_RETURN_*   the prefill API's paths
+ *
+ * Lock: node_barn.lock (RANK_BARN), after slab_mutex, before every
+ * list_lock; never held while calling into the slab layer or allocating.
+ */
+#ifndef USLUB_SHEAF_H
+#define USLUB_SHEAF_H
+
+#include "cache/slub.h"
+
+#define MAX_FULL_SHEAVES   10
+#define MAX_EMPTY_SHEAVES  10
+
+/*
+ * Per node of a sheaf cache. full holds sheaves with size == capacity,
+ * empty holds sheaves with size == 0, all of capacity s->sheaf_capacity.
+ *   nr_full == |full| <= MAX_FULL_SHEAVES, nr_empty == |empty| <=
+ *   MAX_EMPTY_SHEAVES (written under lock, read lockless as hints)
+ */
+struct node_barn {
+	pthread_mutex_t lock;
+	struct list_head full;
+	struct list_head empty;
+	unsigned long nr_full;
+	unsigned long nr_empty;
+};
+
+/*
+ * Sheaf structs come from the layer's own power-of-two caches, "sheaf-64"
+ * to "sheaf-2M" (no sheaves themselves). A sheaf of capacity n takes
+ * SHEAF_HEADER_SIZE + 8n bytes; a cache's capacity is rounded up to fill
+ * its bucket exactly. Oversize (prefill) sheaves fit SHEAF_MAX_OBJECTS.
+ */
+#define SHEAF_BUCKET_MIN_SHIFT 6
+#define SHEAF_BUCKET_MAX_SHIFT 21
+#define SHEAF_NR_BUCKETS (SHEAF_BUCKET_MAX_SHIFT - SHEAF_BUCKET_MIN_SHIFT + 1)
+#define SHEAF_MAX_OBJECTS \
+	((unsigned int)(((1ul << SHEAF_BUCKET_MAX_SHIFT) - SHEAF_HEADER_SIZE) / sizeof(void *)))
+
+/* Default capacities with USLUB_SHEAVES=1 (calculate_sheaf_capacity),
+ * before rounding: roughly half the old cpu partial target per sheaf. */
+static inline unsigned int sheaf_default_capacity(size_t object_size)
+{
+	if (object_size >= 4096)
+		return 4;
+	if (object_size >= 1024)
+		return 12;
+	if (object_size >= 256)
+		return 26;
+	return 60;
+}
+
+/* The capacity a requested one is rounded up to (clamped to the largest). */
+__internal unsigned int _uslub_sheaf_round_capacity(unsigned int capacity);
+
+#endif /* USLUB_SHEAF_H */
