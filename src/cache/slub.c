@@ -1000,6 +1000,12 @@ static __noinline void *slab_alloc_slow(struct kmem_cache *s, uslub_gfp_t gfp, i
 		c->freelist = get_freepointer(s, obj);
 		return obj;
 	}
+	/* a sheaf cache's common case: pop the main sheaf */
+	struct slab_sheaf *main = c->main;
+	if (likely(!obj && main && main->size && !gfp && node == USLUB_NUMA_NO_NODE)) {
+		stat(c, ALLOC_PCS);
+		return main->objects[--main->size];
+	}
 	return slab_alloc_slow_path(s, gfp, node);
 }
 
@@ -1172,6 +1178,20 @@ static __noinline void slab_free_slow(struct kmem_cache *s, void *x)
 		set_freepointer(s, x, head);
 		c->freelist = x;
 		stat(c, FREE_FASTPATH);
+		return;
+	}
+	/* a sheaf cache's common case: a checked object of the local node
+	 * onto a main sheaf with room */
+	struct slab_sheaf *main = c->main;
+	struct slab *slab;
+	if (likely(main && main->size < main->capacity) && (slab = virt_to_slab(x)) &&
+	    likely(slab->slab_cache == s && obj_is_valid(s, slab, x)) &&
+	    likely(slab_nid(slab) == home_node()) &&
+	    likely(!main->size || main->objects[main->size - 1] != x)) {
+		main->objects[main->size] = x;
+		barrier();      /* a fork child flushes objects[0, size) */
+		main->size++;
+		stat(c, FREE_PCS);
 		return;
 	}
 	slab_free_slow_path(s, x);
@@ -1393,6 +1413,17 @@ static size_t alloc_bulk_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c, siz
 	size_t i = 0;
 	while (i < n) {
 		void *obj = c->freelist;
+		if (likely(obj) && likely(!cache_hardened(s))) {
+			/* the fast path's pop, in a register */
+			size_t start = i;
+			do {
+				p[i++] = obj;
+				obj = get_freepointer_raw(s, obj);
+			} while (obj && i < n);
+			c->freelist = obj;          /* ALLOC_FASTPATH, derived */
+			*popped += i - start;
+			continue;
+		}
 		if (likely(obj)) {
 			/* checked like the fast path: hardened caches only */
 			if (unlikely(cache_hardened(s)) && unlikely(!cpu_freelist_ok(s, c, obj))) {
@@ -1650,13 +1681,17 @@ bool _uslub_is_object_of(struct kmem_cache *s, const void *x)
  * cleared; the rest (other nodes, invalid pointers, no room) are left for
  * the detached-freelist path, which frees or reports them.
  */
-static void free_bulk_to_sheaves(struct kmem_cache *s, size_t n, void **p)
+static size_t free_bulk_to_sheaves(struct kmem_cache *s, size_t n, void **p)
 {
 	if (!(this_cpu_is_real() || _uslub_thread_init()))
-		return;
+		return n;
 	struct kmem_cache_cpu *c = this_cpu(s);
 	int home = home_node();
 	uintptr_t lo = 0, span = 0;
+	struct slab_sheaf *main = c->main;
+	unsigned int size = main ? main->size : 0, cap = main ? main->capacity : 0;
+	unsigned long pushed = 0;
+	size_t left = 0;
 	for (size_t i = 0; i < n; i++) {
 		void *x = p[i];
 		if (!x)
@@ -1664,38 +1699,98 @@ static void free_bulk_to_sheaves(struct kmem_cache *s, size_t n, void **p)
 		uintptr_t off = (uintptr_t)x - lo;
 		if (off >= span) {
 			struct slab *slab = virt_to_slab(x);
-			if (!slab || slab->slab_cache != s || slab_nid(slab) != home)
+			if (!slab || slab->slab_cache != s || slab_nid(slab) != home) {
+				left++;
 				continue;
+			}
 			lo = (uintptr_t)slab->addr;
 			span = slab_objects_bytes(slab);
 			off = (uintptr_t)x - lo;
 		}
-		if (unlikely(slab_offset_to_index(off, s->reciprocal_size) * (uintptr_t)s->size != off))
+		if (unlikely(slab_offset_to_index(off, s->reciprocal_size) * (uintptr_t)s->size != off)) {
+			left++;
 			continue;
-		struct slab_sheaf *main = c->main;
-		if (likely(main && main->size < main->capacity)) {
-			if (unlikely(main->size && main->objects[main->size - 1] == x)) {
+		}
+		if (likely(size < cap)) {
+			if (unlikely(size && main->objects[size - 1] == x)) {
 				report_double_free(s, x);
-				p[i] = NULL;
-				continue;
+			} else {
+				main->objects[size++] = x;
+				pushed++;
 			}
-			main->objects[main->size] = x;
+			p[i] = NULL;
+			continue;
+		}
+		/* main is full (or missing): publish what we pushed, then let
+		 * the sheaf layer make room (it counts FREE_PCS for x) */
+		if (main) {
 			barrier();      /* a fork child flushes objects[0, size) */
-			main->size++;
-			stat(c, FREE_PCS);
-		} else if (!_uslub_sheaf_free_slow(s, c, x)) {
-			return;
+			WRITE_ONCE(main->size, size);
+		}
+		if (!_uslub_sheaf_free_slow(s, c, x)) {
+			left += n - i;
+			main = NULL;
+			break;
 		}
 		p[i] = NULL;
+		main = c->main;
+		size = main->size;
+		cap = main->capacity;
 	}
+	if (main) {
+		barrier();
+		WRITE_ONCE(main->size, size);
+	}
+	stat_add(c, FREE_PCS, pushed);
+	return left;
+}
+
+/*
+ * The objects of the calling thread's cpu slab go straight onto the cpu
+ * freelist, checked the way the free fast path checks one (range, object
+ * start, not the head), with one store each; the entries taken are
+ * cleared and the rest are left for the detached freelists. A cache whose
+ * fast paths are off has an empty range here, so nothing is taken.
+ */
+static size_t free_bulk_to_cpu(struct kmem_cache *s, size_t n, void **p)
+{
+	struct kmem_cache_cpu *c = this_cpu(s);
+	uintptr_t lo = (uintptr_t)c->slab_addr, bytes = c->slab_bytes;
+	void *head = c->freelist;
+	unsigned long k = 0;
+	size_t left = 0;
+	if (!bytes)
+		return n;
+	for (size_t i = 0; i < n; i++) {
+		void *x = p[i];
+		uintptr_t off = (uintptr_t)x - lo;
+		if (off < bytes &&
+		    slab_offset_to_index(off, s->reciprocal_size) * (uintptr_t)s->size == off &&
+		    x != head) {
+			set_freepointer_raw(s, x, head);
+			head = x;
+			p[i] = NULL;
+			k++;
+		} else if (x) {
+			left++;
+		}
+	}
+	c->freelist = head;
+	stat_add(c, FREE_FASTPATH, k);
+	return left;
 }
 
 __public void uslub_cache_free_bulk(struct kmem_cache *s, size_t n, void **p)
 {
 	if (unlikely(!p) || !n)
 		return;
+	size_t left = n;
 	if (s && s->sheaf_capacity)
-		free_bulk_to_sheaves(s, n, p);
+		left = free_bulk_to_sheaves(s, n, p);
+	else if (s && this_cpu_is_real())
+		left = free_bulk_to_cpu(s, n, p);
+	if (!left)
+		return;
 	struct detached_freelist df;
 	while (n) {
 		n = build_detached_freelist(s, n, p, &df);
