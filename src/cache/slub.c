@@ -91,11 +91,14 @@
  *     or one prefill user at a time.
  *
  * Freelist checks: c->freelist and every chain may hold a corrupted
- * pointer. Nothing follows or hands out a pointer from a chain without
- * checking that it is an object start of the expected slab (fast path:
- * inside the cpu slab; hardened caches: and an object start). A bad one
- * is reported (FREELIST_CORRUPT) and the chain is cut there; the objects
- * behind it stay counted as in use, so they leak instead of being reused.
+ * pointer. The slow paths never follow or hand out a pointer from a chain
+ * without checking that it is an object start of the expected slab. The
+ * fast paths (and the bulk pops that mirror them) trust the cpu freelist,
+ * as the kernel does without CONFIG_SLAB_FREELIST_HARDENED; a hardened
+ * cache has fastpath_off set, so all of its pops are checked. A bad
+ * pointer is reported (FREELIST_CORRUPT) and the chain is cut there; the
+ * objects behind it stay counted as in use, so they leak instead of being
+ * handed out twice.
  *
  * Thread exit flushes the thread's cpu slabs and cpu partial slabs of every
  * cache, as SLUB does for a CPU going offline (cpu.c). fork(): every lock is

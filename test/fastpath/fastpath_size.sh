@@ -24,9 +24,9 @@ check() {
 		echo "ok   $1: $n instructions on the hot path (budget $2)"
 	fi
 }
-# alloc: pop + "head is inside the cpu slab" (also the NULL test) + the
-#        hardening test (its decode and object-start check are out of line)
-# free:  push + range + object start + naive double free + hardening test
-check uslub_cache_alloc 19
-check uslub_cache_free 29
+# alloc: pop + one test for "empty freelist, gfp bits or fast paths off"
+#        (hardened caches) + the node test
+# free:  push + range + object start + naive double free (x != head)
+check uslub_cache_alloc 16
+check uslub_cache_free 26
 exit $status
