@@ -731,6 +731,18 @@ static void deactivate_slab(struct kmem_cache *s, struct slab *slab, void *freel
 	}
 }
 
+/* c->freelist for a walk: its head is checked like every other pointer
+ * of a chain (deactivate_slab() checks the rest). */
+static void *checked_cpu_freelist(struct kmem_cache *s, struct kmem_cache_cpu *c)
+{
+	void *head = c->freelist;
+	if (unlikely(head && !(c->slab && obj_is_valid(s, c->slab, head)))) {
+		report_corrupt(s, c->slab, head, NULL, c);
+		return NULL;
+	}
+	return head;
+}
+
 /* Flush one cpu's slab and partial slabs of @s and fold its counters into
  * the cache. The slot is cleared before the slabs are handed back, so a
  * fork child finding it half-done leaks at worst, never double-frees. */
@@ -753,7 +765,7 @@ void _uslub_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c)
 	if (c->main || c->spare)
 		_uslub_sheaf_flush_cpu(s, c);
 	struct slab *slab = c->slab;
-	void *freelist = c->freelist;
+	void *freelist = checked_cpu_freelist(s, c);
 	set_cpu_slab(c, NULL);
 	WRITE_ONCE(c->freelist, NULL);
 	barrier();
@@ -840,7 +852,7 @@ static int refill_cpu(struct kmem_cache *s, int node, struct kmem_cache_cpu *c,
 		goto new_slab;
 	if (unlikely(node != USLUB_NUMA_NO_NODE && slab_nid(slab) != node)) {
 		stat(c, ALLOC_NODE_MISMATCH);
-		freelist = c->freelist;
+		freelist = checked_cpu_freelist(s, c);
 		set_cpu_slab(c, NULL);
 		WRITE_ONCE(c->freelist, NULL);
 		deactivate_slab(s, slab, freelist, c);
@@ -911,10 +923,12 @@ static void *___slab_alloc(struct kmem_cache *s, int node, struct kmem_cache_cpu
 {
 	void *obj;
 
-	stat(c, ALLOC_SLOWPATH);
 	int k = refill_cpu(s, node, c, cache_partials, home, &obj, 1);
+	if (unlikely(k < 0))
+		return NULL;             /* a failed allocation counts nothing */
+	stat(c, ALLOC_SLOWPATH);
 	if (k)
-		return k > 0 ? obj : NULL;
+		return obj;
 	/* the first object is returned, the rest stay on the cpu freelist */
 	obj = c->freelist;
 	WRITE_ONCE(c->loaded, c->loaded - 1);
@@ -1054,7 +1068,8 @@ static __always_inline void *slab_alloc_node(struct kmem_cache *s, uslub_gfp_t g
 /* ------------------------------------------------------------------------
  * The free slow path: lockless remote free
  * ---------------------------------------------------------------------- */
-static void __slab_free(struct kmem_cache *s, struct slab *slab, void *head, void *tail,
+/* Returns false (nothing freed, reported) for a detected double free. */
+static bool __slab_free(struct kmem_cache *s, struct slab *slab, void *head, void *tail,
 			unsigned int cnt, struct kmem_cache_cpu *c, bool cpu_partial)
 {
 	struct kmem_cache_node *n = NULL;
@@ -1071,13 +1086,13 @@ static void __slab_free(struct kmem_cache *s, struct slab *slab, void *head, voi
 		if (unlikely(prior != SLAB_FL_NONE && prior == obj_to_index(s, slab, head))) {
 			_uslub_report_error("uslub: %s: double free of %p (it is the first free "
 					    "object of its slab); left alone\n", s->name, head);
-			return;
+			return false;
 		}
 		if (unlikely(FC_INUSE(old) < cnt)) {
 			_uslub_report_error("uslub: %s: free of %p: slab %p has %u objects in use, "
 					    "freeing %u (double free?); object left alone\n",
 					    s->name, head, slab->addr, FC_INUSE(old), cnt);
-			return;
+			return false;
 		}
 		set_freepointer(s, tail, fl_ptr(s, slab, prior));
 		inuse = FC_INUSE(old) - cnt;
@@ -1105,14 +1120,14 @@ static void __slab_free(struct kmem_cache *s, struct slab *slab, void *head, voi
 			put_cpu_partial(s, c, slab, true);
 			stat(c, CPU_PARTIAL_FREE);
 		}
-		return;
+		return true;
 	}
 
 	/* Partially empty but off the node list: a cpu partial slab. Its
 	 * owner handles it; we must not touch its list. */
 	if (prior != SLAB_FL_NONE && !on_node_partial) {
 		node_unlock(n);
-		return;
+		return true;
 	}
 	if (unlikely(!inuse && n->nr_partial >= s->min_partial)) {
 		if (prior != SLAB_FL_NONE) {
@@ -1122,13 +1137,14 @@ static void __slab_free(struct kmem_cache *s, struct slab *slab, void *head, voi
 		node_unlock(n);
 		stat(c, FREE_SLAB);
 		discard_slab(s, slab);
-		return;
+		return true;
 	}
 	if (prior == SLAB_FL_NONE) {
 		add_partial(n, slab, DEACTIVATE_TO_TAIL_POS);
 		stat(c, FREE_ADD_PARTIAL);
 	}
 	node_unlock(n);
+	return true;
 }
 
 static __cold void report_invalid_free(struct kmem_cache *s, void *x, struct slab *slab)
@@ -1189,8 +1205,7 @@ static __noinline void slab_free_slow(struct kmem_cache *s, void *x)
 	struct slab *slab;
 	if (likely(main && main->size < main->capacity) && (slab = virt_to_slab(x)) &&
 	    likely(slab->slab_cache == s && obj_is_valid(s, slab, x)) &&
-	    likely(slab_nid(slab) == home_node()) &&
-	    likely(!main->size || main->objects[main->size - 1] != x)) {
+	    likely(slab_nid(slab) == home_node()) && likely(!double_free_naive(c, x))) {
 		main->objects[main->size] = x;
 		barrier();      /* a fork child flushes objects[0, size) */
 		main->size++;
@@ -1229,14 +1244,14 @@ static __noinline void slab_free_slow_path(struct kmem_cache *s, void *x)
 			if (_uslub_sheaf_free_slow(s, c, x))
 				return;
 		}
-		stat(c, FREE_SLOWPATH);
-		__slab_free(s, slab, x, x, 1, c, s->cpu_partial_slabs != 0);
+		if (__slab_free(s, slab, x, x, 1, c, s->cpu_partial_slabs != 0))
+			stat(c, FREE_SLOWPATH);
 		return;
 	}
 	struct kmem_cache_cpu tmp;
 	memset(&tmp, 0, sizeof(tmp));
-	stat(&tmp, FREE_SLOWPATH);
-	__slab_free(s, slab, x, x, 1, &tmp, false);
+	if (__slab_free(s, slab, x, x, 1, &tmp, false))
+		stat(&tmp, FREE_SLOWPATH);
 	fold_stats(s, &tmp);
 }
 
@@ -1504,6 +1519,8 @@ static bool alloc_bulk_once(struct kmem_cache *s, struct kmem_cache_cpu *c, uslu
 	WRITE_ONCE(c->loaded, c->loaded - popped);
 	WRITE_ONCE(c->stat[USLUB_ALLOC_SLOWPATH], slow0);
 	WRITE_ONCE(c->stat[USLUB_ALLOC_PCS], pcs0);
+	if (!c->freelist)
+		publish_alloc_fastpath(c);   /* exact again for other readers */
 	_uslub_free_to_slabs(s, c, got, p);
 	return false;
 }
@@ -1589,15 +1606,34 @@ static __always_inline struct slab *bulk_object_slab(struct kmem_cache *s, void 
 static size_t build_detached_freelist(struct kmem_cache *s, size_t size, void **p,
 				      struct detached_freelist *df)
 {
+	void *cpu_head = NULL, *slab_head = NULL;
 	df->slab = NULL;
 	while (size && !df->slab) {
 		void *x = p[--size];
 		p[size] = NULL;
-		if (x && (df->slab = bulk_object_slab(s, x, &df->s))) {
-			set_freepointer(df->s, x, NULL);
-			df->head = df->tail = x;
-			df->cnt = 1;
+		if (!x || !(df->slab = bulk_object_slab(s, x, &df->s)))
+			continue;
+		/* The naive double-free checks come before any free pointer is
+		 * written: a rejected object may be on a live freelist. */
+		cpu_head = NULL;
+		if (this_cpu_is_real()) {
+			struct kmem_cache_cpu *c = this_cpu(df->s);
+			if (unlikely(double_free_naive(c, x))) {
+				report_double_free(df->s, x);
+				df->slab = NULL;
+				continue;
+			}
+			cpu_head = c->freelist;
 		}
+		slab_head = fl_ptr(df->s, df->slab, FC_FREELIST(slab_counters(df->slab)));
+		if (unlikely(x == slab_head)) {
+			report_double_free(df->s, x);
+			df->slab = NULL;
+			continue;
+		}
+		/* the tail's free pointer is written by whoever frees the group */
+		df->head = df->tail = x;
+		df->cnt = 1;
 	}
 	if (!df->slab)
 		return 0;
@@ -1615,7 +1651,7 @@ static size_t build_detached_freelist(struct kmem_cache *s, size_t size, void **
 			p[i] = NULL;
 			if (unlikely(!obj_is_valid(df->s, df->slab, x))) {
 				report_invalid_free(df->s, x, df->slab);
-			} else if (unlikely(x == df->head)) {
+			} else if (unlikely(x == df->head || x == cpu_head || x == slab_head)) {
 				report_double_free(df->s, x);
 			} else {
 				set_freepointer(df->s, x, df->head);
@@ -1640,23 +1676,21 @@ static void free_detached_user(struct detached_freelist *df)
 	if (likely(this_cpu_is_real() || _uslub_thread_init())) {
 		struct kmem_cache_cpu *c = this_cpu(s);
 		if (df->slab == c->slab) {
-			if (unlikely(c->freelist == df->head)) {
-				report_double_free(s, df->head);
-				return;
-			}
+			/* build_detached_freelist() already rejected c->freelist */
 			set_freepointer(s, df->tail, c->freelist);
 			c->freelist = df->head;
 			stat_add(c, FREE_FASTPATH, df->cnt);
 			return;
 		}
-		stat_add(c, FREE_SLOWPATH, df->cnt);
-		__slab_free(s, df->slab, df->head, df->tail, df->cnt, c, s->cpu_partial_slabs != 0);
+		if (__slab_free(s, df->slab, df->head, df->tail, df->cnt, c,
+				s->cpu_partial_slabs != 0))
+			stat_add(c, FREE_SLOWPATH, df->cnt);
 		return;
 	}
 	struct kmem_cache_cpu c;
 	memset(&c, 0, sizeof(c));
-	stat_add(&c, FREE_SLOWPATH, df->cnt);
-	__slab_free(s, df->slab, df->head, df->tail, df->cnt, &c, false);
+	if (__slab_free(s, df->slab, df->head, df->tail, df->cnt, &c, false))
+		stat_add(&c, FREE_SLOWPATH, df->cnt);
 	fold_stats(s, &c);
 }
 
@@ -1715,7 +1749,7 @@ static size_t free_bulk_to_sheaves(struct kmem_cache *s, size_t n, void **p)
 			continue;
 		}
 		if (likely(size < cap)) {
-			if (unlikely(size && main->objects[size - 1] == x)) {
+			if (unlikely((size && main->objects[size - 1] == x) || x == c->freelist)) {
 				report_double_free(s, x);
 			} else {
 				main->objects[size++] = x;
