@@ -62,7 +62,10 @@ MALLOC_PEERS = [
     ("tcmalloc", ["libtcmalloc_minimal.so.4"]),
 ]
 MALLOCS = ["glibc", "jemalloc", "mimalloc", "tcmalloc"]
-PEER_ORDER = ["uslub", "dpdk", "glibc", "jemalloc", "mimalloc", "tcmalloc"]
+PEER_ORDER = ["uslub", "uslub-hardened", "dpdk", "glibc", "jemalloc", "mimalloc", "tcmalloc"]
+# B1 also runs uslub with freelist hardening on (USLUB_FREELIST_HARDENED=1):
+# hardening is on by default only if this variant meets the B1 target.
+HARDENED_ENV = {"USLUB_FREELIST_HARDENED": "1"}
 
 # Debian packages of each peer (for the versions in bench.json).
 PEER_PACKAGES = {
@@ -276,6 +279,13 @@ def peers_for(bench, peers):
         return out
     if bench == "B3":
         return [p for p in peers if p[0] == "uslub"]
+    if bench == "B1":
+        out = []
+        for p in peers:
+            out.append(p)
+            if p[0] == "uslub":
+                out.append(("uslub-hardened", p[1], dict(p[2], **HARDENED_ENV)))
+        return out
     return peers
 
 
@@ -439,6 +449,12 @@ def target_checks(bench, med):
         if mallocs:
             best = min(mallocs, key=mallocs.get)
             check("<= 0.8x the best malloc (%s)" % best, best, mallocs[best], 0.8)
+            if med.get("uslub-hardened") is not None:
+                # informational: decides whether hardening may be on by default
+                h = med["uslub-hardened"] / mallocs[best]
+                checks.append({"target": "hardened <= 0.8x the best malloc (%s)" % best, "peer": best, "limit": 0.8,
+                               "ratio": round(h, 4), "peer_ns": round(mallocs[best], 4),
+                               "pass": h <= 0.8, "informational": True})
         else:
             check("<= 0.8x the best malloc", "best malloc", None, 0.8)
     elif bench == "B4":
@@ -449,7 +465,7 @@ def target_checks(bench, med):
 def verdict_of(checks):
     """True when every check passed, False when one failed, None when
     something was not measured."""
-    verdicts = [t["pass"] for t in checks]
+    verdicts = [t["pass"] for t in checks if not t.get("informational")]
     if any(v is False for v in verdicts):
         return False
     if verdicts and all(v is True for v in verdicts):
@@ -653,7 +669,7 @@ def print_table(data):
         e = data[bench]
         log("")
         log("%s  %s  (%s)" % (bench, e["title"], e["unit"]))
-        log("  %-6s %-10s %9s %9s %9s %11s" % ("size", "allocator", "median",
+        log("  %-6s %-14s %9s %9s %9s %11s" % ("size", "allocator", "median",
                                               "p25", "p75", "uslub/peer"))
         for size, s in e["sizes"].items():
             for p in PEER_ORDER:
@@ -661,7 +677,7 @@ def print_table(data):
                     continue
                 ratio = "-" if p == "uslub" else "%.2fx" % s["ratios"][p] \
                     if p in s["ratios"] else "-"
-                log("  %-6s %-10s %s %s %s %11s" % (
+                log("  %-6s %-14s %s %s %s %11s" % (
                     size + " B", p, fmt_ns(s["median_ns"][p]), fmt_ns(s["p25_ns"][p]),
                     fmt_ns(s["p75_ns"][p]), ratio))
     log("")
@@ -676,6 +692,9 @@ def print_table(data):
             for t in s["targets"]:
                 if t["pass"] is None:
                     verdict, ratio = "SKIP", t.get("note", "")
+                elif t.get("informational"):
+                    verdict = "PASS (on by default)" if t["pass"] else "MISS (off by default)"
+                    ratio = "%.2fx" % t["ratio"]
                 else:
                     verdict = "PASS" if t["pass"] else "FAIL"
                     ratio = "%.2fx" % t["ratio"]
