@@ -1704,12 +1704,6 @@ void _uslub_free_to_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t
 	}
 }
 
-bool _uslub_is_object_of(struct kmem_cache *s, const void *x)
-{
-	struct slab *slab = virt_to_slab(x);
-	return slab && slab->slab_cache == s && obj_is_valid(s, slab, x);
-}
-
 /*
  * Sheaf caches: objects of the local node go to the main sheaf, checked
  * against the last slab seen (one range test per object while they come

@@ -210,8 +210,6 @@ __internal unsigned int _uslub_refill_objects(struct kmem_cache *s, struct kmem_
 					      int node);
 __internal void _uslub_free_to_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c,
 				     size_t n, void **p);
-/* Is @x an object start of @s (looked up through the page provider)? */
-__internal bool _uslub_is_object_of(struct kmem_cache *s, const void *x);
 
 /*
  * Hooks into the sheaf layer (sheaf/sheaf.c), the one layer above that the

@@ -160,6 +160,11 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 				s->name, si.active_objs, si.num_objs, si.live_objs, si.object_size,
 				si.size, si.objs_per_slab, si.pages_per_slab, si.num_slabs,
 				si.nr_partial, si.memory_used);
+			if (si.sheaf_capacity || si.random_freelist || si.hardened_freelist)
+				fprintf(f, "    sheaf_capacity=%u barn_full=%lu barn_empty=%lu%s%s\n",
+					si.sheaf_capacity, si.barn_full, si.barn_empty,
+					si.random_freelist ? " random_freelist" : "",
+					si.hardened_freelist ? " hardened_freelist" : "");
 			bool any = false;
 			for (int i = 0; i < USLUB_NR_STATS; i++) {
 				if (!st[i])

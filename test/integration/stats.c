@@ -492,6 +492,25 @@ static void test_print(void)
 	CHECK(strstr(tab, "stats-print-other"));
 	free(tab);
 
+	/* a sheaf cache's table entry names its capacity and freelist flags */
+	struct uslub_cache_args sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sheaf_capacity = 30;
+	uslub_cache_t *sh = uslub_cache_create_args("stats-print-sheaf", 64, &sa,
+						    USLUB_RANDOM_FREELIST | USLUB_HARDENED_FREELIST);
+	CHECK(sh);
+	tab = slabinfo_string(USLUB_FMT_TABLE, NULL);
+	char *row = strstr(tab, "stats-print-sheaf");
+	CHECK(row);
+	char line[256];
+	CHECK(sscanf(strchr(row, '\n') + 1, " %255[^\n]", line) == 1);
+	char want[64];
+	snprintf(want, sizeof(want), "sheaf_capacity=%u ", uslub_cache_sheaf_capacity(sh));
+	CHECK_MSG(strstr(line, want) && strstr(line, "random_freelist") &&
+		  strstr(line, "hardened_freelist"), "sheaf line: %s", line);
+	free(tab);
+	CHECK_EQ(uslub_cache_destroy(sh), 0);
+
 	for (int i = 0; i < 100; i++)
 		uslub_cache_free(i & 1 ? s : t, p[i]);
 	CHECK_EQ(uslub_cache_destroy(s), 0);
