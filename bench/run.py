@@ -147,6 +147,8 @@ def discover_peers(build, wanted):
     for peer in PEER_ORDER:
         if wanted and peer not in wanted:
             continue
+        if peer == "uslub-hardened":
+            continue        # a variant of uslub's binary, added by peers_for()
         if peer == "uslub":
             if not ub:
                 log("bench: uslub-bench-uslub not found under %s (build it first)" % build)
