@@ -1483,6 +1483,10 @@ static size_t alloc_bulk_sheaves(struct kmem_cache *s, struct kmem_cache_cpu *c,
 			i += k;
 			continue;
 		}
+		if (main && c->spare && c->spare->size) {
+			cpu_sheaves_swap(c, main, c->spare);   /* the spare's objects, inline */
+			continue;
+		}
 		void *obj = _uslub_sheaf_alloc_slow(s, c, gfp);   /* counts ALLOC_PCS */
 		if (obj) {
 			p[i++] = obj;
@@ -1757,6 +1761,15 @@ static size_t free_bulk_to_sheaves(struct kmem_cache *s, size_t n, void **p)
 		if (main) {
 			barrier();      /* a fork child flushes objects[0, size) */
 			WRITE_ONCE(main->size, size);
+			struct slab_sheaf *spare = c->spare;
+			if (spare && !spare->size) {
+				cpu_sheaves_swap(c, main, spare);   /* an empty spare, inline */
+				main = spare;
+				size = 0;
+				cap = spare->capacity;
+				i--;                     /* x again, into the new main */
+				continue;
+			}
 		}
 		if (!_uslub_sheaf_free_slow(s, c, x)) {
 			left += n - i;

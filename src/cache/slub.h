@@ -74,6 +74,19 @@ struct slab_sheaf {
 	void *objects[];
 };
 #define SHEAF_HEADER_SIZE offsetof(struct slab_sheaf, objects)
+
+/* Install @spare as main and @main as spare of a cpu slot (owner only;
+ * @spare may be a sheaf not yet in the slot). No instant has one sheaf in
+ * both slots, so a fork child flushing the slot never flushes one twice. */
+static inline void cpu_sheaves_swap(struct kmem_cache_cpu *c, struct slab_sheaf *main,
+				    struct slab_sheaf *spare)
+{
+	WRITE_ONCE(c->spare, NULL);
+	barrier();
+	WRITE_ONCE(c->main, spare);
+	barrier();
+	WRITE_ONCE(c->spare, main);
+}
 static_assert(SHEAF_HEADER_SIZE == 40, "sheaf header layout");
 
 /*

@@ -388,18 +388,6 @@ void _uslub_sheaf_barn_counts(const struct kmem_cache *s, unsigned long *full,
  * The per-CPU slow paths (the owner's slot, no lock held)
  * ---------------------------------------------------------------------- */
 
-/* Exchange main and spare. A fork child may see the slot at any instant
- * of this: never one sheaf in both (its objects would be flushed twice). */
-static void swap_main_spare(struct kmem_cache_cpu *c, struct slab_sheaf *main,
-			    struct slab_sheaf *spare)
-{
-	WRITE_ONCE(c->spare, NULL);
-	barrier();
-	WRITE_ONCE(c->main, spare);
-	barrier();
-	WRITE_ONCE(c->spare, main);
-}
-
 /* Push @x onto a sheaf with room: the object is stored before the size
  * that covers it, so a fork child never flushes a stale entry. */
 static inline void sheaf_push(struct slab_sheaf *sheaf, void *x)
@@ -425,7 +413,7 @@ static struct slab_sheaf *main_refill(struct kmem_cache *s, struct kmem_cache_cp
 	if (main->size)
 		return main;
 	if (spare && spare->size) {
-		swap_main_spare(c, main, spare);
+		cpu_sheaves_swap(c, main, spare);
 		return spare;
 	}
 
@@ -500,7 +488,7 @@ static struct slab_sheaf *main_make_room(struct kmem_cache *s, struct kmem_cache
 				goto to_barn;
 			stat(c, SHEAF_ALLOC);
 		}
-		swap_main_spare(c, main, spare);
+		cpu_sheaves_swap(c, main, spare);
 		return spare;
 	}
 
