@@ -207,47 +207,37 @@ static bool __barn_put(struct list_head *list, unsigned long *nr, unsigned long 
 	return true;
 }
 
-static struct slab_sheaf *barn_get_full(struct node_barn *barn)
+/* Take a sheaf off one of a barn's lists (full or empty); NULL if none. */
+static struct slab_sheaf *barn_get(struct node_barn *barn, struct list_head *list,
+				   unsigned long *nr)
 {
-	if (!READ_ONCE(barn->nr_full))
+	if (!READ_ONCE(*nr))
 		return NULL;
 	barn_lock(barn);
-	struct slab_sheaf *sheaf = __barn_take(&barn->full, &barn->nr_full);
+	struct slab_sheaf *sheaf = __barn_take(list, nr);
 	barn_unlock(barn);
 	return sheaf;
 }
 
-static struct slab_sheaf *barn_get_empty(struct node_barn *barn)
+/* Put @sheaf (of @node) on one of a barn's lists unless it holds @max. */
+static bool barn_put(struct node_barn *barn, struct list_head *list, unsigned long *nr,
+		     unsigned long max, struct slab_sheaf *sheaf, int node)
 {
-	if (!READ_ONCE(barn->nr_empty))
-		return NULL;
-	barn_lock(barn);
-	struct slab_sheaf *sheaf = __barn_take(&barn->empty, &barn->nr_empty);
-	barn_unlock(barn);
-	return sheaf;
-}
-
-static bool barn_put_full(struct node_barn *barn, struct slab_sheaf *sheaf, int node)
-{
-	if (READ_ONCE(barn->nr_full) >= MAX_FULL_SHEAVES)
+	if (READ_ONCE(*nr) >= max)
 		return false;
 	sheaf->node = node;
 	barn_lock(barn);
-	bool put = __barn_put(&barn->full, &barn->nr_full, MAX_FULL_SHEAVES, sheaf);
+	bool put = __barn_put(list, nr, max, sheaf);
 	barn_unlock(barn);
 	return put;
 }
 
-static bool barn_put_empty(struct node_barn *barn, struct slab_sheaf *sheaf, int node)
-{
-	if (READ_ONCE(barn->nr_empty) >= MAX_EMPTY_SHEAVES)
-		return false;
-	sheaf->node = node;
-	barn_lock(barn);
-	bool put = __barn_put(&barn->empty, &barn->nr_empty, MAX_EMPTY_SHEAVES, sheaf);
-	barn_unlock(barn);
-	return put;
-}
+#define barn_get_full(b)  barn_get(b, &(b)->full, &(b)->nr_full)
+#define barn_get_empty(b) barn_get(b, &(b)->empty, &(b)->nr_empty)
+#define barn_put_full(b, sheaf, node) \
+	barn_put(b, &(b)->full, &(b)->nr_full, MAX_FULL_SHEAVES, sheaf, node)
+#define barn_put_empty(b, sheaf, node) \
+	barn_put(b, &(b)->empty, &(b)->nr_empty, MAX_EMPTY_SHEAVES, sheaf, node)
 
 /* An empty sheaf nobody holds any more: to its node's barn if there is
  * room, else freed. */

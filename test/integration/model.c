@@ -63,55 +63,6 @@ static struct rng rng;
 static unsigned long cache_serial;
 static int nr_nodes;
 
-/* ---- global live-address set (open addressing, backward-shift delete) -- */
-#define SET_BITS 17
-#define SET_SIZE (1u << SET_BITS)
-static uintptr_t set_tab[SET_SIZE];
-static size_t set_count;
-
-static size_t set_hash(uintptr_t p)
-{
-	return (size_t)((p * 0x9e3779b97f4a7c15ull) >> (64 - SET_BITS));
-}
-
-static bool set_insert(uintptr_t p)
-{
-	CHECK(set_count < SET_SIZE / 2);
-	size_t i = set_hash(p);
-	while (set_tab[i]) {
-		if (set_tab[i] == p)
-			return false;
-		i = (i + 1) & (SET_SIZE - 1);
-	}
-	set_tab[i] = p;
-	set_count++;
-	return true;
-}
-
-static void set_remove(uintptr_t p)
-{
-	size_t i = set_hash(p);
-	while (set_tab[i] != p) {
-		CHECK_MSG(set_tab[i] != 0, "model: %p not in the live set", (void *)p);
-		i = (i + 1) & (SET_SIZE - 1);
-	}
-	set_tab[i] = 0;
-	set_count--;
-	size_t j = i;
-	for (;;) {
-		j = (j + 1) & (SET_SIZE - 1);
-		if (!set_tab[j])
-			break;
-		size_t h = set_hash(set_tab[j]);
-		/* move set_tab[j] into the hole at i if its home is not in (i, j] */
-		bool in_range = (i <= j) ? (h > i && h <= j) : (h > i || h <= j);
-		if (!in_range) {
-			set_tab[i] = set_tab[j];
-			set_tab[j] = 0;
-			i = j;
-		}
-	}
-}
 
 /* ---- patterns ----------------------------------------------------------- */
 static size_t pattern_start(const struct mcache *c)
