@@ -977,13 +977,6 @@ static __noinline void *__slab_alloc(struct kmem_cache *s, uslub_gfp_t gfp, int 
 	return obj;
 }
 
-static __always_inline void *slab_alloc_fast(struct kmem_cache_cpu *c, struct kmem_cache *s,
-					     void *obj)
-{
-	c->freelist = get_freepointer(s, obj);   /* counted by derivation: see loaded */
-	return obj;
-}
-
 /* A sheaf cache without a cpu freelist: pop the main sheaf (the inline
  * step), else let the sheaf layer swap, exchange at the barn or refill. */
 static __always_inline void *sheaf_alloc(struct kmem_cache *s, uslub_gfp_t gfp)
@@ -999,8 +992,6 @@ static __always_inline void *sheaf_alloc(struct kmem_cache *s, uslub_gfp_t gfp)
 	return _uslub_sheaf_alloc_slow(s, c, gfp);
 }
 
-/* Everything but the plain hot case: an empty (or corrupted) cpu
- * freelist, sheaves, a node to match, or gfp bits (zeroing, NOFAIL). */
 static __noinline void *slab_alloc_slow_path(struct kmem_cache *s, uslub_gfp_t gfp, int node);
 
 /* Entered from the fast path. The checked pop of a hardened cache comes
@@ -1026,6 +1017,8 @@ static __noinline void *slab_alloc_slow(struct kmem_cache *s, uslub_gfp_t gfp, i
 	return slab_alloc_slow_path(s, gfp, node);
 }
 
+/* Everything else: an empty (or corrupted) cpu freelist, sheaves, a node
+ * to match, or gfp bits (zeroing, NOFAIL). */
 static __noinline void *slab_alloc_slow_path(struct kmem_cache *s, uslub_gfp_t gfp, int node)
 {
 	struct kmem_cache_cpu *c = this_cpu(s);
@@ -1036,7 +1029,7 @@ static __noinline void *slab_alloc_slow_path(struct kmem_cache *s, uslub_gfp_t g
 		obj = NULL;
 	}
 	if (obj && (node == USLUB_NUMA_NO_NODE || slab_nid(c->slab) == node)) {
-		slab_alloc_fast(c, s, obj);
+		c->freelist = get_freepointer(s, obj);   /* ALLOC_FASTPATH, derived */
 	} else {
 		obj = NULL;
 		if (s->sheaf_capacity && node == USLUB_NUMA_NO_NODE)
