@@ -608,20 +608,6 @@ static void test_mixed_live(void)
 }
 
 /* All or nothing when the address space runs out (RLIMIT_AS). */
-static TEST_UNUSED long vm_size_kib(void)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	if (!f)
-		return -1;
-	char line[256];
-	long kib = -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmSize: %ld kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
-}
-
 static void test_rlimit_all_or_nothing(void)
 {
 #ifdef SANITIZER_BUILD

@@ -413,4 +413,19 @@ static inline void set_remove(uintptr_t p)
 	}
 }
 
+/* The process's address-space size (VmSize), for RLIMIT_AS tests; -1 if unknown. */
+static TEST_UNUSED long vm_size_kib(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	if (!f)
+		return -1;
+	char line[256];
+	long kib = -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmSize: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
 #endif /* USLUB_TEST_CHECK_H */

@@ -213,19 +213,6 @@ static void check_all_back(struct tcache *t, int line)
 	check_counts(t, line);
 }
 
-static TEST_UNUSED long vm_size_kib(void)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	if (!f)
-		return -1;
-	char line[256];
-	long kib = -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmSize: %ld kB", &kib) == 1)
-			break;
-	fclose(f);
-	return kib;
-}
 
 /* Cap the address space at (about) its current size; false if not done. */
 static bool scarce_begin(struct rlimit *old)
