@@ -28,14 +28,6 @@
 #include <limits.h>
 #include <sys/resource.h>
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZER_BUILD 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SANITIZER_BUILD 1
-#endif
-#endif
-
 static struct rng rng;
 static unsigned long err_expected;
 

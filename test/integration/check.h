@@ -428,4 +428,13 @@ static TEST_UNUSED long vm_size_kib(void)
 	return kib;
 }
 
+/* Compiled with ASan or TSan (RLIMIT_AS tests cannot run under them). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZER_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZER_BUILD 1
+#endif
+#endif
+
 #endif /* USLUB_TEST_CHECK_H */
