@@ -36,6 +36,12 @@
  *     static int peer_bench_b3(const struct bench_opts *o);
  *            declared before the #include (with `struct bench_opts;`),
  *            defined after it, so it can use the helpers here.
+ *   PEER_HAS_USLUB_ONLY (uslub: B5, B6, B7 and B-meta compare uslub with
+ *            itself: accounting, profiling, memory, extension placement)
+ *     static int peer_bench_uslub_only(const struct bench_opts *o);
+ *            declared and defined like peer_bench_b3; B5 and B6 time
+ *            their caches with bench_pairs_batches() below (B1's and
+ *            B2's one-by-one loops).
  *
  * A benchmark whose hooks a peer lacks prints one line
  * {"bench":"B2","peer":...,"skipped":"why"} and exits with status 0.
@@ -55,6 +61,13 @@
  *       and hands them in batches of 64 through a single-producer/single-
  *       consumer ring to a thread on CPU 1, which frees them. ns per object
  *       (wall time of the whole transfer / objects).
+ *   B5  (uslub) accounted vs unaccounted cache, B6 (uslub) profiling on vs
+ *       off: B1's hot pair and a batch of --batch objects done one by one
+ *       (B2's one-by-one loop), on several caches side by side.
+ *   B7  (uslub) slab pages of N groups x a few objects: one shared
+ *       accounted cache vs one cache per group. Pages, not time.
+ *   B-meta (uslub) where accounted caches keep their per-object extension
+ *       (seed 003) and what that costs outside the slab. Layout, not time.
  *
  * Output: one JSON object per line on stdout, e.g.
  *   {"bench":"B1","peer":"uslub","size":64,"iters":20000000,
@@ -146,14 +159,24 @@ struct bench_opts {
 	int nr_ns;
 	long sheaves;         /* --sheaves N (-1: not given)                  */
 	unsigned long bytes;  /* B3: bytes allocated per round (0: default)   */
+	unsigned long batch;  /* B5, B6: objects per batch (default 100)      */
+	unsigned long groups[BENCH_MAX_NS]; /* B7: the group counts N       */
+	int nr_groups;
+	unsigned long objs;   /* B7: objects per group (default 4)            */
+	const char *mode;     /* B7: "shared" or "per-group"                  */
+	const char *caches;   /* B-meta: cache specs, see bench_uslub.c       */
+	int expect_profiling; /* B6: 0/1, what uslub_profiling_enabled() must
+	                         say (-1: not checked)                        */
 };
 
 static void bench_usage(FILE *f, const char *argv0)
 {
 	fprintf(f,
-		"usage: %s --bench B1|B2|B3|B4 [--size BYTES] [--iters N] [--warmup N]\n"
-		"          [--repeats R] [--label NAME] [--cpu C] [--cpus P,C]\n"
-		"          [--ns N1,N2,...] [--sheaves CAP] [--bytes B]\n"
+		"usage: %s --bench B1|B2|B3|B4|B5|B6|B7|B-meta [--size BYTES] [--iters N]\n"
+		"          [--warmup N] [--repeats R] [--label NAME] [--cpu C] [--cpus P,C]\n"
+		"          [--ns N1,N2,...] [--sheaves CAP] [--bytes B] [--batch N]\n"
+		"          [--groups N1,N2,...] [--objs K] [--mode shared|per-group]\n"
+		"          [--caches SPECS] [--expect-profiling 0|1]\n"
 		"  B1: N alloc+free pairs per sample (same cache, hot)\n"
 		"  B2: for each n of --ns (default 1,2,3,4,8,16,30,32,34,48,64,128,\n"
 		"      158,250): alloc_bulk(n) + free_bulk(n), and n allocs + n frees,\n"
@@ -163,6 +186,16 @@ static void bench_usage(FILE *f, const char *argv0)
 		"      B bytes per round (default 32 MiB), deferred vs eager freelist,\n"
 		"      random on and off; R timed rounds after --warmup rounds (1)\n"
 		"  B4: N objects allocated on CPU P, freed on CPU C\n"
+		"  B5: (uslub) a plain and a USLUB_ACCOUNT cache, the thread in a group\n"
+		"      without limit: N hot alloc+free pairs, and N objects in batches of\n"
+		"      --batch (default 100) allocated then freed one by one\n"
+		"  B6: (uslub) the same on one plain cache; run it with USLUB_PROFILING=1\n"
+		"      and =0 (--expect-profiling says which, and is checked)\n"
+		"  B7: (uslub) for each N of --groups (default 100,1000): N groups holding\n"
+		"      --objs (4) objects each, from one shared USLUB_ACCOUNT cache\n"
+		"      (--mode shared) or one cache per group (--mode per-group); slab pages\n"
+		"  B-meta: (uslub) extension placement of USLUB_ACCOUNT caches, --caches\n"
+		"      LABEL=SIZE[/ALIGN][+hw],... (default: a few of seed 003's kind)\n"
 		"  --sheaves CAP: (uslub) a cache with per-CPU sheaves of CAP objects\n"
 		"  prints one JSON line per benchmark on stdout\n",
 		argv0);
@@ -181,23 +214,30 @@ static unsigned long bench_parse_ul(const char *s, const char *opt)
 	return (unsigned long)v;
 }
 
-static void bench_parse_ns(const char *v, struct bench_opts *o)
+/* A comma-separated list of 1..65536 into out[BENCH_MAX_NS]; its length. */
+static int bench_parse_list(const char *v, const char *opt, unsigned long *out)
 {
 	char buf[1024], *save = NULL, *tok;
-	if (strlen(v) >= sizeof(buf))
-		bench_die("--ns: list too long");
-	strcpy(buf, v);
-	o->nr_ns = 0;
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		unsigned long n = bench_parse_ul(tok, "--ns");
-		if (n < 1 || n > BENCH_MAX_N)
-			bench_die("--ns: every n must be 1..65536");
-		if (o->nr_ns == BENCH_MAX_NS)
-			bench_die("--ns: at most 64 values");
-		o->ns[o->nr_ns++] = n;
+	int nr = 0;
+	if (strlen(v) >= sizeof(buf)) {
+		fprintf(stderr, "bench: %s: list too long\n", opt);
+		exit(2);
 	}
-	if (!o->nr_ns)
-		bench_die("--ns: empty list");
+	strcpy(buf, v);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		unsigned long n = bench_parse_ul(tok, opt);
+		if (n < 1 || n > BENCH_MAX_N || nr == BENCH_MAX_NS) {
+			fprintf(stderr, "bench: %s: at most %d values, each 1..%d\n", opt,
+				BENCH_MAX_NS, BENCH_MAX_N);
+			exit(2);
+		}
+		out[nr++] = n;
+	}
+	if (!nr) {
+		fprintf(stderr, "bench: %s: empty list\n", opt);
+		exit(2);
+	}
+	return nr;
 }
 
 static void bench_parse(int argc, char **argv, struct bench_opts *o)
@@ -217,6 +257,12 @@ static void bench_parse(int argc, char **argv, struct bench_opts *o)
 	memcpy(o->ns, bench_b2_default_ns, sizeof(bench_b2_default_ns));
 	o->sheaves = -1;
 	o->bytes = 0;
+	o->batch = 100;
+	o->nr_groups = 0;
+	o->objs = 4;
+	o->mode = "shared";
+	o->caches = NULL;
+	o->expect_profiling = -1;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -245,11 +291,23 @@ static void bench_parse(int argc, char **argv, struct bench_opts *o)
 		else if (!strcmp(a, "--cpu"))
 			o->cpu = atoi(v);
 		else if (!strcmp(a, "--ns"))
-			bench_parse_ns(v, o);
+			o->nr_ns = bench_parse_list(v, "--ns", o->ns);
 		else if (!strcmp(a, "--sheaves"))
 			o->sheaves = (long)bench_parse_ul(v, a);
 		else if (!strcmp(a, "--bytes"))
 			o->bytes = bench_parse_ul(v, a);
+		else if (!strcmp(a, "--batch"))
+			o->batch = bench_parse_ul(v, a);
+		else if (!strcmp(a, "--groups"))
+			o->nr_groups = bench_parse_list(v, "--groups", o->groups);
+		else if (!strcmp(a, "--objs"))
+			o->objs = bench_parse_ul(v, a);
+		else if (!strcmp(a, "--mode"))
+			o->mode = v;
+		else if (!strcmp(a, "--caches"))
+			o->caches = v;
+		else if (!strcmp(a, "--expect-profiling"))
+			o->expect_profiling = (int)bench_parse_ul(v, a);
 		else if (!strcmp(a, "--cpus")) {
 			if (sscanf(v, "%d,%d", &o->prod_cpu, &o->cons_cpu) != 2)
 				bench_die("--cpus wants P,C");
@@ -267,6 +325,14 @@ static void bench_parse(int argc, char **argv, struct bench_opts *o)
 		bench_die("--size must be > 0");
 	if (o->repeats < 1 || o->repeats > 1000)
 		bench_die("--repeats must be 1..1000");
+	if (o->batch < 1 || o->batch > BENCH_MAX_N)
+		bench_die("--batch must be 1..65536");
+	if (o->objs < 1 || o->objs > 1000)
+		bench_die("--objs must be 1..1000");
+	if (o->expect_profiling > 1)
+		bench_die("--expect-profiling must be 0 or 1");
+	if (strcmp(o->mode, "shared") && strcmp(o->mode, "per-group"))
+		bench_die("--mode must be shared or per-group");
 	if (o->cpu >= ncpu)
 		o->cpu = -1;
 	if (o->prod_cpu >= ncpu || o->cons_cpu >= ncpu)
@@ -360,6 +426,26 @@ static int bench_b1(const struct bench_opts *o)
 /* ------------------------------------------------------------------------
  * B2: bulk alloc + free against one by one, hot
  * ---------------------------------------------------------------------- */
+/* The same n objects one by one: n allocations, then n frees in the same
+ * order (the "fallback bulking" column of seed 001's table; also B5's and
+ * B6's batch pattern, Vlastimil Babka's "batch of 100"). */
+static __attribute__((noinline, unused)) void bench_b2_single_loop(struct peer_ctx *c,
+								   size_t n,
+								   unsigned long loops,
+								   void **p)
+{
+	for (unsigned long i = 0; i < loops; i++) {
+		for (size_t j = 0; j < n; j++) {
+			p[j] = peer_alloc(c);
+			if (BENCH_UNLIKELY(!p[j]))
+				bench_die("B2: allocation failed");
+		}
+		bench_escape(p);
+		for (size_t j = 0; j < n; j++)
+			peer_free(c, p[j]);
+	}
+}
+
 #ifdef PEER_HAS_BULK
 /* Brouer's slab_bulk_test01 loop: alloc_bulk(n), free_bulk(n), repeat. */
 static __attribute__((noinline)) void bench_b2_bulk_loop(struct peer_ctx *c,
@@ -372,25 +458,6 @@ static __attribute__((noinline)) void bench_b2_bulk_loop(struct peer_ctx *c,
 			bench_die("B2: bulk allocation failed");
 		bench_escape(p);
 		peer_free_bulk(c, n, p);
-	}
-}
-
-/* The same n objects one by one: n allocations, then n frees in the same
- * order (the "fallback bulking" column of seed 001's table). */
-static __attribute__((noinline)) void bench_b2_single_loop(struct peer_ctx *c,
-							   size_t n,
-							   unsigned long loops,
-							   void **p)
-{
-	for (unsigned long i = 0; i < loops; i++) {
-		for (size_t j = 0; j < n; j++) {
-			p[j] = peer_alloc(c);
-			if (BENCH_UNLIKELY(!p[j]))
-				bench_die("B2: allocation failed");
-		}
-		bench_escape(p);
-		for (size_t j = 0; j < n; j++)
-			peer_free(c, p[j]);
 	}
 }
 
@@ -477,6 +544,65 @@ static int bench_b2(const struct bench_opts *o)
 	return 0;
 }
 #endif /* PEER_HAS_BULK */
+
+/* ------------------------------------------------------------------------
+ * B5, B6: variants of one peer side by side, hot pair and batch
+ *
+ * @nv contexts of the same peer (B5: a plain and an accounted cache),
+ * timed in one process with the very loops of B1 (alloc + free of one
+ * object) and of B2's one-by-one column (@batch allocations, then @batch
+ * frees). Sample r runs every context (the first one rotating with r) and,
+ * for each, both patterns (the one that goes first alternating), each
+ * preceded by a warm-up of @warm pairs / objects of the same context and
+ * pattern, so every timed loop starts from the state it would be in after
+ * a long run of itself and slow drift hits every variant alike.
+ * out[(v * 2 + pat) * repeats + r]: pat 0 = ns per pair, pat 1 = ns per
+ * object (one alloc + one free), loops rounded up to whole batches.
+ * ---------------------------------------------------------------------- */
+static __attribute__((unused)) void bench_pairs_batches(struct peer_ctx **c, int nv,
+							 unsigned long iters,
+							 unsigned long warm,
+							 size_t batch, int repeats,
+							 double *out)
+{
+	unsigned long loops = (iters + batch - 1) / batch;
+	unsigned long wloops = (warm + batch - 1) / batch;
+	void **p;
+
+	if (posix_memalign((void **)&p, BENCH_CACHELINE, batch * sizeof(void *)))
+		bench_die("out of memory");
+	memset(p, 0, batch * sizeof(void *));
+	/* one long warm-up of everything first (B1's N/10) */
+	for (int v = 0; v < nv; v++) {
+		bench_b1_loop(c[v], warm);
+		bench_b2_single_loop(c[v], batch, wloops, p);
+	}
+	for (int r = 0; r < repeats; r++) {
+		for (int j = 0; j < nv; j++) {
+			int v = (j + r) % nv;
+			for (int k = 0; k < 2; k++) {
+				int pat = (k + r / nv) & 1;
+				uint64_t t0, t1;
+				if (pat == 0) {
+					bench_b1_loop(c[v], warm / 4);
+					t0 = bench_now_ns();
+					bench_b1_loop(c[v], iters);
+					t1 = bench_now_ns();
+					out[(v * 2 + 0) * repeats + r] =
+						(double)(t1 - t0) / (double)iters;
+				} else {
+					bench_b2_single_loop(c[v], batch, wloops / 4 + 1, p);
+					t0 = bench_now_ns();
+					bench_b2_single_loop(c[v], batch, loops, p);
+					t1 = bench_now_ns();
+					out[(v * 2 + 1) * repeats + r] =
+						(double)(t1 - t0) / ((double)loops * (double)batch);
+				}
+			}
+		}
+	}
+	free(p);
+}
 
 /* ------------------------------------------------------------------------
  * B4: remote free through an SPSC ring of batches
@@ -635,7 +761,15 @@ static int bench_main(int argc, char **argv)
 	}
 	if (!strcmp(o.bench, "B4"))
 		return bench_b4(&o);
-	fprintf(stderr, "bench: unknown benchmark %s (B1, B2, B3, B4)\n", o.bench);
+	if (!strcmp(o.bench, "B5") || !strcmp(o.bench, "B6") || !strcmp(o.bench, "B7") ||
+	    !strcmp(o.bench, "B-meta")) {
+#ifdef PEER_HAS_USLUB_ONLY
+		return peer_bench_uslub_only(&o);
+#else
+		return bench_skip(&o, "this benchmark measures uslub against itself");
+#endif
+	}
+	fprintf(stderr, "bench: unknown benchmark %s (B1..B7, B-meta)\n", o.bench);
 	return 2;
 }
 

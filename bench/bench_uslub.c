@@ -6,7 +6,11 @@
  * linked statically with libuslub.
  *
  * B3 (fresh-slab allocation, deferred vs eager freelist) compares uslub
- * with itself, so its loop lives here, below the shared harness.
+ * with itself, so its loop lives here, below the shared harness; so do
+ * B5 (accounted vs plain cache), B6 (profiling on vs off: run.py runs this
+ * binary with USLUB_PROFILING=1 and =0), B7 (slab pages: groups sharing one
+ * accounted cache vs one cache per group) and B-meta (where the per-object
+ * extension of accounted caches lives, seed 003).
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -24,9 +28,11 @@ static const char peer_default_label[] = "uslub";
 #define PEER_HAS_BULK 1
 #define PEER_HAS_SHEAVES 1
 #define PEER_HAS_B3 1
+#define PEER_HAS_USLUB_ONLY 1
 static unsigned int peer_sheaves;   /* --sheaves: 0 = a cache without sheaves */
 struct bench_opts;
 static int peer_bench_b3(const struct bench_opts *o);
+static int peer_bench_uslub_only(const struct bench_opts *o);
 
 static struct peer_ctx *peer_open(size_t size, size_t max_live)
 {
@@ -266,6 +272,441 @@ static int peer_bench_b3(const struct bench_opts *o)
 	}
 	free(p);
 	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * B5, B6, B7, B-meta: uslub against itself
+ * ---------------------------------------------------------------------- */
+
+/* A cache for these benchmarks: like peer_open(), with flags and align. */
+static struct peer_ctx *b_open(const char *name, size_t size, size_t align,
+			       unsigned int flags)
+{
+	struct peer_ctx *c = calloc(1, sizeof(*c));
+	if (!c)
+		bench_die("out of memory");
+	if (peer_sheaves) {
+		struct uslub_cache_args args = { .sheaf_capacity = peer_sheaves,
+						 .align = align };
+		c->s = uslub_cache_create_args(name, size, &args, flags);
+	} else {
+		c->s = uslub_cache_create(name, size, align, flags, NULL);
+	}
+	if (!c->s) {
+		fprintf(stderr, "bench: cannot create cache %s (%zu B, align %zu, flags %#x): %s\n",
+			name, size, align, flags, strerror(errno));
+		exit(2);
+	}
+	return c;
+}
+
+static void b_slabinfo(uslub_cache_t *s, struct uslub_slabinfo *si)
+{
+	if (uslub_cache_slabinfo(s, si))
+		bench_die("uslub_cache_slabinfo failed");
+}
+
+/* The layout of @s as JSON members (no braces). */
+static void b_layout_json(const struct uslub_slabinfo *si)
+{
+	printf("\"object_size\":%zu,\"stride\":%zu,\"align\":%zu,\"objs_per_slab\":%u,"
+	       "\"order\":%u,\"pages_per_slab\":%u,\"obj_ext\":\"%s\",\"obj_ext_size\":%u,"
+	       "\"obj_ext_bytes\":%u,\"sheaf_capacity\":%u",
+	       si->object_size, si->size, si->align, si->objs_per_slab, si->order,
+	       si->pages_per_slab, uslub_obj_ext_placement_name(si->obj_ext),
+	       si->obj_ext_size, si->obj_ext_bytes, si->sheaf_capacity);
+}
+
+/* Every non-zero SLUB counter of @s as a JSON member "stats":{...}. */
+static void b_stats_json(uslub_cache_t *s)
+{
+	uint64_t st[USLUB_NR_STATS];
+	int n = 0;
+	uslub_cache_stats(s, st);
+	printf("\"stats\":{");
+	for (int i = 0; i < USLUB_NR_STATS; i++)
+		if (st[i])
+			printf("%s\"%s\":%llu", n++ ? "," : "",
+			       uslub_stat_name((enum uslub_stat_item)i),
+			       (unsigned long long)st[i]);
+	printf("}");
+}
+
+static void b_close(struct peer_ctx *c)
+{
+	uslub_flush_thread();
+	if (uslub_cache_destroy(c->s))
+		fprintf(stderr, "bench: uslub_cache_destroy failed (objects live?)\n");
+	free(c);
+}
+
+/* Is there a live allocation site of this file in the allocinfo report?
+ * (B6: shows that the tags really went into the objects' extensions.) */
+static int b_tag_seen(void)
+{
+	struct uslub_allocinfo ai[256];
+	size_t n = uslub_allocinfo(ai, 256);
+	if (n > 256)
+		n = 256;
+	for (size_t i = 0; i < n; i++)
+		if (ai[i].file && strstr(ai[i].file, "bench_uslub.c") && ai[i].calls > 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * B5 (@account): a plain cache and a USLUB_ACCOUNT cache of --size bytes,
+ * the thread's current group one without limit; B6: one plain cache, the
+ * process run with USLUB_PROFILING=1 or =0 (--expect-profiling). Both
+ * patterns of bench_pairs_batches(): B1's hot pair and --batch objects
+ * allocated then freed one by one.
+ */
+static int b56(const struct bench_opts *o, int account)
+{
+	static const char *const vname[2] = { "plain", "account" };
+	static const char *const pname[2] = { "pair", "batch" };
+	unsigned long iters = o->iters ? o->iters : 20000000ul;
+	int nv = account ? 2 : 1;
+	int prof = uslub_profiling_enabled();
+	struct bench_opts oo = *o;
+	struct peer_ctx *c[2] = { NULL, NULL };
+	uslub_group_t *g = NULL, *old = NULL;
+	double *ns;
+
+	if (o->expect_profiling >= 0 && prof != o->expect_profiling) {
+		const char *env = getenv("USLUB_PROFILING");
+		fprintf(stderr, "bench: %s: USLUB_PROFILING=%s but uslub_profiling_enabled() "
+			"is %d, not %d: the environment did not take effect\n", o->bench,
+			env ? env : "(unset)", prof, o->expect_profiling);
+		return 3;
+	}
+	if (oo.warmup == (unsigned long)-1)
+		oo.warmup = iters / 10 > 100000 ? iters / 10 : 100000;
+	if (oo.cpu >= 0 && !bench_pin(oo.cpu))
+		oo.cpu = -1;
+	if (account) {
+		g = uslub_group_create(NULL, "bench", USLUB_GROUP_NO_LIMIT);
+		if (!g) {
+			perror("uslub_group_create");
+			bench_die("B5: cannot create the group");
+		}
+		old = uslub_group_set_current(g);
+	}
+	for (int v = 0; v < nv; v++) {
+		char name[48];
+		snprintf(name, sizeof(name), "%s-%zu-%s", o->bench, o->size, vname[v]);
+		c[v] = b_open(name, o->size, 0, v ? USLUB_ACCOUNT : 0);
+	}
+	ns = calloc((size_t)nv * 2 * (size_t)o->repeats, sizeof(*ns));
+	if (!ns)
+		bench_die("out of memory");
+
+	bench_pairs_batches(c, nv, iters, oo.warmup, o->batch, o->repeats, ns);
+
+	bench_json_head(&oo, iters, "ns per alloc+free pair (pair), per object (batch)");
+	printf(",\"cpu\":%d,\"batch\":%lu,\"profiling\":%d,\"series\":{", oo.cpu,
+	       o->batch, prof);
+	for (int v = 0; v < nv; v++)
+		for (int pat = 0; pat < 2; pat++) {
+			printf("%s\"%s %s\":[", v || pat ? "," : "", vname[v], pname[pat]);
+			for (int r = 0; r < o->repeats; r++)
+				printf("%s%.4f", r ? "," : "", ns[(v * 2 + pat) * o->repeats + r]);
+			printf("]");
+		}
+	printf("},\"caches\":{");
+	for (int v = 0; v < nv; v++) {
+		struct uslub_slabinfo si;
+		b_slabinfo(c[v]->s, &si);
+		printf("%s\"%s\":{", v ? "," : "", vname[v]);
+		b_layout_json(&si);
+		printf(",");
+		b_stats_json(c[v]->s);
+		printf("}");
+	}
+	printf("}");
+
+	/* Checks, after the timing: B5, one object of each cache charges the
+	 * group (account) or not (plain); B6, its call site shows up in
+	 * allocinfo with profiling on and not with it off. */
+	if (account) {
+		unsigned long objs[2] = { 0, 0 };
+		size_t bytes[2] = { 0, 0 };
+		struct uslub_slabinfo si;
+		void *p[2];
+		for (int v = 0; v < 2; v++)
+			p[v] = peer_alloc(c[v]);
+		for (int v = 0; v < 2; v++)
+			if (!p[v] || uslub_group_cache_usage(g, c[v]->s, &objs[v], &bytes[v]))
+				bench_die("B5: check allocation or uslub_group_cache_usage failed");
+		b_slabinfo(c[1]->s, &si);
+		int ok = objs[1] == 1 && bytes[1] == si.size + si.obj_ext_bytes && objs[0] == 0;
+		printf(",\"charge_check\":{\"account_objects\":%lu,\"account_bytes\":%zu,"
+		       "\"expected_bytes\":%zu,\"plain_objects\":%lu,\"ok\":%s}",
+		       objs[1], bytes[1], si.size + si.obj_ext_bytes, objs[0],
+		       ok ? "true" : "false");
+		if (!ok)
+			fprintf(stderr, "bench: B5: one object of the accounted cache charged "
+				"%lu object(s), %zu bytes (expected 1, %zu), the plain one %lu\n",
+				objs[1], bytes[1], si.size + si.obj_ext_bytes, objs[0]);
+		for (int v = 0; v < 2; v++)
+			peer_free(c[v], p[v]);
+		struct uslub_group_info gi;
+		if (uslub_group_info(g, &gi) == 0)
+			printf(",\"group\":{\"usage_at_end\":%zu,\"failcnt\":%lu}", gi.usage,
+			       gi.failcnt);
+	} else {
+		void *p = peer_alloc(c[0]);
+		int seen;
+		if (!p)
+			bench_die("B6: check allocation failed");
+		seen = b_tag_seen();
+		peer_free(c[0], p);
+		printf(",\"tag_check\":{\"site_seen\":%s,\"ok\":%s}", seen ? "true" : "false",
+		       seen == prof ? "true" : "false");
+		if (seen != prof)
+			fprintf(stderr, "bench: B6: profiling is %s but this file's call site "
+				"%s in uslub_allocinfo() while it held an object\n",
+				prof ? "on" : "off", seen ? "shows up" : "does not show up");
+	}
+	printf(",\"errors\":%lu}\n", uslub_error_count());
+	fflush(stdout);
+
+	for (int v = 0; v < nv; v++)
+		b_close(c[v]);
+	if (account) {
+		uslub_group_set_current(old);
+		uslub_group_drain_stock();
+		if (uslub_group_delete(g))
+			perror("bench: uslub_group_delete");
+	}
+	free(ns);
+	return 0;
+}
+
+/*
+ * B7 (seed 004): for each N of --groups, N groups each holding --objs
+ * objects of --size bytes, either from one shared USLUB_ACCOUNT cache
+ * (--mode shared: the kernel since 5.9) or from one plain cache per group
+ * (--mode per-group: the per-memcg caches before it). Slab pages = sum over
+ * the caches of num_slabs * pages_per_slab, taken with every object still
+ * held; everything is then freed, the caches destroyed and the groups
+ * deleted before the next N.
+ */
+static int b7(const struct bench_opts *o)
+{
+	static const unsigned long def_groups[] = { 100, 1000 };
+	const unsigned long *gs = o->nr_groups ? o->groups : def_groups;
+	int ngs = o->nr_groups ? o->nr_groups : 2;
+	int shared = !strcmp(o->mode, "shared");
+	long pagesz = sysconf(_SC_PAGESIZE);
+
+	printf("{\"bench\":\"B7\",\"peer\":\"%s\",\"size\":%zu,\"mode\":\"%s\","
+	       "\"objs_per_group\":%lu,\"profiling\":%d,\"page_size\":%ld,\"points\":{",
+	       o->label, o->size, o->mode, o->objs, uslub_profiling_enabled(), pagesz);
+	for (int k = 0; k < ngs; k++) {
+		unsigned long n = gs[k], ncaches = shared ? 1 : n;
+		uslub_group_t **g = calloc(n, sizeof(*g));
+		uslub_cache_t **cs = calloc(ncaches, sizeof(*cs));
+		void **objs = calloc(n * o->objs, sizeof(*objs));
+		struct uslub_page_stats ps0, ps1;
+		struct uslub_slabinfo si0;
+		unsigned long slabs = 0, pages = 0, num_objs = 0, mem = 0, ext_out = 0;
+		unsigned long c_objs = 0;
+		size_t c_bytes = 0, usage = 0;
+		char name[64];
+		uint64_t t0, t1;
+
+		if (!g || !cs || !objs)
+			bench_die("B7: out of memory");
+		uslub_page_stats(&ps0);
+		t0 = bench_now_ns();
+		for (unsigned long i = 0; i < n; i++) {
+			snprintf(name, sizeof(name), "b7-g%lu", i);
+			g[i] = uslub_group_create(NULL, name, USLUB_GROUP_NO_LIMIT);
+			if (!g[i]) {
+				perror("uslub_group_create");
+				bench_die("B7: cannot create a group");
+			}
+		}
+		for (unsigned long i = 0; i < ncaches; i++) {
+			if (shared)
+				snprintf(name, sizeof(name), "b7-%zu-shared", o->size);
+			else
+				snprintf(name, sizeof(name), "b7-%zu-g%lu", o->size, i);
+			cs[i] = uslub_cache_create(name, o->size, 0, shared ? USLUB_ACCOUNT : 0,
+						   NULL);
+			if (!cs[i]) {
+				fprintf(stderr, "bench: B7: cannot create cache %lu of %lu: %s\n",
+					i + 1, ncaches, strerror(errno));
+				exit(2);
+			}
+		}
+		/* Each group allocates its objects as its thread's current group
+		 * (in per-group mode too: the caches are plain, nothing charged). */
+		for (unsigned long i = 0; i < n; i++) {
+			uslub_group_t *prev = uslub_group_set_current(g[i]);
+			uslub_cache_t *s = cs[shared ? 0 : i];
+			for (unsigned long j = 0; j < o->objs; j++) {
+				void *p = uslub_cache_alloc(s, USLUB_GFP_KERNEL);
+				if (!p)
+					bench_die("B7: allocation failed");
+				*(volatile char *)p = 1;
+				objs[i * o->objs + j] = p;
+			}
+			uslub_group_set_current(prev);
+		}
+		t1 = bench_now_ns();
+		for (unsigned long i = 0; i < ncaches; i++) {
+			struct uslub_slabinfo si;
+			b_slabinfo(cs[i], &si);
+			if (i == 0)
+				si0 = si;
+			slabs += si.num_slabs;
+			pages += si.num_slabs * si.pages_per_slab;
+			num_objs += si.num_objs;
+			mem += si.memory_used;
+			ext_out += (unsigned long)si.obj_ext_bytes * si.num_objs;
+		}
+		uslub_page_stats(&ps1);
+		for (unsigned long i = 0; i < n; i++)
+			usage += uslub_group_usage(g[i]);
+		if (uslub_group_cache_usage(g[0], cs[0], &c_objs, &c_bytes))
+			bench_die("B7: uslub_group_cache_usage failed");
+
+		printf("%s\"%lu\":{\"groups\":%lu,\"caches\":%lu,\"objects\":%lu,"
+		       "\"slabs\":%lu,\"slab_pages\":%lu,\"slab_bytes\":%lu,"
+		       "\"slot_objects\":%lu,\"ext_bytes_outside\":%lu,"
+		       "\"page_provider_bytes_in_slabs_delta\":%ld,"
+		       "\"group_usage_sum\":%zu,\"group0_charged_objects\":%lu,"
+		       "\"group0_charged_bytes\":%zu,\"setup_ms\":%.2f,\"ok\":%s,\"layout\":{",
+		       k ? "," : "", n, n, ncaches, n * o->objs, slabs, pages, mem, num_objs,
+		       ext_out, (long)(ps1.bytes_in_slabs - ps0.bytes_in_slabs), usage, c_objs,
+		       c_bytes, (double)(t1 - t0) / 1e6,
+		       c_objs == (shared ? o->objs : 0) ? "true" : "false");
+		b_layout_json(&si0);
+		printf("}}");
+		/* shared: group 0's objects are charged to it; per-group: nothing */
+		if (c_objs != (shared ? o->objs : 0))
+			fprintf(stderr, "bench: B7 %s: group 0 has %lu objects charged in its "
+				"cache, expected %lu\n", o->mode, c_objs, shared ? o->objs : 0);
+
+		for (unsigned long i = 0; i < n; i++)
+			for (unsigned long j = 0; j < o->objs; j++)
+				uslub_cache_free(cs[shared ? 0 : i], objs[i * o->objs + j]);
+		uslub_flush_thread();
+		for (unsigned long i = 0; i < ncaches; i++)
+			if (uslub_cache_destroy(cs[i]))
+				fprintf(stderr, "bench: B7: uslub_cache_destroy failed\n");
+		uslub_group_drain_stock();
+		for (unsigned long i = 0; i < n; i++)
+			if (uslub_group_delete(g[i]))
+				perror("bench: B7: uslub_group_delete");
+		free(g);
+		free(cs);
+		free(objs);
+	}
+	printf("},\"errors\":%lu}\n", uslub_error_count());
+	fflush(stdout);
+	return 0;
+}
+
+/*
+ * B-meta (seed 003): for each spec LABEL=SIZE[/ALIGN][+hw] of --caches, a
+ * USLUB_ACCOUNT cache (+hw: USLUB_HWCACHE_ALIGN) and a plain twin with the
+ * same size and alignment. Reports where the accounted cache keeps its
+ * per-object extension (uslub_slabinfo.obj_ext), the extension bytes per
+ * object outside the slab (obj_ext_bytes), the twin's layout (so an
+ * in-slab placement can be seen to cost no object slot), and what one
+ * object really charges its group.
+ */
+#define BMETA_DEFAULT "ext4_inode_cache-like=1184+hw,xfs_inode-like=984/64,64B=64"
+
+static int bmeta(const struct bench_opts *o)
+{
+	char buf[1024], *save = NULL, *tok;
+	const char *spec = o->caches ? o->caches : BMETA_DEFAULT;
+	long pagesz = sysconf(_SC_PAGESIZE);
+	uslub_group_t *g, *old;
+	int k = 0;
+
+	if (strlen(spec) >= sizeof(buf))
+		bench_die("B-meta: --caches too long");
+	strcpy(buf, spec);
+	g = uslub_group_create(NULL, "bench-meta", USLUB_GROUP_NO_LIMIT);
+	if (!g)
+		bench_die("B-meta: cannot create the group");
+	printf("{\"bench\":\"B-meta\",\"peer\":\"%s\",\"size\":0,\"profiling\":%d,"
+	       "\"page_size\":%ld,\"caches\":[", o->label, uslub_profiling_enabled(), pagesz);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), k++) {
+		char *eq = strchr(tok, '='), *end;
+		const char *label = tok;
+		unsigned long size, align = 0;
+		int hw = 0;
+		if (!eq)
+			bench_die("B-meta: --caches wants LABEL=SIZE[/ALIGN][+hw],...");
+		*eq = 0;
+		size = strtoul(eq + 1, &end, 0);
+		if (*end == '/')
+			align = strtoul(end + 1, &end, 0);
+		if (!strcmp(end, "+hw"))
+			hw = 1;
+		else if (*end)
+			bench_die("B-meta: --caches wants LABEL=SIZE[/ALIGN][+hw],...");
+		unsigned int flags = hw ? USLUB_HWCACHE_ALIGN : 0;
+		char name[96];
+		snprintf(name, sizeof(name), "meta-%s", label);
+		struct peer_ctx *acc = b_open(name, size, align, flags | USLUB_ACCOUNT);
+		snprintf(name, sizeof(name), "meta-%s-plain", label);
+		struct peer_ctx *pl = b_open(name, size, align, flags);
+		struct uslub_slabinfo sa, sp;
+		unsigned long c_objs = 0;
+		size_t c_bytes = 0;
+
+		old = uslub_group_set_current(g);
+		void *p = peer_alloc(acc);
+		if (!p || uslub_group_cache_usage(g, acc->s, &c_objs, &c_bytes))
+			bench_die("B-meta: allocation or uslub_group_cache_usage failed");
+		uslub_cache_free(acc->s, p);
+		uslub_group_set_current(old);
+		b_slabinfo(acc->s, &sa);
+		b_slabinfo(pl->s, &sp);
+
+		long slab_bytes = (long)sa.pages_per_slab * pagesz;
+		printf("%s{\"label\":\"%s\",\"hwcache_align\":%d,\"align_asked\":%lu,",
+		       k ? "," : "", label, hw, align);
+		b_layout_json(&sa);
+		int ok = c_objs == 1 && c_bytes == sa.size + sa.obj_ext_bytes;
+		printf(",\"slab_bytes\":%ld,\"leftover_bytes\":%ld,\"padding_bytes\":%ld,"
+		       "\"charged_objects\":%lu,\"charged_bytes\":%zu,\"ok\":%s,\"plain\":{",
+		       slab_bytes, slab_bytes - (long)sa.objs_per_slab * (long)sa.size,
+		       (long)sa.size - (long)sa.object_size, c_objs, c_bytes,
+		       ok ? "true" : "false");
+		if (!ok)
+			fprintf(stderr, "bench: B-meta %s: one object charged %lu object(s), %zu "
+				"bytes (expected 1, stride %zu + outside %u)\n", label, c_objs,
+				c_bytes, sa.size, sa.obj_ext_bytes);
+		b_layout_json(&sp);
+		printf("}}");
+		b_close(acc);
+		b_close(pl);
+	}
+	uslub_group_drain_stock();
+	if (uslub_group_delete(g))
+		perror("bench: uslub_group_delete");
+	printf("],\"errors\":%lu}\n", uslub_error_count());
+	fflush(stdout);
+	return 0;
+}
+
+static int peer_bench_uslub_only(const struct bench_opts *o)
+{
+	if (!strcmp(o->bench, "B5"))
+		return b56(o, 1);
+	if (!strcmp(o->bench, "B6"))
+		return b56(o, 0);
+	if (!strcmp(o->bench, "B7"))
+		return b7(o);
+	return bmeta(o);
 }
 
 int main(int argc, char **argv)

@@ -5,9 +5,13 @@ Runs B1 (single alloc+free, hot) and B4 (remote free) on uslub, glibc malloc,
 jemalloc, mimalloc, tcmalloc (LD_PRELOAD of uslub-bench-malloc) and DPDK's
 rte_mempool; B2 (bulk alloc+free against one by one) on uslub without and
 with sheaves and DPDK; B3 (fresh-slab allocation, deferred against eager
-freelist) on uslub alone. R rounds interleaved round-robin across the peers,
-takes medians, prints a ratio table (uslub time / peer time) with the SPEC §3
-targets, and writes bench/results/bench.json and bench/results/bench.png.
+freelist) on uslub alone; and uslub against itself: B5 (accounted against
+plain cache), B6 (allocation profiling on against off), B7 (slab pages of
+many small groups: one shared accounted cache against one cache per group)
+and B-meta (where accounted caches keep their per-object extension).
+R rounds interleaved round-robin across the peers, takes medians, prints a
+ratio table (uslub time / peer time) with the SPEC §3 targets, and writes
+bench/results/bench.json and bench/results/bench.png.
 
 Standard library only; matplotlib (for the PNG) is imported lazily, and if
 this interpreter lacks it the plot is drawn by /usr/bin/python3 instead.
@@ -36,14 +40,22 @@ BENCH_TITLES = {
     "B2": "bulk alloc+free vs one by one, same cache, hot",
     "B3": "fresh-slab allocation: deferred vs eager freelist",
     "B4": "remote free: one thread allocates, another frees",
+    "B5": "accounted (USLUB_ACCOUNT) vs unaccounted cache, hot",
+    "B6": "allocation profiling on vs off (USLUB_PROFILING=1 / =0), hot",
+    "B7": "memory: N groups x a few objects, one shared accounted cache vs one cache per group",
+    "B-meta": "metadata saved by in-slab placement of the per-object extension (seed 003)",
 }
 BENCH_UNITS = {
     "B1": "ns per alloc+free pair",
     "B2": "ns per object: one alloc + one free",
     "B3": "ns per object: allocation only",
     "B4": "ns per object",
+    "B5": "ns per alloc+free pair (hot pair), per object (batch)",
+    "B6": "ns per alloc+free pair (hot pair), per object (batch)",
+    "B7": "slab pages",
+    "B-meta": "bytes per object",
 }
-BENCH_ORDER = ["B1", "B2", "B3", "B4"]
+BENCH_ORDER = ["B1", "B2", "B3", "B4", "B5", "B6", "B7", "B-meta"]
 
 # B2: the batch sizes of seed 001's table; the sheaf capacity asked for the
 # "uslub-sheaves" variant (uslub_cache_create_args with sheaf_capacity).
@@ -54,6 +66,36 @@ B2_MODES = [("bulk", "bulk"), ("single", "one-by-one")]
 # B3: the four caches of each process (bench_uslub.c), as (random, eager).
 B3_VARIANTS = ["eager-norandom", "deferred-norandom", "eager-random", "deferred-random"]
 B3_LIMITS = {"norandom": 0.70, "random": 0.50}
+# B5, B6: the two patterns, each process times both (bench_pairs_batches):
+# B1's hot alloc+free pair, and Vlastimil Babka's batch (B56_BATCH objects
+# allocated, then freed, one by one). B5: a plain and a USLUB_ACCOUNT cache
+# in one process; B6: the same binary with USLUB_PROFILING=1 and =0.
+B56_BATCH = 100
+B56_PATTERNS = [("pair", "hot pair"), ("batch", "batch of %d" % B56_BATCH)]
+B5_LIMIT = 1.25
+B6_LIMIT = 1.10
+B6_PEERS = [("uslub-prof-on", "1"), ("uslub-prof-off", "0")]
+# B7: N groups each holding B7_OBJS objects; one process per mode and size,
+# which measures every N (destroying its caches and groups in between).
+B7_GROUPS = [100, 1000]
+B7_OBJS = 4
+B7_MODES = ["shared", "per-group"]
+B7_MIN_SAVING = 0.40            # >= 40% fewer slab pages: shared/per-group <= 0.60
+# B-meta: (label, cache spec for uslub-bench-uslub --caches, the placement
+# seed 003 finds for a cache of that kind). SIZE[/ALIGN][+hw]; +hw is
+# USLUB_HWCACHE_ALIGN. ext4_inode_cache (1184 B on x86-64, hwcache-aligned)
+# has room for the array after its last object; xfs_inode (here 984 B in a
+# 1024-byte stride) in each object's alignment padding; 64 B objects have
+# neither, so their extensions go to a separate array.
+BMETA_CACHES = [
+    ("ext4_inode_cache-like", "1184+hw", "leftover"),
+    ("xfs_inode-like", "984/64", "padding"),
+    ("64B", "64", "array"),
+]
+ONCE = {"B-meta"}               # a layout, not a timing: first round only
+# Profiling is fixed per process by USLUB_PROFILING; the benchmarks that
+# do not measure it run with it off, so they measure what they say.
+NO_PROFILING = {"USLUB_PROFILING": "0"}
 
 # Peer malloc libraries run through LD_PRELOAD: name -> sonames to look for.
 MALLOC_PEERS = [
@@ -81,18 +123,23 @@ MODES = {
     # repeats: samples taken inside each process (after a warm-up).
     # B2_objects: objects per sample, for each n and mode;
     # B3_bytes: bytes allocated per round (seed 000: 256 MiB).
+    # B5_iters: B5/B6 pairs per sample, and objects per sample of the batch.
     "quick": {"rounds": 5, "repeats": 3, "B1_iters": 5_000_000,
               "B4_objects": 1_500_000, "B2_objects": 500_000,
-              "B3_bytes": 64 << 20, "timeout": 60},
+              "B3_bytes": 64 << 20, "B5_iters": 5_000_000, "timeout": 60},
     "full": {"rounds": 7, "repeats": 3, "B1_iters": 20_000_000,
              "B4_objects": 5_000_000, "B2_objects": 2_000_000,
-             "B3_bytes": 256 << 20, "timeout": 180},
+             "B3_bytes": 256 << 20, "B5_iters": 20_000_000, "timeout": 180},
 }
 
 # What each benchmark runs: (bench, object size).
 CONFIGS = [("B1", 64), ("B1", 256), ("B2", 64),
            ("B3", 16), ("B3", 32), ("B3", 64), ("B3", 128), ("B3", 256), ("B3", 512),
-           ("B4", 64)]
+           ("B4", 64),
+           ("B5", 64), ("B5", 256), ("B6", 64), ("B6", 256),
+           ("B7", 512), ("B7", 192), ("B-meta", 0)]
+# Benchmarks with their own analysis and table (not one row per peer).
+OWN = ("B2", "B3", "B5", "B6", "B7", "B-meta")
 
 
 def _log(msg=""):
@@ -261,6 +308,20 @@ def bench_argv(argv0, peer, bench, size, mode):
         return [argv0, "--bench", bench, "--size", str(size),
                 "--bytes", str(mode["B3_bytes"]),
                 "--repeats", str(mode["repeats"]), "--label", peer]
+    if bench in ("B5", "B6"):
+        argv = [argv0, "--bench", bench, "--size", str(size),
+                "--iters", str(mode["B5_iters"]), "--batch", str(B56_BATCH),
+                "--repeats", str(mode["repeats"]), "--label", peer]
+        if bench == "B6":
+            argv += ["--expect-profiling", dict(B6_PEERS)[peer]]
+        return argv
+    if bench == "B7":
+        return [argv0, "--bench", bench, "--size", str(size), "--mode", peer,
+                "--groups", ",".join(str(n) for n in B7_GROUPS),
+                "--objs", str(B7_OBJS), "--label", peer]
+    if bench == "B-meta":
+        return [argv0, "--bench", bench, "--label", peer, "--caches",
+                ",".join("%s=%s" % (label, spec) for label, spec, _ in BMETA_CACHES)]
     iters = mode["B1_iters"] if bench == "B1" else mode["B4_objects"]
     return [argv0, "--bench", bench, "--size", str(size), "--iters", str(iters),
             "--repeats", str(mode["repeats"]), "--label", peer]
@@ -268,8 +329,9 @@ def bench_argv(argv0, peer, bench, size, mode):
 
 def peers_for(bench, peers):
     """The peers a benchmark runs on. B1, B4: all. B2: the slab/mempool ones
-    (uslub, uslub with sheaves, DPDK); malloc has no bulk API. B3: uslub,
-    which it compares with itself."""
+    (uslub, uslub with sheaves, DPDK); malloc has no bulk API. B3, B5,
+    B-meta: uslub, which they compare with itself. B6: uslub with profiling
+    on and off. B7: uslub in its two modes (shared, per-group)."""
     if bench == "B2":
         out = []
         for p in peers:
@@ -279,8 +341,15 @@ def peers_for(bench, peers):
             elif p[0] == "dpdk":
                 out.append(p)
         return out
-    if bench == "B3":
-        return [p for p in peers if p[0] == "uslub"]
+    if bench in ("B3", "B5", "B-meta"):
+        return [(p[0], p[1], dict(p[2], **NO_PROFILING)) if bench != "B3" else p
+                for p in peers if p[0] == "uslub"]
+    if bench == "B6":
+        return [(name, p[1], dict(p[2], USLUB_PROFILING=val))
+                for p in peers if p[0] == "uslub" for name, val in B6_PEERS]
+    if bench == "B7":
+        return [(m, p[1], dict(p[2], **NO_PROFILING))
+                for p in peers if p[0] == "uslub" for m in B7_MODES]
     if bench == "B1":
         out = []
         for p in peers:
@@ -320,8 +389,13 @@ def run_one(peer, argv0, extra_env, bench, size, mode):
                 return None, "%s %s: bad output line: %s" % (peer, bench, line)
     if res and res.get("skipped"):
         return None, "skipped: %s %s: %s" % (peer, bench, res["skipped"])
-    if not res or not (res.get("samples_ns") or res.get("series")):
+    if not res or not (res.get("samples_ns") or res.get("series") or res.get("points")
+                       or res.get("caches")):
         return None, "%s %s: no result line in the output" % (peer, bench)
+    if bench == "B6" and str(res.get("profiling")) != extra_env.get("USLUB_PROFILING"):
+        # the child checks this too (--expect-profiling) and exits with 3
+        return None, "%s B6 %d B: USLUB_PROFILING=%s did not take (profiling %s)" % (
+            peer, size, extra_env.get("USLUB_PROFILING"), res.get("profiling"))
     if "LD_PRELOAD" in extra_env:
         lib = res.get("malloc_lib", "")
         want = os.path.basename(extra_env["LD_PRELOAD"]).split(".so")[0]
@@ -346,8 +420,19 @@ def add_series(into, series):
 
 
 def series_summary(bench, series):
-    """One progress-line summary of a B2/B3 run (medians of its samples)."""
+    """One progress-line summary of a B2/B3/B5/B6 run (medians of its samples)."""
     med = statistics.median
+    if bench == "B5":
+        parts = []
+        for pat, label in B56_PATTERNS:
+            a, b = series.get("plain " + pat), series.get("account " + pat)
+            if a and b:
+                parts.append("%s: plain %.2f account %.2f ns (%.2fx)" % (
+                    label, med(a), med(b), med(b) / med(a)))
+        return "; ".join(parts)
+    if bench == "B6":
+        return "; ".join("%s %.2f ns" % (label, med(series["plain " + pat]))
+                         for pat, label in B56_PATTERNS if series.get("plain " + pat))
     if bench == "B2":
         parts = []
         for mode, label in B2_MODES:
@@ -368,6 +453,29 @@ def quantile(xs, q):
     return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
 
+def result_summary(bench, res):
+    """One progress-line summary of a B7/B-meta run."""
+    if bench == "B7":
+        return "; ".join("N=%s: %d slab pages" % (n, p["slab_pages"])
+                         for n, p in res.get("points", {}).items())
+    return "; ".join("%s: %s, %d B outside" % (c["label"], c["obj_ext"], c["obj_ext_bytes"])
+                     for c in res.get("caches", []))
+
+
+def check_warnings(bench, size, res):
+    """Warnings about a run whose premise did not hold (its figures are still
+    reported): B5's charge check, B6's allocation-tag check."""
+    out = []
+    if bench == "B5" and not res.get("charge_check", {}).get("ok", True):
+        out.append("B5 %d B: the charge check failed (%s): accounting may not be on"
+                   % (size, json.dumps(res.get("charge_check"))))
+    if bench == "B6" and not res.get("tag_check", {}).get("ok", True):
+        out.append("B6 %d B %s: profiling %s but the call site %s in allocinfo"
+                   % (size, res.get("peer"), "on" if res.get("profiling") else "off",
+                      "does not show up" if res.get("profiling") else "shows up"))
+    return out
+
+
 def run_all(peers, configs, mode):
     """Interleaved rounds. Returns (results, failures, crashed)."""
     # results[(bench, size)][peer] = {"samples": [...], "runs": [...]}
@@ -375,13 +483,14 @@ def run_all(peers, configs, mode):
     failures = []
     crashed = False
     dead = set()           # (peer, bench, size) that failed: not run again
-    total = mode["rounds"] * sum(len(peers_for(b, peers)) for b, _ in configs)
+    total = sum(len(peers_for(b, peers)) for rnd in range(mode["rounds"])
+                for b, _ in configs if not (b in ONCE and rnd))
     step = 0
     t_start = time.time()
     for rnd in range(mode["rounds"]):
         for (bench, size) in configs:
             cpeers = peers_for(bench, peers)
-            if not cpeers:
+            if not cpeers or (bench in ONCE and rnd):
                 continue
             # rotate the order every round so no peer always runs first
             k = (rnd + configs.index((bench, size))) % len(cpeers)
@@ -390,7 +499,9 @@ def run_all(peers, configs, mode):
                 step += 1
                 key = (peer, bench, size)
                 prefix = "[%3d/%d] round %d/%d  %s %4d B  %-9s" % (
-                    step, total, rnd + 1, mode["rounds"], bench, size, peer)
+                    step, total, rnd + 1, mode["rounds"], bench, size, peer) \
+                    if bench != "B-meta" else "[%3d/%d] round %d/%d  %s  %s" % (
+                        step, total, rnd + 1, mode["rounds"], bench, peer)
                 if key in dead:
                     log(prefix + " skipped (failed before)")
                     continue
@@ -407,7 +518,14 @@ def run_all(peers, configs, mode):
                         crashed = True
                         log(prefix + " FAILED: " + err)
                     continue
-                if bench in ("B2", "B3"):
+                for w in check_warnings(bench, size, res):
+                    log("bench: warning: " + w)
+                if bench in ("B7", "B-meta"):
+                    slot = results[(bench, size)].setdefault(peer, {"runs": []})
+                    slot["runs"].append(res)
+                    log(prefix + " " + result_summary(bench, res))
+                    continue
+                if bench in OWN:
                     slot = results[(bench, size)].setdefault(
                         peer, {"series": {}, "runs": []})
                     add_series(slot["series"], res["series"])
@@ -595,6 +713,194 @@ def analyse_b3(results, sizes):
     return entry
 
 
+def caches_of(runs):
+    """The cache layouts a B5/B6 run reported (of its first run)."""
+    return runs[0].get("caches", {}) if runs else {}
+
+
+def paired_ratios(runs, num, den):
+    """Per-sample ratios num/den inside each B5 process (the two caches'
+    samples of one repeat ran back to back): a cross-check of the ratio of
+    medians that drift between processes cannot touch."""
+    out = []
+    for r in runs:
+        a, b = r.get("series", {}).get(num), r.get("series", {}).get(den)
+        if a and b:
+            out += [x / y for x, y in zip(a, b) if y]
+    return out
+
+
+def analyse_b5(results, sizes):
+    """B5: per size, results[("B5", size)]["uslub"]["series"]["<cache> <pattern>"]
+    ["all"], cache plain or account, pattern pair or batch."""
+    entry = {"title": BENCH_TITLES["B5"], "unit": BENCH_UNITS["B5"], "batch": B56_BATCH,
+             "limit": B5_LIMIT, "sizes": {}}
+    checks_all = []
+    for size in sizes:
+        per = results[("B5", size)].get("uslub")
+        s = {"median_ns": {}, "p25_ns": {}, "p75_ns": {}, "samples_ns": {}, "ratios": {},
+             "paired_ratio_median": {}, "targets": [], "caches": {}, "charge_check_ok": None}
+        if per:
+            for name, xs in per["series"].items():
+                st = stats_of(xs["all"])
+                s["median_ns"][name], s["p25_ns"][name], s["p75_ns"][name] = \
+                    st["median"], st["p25"], st["p75"]
+                s["samples_ns"][name] = xs["all"]
+            s["caches"] = {k: {f: v.get(f) for f in LAYOUT_FIELDS}
+                           for k, v in caches_of(per["runs"]).items()}
+            s["charge_check_ok"] = all(r.get("charge_check", {}).get("ok", False)
+                                       for r in per["runs"])
+            s["runs"] = run_extras(per["runs"])
+        med = s["median_ns"]
+        for pat, label in B56_PATTERNS:
+            a, p_ = med.get("account " + pat), med.get("plain " + pat)
+            if a is not None and p_ is not None:
+                s["ratios"]["account / plain, " + pat] = round(a / p_, 4)
+                pr = paired_ratios(per["runs"], "account " + pat, "plain " + pat)
+                if pr:
+                    s["paired_ratio_median"][pat] = round(statistics.median(pr), 4)
+            s["targets"].append(ratio_check(
+                "accounted <= %.2fx plain (%s)" % (B5_LIMIT, label), a, p_, B5_LIMIT,
+                pattern=pat))
+        checks_all += s["targets"]
+        entry["sizes"][str(size)] = s
+    entry["pass"] = verdict_of(checks_all)
+    return entry
+
+
+def analyse_b6(results, sizes):
+    """B6: per size, results[("B6", size)][peer]["series"]["plain <pattern>"]
+    ["all"], peer uslub-prof-on or uslub-prof-off."""
+    entry = {"title": BENCH_TITLES["B6"], "unit": BENCH_UNITS["B6"], "batch": B56_BATCH,
+             "limit": B6_LIMIT, "sizes": {}}
+    checks_all = []
+    on, off = B6_PEERS[0][0], B6_PEERS[1][0]
+    for size in sizes:
+        per = results[("B6", size)]
+        s = {"median_ns": {}, "p25_ns": {}, "p75_ns": {}, "samples_ns": {}, "ratios": {},
+             "round_ratios": {}, "targets": [], "caches": {}, "tag_check_ok": None}
+        for peer, _ in B6_PEERS:
+            if peer not in per:
+                continue
+            for pat, _ in B56_PATTERNS:
+                xs = per[peer]["series"].get("plain " + pat, {}).get("all")
+                if not xs:
+                    continue
+                name = "%s %s" % (peer, pat)
+                st = stats_of(xs)
+                s["median_ns"][name], s["p25_ns"][name], s["p75_ns"][name] = \
+                    st["median"], st["p25"], st["p75"]
+                s["samples_ns"][name] = xs
+            s["caches"][peer] = {f: caches_of(per[peer]["runs"]).get("plain", {}).get(f)
+                                 for f in LAYOUT_FIELDS}
+        if on in per and off in per:
+            s["tag_check_ok"] = all(r.get("tag_check", {}).get("ok", False)
+                                    for p in (on, off) for r in per[p]["runs"])
+            s["runs"] = {p: run_extras(per[p]["runs"]) for p in (on, off)}
+        med = s["median_ns"]
+        for pat, label in B56_PATTERNS:
+            a, b = med.get("%s %s" % (on, pat)), med.get("%s %s" % (off, pat))
+            if a is not None and b is not None:
+                s["ratios"]["on / off, " + pat] = round(a / b, 4)
+                # round by round: the two processes of one round ran back to back
+                s["round_ratios"][pat] = [
+                    round(statistics.median(x["series"]["plain " + pat]) /
+                          statistics.median(y["series"]["plain " + pat]), 4)
+                    for x, y in zip(per[on]["runs"], per[off]["runs"])]
+            s["targets"].append(ratio_check(
+                "profiling on <= %.2fx off (%s)" % (B6_LIMIT, label), a, b, B6_LIMIT,
+                pattern=pat))
+        checks_all += s["targets"]
+        entry["sizes"][str(size)] = s
+    entry["pass"] = verdict_of(checks_all)
+    return entry
+
+
+LAYOUT_FIELDS = ("object_size", "stride", "align", "objs_per_slab", "order",
+                 "pages_per_slab", "obj_ext", "obj_ext_size", "obj_ext_bytes",
+                 "sheaf_capacity")
+B7_POINT_FIELDS = ("caches", "objects", "slabs", "slab_pages", "slab_bytes",
+                   "slot_objects", "ext_bytes_outside", "page_provider_bytes_in_slabs_delta",
+                   "group_usage_sum", "group0_charged_objects", "group0_charged_bytes",
+                   "setup_ms")
+
+
+def analyse_b7(results, sizes):
+    """B7: per size and N, the slab pages of both modes (median over the
+    rounds; a layout is deterministic, so min and max show whether any
+    round differed) and the saving 1 - shared / per-group."""
+    entry = {"title": BENCH_TITLES["B7"], "unit": BENCH_UNITS["B7"], "objs_per_group": B7_OBJS,
+             "groups": B7_GROUPS, "min_saving": B7_MIN_SAVING, "sizes": {}}
+    checks_all = []
+    for size in sizes:
+        per = results[("B7", size)]
+        s = {"groups": {}, "targets": []}
+        for n in B7_GROUPS:
+            key = str(n)
+            pt = {}
+            for m in B7_MODES:
+                pts = [r["points"][key] for r in per.get(m, {}).get("runs", [])
+                       if key in r.get("points", {})]
+                if not pts:
+                    continue
+                pages = [x["slab_pages"] for x in pts]
+                d = {f: pts[0].get(f) for f in B7_POINT_FIELDS}
+                d.update(slab_pages=statistics.median(pages),
+                         slab_pages_range=[min(pages), max(pages)], runs=len(pts),
+                         layout=pts[0].get("layout"))
+                d["setup_ms"] = round(statistics.median(x["setup_ms"] for x in pts), 2)
+                pt[m] = d
+            sh, pg = pt.get("shared"), pt.get("per-group")
+            if sh and pg and pg["slab_pages"]:
+                pt["saving_pct"] = round((1 - sh["slab_pages"] / pg["slab_pages"]) * 100, 2)
+                # the same with the extension bytes kept outside the slabs
+                with_ext = (sh["slab_bytes"] + sh["ext_bytes_outside"]) / \
+                    (pg["slab_bytes"] + pg["ext_bytes_outside"])
+                pt["saving_with_ext_pct"] = round((1 - with_ext) * 100, 2)
+            c = ratio_check(">= %d%% fewer slab pages shared (N=%d)" % (
+                B7_MIN_SAVING * 100, n), sh["slab_pages"] if sh else None,
+                pg["slab_pages"] if pg else None, 1 - B7_MIN_SAVING, groups=n)
+            c["saving_pct"] = pt.get("saving_pct")
+            s["targets"].append(c)
+            s["groups"][key] = pt
+        checks_all += s["targets"]
+        entry["sizes"][str(size)] = s
+    entry["pass"] = verdict_of(checks_all)
+    return entry
+
+
+def analyse_bmeta(results):
+    """B-meta: one row per cache of BMETA_CACHES, with the saving of an
+    in-slab placement: the extension bytes per object an array would have
+    cost (obj_ext_size) less what the cache keeps outside (obj_ext_bytes)."""
+    entry = {"title": BENCH_TITLES["B-meta"], "unit": BENCH_UNITS["B-meta"],
+             "note": "no SPEC target: a layout report", "caches": [], "pass": None}
+    runs = results.get(("B-meta", 0), {}).get("uslub", {}).get("runs", [])
+    if not runs:
+        return entry
+    expected = {label: kind for label, _, kind in BMETA_CACHES}
+    specs = {label: spec for label, spec, _ in BMETA_CACHES}
+    for c in runs[0].get("caches", []):
+        in_slab = c["obj_ext"] in ("leftover", "padding")
+        saving = c["obj_ext_size"] - c["obj_ext_bytes"] if in_slab else 0
+        plain = c.get("plain", {})
+        row = {k: c.get(k) for k in ("label",) + LAYOUT_FIELDS + (
+            "hwcache_align", "align_asked", "slab_bytes", "leftover_bytes", "padding_bytes",
+            "charged_objects", "charged_bytes")}
+        row.update(spec=specs.get(c["label"]), seed003_kind=expected.get(c["label"]),
+                   matches_seed003=c["obj_ext"] == expected.get(c["label"]),
+                   in_slab=in_slab, saving_bytes_per_object=saving,
+                   saving_pct_of_stride=round(saving * 100.0 / c["stride"], 2),
+                   saving_bytes_per_slab=saving * c["objs_per_slab"],
+                   same_layout_as_plain=(plain.get("stride") == c["stride"] and
+                                         plain.get("objs_per_slab") == c["objs_per_slab"] and
+                                         plain.get("order") == c["order"]),
+                   plain={f: plain.get(f) for f in LAYOUT_FIELDS})
+        entry["caches"].append(row)
+    entry["profiling"] = runs[0].get("profiling")
+    return entry
+
+
 def analyse(results, configs, peers):
     out = {}
     if any(b == "B2" for b, _ in configs):
@@ -603,8 +909,14 @@ def analyse(results, configs, peers):
     b3_sizes = [sz for b, sz in configs if b == "B3"]
     if b3_sizes:
         out["B3"] = analyse_b3(results, b3_sizes)
+    for b, fn in (("B5", analyse_b5), ("B6", analyse_b6), ("B7", analyse_b7)):
+        sizes = [sz for b_, sz in configs if b_ == b]
+        if sizes:
+            out[b] = fn(results, sizes)
+    if any(b == "B-meta" for b, _ in configs):
+        out["B-meta"] = analyse_bmeta(results)
     for (bench, size) in configs:
-        if bench in ("B2", "B3"):
+        if bench in OWN:
             continue
         entry = out.setdefault(bench, {
             "title": BENCH_TITLES[bench],
@@ -632,7 +944,7 @@ def analyse(results, configs, peers):
                            for p in PEER_ORDER if p in med and p != "uslub"}
         entry["sizes"][str(size)] = s
     for bench, entry in out.items():
-        if bench in ("B2", "B3"):
+        if bench in OWN:
             continue
         verdicts = [t["pass"] for s in entry["sizes"].values() for t in s["targets"]]
         if any(v is False for v in verdicts):
@@ -668,6 +980,9 @@ def print_table(data):
         if bench == "B3":
             print_b3(data["B3"], log)
             continue
+        if bench in OWN_PRINTERS:
+            OWN_PRINTERS[bench](data[bench], log)
+            continue
         e = data[bench]
         log("")
         log("%s  %s  (%s)" % (bench, e["title"], e["unit"]))
@@ -684,11 +999,17 @@ def print_table(data):
                     fmt_ns(s["p75_ns"][p]), ratio))
     log("")
     log("targets (SPEC §3):")
+    width = max([36] + [len(t["target"]) for b in BENCH_ORDER if b in data and b != "B2"
+                        for s in data[b].get("sizes", {}).values()
+                        for t in s.get("targets", [])])
     for bench in BENCH_ORDER:
         if bench not in data:
             continue
         if bench == "B2":
             print_b2_targets(data["B2"], log)
+            continue
+        if bench == "B-meta":
+            log("  B-meta      no SPEC target (a layout report, above)")
             continue
         for size, s in data[bench]["sizes"].items():
             for t in s["targets"]:
@@ -700,8 +1021,141 @@ def print_table(data):
                 else:
                     verdict = "PASS" if t["pass"] else "FAIL"
                     ratio = "%.2fx" % t["ratio"]
-                log("  %s %4s B  %-36s %-8s %s" % (bench, size, t["target"], ratio, verdict))
+                    if bench == "B7":
+                        ratio = "%.2fx (saving %.1f%%)" % (t["ratio"], t["saving_pct"])
+                log("  %s %4s B  %-*s %-8s %s" % (bench, size, width, t["target"], ratio,
+                                                  verdict))
     return lines
+
+
+def fmt_spread(s, name):
+    """p25-p75 of one series, as "2.35-2.47"."""
+    if name not in s["p25_ns"]:
+        return "-"
+    return "%.2f-%.2f" % (s["p25_ns"][name], s["p75_ns"][name])
+
+
+def fmt_ext(c):
+    """A cache layout's extension, e.g. "array, 16 B/obj outside"."""
+    if not c or c.get("obj_ext") is None:
+        return "?"
+    if c["obj_ext"] == "none":
+        return "none"
+    return "%s %d B, %d B/obj outside" % (c["obj_ext"], c.get("obj_ext_size") or 0,
+                                          c.get("obj_ext_bytes") or 0)
+
+
+def print_b5(e, log):
+    log("")
+    log("%s  %s  (%s)" % ("B5", e["title"], e["unit"]))
+    log("  one process per size holds both caches, the thread's current group has no limit; "
+        "hot pair = B1's loop, batch = %d allocs then %d frees one by one" % (
+            e["batch"], e["batch"]))
+    log("  ratio = accounted / plain (ratio of medians); paired = median of the per-sample "
+        "ratios inside each process; x! misses <= %.2fx" % e["limit"])
+    for size, s in e["sizes"].items():
+        c = s.get("caches", {})
+        log("  %s B: plain cache extension %s; accounted %s%s" % (
+            size, fmt_ext(c.get("plain")), fmt_ext(c.get("account")),
+            "" if s.get("charge_check_ok") is not False else
+            "  (warning: the charge check failed)"))
+    log("  %-6s %-13s %9s %13s %9s %13s %7s %7s" % (
+        "size", "pattern", "plain", "p25-p75", "account", "p25-p75", "ratio", "paired"))
+    for size, s in e["sizes"].items():
+        med = s["median_ns"]
+        missed = {t["pattern"] for t in s["targets"] if t["pass"] is False}
+        for pat, label in B56_PATTERNS:
+            r = s["ratios"].get("account / plain, " + pat)
+            pr = s["paired_ratio_median"].get(pat)
+            log("  %-6s %-13s %s %13s %s %13s %7s %7s" % (
+                size + " B", label, fmt_ns(med.get("plain " + pat)),
+                fmt_spread(s, "plain " + pat), fmt_ns(med.get("account " + pat)),
+                fmt_spread(s, "account " + pat), fmt_ratio(r, pat in missed),
+                "%.2fx" % pr if pr is not None else "-"))
+
+
+def print_b6(e, log):
+    on, off = B6_PEERS[0][0], B6_PEERS[1][0]
+    log("")
+    log("%s  %s  (%s)" % ("B6", e["title"], e["unit"]))
+    log("  the same binary and plain cache, one process with USLUB_PROFILING=1 and one with =0 "
+        "per round, interleaved; patterns as B5")
+    log("  ratio = on / off (ratio of medians); rounds = min..max of the per-round ratios; "
+        "x! misses <= %.2fx" % e["limit"])
+    for size, s in e["sizes"].items():
+        c = s.get("caches", {})
+        log("  %s B: extension with profiling on: %s; off: %s%s" % (
+            size, fmt_ext(c.get(on)), fmt_ext(c.get(off)),
+            "" if s.get("tag_check_ok") is not False else
+            "  (warning: the allocation-tag check failed)"))
+    log("  %-6s %-13s %9s %13s %9s %13s %7s %13s" % (
+        "size", "pattern", "off", "p25-p75", "on", "p25-p75", "ratio", "rounds"))
+    for size, s in e["sizes"].items():
+        med = s["median_ns"]
+        missed = {t["pattern"] for t in s["targets"] if t["pass"] is False}
+        for pat, label in B56_PATTERNS:
+            rr = s["round_ratios"].get(pat)
+            log("  %-6s %-13s %s %13s %s %13s %7s %13s" % (
+                size + " B", label, fmt_ns(med.get("%s %s" % (off, pat))),
+                fmt_spread(s, "%s %s" % (off, pat)), fmt_ns(med.get("%s %s" % (on, pat))),
+                fmt_spread(s, "%s %s" % (on, pat)),
+                fmt_ratio(s["ratios"].get("on / off, " + pat), pat in missed),
+                "%.2f..%.2fx" % (min(rr), max(rr)) if rr else "-"))
+
+
+def print_b7(e, log):
+    log("")
+    log("%s  %s  (%s)" % ("B7", e["title"], e["unit"]))
+    log("  N groups x %d objects; shared = one USLUB_ACCOUNT cache, each group allocating as "
+        "the thread's current group;" % e["objs_per_group"])
+    log("  per-group = one plain cache per group; slab pages = sum of num_slabs x "
+        "pages_per_slab, every object held;")
+    log("  saving = 1 - shared/per-group (target >= %d%%); +ext = the same counting the "
+        "extension bytes kept outside the slabs" % (e["min_saving"] * 100))
+    log("  %-6s %5s  %12s %15s %8s %8s   %s" % (
+        "size", "N", "shared pages", "per-group pages", "saving", "+ext", "layout (objs/slab x pages/slab, extension)"))
+    for size, s in e["sizes"].items():
+        for n, pt in s["groups"].items():
+            sh, pg = pt.get("shared"), pt.get("per-group")
+
+            def pages(d):
+                if not d:
+                    return "-"
+                lo, hi = d["slab_pages_range"]
+                return ("%g" % d["slab_pages"]) + ("" if lo == hi else " (%d..%d)" % (lo, hi))
+            lay = sh.get("layout") if sh else None
+            log("  %-6s %5s  %12s %15s %8s %8s   %s" % (
+                size + " B", n, pages(sh), pages(pg),
+                "%.1f%%" % pt["saving_pct"] if "saving_pct" in pt else "-",
+                "%.1f%%" % pt["saving_with_ext_pct"] if "saving_with_ext_pct" in pt else "-",
+                "%d x %d, %s" % (lay["objs_per_slab"], lay["pages_per_slab"], fmt_ext(lay))
+                if lay else "-"))
+
+
+def print_bmeta(e, log):
+    log("")
+    log("%s  %s  (%s)" % ("B-meta", e["title"], e["unit"]))
+    if not e["caches"]:
+        log("  not measured")
+        return
+    log("  USLUB_ACCOUNT caches (profiling %s); ext = bytes of one extension; outside = bytes "
+        "per object kept outside the slab" % ("on" if e.get("profiling") else "off"))
+    log("  (obj_ext_bytes); saved = ext bytes per object an array would have taken, and as a "
+        "% of the stride; same = same")
+    log("  stride, objects per slab and order as the cache without USLUB_ACCOUNT")
+    log("  %-22s %-8s %6s %6s %5s %4s %-9s %4s %7s %6s %6s  %-14s %s" % (
+        "cache", "spec", "object", "stride", "objs", "ord", "placement", "ext", "outside",
+        "saved", "%", "seed 003 kind", "same"))
+    for c in e["caches"]:
+        log("  %-22s %-8s %6d %6d %5d %4d %-9s %4d %7d %6d %5.2f%%  %-14s %s" % (
+            c["label"], c["spec"] or "-", c["object_size"], c["stride"], c["objs_per_slab"],
+            c["order"], c["obj_ext"], c["obj_ext_size"], c["obj_ext_bytes"],
+            c["saving_bytes_per_object"], c["saving_pct_of_stride"],
+            "%s (%s)" % (c["seed003_kind"] or "-", "yes" if c["matches_seed003"] else "NO"),
+            "yes" if c["same_layout_as_plain"] else "no"))
+
+
+OWN_PRINTERS = {"B5": print_b5, "B6": print_b6, "B7": print_b7, "B-meta": print_bmeta}
 
 
 def fmt_ratio(x, missed=False):
@@ -841,9 +1295,16 @@ def plot(data, png):
         extra += [("B2", "ns"), ("B2", "ratio")]
     if "B3" in data and any(s["median_ns"] for s in data["B3"]["sizes"].values()):
         extra += [("B3", "norandom"), ("B3", "random")]
-    if not panels and not extra:
+    own = []            # third row: B5, B6 (ratios), B7 (pages)
+    for b in ("B5", "B6"):
+        if b in data and any(s["median_ns"] for s in data[b]["sizes"].values()):
+            own.append(b)
+    if "B7" in data and any(pt for s in data["B7"]["sizes"].values()
+                            for pt in s["groups"].values()):
+        own.append("B7")
+    if not panels and not extra and not own:
         raise ValueError("nothing to plot")
-    rows = [r for r in (panels, extra) if r]
+    rows = [r for r in (panels, extra, own) if r]
     ncols = max(len(r) for r in rows)
     fig, axes = plt.subplots(len(rows), ncols, figsize=(4.6 * ncols, 4.4 * len(rows)),
                              squeeze=False)
@@ -851,11 +1312,17 @@ def plot(data, png):
         for ax in row[len(r):]:
             ax.set_visible(False)
     if extra:
-        for ax, (b, what) in zip(axes[len(rows) - 1], extra):
+        for ax, (b, what) in zip(axes[rows.index(extra)], extra):
             if b == "B2":
                 plot_b2(ax, data["B2"], what)
             else:
                 plot_b3(ax, data["B3"], what)
+    if own:
+        for ax, b in zip(axes[rows.index(own)], own):
+            if b == "B7":
+                plot_b7(ax, data["B7"])
+            else:
+                plot_b56(ax, data[b], b)
     for ax, (b, sz, s) in zip(axes[0] if panels else [], panels):
         names = [p for p in PEER_ORDER if p in s["median_ns"]]
         vals = [s["median_ns"][p] for p in names]
@@ -982,6 +1449,73 @@ def plot_b3(ax, e, rnd):
     ax.margins(y=0.2)
 
 
+def plot_b56(ax, e, bench):
+    """B5 / B6: per size and pattern, the baseline and the measured variant
+    side by side (median, p25-p75 whiskers), labelled with the ratio."""
+    if bench == "B5":
+        base, var, names = "plain %s", "account %s", ("plain", "accounted")
+    else:
+        base, var, names = "uslub-prof-off %s", "uslub-prof-on %s", (
+            "profiling off", "profiling on")
+    groups = [(sz, pat, label) for sz in e["sizes"] for pat, label in B56_PATTERNS]
+    width = 0.38
+    for j, (fmt, color, name) in enumerate(((base, "#7f7f7f", names[0]),
+                                            (var, "#d62728", names[1]))):
+        vals, lo, hi = [], [], []
+        for sz, pat, _ in groups:
+            s = e["sizes"][sz]
+            v = s["median_ns"].get(fmt % pat, 0.0)
+            vals.append(v)
+            lo.append(max(0.0, v - s["p25_ns"].get(fmt % pat, v)))
+            hi.append(max(0.0, s["p75_ns"].get(fmt % pat, v) - v))
+        xs = [i + (j - 0.5) * width for i in range(len(groups))]
+        bars = ax.bar(xs, vals, width, yerr=[lo, hi], capsize=2, color=color, label=name)
+        if j == 1:
+            for bar, (sz, pat, _), v, h in zip(bars, groups, vals, hi):
+                key = ("account / plain, " if bench == "B5" else "on / off, ") + pat
+                r = e["sizes"][sz]["ratios"].get(key)
+                if r is not None:
+                    ax.annotate("%.2fx" % r, (bar.get_x() + bar.get_width() / 2, v + h),
+                                ha="center", va="bottom", fontsize=7, xytext=(0, 2),
+                                textcoords="offset points")
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels(["%s B\n%s" % (sz, label) for sz, _, label in groups], fontsize=7)
+    ax.set_ylabel("ns per pair / per object (lower is better)", fontsize=8)
+    ax.set_title("%s %s\n(target: <= %.2fx)" % (
+        bench, "accounted vs plain" if bench == "B5" else "profiling on vs off",
+        e["limit"]), fontsize=9)
+    ax.legend(fontsize=7)
+    ax.margins(y=0.2)
+
+
+def plot_b7(ax, e):
+    """B7: slab pages of both modes per size and N (log scale), labelled
+    with the saving."""
+    groups = [(sz, n) for sz, s in e["sizes"].items() for n in s["groups"]]
+    width = 0.38
+    for j, (m, color) in enumerate((("per-group", "#7f7f7f"), ("shared", "#d62728"))):
+        vals = [e["sizes"][sz]["groups"][n].get(m, {}).get("slab_pages", 0) or 0
+                for sz, n in groups]
+        xs = [i + (j - 0.5) * width for i in range(len(groups))]
+        bars = ax.bar(xs, vals, width, color=color, label=m)
+        if m == "shared":
+            for bar, (sz, n), v in zip(bars, groups, vals):
+                sv = e["sizes"][sz]["groups"][n].get("saving_pct")
+                if sv is not None:
+                    ax.annotate("-%.0f%%" % sv, (bar.get_x() + bar.get_width() / 2, v),
+                                ha="center", va="bottom", fontsize=7, xytext=(0, 2),
+                                textcoords="offset points")
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels(["%s B\nN=%s" % (sz, n) for sz, n in groups], fontsize=7)
+    ax.set_yscale("log")
+    ax.set_ylabel("slab pages, log scale (lower is better)", fontsize=8)
+    ax.set_title("B7 %d objects per group: shared vs per-group caches\n"
+                 "(target: >= %d%% fewer pages)" % (e["objs_per_group"],
+                                                    e["min_saving"] * 100), fontsize=9)
+    ax.legend(fontsize=7)
+    ax.margins(y=0.2)
+
+
 def make_plot(data, json_path, png):
     try:
         plot(data, png)
@@ -1009,7 +1543,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="short runs (under 2 minutes)")
     ap.add_argument("--rounds", type=int, help="processes per peer and benchmark")
     ap.add_argument("--repeats", type=int, help="samples per process")
-    ap.add_argument("--only", help="comma-separated benchmarks (B1,B2,B3,B4)")
+    ap.add_argument("--only", help="comma-separated benchmarks (%s)" % ",".join(BENCH_ORDER))
     ap.add_argument("--peers", help="comma-separated peers (%s)" % ",".join(PEER_ORDER))
     ap.add_argument("--out", default=os.path.join(HERE, "results"),
                     help="directory for bench.json and bench.png")
@@ -1041,10 +1575,12 @@ def main():
         mode["B3_bytes"] = int(args.b3_mib * (1 << 20))
     configs = CONFIGS
     if args.only:
+        names = {b.upper(): b for b in BENCH_TITLES}
         only = {b.strip().upper() for b in args.only.split(",")}
-        bad = only - set(BENCH_TITLES)
+        bad = only - set(names)
         if bad:
             ap.error("unknown benchmark(s): %s" % ", ".join(sorted(bad)))
+        only = {names[b] for b in only}
         configs = [c for c in CONFIGS if c[0] in only]
     wanted = None
     if args.peers:
@@ -1083,7 +1619,9 @@ def main():
 
     data = {"machine": info, "mode": mode_name,
             "settings": dict({k: v for k, v in mode.items() if k != "timeout"},
-                             B2_ns=B2_NS, B2_sheaves_asked=B2_SHEAVES),
+                             B2_ns=B2_NS, B2_sheaves_asked=B2_SHEAVES,
+                             B56_batch=B56_BATCH, B7_groups=B7_GROUPS, B7_objs=B7_OBJS,
+                             Bmeta_caches=["%s=%s" % (l_, s_) for l_, s_, _ in BMETA_CACHES]),
             "peers": {p: (e.get("LD_PRELOAD") or os.path.relpath(a, REPO))
                       for p, a, e in peers}}
     data.update(analyse(results, configs, peers))
@@ -1096,9 +1634,9 @@ def main():
     if info["loadavg_end"][0] > (info["nproc"] or 1) + 0.5:
         log("")
         log("bench: warning: load average was %.2f at the end (%.2f at the start) "
-            "on %d CPUs: other work ran alongside, B4 especially is noisy; "
+            "on %d CPUs: other work ran alongside, %sis noisy; "
             "see p25/p75" % (info["loadavg_end"][0], info["loadavg_start"][0],
-                             info["nproc"]))
+                             info["nproc"], "B4 especially " if "B4" in data else "timing "))
 
     os.makedirs(args.out, exist_ok=True)
     jpath = os.path.join(args.out, "bench.json")

@@ -22,9 +22,9 @@ extern "C" {
  * ---------------------------------------------------------------------- */
 #define USLUB_HWCACHE_ALIGN  0x00002000u /* align objects on cache lines      */
 #define USLUB_NO_MERGE       0x01000000u /* never merge (uslub never merges)  */
-#define USLUB_ACCOUNT        0x04000000u /* charge objects to the thread's
-                                            accounting group (accepted; the
-                                            accounting layer is not built yet) */
+#define USLUB_ACCOUNT        0x04000000u /* charge every object to the
+                                            allocating thread's accounting
+                                            group (see uslub_group_*)      */
 #define USLUB_RANDOM_FREELIST   0x00000100u /* shuffle each new slab's object
                                             order (CONFIG_SLAB_FREELIST_RANDOM),
                                             whatever USLUB_FREELIST_RANDOM says */
@@ -51,7 +51,7 @@ typedef unsigned int uslub_gfp_t;
 #define USLUB_GFP_ATOMIC  0x0003u /* never block; may fail                  */
 #define USLUB_GFP_ZERO    0x0100u /* zero the object                        */
 #define USLUB_GFP_NOFAIL  0x0200u /* retry until it succeeds                */
-#define USLUB_GFP_ACCOUNT 0x0400u /* charge to the accounting group (later) */
+#define USLUB_GFP_ACCOUNT 0x0400u /* charge this object to the thread's group */
 #define USLUB_GFP_NOWARN  0x0800u /* no message on failure                  */
 
 #define USLUB_NUMA_NO_NODE (-1)
@@ -63,6 +63,173 @@ typedef unsigned int uslub_gfp_t;
 #define USLUB_MAX_PAGE_ORDER 9
 
 typedef struct kmem_cache uslub_cache_t;
+
+/* ------------------------------------------------------------------------
+ * Allocation profiling (the kernel's alloc_hooks(), CONFIG_MEM_ALLOC_PROFILING)
+ *
+ * Every allocation entry below is a macro that declares one static tag per
+ * call site, in the ELF section "uslub_alloc_tags", makes it the thread's
+ * current tag for the duration of the call and calls the non-profiling
+ * function (name_noprof). When profiling is on (the option
+ * USLUB_PROFILING), the tag is stored in the object's extension, so a free
+ * from anywhere takes the object's bytes off the right call site. Calling
+ * a _noprof function directly allocates without a tag. The plain names are
+ * also exported as functions (untagged), for callers that cannot expand C
+ * macros (other languages' FFI); a C caller gets them with (name)(args).
+ * ---------------------------------------------------------------------- */
+struct uslub_alloc_tag {
+	const char *file;
+	const char *func;
+	unsigned int line;
+	unsigned int index;          /* set when registered (0: not registered) */
+	uint64_t bytes;              /* folded counts (exited threads,          */
+	uint64_t calls;              /*  unregistered tags); see uslub_allocinfo */
+} __attribute__((aligned(16)));
+
+extern __thread struct uslub_alloc_tag *uslub_alloc_tag_cur
+	__attribute__((tls_model("initial-exec")));
+/* Nonzero when profiling is on (set once, at startup): with it off, the
+ * hooks cost one predicted test, as the kernel's static key does. */
+extern int uslub_profiling_active;
+
+#define USLUB_ALLOC_HOOKS(call) ({                                               \
+	static struct uslub_alloc_tag __uslub_tag                                \
+		__attribute__((section("uslub_alloc_tags"), used, aligned(16))) =  \
+		{ __FILE__, __func__, __LINE__, 0, 0, 0 };                       \
+	__typeof__(call) __uslub_ret;                                            \
+	if (__builtin_expect(uslub_profiling_active, 0)) {                       \
+		struct uslub_alloc_tag *__uslub_old = uslub_alloc_tag_cur;     \
+		uslub_alloc_tag_cur = &__uslub_tag;                              \
+		__uslub_ret = (call);                                            \
+		uslub_alloc_tag_cur = __uslub_old;                               \
+	} else {                                                                 \
+		__uslub_ret = (call);                                            \
+	}                                                                        \
+	__uslub_ret;                                                             \
+})
+
+/* Register the tags of one shared object (its "uslub_alloc_tags" section)
+ * so reports can walk them. Every translation unit that includes this
+ * header registers its shared object's section from a constructor; calling
+ * it again for the same section does nothing. */
+void uslub_alloc_tags_register(struct uslub_alloc_tag *start, struct uslub_alloc_tag *stop);
+
+extern struct uslub_alloc_tag __start_uslub_alloc_tags[]
+	__attribute__((weak, visibility("hidden")));
+extern struct uslub_alloc_tag __stop_uslub_alloc_tags[]
+	__attribute__((weak, visibility("hidden")));
+__attribute__((constructor, used)) static void uslub_alloc_tags_register_here(void)
+{
+	if (__start_uslub_alloc_tags)
+		uslub_alloc_tags_register(__start_uslub_alloc_tags, __stop_uslub_alloc_tags);
+}
+
+/* Is allocation profiling on (USLUB_PROFILING)? Fixed at startup. */
+int uslub_profiling_enabled(void);
+
+/* One call site's live allocations: bytes (each object counts its cache's
+ * full object stride, as the kernel's allocinfo does) and objects. */
+struct uslub_allocinfo {
+	const char *file;
+	const char *func;
+	unsigned int line;
+	int64_t bytes;
+	int64_t calls;               /* live objects allocated here            */
+};
+
+/* Fill @out with up to @max call sites that have live objects, sorted by
+ * bytes (largest first). Returns the number of such sites (may exceed
+ * @max). Exact when no other thread allocates or frees meanwhile. */
+size_t uslub_allocinfo(struct uslub_allocinfo *out, size_t max);
+
+/* The allocinfo report (the kernel's /proc/allocinfo), sorted by bytes, as a
+ * table or JSON (enum uslub_format). */
+void uslub_allocinfo_print(FILE *f, int fmt);
+
+/* ------------------------------------------------------------------------
+ * Accounting groups (a userspace obj_cgroup; seed 004)
+ *
+ * Groups form a tree under the root group. A thread allocates on behalf of
+ * its current group (uslub_group_set_current(), like set_active_memcg()).
+ * Objects of USLUB_ACCOUNT caches, and objects allocated with
+ * USLUB_GFP_ACCOUNT, are charged their cache's object stride plus their
+ * extension's bytes outside the slab (uslub_slabinfo.obj_ext_bytes) to the
+ * current group and to each of its ancestors, and remember it: a free from
+ * any thread uncharges the same group. The root group (current group NULL)
+ * is never charged. Charges go through a per-thread byte stock, so usage
+ * includes up to USLUB_ACCOUNT_BATCH bytes per thread prepaid but not yet
+ * used. All groups share the same caches and slabs.
+ * ---------------------------------------------------------------------- */
+typedef struct uslub_group uslub_group_t;
+#define USLUB_GROUP_NO_LIMIT SIZE_MAX
+
+/* The root group: parent of every top-level group; never charged. */
+uslub_group_t *uslub_group_root(void);
+
+/* A new group under @parent (NULL: the root) with a byte limit (on its
+ * usage including its descendants'). NULL with errno EINVAL (NULL/empty
+ * name, a deleted parent) or ENOMEM. Names are truncated to 63 bytes. */
+uslub_group_t *uslub_group_create(uslub_group_t *parent, const char *name, size_t limit);
+
+/*
+ * Delete a group. Its live objects stay charged: their charges move to the
+ * parent (which already counts them in its usage), and the group itself
+ * is freed at once (nothing pins it; the object-level handles its objects
+ * point to are reparented and freed when their last object goes).
+ * Returns 0, or -1 with errno EBUSY (it has children, or it is some
+ * thread's current group) or EINVAL (the root, NULL).
+ */
+int uslub_group_delete(uslub_group_t *g);
+
+/* Set the calling thread's current group (NULL: the root); returns the
+ * previous one so it can be restored. */
+uslub_group_t *uslub_group_set_current(uslub_group_t *g);
+uslub_group_t *uslub_group_current(void);
+
+/* Change the byte limit (USLUB_GROUP_NO_LIMIT: none). A limit below the
+ * current usage makes later charges fail until usage drops. */
+int uslub_group_set_limit(uslub_group_t *g, size_t limit);
+
+/*
+ * Reclaim callback of @g: when a charge would take @g over its limit, it
+ * is called (on the allocating thread, no uslub lock held) with the
+ * number of bytes missing; it may free objects and returns how many bytes
+ * it believes it freed. The charge is retried while the callback makes
+ * progress (at most 16 times); then the allocation fails with NULL (0
+ * from bulk), errno = ENOMEM, and nothing is taken or leaked.
+ */
+typedef size_t (*uslub_reclaim_fn)(uslub_group_t *g, size_t need, void *arg);
+void uslub_group_set_reclaim(uslub_group_t *g, uslub_reclaim_fn fn, void *arg);
+
+struct uslub_group_info {
+	const char *name;
+	size_t usage;                /* bytes charged (with descendants, stocks) */
+	size_t limit;
+	unsigned long failcnt;       /* charges refused at this group's limit    */
+	unsigned long reclaims;      /* reclaim callback calls                   */
+	unsigned long children;
+	int depth;                   /* 0: root                                  */
+};
+int uslub_group_info(const uslub_group_t *g, struct uslub_group_info *out);
+size_t uslub_group_usage(const uslub_group_t *g);
+
+/* Give back the calling thread's prepaid stock (its bytes leave usage). */
+void uslub_group_drain_stock(void);
+
+/* Live groups (with the root), and live object-level handles (a deleted
+ * group's handle lives on while its objects do). */
+unsigned long uslub_group_count(void);
+unsigned long uslub_objcg_count(void);
+
+/* Objects of @s charged to @g (itself, not its descendants) and their
+ * charged bytes, found by walking the cache's slabs (memcg_slabinfo.py).
+ * Exact when no thread allocates or frees @s meanwhile. */
+int uslub_group_cache_usage(const uslub_group_t *g, const uslub_cache_t *s,
+			    unsigned long *objects, size_t *bytes);
+
+/* Per-group, per-cache usage of every accounted object, as a table or
+ * JSON (enum uslub_format). */
+void uslub_group_report_print(FILE *f, int fmt);
 
 /* ------------------------------------------------------------------------
  * Object caches
@@ -114,11 +281,15 @@ uslub_cache_t *uslub_cache_create_args(const char *name, size_t size,
 
 /* Allocate one object; NULL (errno = ENOMEM) if memory is exhausted and
  * gfp does not contain USLUB_GFP_NOFAIL. */
-void *uslub_cache_alloc(uslub_cache_t *s, uslub_gfp_t gfp);
+void *uslub_cache_alloc_noprof(uslub_cache_t *s, uslub_gfp_t gfp);
+void *(uslub_cache_alloc)(uslub_cache_t *s, uslub_gfp_t gfp);
+#define uslub_cache_alloc(...) USLUB_ALLOC_HOOKS(uslub_cache_alloc_noprof(__VA_ARGS__))
 
 /* Same, from slabs of NUMA node @node (USLUB_NUMA_NO_NODE: any); a node
  * outside [0, uslub_nr_nodes()) gives NULL with errno = EINVAL. */
-void *uslub_cache_alloc_node(uslub_cache_t *s, uslub_gfp_t gfp, int node);
+void *uslub_cache_alloc_node_noprof(uslub_cache_t *s, uslub_gfp_t gfp, int node);
+void *(uslub_cache_alloc_node)(uslub_cache_t *s, uslub_gfp_t gfp, int node);
+#define uslub_cache_alloc_node(...) USLUB_ALLOC_HOOKS(uslub_cache_alloc_node_noprof(__VA_ARGS__))
 
 /*
  * Free an object of @s; NULL is ignored. A pointer uslub does not own, an
@@ -167,7 +338,9 @@ long uslub_cache_validate(uslub_cache_t *s);
  * objects are handed out directly (no freelist is built for them).
  * USLUB_GFP_ZERO zeroes each object; USLUB_GFP_NOFAIL retries.
  */
-int uslub_cache_alloc_bulk(uslub_cache_t *s, uslub_gfp_t gfp, size_t n, void **p);
+int uslub_cache_alloc_bulk_noprof(uslub_cache_t *s, uslub_gfp_t gfp, size_t n, void **p);
+int (uslub_cache_alloc_bulk)(uslub_cache_t *s, uslub_gfp_t gfp, size_t n, void **p);
+#define uslub_cache_alloc_bulk(...) USLUB_ALLOC_HOOKS(uslub_cache_alloc_bulk_noprof(__VA_ARGS__))
 
 /*
  * Free @n objects of @s. Objects of one slab are chained into a detached
@@ -203,8 +376,12 @@ struct uslub_sheaf *uslub_cache_prefill_sheaf(uslub_cache_t *s, uslub_gfp_t gfp,
 
 /* One object from @sheaf. Never fails while the sheaf holds objects, with
  * any gfp (USLUB_GFP_ZERO zeroes it); NULL when it is empty. */
-void *uslub_cache_alloc_from_sheaf(uslub_cache_t *s, uslub_gfp_t gfp,
-				   struct uslub_sheaf *sheaf);
+void *uslub_cache_alloc_from_sheaf_noprof(uslub_cache_t *s, uslub_gfp_t gfp,
+					  struct uslub_sheaf *sheaf);
+void *(uslub_cache_alloc_from_sheaf)(uslub_cache_t *s, uslub_gfp_t gfp,
+					     struct uslub_sheaf *sheaf);
+#define uslub_cache_alloc_from_sheaf(...) \
+	USLUB_ALLOC_HOOKS(uslub_cache_alloc_from_sheaf_noprof(__VA_ARGS__))
 
 /*
  * Make *@sheafp hold at least @size objects. It may be refilled in place
@@ -321,6 +498,12 @@ struct uslub_slabinfo {
 	unsigned int sheaf_capacity; /* 0: no per-CPU sheaves                 */
 	int random_freelist;         /* new slabs' object order is shuffled   */
 	int hardened_freelist;       /* free pointers stored obfuscated       */
+	int obj_ext;                 /* per-object extension placement:
+	                                USLUB_OBJ_EXT_*                        */
+	unsigned int obj_ext_size;   /* bytes of one extension (0: none)      */
+	unsigned int obj_ext_bytes;  /* extension bytes per object outside the
+	                                slab's objects and leftover (array: the
+	                                extension size; in-slab: 0)           */
 	unsigned long barn_full;     /* full sheaves in the barns, all nodes  */
 	unsigned long barn_empty;    /* empty sheaves in the barns            */
 	unsigned long num_slabs;     /* slabs of this cache, all nodes        */
@@ -335,6 +518,17 @@ struct uslub_slabinfo {
 	unsigned long memory_used;   /* bytes in slabs                        */
 	unsigned long memory_requested; /* live_objs * object_size            */
 };
+
+/* Where a cache keeps its per-object extensions (seed 003). */
+enum uslub_obj_ext_placement {
+	USLUB_OBJ_EXT_NONE = 0,      /* no accounting or profiling: none       */
+	USLUB_OBJ_EXT_LEFTOVER = 1,  /* an array in the slab's unused tail     */
+	USLUB_OBJ_EXT_PADDING = 2,   /* inside each object's alignment padding */
+	USLUB_OBJ_EXT_ARRAY = 3,     /* a separate array per slab              */
+	USLUB_OBJ_EXT_ON_DEMAND = 4, /* none, but USLUB_GFP_ACCOUNT gives a slab
+	                                a separate array on first use          */
+};
+const char *uslub_obj_ext_placement_name(int placement);
 
 int uslub_cache_slabinfo(const uslub_cache_t *s, struct uslub_slabinfo *out);
 

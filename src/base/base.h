@@ -102,6 +102,8 @@ static inline void list_del(struct list_head *e)
 	X(FREELIST_RANDOM,  0, "shuffle the object order of new slabs of every cache (CONFIG_SLAB_FREELIST_RANDOM); per cache: USLUB_RANDOM_FREELIST / USLUB_NO_RANDOM_FREELIST flags") \
 	X(FREELIST_HARDENED, 0, "obfuscate free pointers and check every pointer taken from a freelist, in every cache (CONFIG_SLAB_FREELIST_HARDENED); per cache: USLUB_HARDENED_FREELIST flag") \
 	X(SHEAVES,          0, "1 = give every cache per-CPU sheaves (the 7.0 kernel's default), not only those asking for a sheaf_capacity") \
+	X(PROFILING,        0, "1 = allocation profiling: tag every object with its call site (allocinfo); fixed at startup") \
+	X(ACCOUNT_BATCH, 8192, "bytes an accounting group is charged at once into a thread's stock (the kernel's obj_stock); 0 = charge every object directly") \
 	X(ABORT_ON_ERROR,   0, "abort() after reporting an invalid free or a corrupted freelist") \
 	X(VERBOSE,          0, "print every option and the layout of each new cache to stderr")
 
@@ -127,6 +129,8 @@ __internal long _uslub_option(enum uslub_option o);
 enum uslub_lock_rank {
 	RANK_THREAD,        /* _uslub_thread_lock   */
 	RANK_SLAB_MUTEX,    /* _uslub_slab_mutex    */
+	RANK_GROUPS,        /* groups_lock (ext/memcg.c) */
+	RANK_TAGS,          /* tags_lock (ext/alloc_tag.c) */
 	RANK_BARN,          /* node_barn.lock (never held with a list_lock) */
 	RANK_LIST,          /* kmem_cache_node.list_lock */
 	RANK_PAGE_NODE,     /* page_node.lock       */

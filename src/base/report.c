@@ -52,7 +52,8 @@ __public unsigned long uslub_error_count(void)
  * each rank are held. */
 static __thread unsigned char lockdep_held[RANK_NR];
 static const char *const rank_names[RANK_NR] = {
-	"thread_lock", "slab_mutex", "barn.lock", "list_lock", "page_node.lock", "reserve_lock",
+	"thread_lock", "slab_mutex", "groups_lock", "tags_lock", "barn.lock", "list_lock",
+	"page_node.lock", "reserve_lock",
 };
 
 void _uslub_lockdep_acquire(enum uslub_lock_rank r)

@@ -42,6 +42,7 @@ static void postfork_child(void);
 static void init_once_fn(void)
 {
 	_uslub_options_init();
+	_uslub_ext_init();
 	_uslub_page_init();
 	pthread_key_create(&thread_key, thread_exit);
 	pthread_atfork(prefork, postfork_parent, postfork_child);
@@ -117,7 +118,9 @@ static void flush_thread_locked(struct uslub_thread *t)
 static void thread_exit(void *arg)
 {
 	struct uslub_thread *t = arg;
+	_uslub_ext_thread_exit(t);
 	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);
+	_uslub_ext_thread_fold_locked(t);
 	flush_thread_locked(t);
 	list_del(&t->link);
 	list_add(&t->link, &free_areas);
@@ -166,6 +169,7 @@ static void postfork_child(void)
 		struct uslub_thread *t = list_entry(pos, struct uslub_thread, link);
 		if (t == _uslub_tls.thread)
 			continue;
+		_uslub_ext_thread_fold_locked(t);   /* its stock stays with the area */
 		flush_thread_locked(t);
 		list_del(&t->link);
 		list_add(&t->link, &free_areas);

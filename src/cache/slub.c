@@ -184,13 +184,13 @@ static __always_inline void set_freepointer(const struct kmem_cache *s, void *ob
 static __always_inline unsigned int obj_to_index(const struct kmem_cache *s,
 						 const struct slab *slab, const void *obj)
 {
-	return slab_offset_to_index((uintptr_t)obj - (uintptr_t)slab->addr, s->reciprocal_size);
+	return slab_offset_to_index((uintptr_t)obj - (uintptr_t)slab_address(slab), s->reciprocal_size);
 }
 
 static __always_inline void *index_to_obj(const struct kmem_cache *s,
 					  const struct slab *slab, unsigned int idx)
 {
-	return (char *)slab->addr + (size_t)idx * s->size;
+	return (char *)slab_address(slab) + (size_t)idx * s->size;
 }
 
 static __always_inline void *fl_ptr(const struct kmem_cache *s, const struct slab *slab,
@@ -212,10 +212,269 @@ static __always_inline unsigned int fl_idx(const struct kmem_cache *s,
 static __always_inline bool obj_is_valid(const struct kmem_cache *s,
 					 const struct slab *slab, const void *x)
 {
-	uintptr_t off = (uintptr_t)x - (uintptr_t)slab->addr;
+	uintptr_t off = (uintptr_t)x - (uintptr_t)slab_address(slab);
 	if (unlikely(off >= slab_objects_bytes(slab)))
 		return false;
 	return (uintptr_t)obj_to_index(s, slab, x) * s->size == off;
+}
+
+/* ------------------------------------------------------------------------
+ * Per-object extensions (seed 003): one stride-based accessor for all three
+ * placements (see struct slabobj_ext in slub.h), and the inline parts of
+ * the accounting stock and the tag counters. The slow parts are in ext/.
+ * ---------------------------------------------------------------------- */
+static __always_inline struct slabobj_ext *slab_obj_ext(const struct kmem_cache *s,
+							 const struct slab *slab, const void *obj)
+{
+	unsigned long base = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
+	if (!base)
+		return NULL;
+	return (struct slabobj_ext *)(base + (uintptr_t)obj_to_index(s, slab, obj) * s->ext_stride);
+}
+
+/* Does @slab keep its extensions inside its own memory? */
+static bool slab_obj_exts_in_slab(const struct slab *slab, unsigned long obj_exts)
+{
+	uintptr_t a = (uintptr_t)slab_address(slab);
+	return obj_exts >= a && obj_exts < a + (PAGE_SIZE << slab_order(slab));
+}
+
+/* A new slab's extensions, all zero: in its leftover or its objects'
+ * padding when the cache's placement says so and this slab (maybe of the
+ * fallback order) has the room, else a separate array (none if that
+ * cannot be allocated: the slab's objects then go unaccounted). */
+static void slab_init_obj_exts(struct kmem_cache *s, struct slab *slab, unsigned int objects)
+{
+	char *base = slab_address(slab);
+	unsigned long exts = 0;
+	switch (READ_ONCE(s->ext_placement)) {
+	case USLUB_OBJ_EXT_PADDING:
+		for (unsigned int i = 0; i < objects; i++)
+			memset(base + (size_t)i * s->size + s->ext_offset, 0, sizeof(struct slabobj_ext));
+		exts = (unsigned long)(base + s->ext_offset);
+		break;
+	case USLUB_OBJ_EXT_LEFTOVER: {
+		size_t off = ALIGN_UP((size_t)objects * s->size, sizeof(void *));
+		size_t len = (size_t)objects * sizeof(struct slabobj_ext);
+		if (off + len <= (PAGE_SIZE << slab_order(slab))) {
+			memset(base + off, 0, len);
+			exts = (unsigned long)(base + off);
+			break;
+		}
+		/* a fallback-order slab without the room: an array */
+		exts = _uslub_obj_exts_alloc(s, objects);
+		break;
+	}
+	case USLUB_OBJ_EXT_ARRAY:
+		exts = _uslub_obj_exts_alloc(s, objects);
+		break;
+	default:
+		break;                  /* none, or on demand */
+	}
+	__atomic_store_n(&slab->obj_exts, exts, __ATOMIC_RELEASE);
+}
+
+/* On-demand caches: give @slab an array on its first accounted object. */
+static __cold struct slabobj_ext *slab_obj_ext_alloc(struct kmem_cache *s, struct slab *slab,
+						      const void *obj)
+{
+	unsigned int objects = FC_OBJECTS(slab_counters(slab));
+	unsigned long exts = _uslub_obj_exts_alloc(s, objects), old = 0;
+	if (!exts)
+		return NULL;
+	if (!__atomic_compare_exchange_n(&slab->obj_exts, &old, exts, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		_uslub_obj_exts_free(s, exts, objects);    /* another thread was first */
+	return slab_obj_ext(s, slab, obj);
+}
+
+static void slab_free_obj_exts(struct kmem_cache *s, struct slab *slab)
+{
+	unsigned long exts = slab->obj_exts;
+	if (exts && !slab_obj_exts_in_slab(slab, exts))
+		_uslub_obj_exts_free(s, exts, FC_OBJECTS(slab_counters(slab)));
+	slab->obj_exts = 0;
+}
+
+/* Charge @bytes to @objcg from the thread's stock (the kernel's
+ * consume_obj_stock), else through ext/. */
+static __always_inline bool memcg_charge(struct obj_cgroup *objcg, size_t bytes, uslub_gfp_t gfp)
+{
+	struct uslub_thread *t = _uslub_tls.thread;
+	if (likely(t && t->stock.cached == objcg && t->stock.nr_bytes >= (long)bytes)) {
+		t->stock.nr_bytes -= (long)bytes;
+		return true;
+	}
+	return _uslub_charge_slow(objcg, bytes, gfp);
+}
+
+/* Uncharge into the thread's stock when it holds @objcg's bytes and stays
+ * under its cap (the kernel's refill_obj_stock), else through ext/. */
+static __always_inline void memcg_uncharge(struct obj_cgroup *objcg, size_t bytes)
+{
+	struct uslub_thread *t = _uslub_tls.thread;
+	if (likely(t && t->stock.cached == objcg &&
+		   t->stock.nr_bytes + (long)bytes <= _uslub_stock_max)) {
+		t->stock.nr_bytes += (long)bytes;
+		return;
+	}
+	_uslub_uncharge_slow(objcg, bytes);
+}
+
+static __always_inline void tag_add(struct uslub_alloc_tag *tag, int64_t bytes, int64_t calls)
+{
+	struct uslub_thread *t = _uslub_tls.thread;
+	unsigned int idx = READ_ONCE(tag->index);
+	if (likely(t && t->tagc && idx)) {
+		SINGLE_WRITER_INC(t->tagc[idx].bytes, bytes);
+		SINGLE_WRITER_INC(t->tagc[idx].calls, calls);
+		return;
+	}
+	_uslub_tag_add_slow(tag, bytes, calls);
+}
+
+static __cold void obj_ext_enable_on_demand(struct kmem_cache *s);
+
+/*
+ * The post-allocation hook (slab_post_alloc_hook: memcg, then alloc tag)
+ * for @n objects in p[] (@slab: their slab if known, else NULL). Charges
+ * all of them at once; false (nothing charged or recorded) if the group's
+ * limit refuses it.
+ */
+static __always_inline bool post_alloc_hook(struct kmem_cache *s, uslub_gfp_t gfp, size_t n,
+					    void **p, struct slab *slab)
+{
+	struct obj_cgroup *objcg = NULL;
+	unsigned int hooks = READ_ONCE(s->hooks);
+	if (((gfp & USLUB_GFP_ACCOUNT) || (s->flags & USLUB_ACCOUNT)) &&
+	    !(s->flags & SLAB_NO_OBJ_EXT) && (objcg = _uslub_tls.cur_objcg)) {
+		if (unlikely(!(hooks & HOOK_ACCOUNT)))
+			obj_ext_enable_on_demand(s);
+		if (unlikely(!memcg_charge(objcg, n * s->charge, gfp)))
+			return false;
+	}
+	struct uslub_alloc_tag *tag = (hooks & HOOK_PROFILE) ? uslub_alloc_tag_cur : NULL;
+	if (likely(!objcg && !tag))
+		return true;
+	size_t missed = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct slab *sl = slab ? slab : virt_to_slab(p[i]);
+		struct slabobj_ext *ext = slab_obj_ext(s, sl, p[i]);
+		if (unlikely(!ext) && objcg)
+			ext = slab_obj_ext_alloc(s, sl, p[i]);
+		if (unlikely(!ext)) {
+			missed++;
+			continue;
+		}
+		WRITE_ONCE(ext->objcg, objcg);
+		WRITE_ONCE(ext->ref, tag);
+	}
+	if (objcg) {
+		if (unlikely(missed))
+			memcg_uncharge(objcg, missed * s->charge);
+		/* An on-demand cache's hooks were switched on after this
+		 * thread's cpu slab was installed: close its free fast path
+		 * now (set_cpu_slab() sees fastpath_off from now on). */
+		struct kmem_cache_cpu *c = this_cpu(s);
+		if (unlikely(READ_ONCE(c->slab_bytes)))
+			WRITE_ONCE(c->slab_bytes, 0);
+	}
+	if (tag && n > missed)
+		tag_add(tag, (int64_t)((n - missed) * s->size), (int64_t)(n - missed));
+	return true;
+}
+
+/* The pre-free hook of object @idx of @slab (valid): uncharge, untag. */
+static __always_inline void free_hook_idx(struct kmem_cache *s, struct slab *slab, unsigned int idx)
+{
+	unsigned long base = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
+	if (!base)
+		return;
+	struct slabobj_ext *ext = (struct slabobj_ext *)(base + (uintptr_t)idx * s->ext_stride);
+	struct obj_cgroup *objcg = READ_ONCE(ext->objcg);
+	struct uslub_alloc_tag *tag = READ_ONCE(ext->ref);
+	if (objcg) {
+		WRITE_ONCE(ext->objcg, NULL);
+		memcg_uncharge(objcg, s->charge);
+	}
+	if (tag) {
+		WRITE_ONCE(ext->ref, NULL);
+		tag_add(tag, -(int64_t)s->size, -1);
+	}
+}
+
+static __always_inline void free_hook(struct kmem_cache *s, struct slab *slab, void *x)
+{
+	free_hook_idx(s, slab, obj_to_index(s, slab, x));
+}
+
+/*
+ * The post-allocation hook of one object @obj, index @idx, of the cpu slab
+ * @slab of slot @c: the common case of slab_alloc_hooked(), with no slab
+ * lookup and the index computed once. Anything unusual (no extensions
+ * yet, a cache switching to on-demand) takes post_alloc_hook().
+ */
+static __always_inline bool post_alloc_one(struct kmem_cache *s, uslub_gfp_t gfp,
+					   struct kmem_cache_cpu *c, struct slab *slab,
+					   unsigned int idx, void *obj)
+{
+	unsigned int hooks = READ_ONCE(s->hooks);
+	struct obj_cgroup *objcg = ((gfp & USLUB_GFP_ACCOUNT) || (s->flags & USLUB_ACCOUNT)) ?
+				   _uslub_tls.cur_objcg : NULL;
+	struct uslub_alloc_tag *tag = (hooks & HOOK_PROFILE) ? uslub_alloc_tag_cur : NULL;
+	if (likely(!objcg && !tag))
+		return true;
+	unsigned long base = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
+	if (unlikely(!base) || unlikely(objcg && (!(hooks & HOOK_ACCOUNT) ||
+						  (s->flags & SLAB_NO_OBJ_EXT))))
+		return post_alloc_hook(s, gfp, 1, &obj, slab);
+	if (objcg) {
+		if (unlikely(!memcg_charge(objcg, s->charge, gfp)))
+			return false;
+		if (unlikely(c->slab_bytes))         /* see post_alloc_hook() */
+			WRITE_ONCE(c->slab_bytes, 0);
+	}
+	struct slabobj_ext *ext = (struct slabobj_ext *)(base + (uintptr_t)idx * s->ext_stride);
+	WRITE_ONCE(ext->objcg, objcg);
+	WRITE_ONCE(ext->ref, tag);
+	if (tag)
+		tag_add(tag, (int64_t)s->size, 1);
+	return true;
+}
+
+/* The first USLUB_GFP_ACCOUNT allocation of a cache created without
+ * extensions: switch its hooks on for good. Its existing slabs get arrays
+ * on demand (slab_obj_ext_alloc()). Safe against other threads' free fast
+ * paths: an object charged from now on is taken from a slab whose every
+ * later cpu-slab install (a CAS on the slab after the one that took the
+ * object) reads fastpath_off after this store, or from the charging
+ * thread's own cpu slab, whose range post_alloc_hook() closes. */
+static __cold void obj_ext_enable_on_demand(struct kmem_cache *s)
+{
+	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+	if (!(s->hooks & HOOK_ACCOUNT)) {
+		if (s->ext_placement == USLUB_OBJ_EXT_NONE)
+			WRITE_ONCE(s->ext_placement, USLUB_OBJ_EXT_ON_DEMAND);
+		__atomic_fetch_or(&s->fastpath_off, FASTPATH_OFF_HOOKS, __ATOMIC_SEQ_CST);
+		__atomic_fetch_or(&s->hooks, HOOK_ACCOUNT, __ATOMIC_SEQ_CST);
+	}
+	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+}
+
+bool _uslub_post_alloc_hook(struct kmem_cache *s, uslub_gfp_t gfp, size_t n, void **p)
+{
+	if (!(READ_ONCE(s->hooks) | (gfp & USLUB_GFP_ACCOUNT)))
+		return true;
+	return post_alloc_hook(s, gfp, n, p, NULL);
+}
+
+void _uslub_free_hook(struct kmem_cache *s, void *x)
+{
+	if (!READ_ONCE(s->hooks))
+		return;
+	struct slab *slab = virt_to_slab(x);
+	if (slab && slab->slab_cache == s && obj_is_valid(s, slab, x))
+		free_hook(s, slab, x);
 }
 
 static inline struct kmem_cache_node *get_node(const struct kmem_cache *s, int node)
@@ -312,7 +571,7 @@ struct slab_obj_iter {
 static __always_inline void slab_obj_iter_init(struct slab_obj_iter *it, const struct kmem_cache *s,
 					       const struct slab *slab, unsigned int objects)
 {
-	it->start = slab->addr;
+	it->start = slab_address(slab);
 	it->size = s->size;
 	it->seq = s->random_seq;
 	it->seq_len = s->objects;
@@ -372,13 +631,13 @@ static __cold void report_corrupt(struct kmem_cache *s, const struct slab *slab,
 		_uslub_report_error("uslub: %s: freelist pointer corrupted in slab %p: %p (stored "
 				    "in the free object %p) is not an object of the slab; the rest "
 				    "of this freelist is dropped (its objects leak)\n", s->name,
-				    slab ? slab->addr : NULL, bad, after);
+				    slab ? slab_address(slab) : NULL, bad, after);
 	else
 		_uslub_report_error("uslub: %s: freelist pointer corrupted in slab %p: the cpu "
 				    "freelist leads to %p, not an object of the slab (the free "
 				    "pointer of the object allocated last was overwritten); the rest "
 				    "of this freelist is dropped (its objects leak)\n", s->name,
-				    slab ? slab->addr : NULL, bad);
+				    slab ? slab_address(slab) : NULL, bad);
 }
 
 /* ------------------------------------------------------------------------
@@ -409,11 +668,11 @@ static struct slab *allocate_slab(struct kmem_cache *s, int node, struct kmem_ca
 
 	struct slab *slab = page_slab(page);
 	slab->slab_cache = s;
-	slab->addr = page_address(page);
 	slab_objects_bytes(slab) = (unsigned long)objects * s->size;
 	slab->next = NULL;
+	slab_init_obj_exts(s, slab, objects);
 
-	char *p = slab->addr;
+	char *p = slab_address(slab);
 	if (s->ctor)
 		for (unsigned int i = 0; i < objects; i++)
 			s->ctor(p + (size_t)i * s->size);
@@ -474,6 +733,7 @@ static void discard_slab(struct kmem_cache *s, struct slab *slab)
 	ATOMIC_SUB(n->total_pages, 1ul << slab_order(slab));
 	__atomic_store_n(&slab->__page_flags, slab->__page_flags & ~(PG_slab | PG_workingset),
 			 __ATOMIC_RELAXED);
+	slab_free_obj_exts(s, slab);
 	slab->slab_cache = NULL;
 	_uslub_free_pages(slab_page(slab));
 }
@@ -656,7 +916,7 @@ static void fold_stats(struct kmem_cache *s, struct kmem_cache_cpu *c);
 
 static __always_inline bool c_fastpath_off(const struct kmem_cache *s)
 {
-	return s->fastpath_off != 0;
+	return READ_ONCE(s->fastpath_off) != 0;
 }
 
 /* Install @slab (or NULL) as the cpu slab, with the range the free fast
@@ -665,9 +925,10 @@ static __always_inline bool c_fastpath_off(const struct kmem_cache *s)
 static __always_inline void set_cpu_slab(struct kmem_cache_cpu *c, struct slab *slab)
 {
 	WRITE_ONCE(c->slab, slab);
-	WRITE_ONCE(c->slab_addr, slab ? (char *)slab->addr : NULL);
+	WRITE_ONCE(c->slab_addr, slab ? (char *)slab_address(slab) : NULL);
 	WRITE_ONCE(c->slab_bytes, slab && !c_fastpath_off(slab->slab_cache) ?
 				  slab_objects_bytes(slab) : 0);
+	WRITE_ONCE(c->slab_span, slab ? slab_objects_bytes(slab) : 0);
 }
 
 /* ------------------------------------------------------------------------
@@ -993,11 +1254,12 @@ static __always_inline void *sheaf_alloc(struct kmem_cache *s, uslub_gfp_t gfp)
 }
 
 static __noinline void *slab_alloc_slow_path(struct kmem_cache *s, uslub_gfp_t gfp, int node);
+static void slab_free_nohooks(struct kmem_cache *s, void *x);
 
-/* Entered from the fast path. The checked pop of a hardened cache comes
- * first and stays small (no frame), so hardening costs a few
- * instructions, not the whole slow path. */
-static __noinline void *slab_alloc_slow(struct kmem_cache *s, uslub_gfp_t gfp, int node)
+/* The checked pop of a hardened cache comes first and stays small, so
+ * hardening costs a few instructions, not the whole slow path; then a
+ * sheaf cache's main sheaf; then everything else. No hooks. */
+static __always_inline void *slab_alloc_nohooks(struct kmem_cache *s, uslub_gfp_t gfp, int node)
 {
 	struct kmem_cache_cpu *c = this_cpu(s);
 	void *obj = c->freelist;
@@ -1015,6 +1277,95 @@ static __noinline void *slab_alloc_slow(struct kmem_cache *s, uslub_gfp_t gfp, i
 		return main->objects[--main->size];
 	}
 	return slab_alloc_slow_path(s, gfp, node);
+}
+
+/* A cache with extension hooks (accounting or profiling), or a
+ * USLUB_GFP_ACCOUNT allocation: take an object as the paths without hooks
+ * do, then run the post-allocation hook; a refused charge gives the
+ * object back and fails. The cpu slot's free-path range is closed, so
+ * every free of such a cache runs the free hook (slab_free_hooked()). */
+static __noinline void *slab_alloc_hooked_slow(struct kmem_cache *s, uslub_gfp_t gfp, int node)
+{
+	struct kmem_cache_cpu *c = this_cpu(s);
+	void *obj = c->freelist;
+
+	if (likely(obj && !(gfp & ~USLUB_GFP_ACCOUNT) && node == USLUB_NUMA_NO_NODE)) {
+		/* an object of the cpu slab: its index once, for the hook */
+		uintptr_t off = (uintptr_t)obj - (uintptr_t)c->slab_addr;
+		unsigned int idx = slab_offset_to_index(off, s->reciprocal_size);
+		if (likely(!cache_hardened(s)) ||
+		    likely(off < c->slab_span && (uintptr_t)idx * s->size == off)) {
+			c->freelist = get_freepointer(s, obj);
+			if (likely(post_alloc_one(s, gfp, c, c->slab, idx, obj)))
+				return obj;
+			set_freepointer(s, obj, c->freelist);    /* refused: put it back */
+			c->freelist = obj;
+			errno = ENOMEM;
+			return NULL;
+		}
+	}
+	obj = slab_alloc_nohooks(s, gfp & ~USLUB_GFP_ACCOUNT, node);
+	if (unlikely(!obj))
+		return NULL;
+	if (likely(post_alloc_hook(s, gfp, 1, &obj, NULL)))
+		return obj;
+	slab_free_nohooks(s, obj);
+	errno = ENOMEM;
+	return NULL;
+}
+
+/*
+ * The hooked fast path: a leaf that only tail-calls (no frame). An object
+ * of the cpu freelist, charged from the thread's stock and tagged in the
+ * thread's counters, with every condition checked before anything
+ * changes; any miss goes to slab_alloc_hooked_slow() untouched.
+ */
+static __noinline void *slab_alloc_hooked(struct kmem_cache *s, uslub_gfp_t gfp, int node)
+{
+	struct kmem_cache_cpu *c = this_cpu(s);
+	void *obj = c->freelist;
+	if (unlikely(!obj || (gfp & ~USLUB_GFP_ACCOUNT) || node != USLUB_NUMA_NO_NODE ||
+		     cache_hardened(s)))
+		return slab_alloc_hooked_slow(s, gfp, node);
+	unsigned int hooks = READ_ONCE(s->hooks);
+	struct obj_cgroup *objcg = ((gfp & USLUB_GFP_ACCOUNT) || (s->flags & USLUB_ACCOUNT)) ?
+				   _uslub_tls.cur_objcg : NULL;
+	struct uslub_alloc_tag *tag = (hooks & HOOK_PROFILE) ? uslub_alloc_tag_cur : NULL;
+	if (!objcg && !tag) {
+		c->freelist = get_freepointer_raw(s, obj);
+		return obj;
+	}
+	struct uslub_thread *t = _uslub_tls.thread;
+	unsigned long base = __atomic_load_n(&c->slab->obj_exts, __ATOMIC_ACQUIRE);
+	unsigned int tidx = tag ? READ_ONCE(tag->index) : 0;
+	if (unlikely(!base || !t) ||
+	    (objcg && unlikely(!(hooks & HOOK_ACCOUNT) || (s->flags & SLAB_NO_OBJ_EXT) ||
+			       t->stock.cached != objcg || t->stock.nr_bytes < (long)s->charge ||
+			       c->slab_bytes)) ||
+	    (tag && unlikely(!tidx || !t->tagc)))
+		return slab_alloc_hooked_slow(s, gfp, node);
+
+	c->freelist = get_freepointer_raw(s, obj);
+	uintptr_t off = (uintptr_t)obj - (uintptr_t)c->slab_addr;
+	struct slabobj_ext *ext = (struct slabobj_ext *)
+		(base + (uintptr_t)slab_offset_to_index(off, s->reciprocal_size) * s->ext_stride);
+	if (objcg)
+		t->stock.nr_bytes -= (long)s->charge;
+	WRITE_ONCE(ext->objcg, objcg);
+	WRITE_ONCE(ext->ref, tag);
+	if (tag) {
+		SINGLE_WRITER_INC(t->tagc[tidx].bytes, (int64_t)s->size);
+		SINGLE_WRITER_INC(t->tagc[tidx].calls, 1);
+	}
+	return obj;
+}
+
+/* Entered from the fast path: hooks, or the paths without them. */
+static __noinline void *slab_alloc_slow(struct kmem_cache *s, uslub_gfp_t gfp, int node)
+{
+	if (unlikely(READ_ONCE(s->hooks) | (gfp & USLUB_GFP_ACCOUNT)))
+		return slab_alloc_hooked(s, gfp, node);
+	return slab_alloc_nohooks(s, gfp, node);
 }
 
 /* Everything else: an empty (or corrupted) cpu freelist, sheaves, a node
@@ -1052,7 +1403,7 @@ static __always_inline void *slab_alloc_node(struct kmem_cache *s, uslub_gfp_t g
 	struct kmem_cache_cpu *c = this_cpu(s);
 	void *obj = c->freelist;
 
-	if (unlikely(!obj || (gfp | s->fastpath_off) || node != USLUB_NUMA_NO_NODE))
+	if (unlikely(!obj || (gfp | READ_ONCE(s->fastpath_off)) || node != USLUB_NUMA_NO_NODE))
 		return slab_alloc_slow(s, gfp, node);
 	c->freelist = get_freepointer_raw(s, obj);   /* counted by derivation: see loaded */
 	return obj;
@@ -1084,7 +1435,7 @@ static bool __slab_free(struct kmem_cache *s, struct slab *slab, void *head, voi
 		if (unlikely(FC_INUSE(old) < cnt)) {
 			_uslub_report_error("uslub: %s: free of %p: slab %p has %u objects in use, "
 					    "freeing %u (double free?); object left alone\n",
-					    s->name, head, slab->addr, FC_INUSE(old), cnt);
+					    s->name, head, slab_address(slab), FC_INUSE(old), cnt);
 			return false;
 		}
 		set_freepointer(s, tail, fl_ptr(s, slab, prior));
@@ -1154,9 +1505,9 @@ static __cold void report_invalid_free(struct kmem_cache *s, void *x, struct sla
 	else
 		_uslub_report_error("uslub: %s: free of %p, %zu bytes into object %u of slab %p "
 				    "(not an object start); left alone\n", s->name, x,
-				    (size_t)(((uintptr_t)x - (uintptr_t)slab->addr) % s->size),
-				    (unsigned int)(((uintptr_t)x - (uintptr_t)slab->addr) / s->size),
-				    slab->addr);
+				    (size_t)(((uintptr_t)x - (uintptr_t)slab_address(slab)) % s->size),
+				    (unsigned int)(((uintptr_t)x - (uintptr_t)slab_address(slab)) / s->size),
+				    slab_address(slab));
 }
 
 /* Is @x (checked to be an object of @slab) cached for this thread? The
@@ -1179,9 +1530,13 @@ static __cold void report_double_free(struct kmem_cache *s, const void *x)
  * sheaf (sheaf caches, local node) or onto the slab with the CAS. */
 static __noinline void slab_free_slow_path(struct kmem_cache *s, void *x);
 
-/* Entered from the fast path; the checked push of a hardened cache first
- * (small, no frame), like slab_alloc_slow(). */
-static __noinline void slab_free_slow(struct kmem_cache *s, void *x)
+static __noinline void slab_free_hooked(struct kmem_cache *s, void *x);
+static __noinline void slab_free_hooked_slow(struct kmem_cache *s, void *x);
+
+/* The free paths below the fast one, without hooks: the checked push of a
+ * hardened cache first (small), like slab_alloc_nohooks(), then a sheaf
+ * cache's main sheaf, then everything else. */
+static __always_inline void slab_free_nohooks_inline(struct kmem_cache *s, void *x)
 {
 	struct kmem_cache_cpu *c = this_cpu(s);
 	struct slab *cpu_slab = c->slab;
@@ -1206,6 +1561,93 @@ static __noinline void slab_free_slow(struct kmem_cache *s, void *x)
 		return;
 	}
 	slab_free_slow_path(s, x);
+}
+
+static void slab_free_nohooks(struct kmem_cache *s, void *x)
+{
+	slab_free_nohooks_inline(s, x);
+}
+
+/* Entered from the fast path. */
+static __noinline void slab_free_slow(struct kmem_cache *s, void *x)
+{
+	if (unlikely(READ_ONCE(s->hooks))) {
+		slab_free_hooked(s, x);
+		return;
+	}
+	slab_free_nohooks_inline(s, x);
+}
+
+/*
+ * The hooked free fast path, a leaf like slab_alloc_hooked(): an object of
+ * the cpu slab, uncharged into the thread's stock and untagged in the
+ * thread's counters, pushed onto the cpu freelist; any miss goes to
+ * slab_free_hooked_slow() untouched.
+ */
+static __noinline void slab_free_hooked(struct kmem_cache *s, void *x)
+{
+	struct kmem_cache_cpu *c = this_cpu(s);
+	uintptr_t off = (uintptr_t)x - (uintptr_t)c->slab_addr;
+	void *head = c->freelist;
+	unsigned int idx = slab_offset_to_index(off, s->reciprocal_size);
+	if (unlikely(off >= c->slab_span || (uintptr_t)idx * s->size != off || x == head ||
+		     cache_hardened(s)))
+		return slab_free_hooked_slow(s, x);
+	unsigned long base = __atomic_load_n(&c->slab->obj_exts, __ATOMIC_ACQUIRE);
+	if (base) {
+		struct slabobj_ext *ext = (struct slabobj_ext *)(base + (uintptr_t)idx * s->ext_stride);
+		struct obj_cgroup *objcg = READ_ONCE(ext->objcg);
+		struct uslub_alloc_tag *tag = READ_ONCE(ext->ref);
+		if (objcg || tag) {
+			struct uslub_thread *t = _uslub_tls.thread;
+			unsigned int tidx = tag ? READ_ONCE(tag->index) : 0;
+			if (unlikely(!t) ||
+			    (objcg && unlikely(t->stock.cached != objcg ||
+					       t->stock.nr_bytes + (long)s->charge > _uslub_stock_max)) ||
+			    (tag && unlikely(!tidx || !t->tagc)))
+				return slab_free_hooked_slow(s, x);
+			if (objcg) {
+				WRITE_ONCE(ext->objcg, NULL);
+				t->stock.nr_bytes += (long)s->charge;
+			}
+			if (tag) {
+				WRITE_ONCE(ext->ref, NULL);
+				SINGLE_WRITER_INC(t->tagc[tidx].bytes, -(int64_t)s->size);
+				SINGLE_WRITER_INC(t->tagc[tidx].calls, -1);
+			}
+		}
+	}
+	set_freepointer_raw(s, x, head);
+	c->freelist = x;
+	stat(c, FREE_FASTPATH);
+}
+
+/* The rest of a hooked cache's frees: check the object, run the free
+ * hook, then free it as the paths without hooks do. */
+static __noinline void slab_free_hooked_slow(struct kmem_cache *s, void *x)
+{
+	struct kmem_cache_cpu *c = this_cpu(s);
+	uintptr_t off = (uintptr_t)x - (uintptr_t)c->slab_addr;
+	unsigned int idx = slab_offset_to_index(off, s->reciprocal_size);
+	struct slab *slab;
+	if (likely(off < c->slab_span) && likely((uintptr_t)idx * s->size == off)) {
+		free_hook_idx(s, c->slab, idx);
+		void *head = c->freelist;
+		if (likely(x != head)) {
+			set_freepointer(s, x, head);
+			c->freelist = x;
+			stat(c, FREE_FASTPATH);
+			return;
+		}
+	} else {
+		slab = virt_to_slab(x);
+		if (unlikely(!x || !slab || slab->slab_cache != s || !obj_is_valid(s, slab, x))) {
+			slab_free_slow_path(s, x);     /* reports it (NULL: nothing) */
+			return;
+		}
+		free_hook(s, slab, x);
+	}
+	slab_free_nohooks_inline(s, x);
 }
 
 static __noinline void slab_free_slow_path(struct kmem_cache *s, void *x)
@@ -1275,12 +1717,15 @@ static __always_inline void slab_free(struct kmem_cache *s, void *x)
 /* ------------------------------------------------------------------------
  * Public allocation API
  * ---------------------------------------------------------------------- */
-__public void *uslub_cache_alloc(struct kmem_cache *s, uslub_gfp_t gfp)
+__public void *uslub_cache_alloc_noprof(struct kmem_cache *s, uslub_gfp_t gfp)
 {
 	return slab_alloc_node(s, gfp, USLUB_NUMA_NO_NODE);
 }
+/* The plain names, as functions (untagged), for callers without macros. */
+__public void *(uslub_cache_alloc)(struct kmem_cache *s, uslub_gfp_t gfp)
+	__attribute__((alias("uslub_cache_alloc_noprof")));
 
-__public void *uslub_cache_alloc_node(struct kmem_cache *s, uslub_gfp_t gfp, int node)
+__public void *uslub_cache_alloc_node_noprof(struct kmem_cache *s, uslub_gfp_t gfp, int node)
 {
 	if (node != USLUB_NUMA_NO_NODE && (node < 0 || node >= _uslub_nr_nodes())) {
 		_uslub_report("uslub: %s: alloc on node %d, but there are %d nodes\n",
@@ -1290,6 +1735,8 @@ __public void *uslub_cache_alloc_node(struct kmem_cache *s, uslub_gfp_t gfp, int
 	}
 	return slab_alloc_node(s, gfp, node);
 }
+__public void *(uslub_cache_alloc_node)(struct kmem_cache *s, uslub_gfp_t gfp, int node)
+	__attribute__((alias("uslub_cache_alloc_node_noprof")));
 
 __public void uslub_cache_free(struct kmem_cache *s, void *x)
 {
@@ -1522,7 +1969,10 @@ static bool alloc_bulk_once(struct kmem_cache *s, struct kmem_cache_cpu *c, uslu
 	return false;
 }
 
-__public int uslub_cache_alloc_bulk(struct kmem_cache *s, uslub_gfp_t gfp, size_t n, void **p)
+static void free_bulk(struct kmem_cache *s, size_t n, void **p);
+
+__public int uslub_cache_alloc_bulk_noprof(struct kmem_cache *s, uslub_gfp_t gfp, size_t n,
+					   void **p)
 {
 	if (unlikely(!s || (!p && n))) {
 		_uslub_report("uslub: alloc_bulk: %s is NULL\n", s ? "the array" : "the cache");
@@ -1558,11 +2008,19 @@ __public int uslub_cache_alloc_bulk(struct kmem_cache *s, uslub_gfp_t gfp, size_
 		struct timespec ts = { 0, 1000000 };
 		nanosleep(&ts, NULL);
 	}
+	if (unlikely(READ_ONCE(s->hooks) | (gfp & USLUB_GFP_ACCOUNT)) &&
+	    unlikely(!post_alloc_hook(s, gfp, n, p, NULL))) {
+		free_bulk(s, n, p);                      /* untouched by the hook */
+		errno = ENOMEM;
+		return 0;
+	}
 	if (gfp & USLUB_GFP_ZERO)
 		for (size_t i = 0; i < n; i++)
 			memset(p[i], 0, s->object_size);
 	return (int)n;
 }
+__public int (uslub_cache_alloc_bulk)(struct kmem_cache *s, uslub_gfp_t gfp, size_t n, void **p)
+	__attribute__((alias("uslub_cache_alloc_bulk_noprof")));
 
 /* ------------------------------------------------------------------------
  * Bulk free: detached freelists
@@ -1635,7 +2093,7 @@ static size_t build_detached_freelist(struct kmem_cache *s, size_t size, void **
 	if (!df->slab)
 		return 0;
 
-	char *base = df->slab->addr;
+	char *base = slab_address(df->slab);
 	unsigned long bytes = slab_objects_bytes(df->slab);
 	unsigned int lookahead = BULK_LOOKAHEAD;
 	size_t first_skipped = 0;
@@ -1731,7 +2189,7 @@ static size_t free_bulk_to_sheaves(struct kmem_cache *s, size_t n, void **p)
 				left++;
 				continue;
 			}
-			lo = (uintptr_t)slab->addr;
+			lo = (uintptr_t)slab_address(slab);
 			span = slab_objects_bytes(slab);
 			off = (uintptr_t)x - lo;
 		}
@@ -1817,10 +2275,32 @@ static size_t free_bulk_to_cpu(struct kmem_cache *s, size_t n, void **p)
 	return left;
 }
 
+/* The free hook of every valid object in p[] that has one (invalid ones
+ * are reported later, by the paths that free). */
+static void free_bulk_hooks(struct kmem_cache *s, size_t n, void **p)
+{
+	for (size_t i = 0; i < n; i++) {
+		void *x = p[i];
+		struct slab *slab;
+		if (!x || !(slab = virt_to_slab(x)))
+			continue;
+		struct kmem_cache *cs = READ_ONCE(slab->slab_cache);
+		if (cs && (!s || cs == s) && READ_ONCE(cs->hooks) && obj_is_valid(cs, slab, x))
+			free_hook(cs, slab, x);
+	}
+}
+
 __public void uslub_cache_free_bulk(struct kmem_cache *s, size_t n, void **p)
 {
 	if (unlikely(!p) || !n)
 		return;
+	if (!s || READ_ONCE(s->hooks))
+		free_bulk_hooks(s, n, p);
+	free_bulk(s, n, p);
+}
+
+static void free_bulk(struct kmem_cache *s, size_t n, void **p)
+{
 	size_t left = n;
 	if (s && s->sheaf_capacity)
 		left = free_bulk_to_sheaves(s, n, p);
@@ -1916,6 +2396,7 @@ static bool calculate_sizes(struct kmem_cache *s, size_t object_size, size_t ali
 		/* mid-object, away from the ends overflows tend to hit */
 		s->offset = (unsigned int)ALIGN_DOWN(object_size / 2, sizeof(void *));
 	}
+	s->inuse = (unsigned int)size;
 	size = ALIGN_UP(size, s->align);
 	if (size > (PAGE_SIZE << MAX_PAGE_ORDER))
 		return false;
@@ -1946,6 +2427,50 @@ static bool calculate_sizes(struct kmem_cache *s, size_t object_size, size_t ali
 		s->cpu_partial = 30;
 	s->cpu_partial_slabs = (s->cpu_partial * 2 + s->objects - 1) / s->objects;
 	return true;
+}
+
+/*
+ * Where the per-object extensions of @s go (seed 003), decided once for
+ * its preferred slab order: the slab's leftover when an array of them fits
+ * there (case 1), else each object's alignment padding when an extension
+ * fits after the object's used bytes (case 2), else a separate array per
+ * slab. A cache needs them when it is accounted or profiling is on;
+ * otherwise it has none until a USLUB_GFP_ACCOUNT allocation asks (then
+ * arrays, on demand). One object charges its stride plus the extension
+ * bytes that live outside the slab.
+ */
+static void calculate_obj_ext(struct kmem_cache *s, unsigned int flags)
+{
+	const unsigned int ext = sizeof(struct slabobj_ext);
+	s->ext_stride = ext;
+	s->ext_offset = 0;
+	s->ext_bytes = ext;
+	s->hooks = 0;
+	s->ext_placement = USLUB_OBJ_EXT_NONE;
+	if (!(flags & SLAB_NO_OBJ_EXT)) {
+		if (flags & USLUB_ACCOUNT)
+			s->hooks |= HOOK_ACCOUNT;
+		if (_uslub_profiling)
+			s->hooks |= HOOK_PROFILE;
+	}
+	if (s->hooks) {
+		size_t slab_bytes = PAGE_SIZE << s->order;
+		size_t used = ALIGN_UP((size_t)s->objects * s->size, sizeof(void *));
+		size_t pad_at = ALIGN_UP((size_t)s->inuse, sizeof(void *));
+		if (used + (size_t)s->objects * ext <= slab_bytes) {
+			s->ext_placement = USLUB_OBJ_EXT_LEFTOVER;
+			s->ext_bytes = 0;
+		} else if (pad_at + ext <= s->size) {
+			s->ext_placement = USLUB_OBJ_EXT_PADDING;
+			s->ext_stride = s->size;
+			s->ext_offset = (unsigned int)pad_at;
+			s->ext_bytes = 0;
+		} else {
+			s->ext_placement = USLUB_OBJ_EXT_ARRAY;
+		}
+		s->fastpath_off |= FASTPATH_OFF_HOOKS;
+	}
+	s->charge = s->size + s->ext_bytes;
 }
 
 /* ------------------------------------------------------------------------
@@ -1989,8 +2514,9 @@ static void create_boot_cache(struct kmem_cache *s, const char *name, size_t siz
 			      struct kmem_cache_node *nodes)
 {
 	int slot = take_slot();
-	init_cache(s, name, USLUB_HWCACHE_ALIGN, NULL, slot);
+	init_cache(s, name, USLUB_HWCACHE_ALIGN | SLAB_NO_OBJ_EXT, NULL, slot);
 	calculate_sizes(s, size, 0, NULL);
+	calculate_obj_ext(s, s->flags);
 	for (int i = 0; i < _uslub_nr_nodes(); i++) {
 		init_node(&nodes[i]);
 		s->node[i] = &nodes[i];
@@ -2069,20 +2595,21 @@ struct kmem_cache *_uslub_cache_create(const char *name, size_t size,
 	if (want_hardened(flags))
 		flags |= SLAB_HARDENED;
 	init_cache(&tmp, name, flags, args->ctor, 0);
-	tmp.fastpath_off = (flags & SLAB_HARDENED) != 0;
+	tmp.fastpath_off = (flags & SLAB_HARDENED) ? FASTPATH_OFF_HARDENED : 0;
 	if (!calculate_sizes(&tmp, size, align, args))
 		return create_error(name, "object (with alignment) is larger than the largest slab");
+	calculate_obj_ext(&tmp, flags);
 	tmp.useroffset = args->useroffset;
 	tmp.usersize = args->usersize;
 
 	/* Allocate outside slab_mutex: the allocation slow path may take
 	 * thread_lock, which ranks before slab_mutex. */
-	struct kmem_cache *s = uslub_cache_alloc(&boot_kmem_cache, USLUB_GFP_ZERO);
+	struct kmem_cache *s = uslub_cache_alloc_noprof(&boot_kmem_cache, USLUB_GFP_ZERO);
 	if (!s)
 		goto fail;
 	*s = tmp;
 	for (int i = 0; i < _uslub_nr_nodes(); i++) {
-		s->node[i] = uslub_cache_alloc(&boot_kmem_cache_node, 0);
+		s->node[i] = uslub_cache_alloc_noprof(&boot_kmem_cache_node, 0);
 		if (!s->node[i])
 			goto fail;
 		init_node(s->node[i]);
@@ -2308,20 +2835,20 @@ static void validate_slab_cb(struct page *head, void *arg)
 	if (objects != order_objects(slab_order(slab), s->size) ||
 	    (unsigned long)objects * s->size != slab_objects_bytes(slab)) {
 		_uslub_report("uslub: validate %s: slab %p: %u objects, order %u expects %u\n",
-			      s->name, slab->addr, objects, slab_order(slab),
+			      s->name, slab_address(slab), objects, slab_order(slab),
 			      order_objects(slab_order(slab), s->size));
 		v->errors++;
 		return;
 	}
 	if (inuse > objects) {
 		_uslub_report("uslub: validate %s: slab %p: inuse %u > objects %u\n",
-			      s->name, slab->addr, inuse, objects);
+			      s->name, slab_address(slab), inuse, objects);
 		v->errors++;
 		return;
 	}
 	if (slab_test_node_partial(slab) && (FC_FROZEN(cnt) || FC_FREELIST(cnt) == SLAB_FL_NONE)) {
 		_uslub_report("uslub: validate %s: slab %p on a node partial list is %s\n",
-			      s->name, slab->addr, FC_FROZEN(cnt) ? "frozen" : "full");
+			      s->name, slab_address(slab), FC_FROZEN(cnt) ? "frozen" : "full");
 		v->errors++;
 	}
 	uint64_t seen[(MAX_OBJS_PER_SLAB + 64) / 64];
@@ -2331,14 +2858,14 @@ static void validate_slab_cb(struct page *head, void *arg)
 		if (!obj_is_valid(s, slab, p)) {
 			_uslub_report("uslub: validate %s: slab %p: freelist pointer %p is not an "
 				      "object of the slab (after %u objects)\n",
-				      s->name, slab->addr, p, nfree);
+				      s->name, slab_address(slab), p, nfree);
 			v->errors++;
 			return;
 		}
 		unsigned int idx = obj_to_index(s, slab, p);
 		if (seen[idx / 64] & (1ull << (idx % 64))) {
 			_uslub_report("uslub: validate %s: slab %p: freelist loops at object %u\n",
-				      s->name, slab->addr, idx);
+				      s->name, slab_address(slab), idx);
 			v->errors++;
 			return;
 		}
@@ -2347,7 +2874,7 @@ static void validate_slab_cb(struct page *head, void *arg)
 	}
 	if (nfree != objects - inuse) {
 		_uslub_report("uslub: validate %s: slab %p: %u objects on the freelist, "
-			      "counters say %u (objects %u, inuse %u)\n", s->name, slab->addr,
+			      "counters say %u (objects %u, inuse %u)\n", s->name, slab_address(slab),
 			      nfree, objects - inuse, objects, inuse);
 		v->errors++;
 	}
@@ -2372,7 +2899,7 @@ __public long uslub_cache_validate(struct kmem_cache *s)
 			if (!slab_test_node_partial(slab) || slab->slab_cache != s ||
 			    slab_nid(slab) != i) {
 				_uslub_report("uslub: validate %s: slab %p on node %d partial list: "
-					      "flag %d, cache %s, node %d\n", s->name, slab->addr, i,
+					      "flag %d, cache %s, node %d\n", s->name, slab_address(slab), i,
 					      slab_test_node_partial(slab),
 					      slab->slab_cache ? slab->slab_cache->name : "none",
 					      slab_nid(slab));
@@ -2416,7 +2943,7 @@ __public long uslub_cache_validate(struct kmem_cache *s)
 			unsigned int k = 0;
 			if (!FC_FROZEN(cnt) || c->slab->slab_cache != s) {
 				_uslub_report("uslub: validate %s: cpu slab %p is not frozen\n",
-					      s->name, c->slab->addr);
+					      s->name, slab_address(c->slab));
 				v->errors++;
 			}
 			for (void *p = c->freelist; p && k <= FC_OBJECTS(cnt); p = get_freepointer(s, p), k++)
@@ -2440,7 +2967,7 @@ __public long uslub_cache_validate(struct kmem_cache *s)
 			uint64_t cnt = slab_counters(p);
 			if (FC_FROZEN(cnt) || slab_test_node_partial(p) || p->slab_cache != s) {
 				_uslub_report("uslub: validate %s: cpu partial slab %p is frozen "
-					      "or on a node list\n", s->name, p->addr);
+					      "or on a node list\n", s->name, slab_address(p));
 				v->errors++;
 			}
 		}
@@ -2459,6 +2986,7 @@ __public long uslub_cache_validate(struct kmem_cache *s)
 void _uslub_slub_prefork(void)
 {
 	pthread_mutex_lock(&_uslub_slab_mutex);
+	_uslub_ext_prefork();
 	_uslub_sheaf_prefork();
 	struct list_head *pos;
 	for (pos = _uslub_slab_caches.next; pos != &_uslub_slab_caches; pos = pos->next) {
@@ -2477,6 +3005,7 @@ void _uslub_slub_postfork_parent(void)
 			pthread_mutex_unlock(&get_node(s, i)->list_lock);
 	}
 	_uslub_sheaf_postfork_parent();
+	_uslub_ext_postfork_parent();
 	pthread_mutex_unlock(&_uslub_slab_mutex);
 }
 
@@ -2521,5 +3050,40 @@ void _uslub_slub_postfork_child(void)
 			pthread_mutex_init(&get_node(s, i)->list_lock, NULL);
 	}
 	_uslub_sheaf_postfork_child();
+	_uslub_ext_postfork_child();
 	pthread_mutex_init(&_uslub_slab_mutex, NULL);
+}
+
+/* ------------------------------------------------------------------------
+ * Slab walks for the layers above (ext/ reports)
+ * ---------------------------------------------------------------------- */
+struct for_each_slab_arg {
+	struct kmem_cache *s;
+	void (*fn)(struct kmem_cache *s, struct slab *slab, void *arg);
+	void *arg;
+};
+
+static void for_each_slab_cb(struct page *head, void *arg)
+{
+	struct for_each_slab_arg *a = arg;
+	if (!(READ_ONCE(head->flags) & PG_slab))
+		return;
+	struct slab *slab = page_slab(head);
+	if (READ_ONCE(slab->slab_cache) == a->s)
+		a->fn(a->s, slab, a->arg);
+}
+
+void _uslub_for_each_slab(struct kmem_cache *s,
+			  void (*fn)(struct kmem_cache *s, struct slab *slab, void *arg), void *arg)
+{
+	struct for_each_slab_arg a = { s, fn, arg };
+	_uslub_for_each_run(for_each_slab_cb, &a);
+}
+
+/* The extension of object @idx of @slab, or NULL (for the reports). */
+struct slabobj_ext *_uslub_slab_obj_ext_idx(struct kmem_cache *s, struct slab *slab,
+					    unsigned int idx)
+{
+	unsigned long base = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
+	return base ? (struct slabobj_ext *)(base + (uintptr_t)idx * s->ext_stride) : NULL;
 }

@@ -17,6 +17,41 @@
 
 struct slab_sheaf;
 struct node_barn;                    /* sheaf/sheaf.h */
+struct obj_cgroup;                   /* ext/ext.h     */
+
+/*
+ * Per-object extension (the kernel's struct slabobj_ext, seed 003): the
+ * accounting group handle an object is charged to and the allocation tag
+ * of its call site. Only caches that need it have one (cache->ext_stride
+ * != 0, or on demand); both fields are NULL while the object is free.
+ * Extension i of a slab is at slab->obj_exts + i * cache->ext_stride:
+ *   leftover  obj_exts = slab_address + ALIGN_UP(objects * size, 8),
+ *             stride 16 (an array in the slab's unused tail)
+ *   padding   obj_exts = slab_address + ext_offset, stride size (inside
+ *             each object's alignment padding, after its used bytes)
+ *   array     obj_exts = a separate zeroed array, stride 16
+ */
+struct slabobj_ext {
+	struct obj_cgroup *objcg;
+	struct uslub_alloc_tag *ref;
+};
+static_assert(sizeof(struct slabobj_ext) == 16, "slabobj_ext is two words");
+
+/*
+ * The per-thread byte stock (the kernel's obj_stock_pcp): bytes charged to
+ * cached's group in a batch and not yet used by objects. Owner only.
+ *   cached == NULL => nr_bytes == 0; cached != NULL holds one reference.
+ */
+struct obj_stock {
+	struct obj_cgroup *cached;
+	long nr_bytes;
+};
+
+/* Per-thread counts of one allocation tag (its index in the registry). */
+struct tag_counter {
+	int64_t bytes;
+	int64_t calls;
+};
 
 /*
  * Per-CPU (per-thread by default) state of one cache. Only its owner
@@ -25,8 +60,9 @@ struct node_barn;                    /* sheaf/sheaf.h */
  *
  * Invariants (owner's view):
  *   slab == NULL  <=> slab_bytes == 0, and then freelist == NULL
- *   slab != NULL  => FC_FROZEN(slab->counters), slab_addr == slab->addr,
- *                    slab_bytes == objects * size of the slab, and every
+ *   slab != NULL  => FC_FROZEN(slab->counters), slab_addr == slab_address(slab),
+ *                    slab_span == objects * size of the slab, slab_bytes ==
+ *                    (fast paths on ? slab_span : 0), and every
  *                    object on freelist belongs to slab
  *   partial: unfrozen slabs off every node list, linked by slab->next;
  *            |partial| == partial_slabs <= s->cpu_partial_slabs
@@ -45,6 +81,9 @@ struct kmem_cache_cpu {
 	struct slab *slab;
 	char *slab_addr;
 	unsigned long slab_bytes;
+	unsigned long slab_span;     /* objects * size of slab (0: none), whatever
+	                                the fast paths say: the hooked paths'
+	                                range check                            */
 	uint64_t stat[USLUB_NR_STATS];
 	struct slab *partial;
 	unsigned long partial_slabs;
@@ -117,6 +156,8 @@ struct kmem_cache {
 	                                (hardened; later debug caches)                   */
 	unsigned int objects;        /* objects per slab at the preferred order        */
 	unsigned int order;          /* preferred slab order                           */
+	unsigned int inuse;          /* object + free pointer (if outside): the bytes
+	                                of a stride in use before alignment padding   */
 	unsigned int min_objects_fallback; /* objects per slab at the fallback order   */
 	unsigned int min_order;      /* fallback order (one object fits)               */
 	unsigned int align;
@@ -129,6 +170,14 @@ struct kmem_cache {
 	unsigned int sheaf_capacity; /* 0: no sheaves                                  */
 	uint16_t *random_seq;        /* RANDOM_FREELIST: a permutation of [0, objects)  */
 	unsigned int useroffset, usersize;
+	/* per-object extensions (seed 003); all 0 for a cache without them */
+	unsigned int ext_stride;     /* 16 (leftover, array) or size (padding)     */
+	unsigned int ext_offset;     /* padding: the extension's offset in objects */
+	int ext_placement;           /* USLUB_OBJ_EXT_*                            */
+	unsigned int ext_bytes;      /* extension bytes outside the slab per object */
+	unsigned int charge;         /* bytes one object charges: size + ext_bytes */
+	unsigned int hooks;          /* HOOK_*: allocs and frees run the extension
+	                                hooks (written once, under slab_mutex)     */
 	struct node_barn *barn[MAX_NUMNODES]; /* sheaf layer's, per node (sheaf caches) */
 
 	struct list_head list;       /* slab_caches (slab_mutex)                       */
@@ -147,6 +196,12 @@ struct uslub_thread {
 	struct list_head link;       /* threads or free_areas (thread_lock) */
 	char *cpu_base;              /* first cpu slot                     */
 	int node;                    /* NUMA node this "cpu" allocates on  */
+	struct obj_stock stock;      /* accounting byte stock (owner only; an
+	                                area reused after a fork child's dead
+	                                thread inherits its stock)           */
+	struct tag_counter *tagc;    /* profiling: counts by tag index (owner
+	                                writes, reports read; NULL until the
+	                                thread's first profiled allocation)  */
 };
 
 struct uslub_tls {
@@ -154,6 +209,8 @@ struct uslub_tls {
 	struct uslub_thread *thread;
 	int state;
 	uint64_t rnd;                /* per-thread random state (0: unseeded)  */
+	struct obj_cgroup *cur_objcg; /* accounting: current group's handle    */
+	struct uslub_group *cur_group; /* (NULL: root, nothing is charged)     */
 };
 __internal extern __thread struct uslub_tls _uslub_tls __tls_ie;
 __internal extern char _uslub_cpu_empty[CPU_AREA_SIZE];
@@ -188,6 +245,16 @@ __internal struct kmem_cache_cpu *_uslub_thread_cpu(struct uslub_thread *t,
 /* slub.c */
 #define SLAB_NO_SHEAVES 0x80000000u  /* internal flag: never give this cache sheaves */
 #define SLAB_HARDENED   0x40000000u  /* internal flag: free pointers obfuscated     */
+#define SLAB_NO_OBJ_EXT 0x20000000u  /* internal flag: never per-object extensions */
+
+/* kmem_cache.hooks bits */
+#define HOOK_ACCOUNT 1u              /* objects may be charged (ACCOUNT cache, or
+                                        on demand after a GFP_ACCOUNT alloc) */
+#define HOOK_PROFILE 2u              /* objects are tagged (profiling on)    */
+
+/* fastpath_off bits */
+#define FASTPATH_OFF_HARDENED 1u
+#define FASTPATH_OFF_HOOKS    2u
 /* uslub_cache_create_args() without _uslub_init() (usable while it runs)
  * and accepting the internal flags. Call with no uslub lock held. */
 __internal struct kmem_cache *_uslub_cache_create(const char *name, size_t size,
@@ -240,6 +307,49 @@ __internal void _uslub_sheaf_cache_destroy(struct kmem_cache *s);
 __internal void _uslub_sheaf_barn_counts(const struct kmem_cache *s, unsigned long *full,
 					 unsigned long *empty);
 __internal void _uslub_sheaf_prefork(void);     /* slab_mutex held */
+
+/*
+ * Extension hooks, for the layers above: run the post-allocation hook on
+ * @n objects just taken from @s (charge, record the tag). false: the
+ * charge was refused (errno ENOMEM); the objects are untouched and still
+ * the caller's to give back. _uslub_free_hook: the pre-free hook of one
+ * object (uncharge, untag), before it goes back.
+ */
+__internal bool _uslub_post_alloc_hook(struct kmem_cache *s, uslub_gfp_t gfp, size_t n,
+				       void **p);
+__internal void _uslub_free_hook(struct kmem_cache *s, void *x);
+
+/*
+ * Hooks into the extension layer (ext/): accounting charges through the
+ * thread's stock (the inline part is in slub.c), on-demand extension
+ * arrays, tag counters, thread exit and fork.
+ */
+__internal bool _uslub_charge_slow(struct obj_cgroup *objcg, size_t bytes, uslub_gfp_t gfp);
+__internal void _uslub_uncharge_slow(struct obj_cgroup *objcg, size_t bytes);
+__internal void _uslub_tag_add_slow(struct uslub_alloc_tag *tag, int64_t bytes, int64_t calls);
+__internal unsigned long _uslub_obj_exts_alloc(struct kmem_cache *s, unsigned int objects);
+__internal void _uslub_obj_exts_free(struct kmem_cache *s, unsigned long obj_exts,
+				     unsigned int objects);
+__internal extern bool _uslub_profiling;     /* USLUB_PROFILING, set at init       */
+__internal extern long _uslub_stock_max;     /* stock bytes kept on free: 2 x batch */
+__internal void _uslub_ext_init(void);
+__internal void _uslub_ext_thread_exit(struct uslub_thread *t);        /* no lock held */
+__internal void _uslub_ext_thread_fold_locked(struct uslub_thread *t); /* thread_lock */
+__internal void _uslub_ext_prefork(void);
+__internal void _uslub_ext_postfork_parent(void);
+__internal void _uslub_ext_postfork_child(void);
+
+__internal struct slabobj_ext *_uslub_slab_obj_ext_idx(struct kmem_cache *s, struct slab *slab,
+							unsigned int idx);
+
+/* @str as a JSON string literal (stats.c). */
+__internal void _uslub_json_string(FILE *f, const char *str);
+
+/* Every slab of @s, with the node's page lock held (no other uslub lock
+ * may be taken by @fn). */
+__internal void _uslub_for_each_slab(struct kmem_cache *s,
+				     void (*fn)(struct kmem_cache *s, struct slab *slab, void *arg),
+				     void *arg);
 __internal void _uslub_sheaf_postfork_parent(void);
 __internal void _uslub_sheaf_postfork_child(void);
 

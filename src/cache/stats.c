@@ -57,6 +57,9 @@ static void slabinfo_locked(const struct kmem_cache *s, struct uslub_slabinfo *o
 	o->hardened_freelist = (s->flags & SLAB_HARDENED) != 0;
 	if (s->sheaf_capacity)
 		_uslub_sheaf_barn_counts(s, &o->barn_full, &o->barn_empty);
+	o->obj_ext = READ_ONCE(s->ext_placement);
+	o->obj_ext_size = o->obj_ext != USLUB_OBJ_EXT_NONE ? (unsigned int)sizeof(struct slabobj_ext) : 0;
+	o->obj_ext_bytes = o->obj_ext != USLUB_OBJ_EXT_NONE ? s->ext_bytes : 0;
 	for (int i = 0; i < _uslub_nr_nodes(); i++) {
 		struct kmem_cache_node *n = s->node[i];
 		/* Under list_lock a listed slab cannot be discarded, so the
@@ -91,7 +94,13 @@ __public int uslub_cache_slabinfo(const struct kmem_cache *s, struct uslub_slabi
 	return 0;
 }
 
-static void json_string(FILE *f, const char *str)
+__public const char *uslub_obj_ext_placement_name(int placement)
+{
+	static const char *const names[] = { "none", "leftover", "padding", "array", "on-demand" };
+	return (unsigned int)placement < ARRAY_SIZE(names) ? names[placement] : "?";
+}
+
+void _uslub_json_string(FILE *f, const char *str)
 {
 	fputc('"', f);
 	for (const char *p = str; *p; p++) {
@@ -135,7 +144,7 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 		slabinfo_locked(s, &si, st);
 		if (fmt == USLUB_FMT_JSON) {
 			fprintf(f, "%s{\"name\":", first ? "" : ",");
-			json_string(f, s->name);
+			_uslub_json_string(f, s->name);
 			fprintf(f, ",\"object_size\":%zu,\"size\":%zu,\"align\":%zu,\"offset\":%zu,"
 				"\"objs_per_slab\":%u,\"order\":%u,\"pages_per_slab\":%u,"
 				"\"min_partial\":%u,\"cpu_partial_slabs\":%u,\"num_slabs\":%lu,"
@@ -143,6 +152,7 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 				"\"nr_partial\":%lu,\"partial_free\":%lu,\"memory_used\":%lu,"
 				"\"memory_requested\":%lu,\"sheaf_capacity\":%u,\"barn_full\":%lu,"
 				"\"barn_empty\":%lu,\"random_freelist\":%s,\"hardened_freelist\":%s,"
+				"\"obj_ext\":\"%s\",\"obj_ext_size\":%u,\"obj_ext_bytes\":%u,"
 				"\"stats\":{",
 				si.object_size, si.size, si.align, si.offset, si.objs_per_slab,
 				si.order, si.pages_per_slab, si.min_partial, si.cpu_partial_slabs,
@@ -150,7 +160,9 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 				si.nr_partial, si.partial_free, si.memory_used, si.memory_requested,
 				si.sheaf_capacity, si.barn_full, si.barn_empty,
 				si.random_freelist ? "true" : "false",
-				si.hardened_freelist ? "true" : "false");
+				si.hardened_freelist ? "true" : "false",
+				uslub_obj_ext_placement_name(si.obj_ext), si.obj_ext_size,
+				si.obj_ext_bytes);
 			for (int i = 0; i < USLUB_NR_STATS; i++)
 				fprintf(f, "%s\"%s\":%llu", i ? "," : "", stat_names[i],
 					(unsigned long long)st[i]);
@@ -165,6 +177,10 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 					si.sheaf_capacity, si.barn_full, si.barn_empty,
 					si.random_freelist ? " random_freelist" : "",
 					si.hardened_freelist ? " hardened_freelist" : "");
+			if (si.obj_ext)
+				fprintf(f, "    obj_ext=%s obj_ext_size=%u metadata_bytes_per_object=%u\n",
+					uslub_obj_ext_placement_name(si.obj_ext), si.obj_ext_size,
+					si.obj_ext_bytes);
 			bool any = false;
 			for (int i = 0; i < USLUB_NR_STATS; i++) {
 				if (!st[i])

@@ -40,7 +40,7 @@ static struct kmem_cache *buckets[SHEAF_NR_BUCKETS];
 static void bucket_create(int i)
 {
 	buckets[i] = _uslub_cache_create(bucket_names[i], 1ul << (i + SHEAF_BUCKET_MIN_SHIFT),
-					 NULL, SLAB_NO_SHEAVES | USLUB_NO_MERGE);
+					 NULL, SLAB_NO_SHEAVES | SLAB_NO_OBJ_EXT | USLUB_NO_MERGE);
 }
 
 #define BUCKET_ONCE(i) static void bucket_create_##i(void) { bucket_create(i); }
@@ -102,7 +102,7 @@ static struct slab_sheaf *alloc_sheaf(struct kmem_cache *s, unsigned int capacit
 	if (unlikely(!b))
 		return NULL;
 	struct slab_sheaf *sheaf =
-		uslub_cache_alloc(b, (gfp & USLUB_GFP_ATOMIC) | USLUB_GFP_NOWARN);
+		uslub_cache_alloc_noprof(b, (gfp & USLUB_GFP_ATOMIC) | USLUB_GFP_NOWARN);
 	if (unlikely(!sheaf))
 		return NULL;
 	INIT_LIST_HEAD(&sheaf->barn_list);
@@ -288,7 +288,7 @@ int _uslub_sheaf_cache_init(struct kmem_cache *s, unsigned int capacity)
 	if (!b || !bucket_for(sheaf_bytes(capacity)))
 		goto fail;
 	for (int i = 0; i < _uslub_nr_nodes(); i++) {
-		struct node_barn *barn = uslub_cache_alloc(b, USLUB_GFP_NOWARN);
+		struct node_barn *barn = uslub_cache_alloc_noprof(b, USLUB_GFP_NOWARN);
 		if (!barn)
 			goto fail;
 		pthread_mutex_init(&barn->lock, NULL);
@@ -723,8 +723,8 @@ __public struct uslub_sheaf *uslub_cache_prefill_sheaf(struct kmem_cache *s, usl
 	return (struct uslub_sheaf *)sheaf;
 }
 
-__public void *uslub_cache_alloc_from_sheaf(struct kmem_cache *s, uslub_gfp_t gfp,
-					    struct uslub_sheaf *usheaf)
+__public void *uslub_cache_alloc_from_sheaf_noprof(struct kmem_cache *s, uslub_gfp_t gfp,
+						   struct uslub_sheaf *usheaf)
 {
 	struct slab_sheaf *sheaf = (struct slab_sheaf *)usheaf;
 	if (unlikely(!sheaf_ok(s, sheaf))) {
@@ -734,6 +734,10 @@ __public void *uslub_cache_alloc_from_sheaf(struct kmem_cache *s, uslub_gfp_t gf
 	if (!sheaf->size)
 		return NULL;
 	void *obj = sheaf->objects[--sheaf->size];
+	if (unlikely(!_uslub_post_alloc_hook(s, gfp, 1, &obj))) {
+		sheaf->size++;                  /* refused charge: keep it */
+		return NULL;
+	}
 	if (gfp & USLUB_GFP_ZERO)
 		memset(obj, 0, uslub_cache_object_size(s));
 	/* never the slab layer, never set up a cpu area here */
@@ -743,6 +747,9 @@ __public void *uslub_cache_alloc_from_sheaf(struct kmem_cache *s, uslub_gfp_t gf
 		ATOMIC_ADD(s->stat_exited[USLUB_ALLOC_PCS], 1);
 	return obj;
 }
+__public void *(uslub_cache_alloc_from_sheaf)(struct kmem_cache *s, uslub_gfp_t gfp,
+					     struct uslub_sheaf *usheaf)
+	__attribute__((alias("uslub_cache_alloc_from_sheaf_noprof")));
 
 /* Take back a sheaf: the spare if there is none, else full into the barn,
  * else its objects back to the slabs. */

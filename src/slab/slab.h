@@ -36,7 +36,8 @@ struct slab {
 	struct slab *__compound_head;
 	uint64_t counters;                   /* the state word above (CAS only)   */
 	struct kmem_cache *slab_cache;
-	void *addr;                          /* first byte of the slab's memory   */
+	unsigned long obj_exts;              /* extension of object 0, or 0 (see
+	                                        cache/slub.h slab_obj_ext())     */
 	unsigned long __unused[1];           /* slub.c: objects * size */
 };
 
@@ -106,6 +107,16 @@ static __always_inline struct slab *page_slab(struct page *page)
 {
 	return (struct slab *)page;
 }
+
+/* First byte of the slab's memory, computed from where its descriptor
+ * sits in the segment's descriptor array (page.h): no load. */
+static __always_inline void *slab_address(const struct slab *slab)
+{
+	uintptr_t d = (uintptr_t)slab;
+	return (void *)((d & ~(SEGMENT_SIZE - 1)) +
+			((d & (SEGMENT_SIZE - 1)) << (PAGE_SHIFT - 6)));
+}
+static_assert(sizeof(struct page) == 1u << 6, "slab_address(): 64-byte descriptors");
 
 static __always_inline int slab_nid(const struct slab *slab)
 {

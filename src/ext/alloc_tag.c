@@ -1,0 +1,238 @@
+/*
+ * Allocation profiling (the kernel's CONFIG_MEM_ALLOC_PROFILING): one
+ * static tag per call site, declared by the USLUB_ALLOC_HOOKS() macro
+ * around every public allocation entry (uslub.h) in the ELF section
+ * "uslub_alloc_tags". Each shared object registers its section from a
+ * constructor; registration gives every tag an index. Counts are kept per
+ * thread (struct uslub_thread.tagc[index], written by the owner only, like
+ * the kernel's per-CPU tag counters) and folded into the tag's own atomics
+ * when a thread exits; a report adds the two.
+ */
+#include "ext/ext.h"
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define MAX_TAGS     65536         /* indices 1 .. MAX_TAGS-1; more sites: counted
+                                      on the tag's atomics, not in reports    */
+#define MAX_SECTIONS 256
+
+__public __thread struct uslub_alloc_tag *uslub_alloc_tag_cur __tls_ie;
+bool _uslub_profiling;
+__public int uslub_profiling_active;
+
+static pthread_mutex_t tags_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct uslub_alloc_tag **tag_table;         /* [index], tags_lock to grow */
+static unsigned int nr_tags;                       /* release-stored after table */
+static struct uslub_alloc_tag *sections[MAX_SECTIONS];
+static unsigned int nr_sections;
+
+#define TAGC_BYTES ((size_t)MAX_TAGS * sizeof(struct tag_counter))
+
+__public void uslub_alloc_tags_register(struct uslub_alloc_tag *start, struct uslub_alloc_tag *stop)
+{
+	if (!start || stop <= start)
+		return;
+	uslub_mutex_lock(&tags_lock, RANK_TAGS);
+	for (unsigned int i = 0; i < nr_sections; i++)
+		if (sections[i] == start)
+			goto out;
+	if (nr_sections < MAX_SECTIONS)
+		sections[nr_sections++] = start;
+	if (!tag_table) {
+		void *m = mmap(NULL, MAX_TAGS * sizeof(*tag_table), PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (m == MAP_FAILED)
+			goto out;
+		tag_table = m;
+	}
+	unsigned int n = nr_tags;
+	for (struct uslub_alloc_tag *t = start; t < stop && n + 1 < MAX_TAGS; t++) {
+		if (READ_ONCE(t->index))
+			continue;
+		tag_table[++n] = t;
+		__atomic_store_n(&t->index, n, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&nr_tags, n, __ATOMIC_RELEASE);
+out:
+	uslub_mutex_unlock(&tags_lock, RANK_TAGS);
+}
+
+/* The thread's counters are not set up yet, or the tag is unregistered. */
+void _uslub_tag_add_slow(struct uslub_alloc_tag *tag, int64_t bytes, int64_t calls)
+{
+	struct uslub_thread *t = _uslub_tls.thread;
+	unsigned int idx = __atomic_load_n(&tag->index, __ATOMIC_ACQUIRE);
+	if (t && idx) {
+		if (!t->tagc) {
+			void *m = mmap(NULL, TAGC_BYTES, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+			if (m != MAP_FAILED)
+				__atomic_store_n(&t->tagc, (struct tag_counter *)m, __ATOMIC_RELEASE);
+		}
+		if (t->tagc) {
+			SINGLE_WRITER_INC(t->tagc[idx].bytes, bytes);
+			SINGLE_WRITER_INC(t->tagc[idx].calls, calls);
+			return;
+		}
+	}
+	__atomic_add_fetch(&tag->bytes, (uint64_t)bytes, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&tag->calls, (uint64_t)calls, __ATOMIC_RELAXED);
+}
+
+/* Fold a thread's counters into the tags (thread_lock held: a report
+ * never sees them in both places). The area keeps its zeroed counters. */
+void _uslub_ext_thread_fold_locked(struct uslub_thread *t)
+{
+	struct tag_counter *c = READ_ONCE(t->tagc);
+	if (!c)
+		return;
+	unsigned int n = __atomic_load_n(&nr_tags, __ATOMIC_ACQUIRE);
+	for (unsigned int i = 1; i <= n; i++) {
+		int64_t b = READ_ONCE(c[i].bytes), k = READ_ONCE(c[i].calls);
+		if (!b && !k)
+			continue;
+		__atomic_add_fetch(&tag_table[i]->bytes, (uint64_t)b, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&tag_table[i]->calls, (uint64_t)k, __ATOMIC_RELAXED);
+		WRITE_ONCE(c[i].bytes, 0);
+		WRITE_ONCE(c[i].calls, 0);
+	}
+}
+
+__public int uslub_profiling_enabled(void)
+{
+	_uslub_init();
+	return _uslub_profiling;
+}
+
+static int cmp_bytes(const void *a, const void *b)
+{
+	const struct uslub_allocinfo *x = a, *y = b;
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	if (x->calls != y->calls)
+		return x->calls > y->calls ? -1 : 1;
+	int c = strcmp(x->file, y->file);
+	return c ? c : (int)x->line - (int)y->line;
+}
+
+/* Every registered site with live objects, sorted; *@np = count. The
+ * array is mmap'd (munmap with *@lenp). */
+static struct uslub_allocinfo *collect(size_t *np, size_t *lenp)
+{
+	*np = 0;
+	*lenp = 0;
+	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);
+	uslub_mutex_lock(&tags_lock, RANK_TAGS);
+	unsigned int n = nr_tags;
+	struct uslub_allocinfo *out = NULL;
+	size_t len = ((size_t)n + 1) * sizeof(*out);
+	if (n) {
+		void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m != MAP_FAILED)
+			out = m;
+	}
+	size_t k = 0;
+	for (unsigned int i = 1; out && i <= n; i++) {
+		struct uslub_alloc_tag *tag = tag_table[i];
+		int64_t bytes = (int64_t)__atomic_load_n(&tag->bytes, __ATOMIC_RELAXED);
+		int64_t calls = (int64_t)__atomic_load_n(&tag->calls, __ATOMIC_RELAXED);
+		struct list_head *pos;
+		for (pos = _uslub_threads.next; pos != &_uslub_threads; pos = pos->next) {
+			struct uslub_thread *t = list_entry(pos, struct uslub_thread, link);
+			struct tag_counter *c = __atomic_load_n(&t->tagc, __ATOMIC_ACQUIRE);
+			if (c) {
+				bytes += READ_ONCE(c[i].bytes);
+				calls += READ_ONCE(c[i].calls);
+			}
+		}
+		if (!bytes && !calls)
+			continue;
+		out[k].file = tag->file;
+		out[k].func = tag->func;
+		out[k].line = tag->line;
+		out[k].bytes = bytes;
+		out[k].calls = calls;
+		k++;
+	}
+	uslub_mutex_unlock(&tags_lock, RANK_TAGS);
+	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
+	if (out)
+		qsort(out, k, sizeof(*out), cmp_bytes);
+	*np = k;
+	*lenp = out ? len : 0;
+	return out;
+}
+
+__public size_t uslub_allocinfo(struct uslub_allocinfo *out, size_t max)
+{
+	_uslub_init();
+	size_t n, len;
+	struct uslub_allocinfo *all = collect(&n, &len);
+	if (all) {
+		if (out)
+			memcpy(out, all, MIN(n, max) * sizeof(*out));
+		munmap(all, len);
+	}
+	return n;
+}
+
+__public void uslub_allocinfo_print(FILE *f, int fmt)
+{
+	_uslub_init();
+	size_t n, len;
+	struct uslub_allocinfo *all = collect(&n, &len);
+	int64_t bytes = 0, calls = 0;
+	for (size_t i = 0; i < n; i++) {
+		bytes += all[i].bytes;
+		calls += all[i].calls;
+	}
+	if (fmt == USLUB_FMT_JSON) {
+		fprintf(f, "{\"profiling\":%s,\"total_bytes\":%lld,\"total_calls\":%lld,"
+			"\"sites\":[", _uslub_profiling ? "true" : "false", (long long)bytes,
+			(long long)calls);
+		for (size_t i = 0; i < n; i++) {
+			fprintf(f, "%s{\"bytes\":%lld,\"calls\":%lld,\"file\":", i ? "," : "",
+				(long long)all[i].bytes, (long long)all[i].calls);
+			_uslub_json_string(f, all[i].file);
+			fprintf(f, ",\"line\":%u,\"func\":", all[i].line);
+			_uslub_json_string(f, all[i].func);
+			fputc('}', f);
+		}
+		fprintf(f, "]}\n");
+	} else {
+		fprintf(f, "allocinfo - profiling %s; %lld bytes in %lld objects\n",
+			_uslub_profiling ? "on" : "off (USLUB_PROFILING=1)", (long long)bytes,
+			(long long)calls);
+		fprintf(f, "# %12s %10s <site> <func>\n", "<bytes>", "<calls>");
+		for (size_t i = 0; i < n; i++)
+			fprintf(f, "%14lld %10lld %s:%u func:%s\n", (long long)all[i].bytes,
+				(long long)all[i].calls, all[i].file, all[i].line, all[i].func);
+	}
+	if (all)
+		munmap(all, len);
+}
+
+/* Called from _uslub_init(), options read, before any cache exists. */
+void _uslub_ext_init(void)
+{
+	_uslub_profiling = _uslub_option(USLUB_OPT_PROFILING) != 0;
+	uslub_profiling_active = _uslub_profiling;
+	_uslub_memcg_init();
+}
+
+/* fork, after groups_lock (ext/memcg.c) */
+void _uslub_tags_prefork(void)
+{
+	pthread_mutex_lock(&tags_lock);
+}
+
+void _uslub_tags_postfork_parent(void)
+{
+	pthread_mutex_unlock(&tags_lock);
+}
+
+void _uslub_tags_postfork_child(void)
+{
+	pthread_mutex_init(&tags_lock, NULL);
+}

@@ -1,0 +1,76 @@
+/*
+ * Extension layer: what lives in the per-object extensions (seed 003) —
+ * accounting groups with their object-level handles (a userspace
+ * obj_cgroup, seed 004) and allocation tags (per-callsite profiling).
+ *
+ * The cache layer runs the per-object hooks inline (cache/slub.c:
+ * post_alloc_hook(), free_hook(), the stock fast paths) and calls into this
+ * layer only for stock misses, tag counters it has not set up yet,
+ * on-demand extension arrays, thread exit and fork.
+ *
+ * Locks (ranks in base/base.h, after slab_mutex):
+ *   groups_lock  the group tree (parent, children, nr_children), every
+ *                objcg->group and group->objcgs list, group ids; taken to
+ *                charge or uncharge a batch (reads objcg->group and walks
+ *                its ancestors), never per object in the common case.
+ *                Nothing allocates or frees memory while holding it.
+ *   tags_lock    the tag registry (registering sections, the index table).
+ */
+#ifndef USLUB_EXT_H
+#define USLUB_EXT_H
+
+#include "sheaf/sheaf.h"
+
+#define GROUP_NAME_MAX 64
+#define MAX_GROUP_IDS  65536   /* live groups at once, the root included */
+
+/*
+ * An accounting group (the memcg). usage counts this group's charges and
+ * all its descendants' (hierarchical, like page_counter):
+ *   usage(g) = sum of charges of objects whose objcg->group is g or a
+ *              descendant of g + prepaid stock bytes of those objcgs
+ * Every charge adds to the group and each ancestor, checking each limit.
+ */
+struct uslub_group {
+	char name[GROUP_NAME_MAX];
+	struct uslub_group *parent;       /* NULL only for the root          */
+	struct list_head children;        /* groups_lock                     */
+	struct list_head sibling;         /* on parent->children             */
+	unsigned long nr_children;
+	size_t usage;                     /* atomic                          */
+	size_t limit;                     /* atomic (set_limit)              */
+	unsigned long failcnt;            /* atomic                          */
+	unsigned long reclaims;           /* atomic                          */
+	uslub_reclaim_fn reclaim;         /* groups_lock                     */
+	void *reclaim_arg;
+	struct obj_cgroup *objcg;         /* the handle new charges use      */
+	struct list_head objcgs;          /* handles whose group is this one:
+	                                     its own + deleted descendants'   */
+	long nr_current;                  /* atomic: threads with it current */
+	unsigned int id;                  /* dense, < MAX_GROUP_IDS          */
+	int depth;
+};
+
+/*
+ * The object-level handle (the kernel's obj_cgroup): what an object's
+ * extension points to. A deleted group's handles move to its parent, so
+ * the group itself is freed at once and its objects uncharge the parent.
+ * refs is counted in bytes plus holders:
+ *   refs = sum of charges of live objects pointing here
+ *        + prepaid bytes in stocks caching it + number of such stocks
+ *        + 1 while it is its group's current handle
+ * and the handle is freed when refs drops to 0.
+ */
+struct obj_cgroup {
+	struct uslub_group *group;        /* groups_lock to change; read under it */
+	long refs;                        /* atomic                               */
+	struct list_head list;            /* on group->objcgs (groups_lock)       */
+};
+
+/* between the two files of this layer */
+__internal void _uslub_memcg_init(void);
+__internal void _uslub_tags_prefork(void);
+__internal void _uslub_tags_postfork_parent(void);
+__internal void _uslub_tags_postfork_child(void);
+
+#endif /* USLUB_EXT_H */
