@@ -2,8 +2,10 @@
  * slub.c — SLUB object caches in userspace: kmem_cache, per-CPU (per-thread)
  * slabs with delayed freezing, cpu and node partial lists, lockless remote
  * frees, bulk allocation and freeing with deferred freelist construction,
- * freelist randomization and hardening. The per-CPU sheaves sit on top
- * (sheaf/sheaf.c); the hooks they use are declared in cache/slub.h.
+ * freelist randomization and hardening, and the per-object extension hooks
+ * (accounting, profiling). The per-CPU sheaves sit on top (sheaf/sheaf.c),
+ * then the extension layer (ext/); the hooks they use are declared in
+ * cache/slub.h.
  *
  * THE CONTRACT (keep it true; change it in the same commit as the code)
  * =====================================================================
@@ -15,7 +17,13 @@
  *                                     serializes flushes of *other* threads'
  *                                     cpu state (thread exit, destroy, fork)
  *   2. _uslub_slab_mutex              slab_caches list, cache slot bitmap,
- *                                     kmem_cache creation and destruction
+ *                                     kmem_cache creation and destruction,
+ *                                     a cache's switch to on-demand hooks
+ *   2a. groups_lock (ext/memcg.c)     the accounting group tree, every
+ *                                     handle's group; taken per stock batch,
+ *                                     never per object; nothing allocates
+ *                                     or frees under it
+ *   2b. tags_lock (ext/alloc_tag.c)   the allocation tag registry
  *   3. node_barn.lock (sheaf.c)       one per sheaf cache per node: the
  *                                     barn's full/empty sheaf lists. Never
  *                                     held while calling into this file.
@@ -89,6 +97,20 @@
  *   - Sheaves hold objects that count as "in use" in their slabs, like a
  *     cpu freelist does; a sheaf belongs to one cpu slot, one barn list,
  *     or one prefill user at a time.
+ *   - Extension hooks (caches with extensions: fastpath_off has
+ *     FASTPATH_OFF_HOOKS, so both inline fast paths fall through): an
+ *     object's extension is written only by whoever holds the object
+ *     (allocator after taking it, freer before giving it back), and the
+ *     accounting stock and tag counters belong to the calling thread, so
+ *     slab_alloc_hooked()/slab_free_hooked() need no atomics. Every free
+ *     of a hooked cache runs the free hook: its cpu slots keep
+ *     slab_bytes == 0. A cache switched to on-demand extensions (its first
+ *     USLUB_GFP_ACCOUNT allocation) sets fastpath_off before any object is
+ *     charged; a slab installed as a cpu slab later was taken with a CAS
+ *     ordered after the one that took the charged object, so set_cpu_slab()
+ *     reads the new fastpath_off, and the charging thread closes its own
+ *     cpu slot's range (post_alloc_hook()). On-demand arrays are installed
+ *     in slab->obj_exts with a CAS (release) and read with acquire.
  *
  * Freelist checks: c->freelist and every chain may hold a corrupted
  * pointer. The slow paths never follow or hand out a pointer from a chain
