@@ -88,26 +88,18 @@ struct uslub_alloc_tag {
 
 extern __thread struct uslub_alloc_tag *uslub_alloc_tag_cur
 	__attribute__((tls_model("initial-exec")));
-/* Nonzero when profiling is on (set once, at startup): with it off, the
- * hooks cost one predicted test, as the kernel's static key does. */
-extern int uslub_profiling_active;
 
+/* Hand the call site's tag to the call through the thread's slot, which
+ * the allocator takes (and clears) before it allocates anything, so an
+ * allocation nested inside (a constructor, a reclaim callback) has its own
+ * tag. One store; nothing to restore. */
 #define USLUB_ALLOC_HOOKS(call) ({                                               \
 	static struct uslub_alloc_tag __uslub_tag                                \
 		__attribute__((section("uslub_alloc_tags"), used, aligned(16))) =  \
 		{ __FILE__, __func__, __LINE__, 0, 0, 0 };                       \
-	__typeof__(call) __uslub_ret;                                            \
-	if (__builtin_expect(uslub_profiling_active, 0)) {                       \
-		struct uslub_alloc_tag *__uslub_old = uslub_alloc_tag_cur;     \
-		uslub_alloc_tag_cur = &__uslub_tag;                              \
-		__uslub_ret = (call);                                            \
-		uslub_alloc_tag_cur = __uslub_old;                               \
-	} else {                                                                 \
-		__uslub_ret = (call);                                            \
-	}                                                                        \
-	__uslub_ret;                                                             \
+	uslub_alloc_tag_cur = &__uslub_tag;                                      \
+	(call);                                                                  \
 })
-
 /* Register the tags of one shared object (its "uslub_alloc_tags" section)
  * so reports can walk them. Every translation unit that includes this
  * header registers its shared object's section from a constructor; calling

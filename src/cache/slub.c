@@ -357,6 +357,18 @@ static __always_inline void tag_add(struct uslub_alloc_tag *tag, int64_t bytes, 
 
 static __cold void obj_ext_enable_on_demand(struct kmem_cache *s);
 
+/* The call site's tag the macro left in the thread's slot (uslub.h),
+ * taken once per allocation call, before anything can nest. */
+static __always_inline struct uslub_alloc_tag *take_alloc_tag(unsigned int hooks)
+{
+	if (!(hooks & HOOK_PROFILE))
+		return NULL;
+	struct uslub_alloc_tag *tag = uslub_alloc_tag_cur;
+	if (tag)
+		uslub_alloc_tag_cur = NULL;
+	return tag;
+}
+
 /*
  * The post-allocation hook (slab_post_alloc_hook: memcg, then alloc tag)
  * for @n objects in p[] (@slab: their slab if known, else NULL). Charges
@@ -364,7 +376,7 @@ static __cold void obj_ext_enable_on_demand(struct kmem_cache *s);
  * limit refuses it.
  */
 static __always_inline bool post_alloc_hook(struct kmem_cache *s, uslub_gfp_t gfp, size_t n,
-					    void **p, struct slab *slab)
+					    void **p, struct slab *slab, struct uslub_alloc_tag *tag)
 {
 	struct obj_cgroup *objcg = NULL;
 	unsigned int hooks = READ_ONCE(s->hooks);
@@ -375,7 +387,8 @@ static __always_inline bool post_alloc_hook(struct kmem_cache *s, uslub_gfp_t gf
 		if (unlikely(!memcg_charge(objcg, n * s->charge, gfp)))
 			return false;
 	}
-	struct uslub_alloc_tag *tag = (hooks & HOOK_PROFILE) ? uslub_alloc_tag_cur : NULL;
+	if (!(hooks & HOOK_PROFILE))
+		tag = NULL;
 	if (likely(!objcg && !tag))
 		return true;
 	size_t missed = 0;
@@ -438,18 +451,17 @@ static __always_inline void free_hook(struct kmem_cache *s, struct slab *slab, v
  */
 static __always_inline bool post_alloc_one(struct kmem_cache *s, uslub_gfp_t gfp,
 					   struct kmem_cache_cpu *c, struct slab *slab,
-					   unsigned int idx, void *obj)
+					   unsigned int idx, void *obj, struct uslub_alloc_tag *tag)
 {
 	unsigned int hooks = READ_ONCE(s->hooks);
 	struct obj_cgroup *objcg = ((gfp & USLUB_GFP_ACCOUNT) || (s->flags & USLUB_ACCOUNT)) ?
 				   _uslub_tls.cur_objcg : NULL;
-	struct uslub_alloc_tag *tag = (hooks & HOOK_PROFILE) ? uslub_alloc_tag_cur : NULL;
 	if (likely(!objcg && !tag))
 		return true;
 	unsigned long base = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
 	if (unlikely(!base) || unlikely(objcg && (!(hooks & HOOK_ACCOUNT) ||
 						  (s->flags & SLAB_NO_OBJ_EXT))))
-		return post_alloc_hook(s, gfp, 1, &obj, slab);
+		return post_alloc_hook(s, gfp, 1, &obj, slab, tag);
 	if (objcg) {
 		if (unlikely(!memcg_charge(objcg, s->charge, gfp)))
 			return false;
@@ -485,9 +497,10 @@ static __cold void obj_ext_enable_on_demand(struct kmem_cache *s)
 
 bool _uslub_post_alloc_hook(struct kmem_cache *s, uslub_gfp_t gfp, size_t n, void **p)
 {
-	if (!(READ_ONCE(s->hooks) | (gfp & USLUB_GFP_ACCOUNT)))
+	unsigned int hooks = READ_ONCE(s->hooks);
+	if (!(hooks | (gfp & USLUB_GFP_ACCOUNT)))
 		return true;
-	return post_alloc_hook(s, gfp, n, p, NULL);
+	return post_alloc_hook(s, gfp, n, p, NULL, take_alloc_tag(hooks));
 }
 
 void _uslub_free_hook(struct kmem_cache *s, void *x)
@@ -1308,6 +1321,7 @@ static __always_inline void *slab_alloc_nohooks(struct kmem_cache *s, uslub_gfp_
  * every free of such a cache runs the free hook (slab_free_hooked()). */
 static __noinline void *slab_alloc_hooked_slow(struct kmem_cache *s, uslub_gfp_t gfp, int node)
 {
+	struct uslub_alloc_tag *tag = take_alloc_tag(READ_ONCE(s->hooks));
 	struct kmem_cache_cpu *c = this_cpu(s);
 	void *obj = c->freelist;
 
@@ -1318,7 +1332,7 @@ static __noinline void *slab_alloc_hooked_slow(struct kmem_cache *s, uslub_gfp_t
 		if (likely(!cache_hardened(s)) ||
 		    likely(off < c->slab_span && (uintptr_t)idx * s->size == off)) {
 			c->freelist = get_freepointer(s, obj);
-			if (likely(post_alloc_one(s, gfp, c, c->slab, idx, obj)))
+			if (likely(post_alloc_one(s, gfp, c, c->slab, idx, obj, tag)))
 				return obj;
 			set_freepointer(s, obj, c->freelist);    /* refused: put it back */
 			c->freelist = obj;
@@ -1329,7 +1343,7 @@ static __noinline void *slab_alloc_hooked_slow(struct kmem_cache *s, uslub_gfp_t
 	obj = slab_alloc_nohooks(s, gfp & ~USLUB_GFP_ACCOUNT, node);
 	if (unlikely(!obj))
 		return NULL;
-	if (likely(post_alloc_hook(s, gfp, 1, &obj, NULL)))
+	if (likely(post_alloc_hook(s, gfp, 1, &obj, NULL, tag)))
 		return obj;
 	slab_free_nohooks(s, obj);
 	errno = ENOMEM;
@@ -1376,6 +1390,7 @@ static __noinline void *slab_alloc_hooked(struct kmem_cache *s, uslub_gfp_t gfp,
 	WRITE_ONCE(ext->objcg, objcg);
 	WRITE_ONCE(ext->ref, tag);
 	if (tag) {
+		uslub_alloc_tag_cur = NULL;              /* taken */
 		SINGLE_WRITER_INC(t->tagc[tidx].bytes, (int64_t)s->size);
 		SINGLE_WRITER_INC(t->tagc[tidx].calls, 1);
 	}
@@ -1743,9 +1758,13 @@ __public void *uslub_cache_alloc_noprof(struct kmem_cache *s, uslub_gfp_t gfp)
 {
 	return slab_alloc_node(s, gfp, USLUB_NUMA_NO_NODE);
 }
-/* The plain names, as functions (untagged), for callers without macros. */
+/* The plain names, as functions (untagged: no tag is left in the slot),
+ * for callers without macros. */
 __public void *(uslub_cache_alloc)(struct kmem_cache *s, uslub_gfp_t gfp)
-	__attribute__((alias("uslub_cache_alloc_noprof")));
+{
+	uslub_alloc_tag_cur = NULL;
+	return slab_alloc_node(s, gfp, USLUB_NUMA_NO_NODE);
+}
 
 __public void *uslub_cache_alloc_node_noprof(struct kmem_cache *s, uslub_gfp_t gfp, int node)
 {
@@ -1758,7 +1777,10 @@ __public void *uslub_cache_alloc_node_noprof(struct kmem_cache *s, uslub_gfp_t g
 	return slab_alloc_node(s, gfp, node);
 }
 __public void *(uslub_cache_alloc_node)(struct kmem_cache *s, uslub_gfp_t gfp, int node)
-	__attribute__((alias("uslub_cache_alloc_node_noprof")));
+{
+	uslub_alloc_tag_cur = NULL;
+	return uslub_cache_alloc_node_noprof(s, gfp, node);
+}
 
 __public void uslub_cache_free(struct kmem_cache *s, void *x)
 {
@@ -1996,6 +2018,9 @@ static void free_bulk(struct kmem_cache *s, size_t n, void **p);
 __public int uslub_cache_alloc_bulk_noprof(struct kmem_cache *s, uslub_gfp_t gfp, size_t n,
 					   void **p)
 {
+	struct uslub_alloc_tag *tag = uslub_alloc_tag_cur;
+	if (tag)
+		uslub_alloc_tag_cur = NULL;
 	if (unlikely(!s || (!p && n))) {
 		_uslub_report("uslub: alloc_bulk: %s is NULL\n", s ? "the array" : "the cache");
 		errno = EINVAL;
@@ -2031,7 +2056,7 @@ __public int uslub_cache_alloc_bulk_noprof(struct kmem_cache *s, uslub_gfp_t gfp
 		nanosleep(&ts, NULL);
 	}
 	if (unlikely(READ_ONCE(s->hooks) | (gfp & USLUB_GFP_ACCOUNT)) &&
-	    unlikely(!post_alloc_hook(s, gfp, n, p, NULL))) {
+	    unlikely(!post_alloc_hook(s, gfp, n, p, NULL, tag))) {
 		free_bulk(s, n, p);                      /* untouched by the hook */
 		errno = ENOMEM;
 		return 0;
@@ -2042,7 +2067,10 @@ __public int uslub_cache_alloc_bulk_noprof(struct kmem_cache *s, uslub_gfp_t gfp
 	return (int)n;
 }
 __public int (uslub_cache_alloc_bulk)(struct kmem_cache *s, uslub_gfp_t gfp, size_t n, void **p)
-	__attribute__((alias("uslub_cache_alloc_bulk_noprof")));
+{
+	uslub_alloc_tag_cur = NULL;
+	return uslub_cache_alloc_bulk_noprof(s, gfp, n, p);
+}
 
 /* ------------------------------------------------------------------------
  * Bulk free: detached freelists

@@ -19,7 +19,6 @@
 
 __public __thread struct uslub_alloc_tag *uslub_alloc_tag_cur __tls_ie;
 bool _uslub_profiling;
-__public int uslub_profiling_active;
 
 static pthread_mutex_t tags_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct uslub_alloc_tag **tag_table;         /* [index], tags_lock to grow */
@@ -217,7 +216,6 @@ __public void uslub_allocinfo_print(FILE *f, int fmt)
 void _uslub_ext_init(void)
 {
 	_uslub_profiling = _uslub_option(USLUB_OPT_PROFILING) != 0;
-	uslub_profiling_active = _uslub_profiling;
 	_uslub_memcg_init();
 }
 

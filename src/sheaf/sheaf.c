@@ -728,11 +728,14 @@ __public void *uslub_cache_alloc_from_sheaf_noprof(struct kmem_cache *s, uslub_g
 {
 	struct slab_sheaf *sheaf = (struct slab_sheaf *)usheaf;
 	if (unlikely(!sheaf_ok(s, sheaf))) {
+		uslub_alloc_tag_cur = NULL;     /* no allocation takes the tag */
 		bad_sheaf(s, sheaf, __func__);
 		return NULL;
 	}
-	if (!sheaf->size)
+	if (!sheaf->size) {
+		uslub_alloc_tag_cur = NULL;
 		return NULL;
+	}
 	void *obj = sheaf->objects[--sheaf->size];
 	if (unlikely(!_uslub_post_alloc_hook(s, gfp, 1, &obj))) {
 		sheaf->size++;                  /* refused charge: keep it */
@@ -749,7 +752,10 @@ __public void *uslub_cache_alloc_from_sheaf_noprof(struct kmem_cache *s, uslub_g
 }
 __public void *(uslub_cache_alloc_from_sheaf)(struct kmem_cache *s, uslub_gfp_t gfp,
 					     struct uslub_sheaf *usheaf)
-	__attribute__((alias("uslub_cache_alloc_from_sheaf_noprof")));
+{
+	uslub_alloc_tag_cur = NULL;     /* untagged */
+	return uslub_cache_alloc_from_sheaf_noprof(s, gfp, usheaf);
+}
 
 /* Take back a sheaf: the spare if there is none, else full into the barn,
  * else its objects back to the slabs. */

@@ -30,6 +30,6 @@ check() {
 # alloc: pop + one test for "empty freelist, gfp bits or fast paths off"
 #        (hardened caches) + the node test
 # free:  push + range + object start + naive double free (x != head)
-check uslub_cache_alloc_noprof 16 uslub_cache_alloc
+check uslub_cache_alloc_noprof 16
 check uslub_cache_free 26
 exit $status
