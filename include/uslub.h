@@ -89,17 +89,30 @@ struct uslub_alloc_tag {
 extern __thread struct uslub_alloc_tag *uslub_alloc_tag_cur
 	__attribute__((tls_model("initial-exec")));
 
-/* Hand the call site's tag to the call through the thread's slot, which
+/*
+ * Hand the call site's tag to the call through the thread's slot, which
  * the allocator takes (and clears) before it allocates anything, so an
  * allocation nested inside (a constructor, a reclaim callback) has its own
- * tag. One store; nothing to restore. */
-#define USLUB_ALLOC_HOOKS(call) ({                                               \
-	static struct uslub_alloc_tag __uslub_tag                                \
-		__attribute__((section("uslub_alloc_tags"), used, aligned(16))) =  \
+ * tag: one store, nothing to restore. The entry macros below evaluate
+ * their arguments first, so an argument that allocates cannot take the
+ * tag. In C++ the tags are not put in the section (g++ refuses a section
+ * shared by statics of inline functions); they register on first use.
+ */
+#ifdef __cplusplus
+#define USLUB_TAG_SECTION
+#else
+#define USLUB_TAG_SECTION __attribute__((section("uslub_alloc_tags")))
+#endif
+#define USLUB_TAG_HERE() do {                                                   \
+	static struct uslub_alloc_tag __uslub_tag USLUB_TAG_SECTION            \
+		__attribute__((used, aligned(16))) =                            \
 		{ __FILE__, __func__, __LINE__, 0, 0, 0 };                       \
 	uslub_alloc_tag_cur = &__uslub_tag;                                      \
-	(call);                                                                  \
-})
+} while (0)
+
+/* The kernel's alloc_hooks(): tag @call's allocation with this call site
+ * (for wrappers of your own; @call's arguments must not allocate). */
+#define USLUB_ALLOC_HOOKS(call) ({ USLUB_TAG_HERE(); (call); })
 /* Register the tags of one shared object (its "uslub_alloc_tags" section)
  * so reports can walk them. Every translation unit that includes this
  * header registers its shared object's section from a constructor; calling
@@ -114,6 +127,14 @@ __attribute__((constructor, used)) static void uslub_alloc_tags_register_here(vo
 {
 	if (__start_uslub_alloc_tags)
 		uslub_alloc_tags_register(__start_uslub_alloc_tags, __stop_uslub_alloc_tags);
+}
+/* A shared object unloaded with dlclose() takes its tags with it: live
+ * objects tagged there lose their tag (and are no longer counted). */
+void uslub_alloc_tags_unregister(struct uslub_alloc_tag *start, struct uslub_alloc_tag *stop);
+__attribute__((destructor, used)) static void uslub_alloc_tags_unregister_here(void)
+{
+	if (__start_uslub_alloc_tags)
+		uslub_alloc_tags_unregister(__start_uslub_alloc_tags, __stop_uslub_alloc_tags);
 }
 
 /* Is allocation profiling on (USLUB_PROFILING)? Fixed at startup. */
@@ -275,13 +296,18 @@ uslub_cache_t *uslub_cache_create_args(const char *name, size_t size,
  * gfp does not contain USLUB_GFP_NOFAIL. */
 void *uslub_cache_alloc_noprof(uslub_cache_t *s, uslub_gfp_t gfp);
 void *(uslub_cache_alloc)(uslub_cache_t *s, uslub_gfp_t gfp);
-#define uslub_cache_alloc(...) USLUB_ALLOC_HOOKS(uslub_cache_alloc_noprof(__VA_ARGS__))
+#define uslub_cache_alloc(s, gfp) ({                                             \
+	uslub_cache_t *__uslub_s = (s); uslub_gfp_t __uslub_g = (gfp);           \
+	USLUB_TAG_HERE(); uslub_cache_alloc_noprof(__uslub_s, __uslub_g); })
 
 /* Same, from slabs of NUMA node @node (USLUB_NUMA_NO_NODE: any); a node
  * outside [0, uslub_nr_nodes()) gives NULL with errno = EINVAL. */
 void *uslub_cache_alloc_node_noprof(uslub_cache_t *s, uslub_gfp_t gfp, int node);
 void *(uslub_cache_alloc_node)(uslub_cache_t *s, uslub_gfp_t gfp, int node);
-#define uslub_cache_alloc_node(...) USLUB_ALLOC_HOOKS(uslub_cache_alloc_node_noprof(__VA_ARGS__))
+#define uslub_cache_alloc_node(s, gfp, node) ({                                \
+	uslub_cache_t *__uslub_s = (s); uslub_gfp_t __uslub_g = (gfp);           \
+	int __uslub_n = (node);                                                  \
+	USLUB_TAG_HERE(); uslub_cache_alloc_node_noprof(__uslub_s, __uslub_g, __uslub_n); })
 
 /*
  * Free an object of @s; NULL is ignored. A pointer uslub does not own, an
@@ -332,7 +358,11 @@ long uslub_cache_validate(uslub_cache_t *s);
  */
 int uslub_cache_alloc_bulk_noprof(uslub_cache_t *s, uslub_gfp_t gfp, size_t n, void **p);
 int (uslub_cache_alloc_bulk)(uslub_cache_t *s, uslub_gfp_t gfp, size_t n, void **p);
-#define uslub_cache_alloc_bulk(...) USLUB_ALLOC_HOOKS(uslub_cache_alloc_bulk_noprof(__VA_ARGS__))
+#define uslub_cache_alloc_bulk(s, gfp, n, p) ({                                \
+	uslub_cache_t *__uslub_s = (s); uslub_gfp_t __uslub_g = (gfp);           \
+	size_t __uslub_n = (n); void **__uslub_p = (p);                          \
+	USLUB_TAG_HERE();                                                        \
+	uslub_cache_alloc_bulk_noprof(__uslub_s, __uslub_g, __uslub_n, __uslub_p); })
 
 /*
  * Free @n objects of @s. Objects of one slab are chained into a detached
@@ -372,8 +402,11 @@ void *uslub_cache_alloc_from_sheaf_noprof(uslub_cache_t *s, uslub_gfp_t gfp,
 					  struct uslub_sheaf *sheaf);
 void *(uslub_cache_alloc_from_sheaf)(uslub_cache_t *s, uslub_gfp_t gfp,
 					     struct uslub_sheaf *sheaf);
-#define uslub_cache_alloc_from_sheaf(...) \
-	USLUB_ALLOC_HOOKS(uslub_cache_alloc_from_sheaf_noprof(__VA_ARGS__))
+#define uslub_cache_alloc_from_sheaf(s, gfp, sheaf) ({                         \
+	uslub_cache_t *__uslub_s = (s); uslub_gfp_t __uslub_g = (gfp);           \
+	struct uslub_sheaf *__uslub_h = (sheaf);                                 \
+	USLUB_TAG_HERE();                                                        \
+	uslub_cache_alloc_from_sheaf_noprof(__uslub_s, __uslub_g, __uslub_h); })
 
 /*
  * Make *@sheafp hold at least @size objects. It may be refilled in place

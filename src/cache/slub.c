@@ -103,14 +103,14 @@
  *     (allocator after taking it, freer before giving it back), and the
  *     accounting stock and tag counters belong to the calling thread, so
  *     slab_alloc_hooked()/slab_free_hooked() need no atomics. Every free
- *     of a hooked cache runs the free hook: its cpu slots keep
- *     slab_bytes == 0. A cache switched to on-demand extensions (its first
- *     USLUB_GFP_ACCOUNT allocation) sets fastpath_off before any object is
- *     charged; a slab installed as a cpu slab later was taken with a CAS
- *     ordered after the one that took the charged object, so set_cpu_slab()
- *     reads the new fastpath_off, and the charging thread closes its own
- *     cpu slot's range (post_alloc_hook()). On-demand arrays are installed
- *     in slab->obj_exts with a CAS (release) and read with acquire.
+ *     of a hooked cache runs the free hook: both inline fast paths test
+ *     fastpath_off, which a cache switched to on-demand extensions (its
+ *     first USLUB_GFP_ACCOUNT allocation) sets before any object is
+ *     charged, so a free of a charged object (ordered after its
+ *     allocation) sees it on any thread, whatever that thread's cpu slot
+ *     range says (a sheaf can hand out objects of another thread's cpu
+ *     slab). On-demand arrays are installed in slab->obj_exts with a CAS
+ *     (release) and read with acquire.
  *
  * Freelist checks: c->freelist and every chain may hold a corrupted
  * pointer. The slow paths never follow or hand out a pointer from a chain
@@ -404,16 +404,8 @@ static __always_inline bool post_alloc_hook(struct kmem_cache *s, uslub_gfp_t gf
 		WRITE_ONCE(ext->objcg, objcg);
 		WRITE_ONCE(ext->ref, tag);
 	}
-	if (objcg) {
-		if (unlikely(missed))
-			memcg_uncharge(objcg, missed * s->charge);
-		/* An on-demand cache's hooks were switched on after this
-		 * thread's cpu slab was installed: close its free fast path
-		 * now (set_cpu_slab() sees fastpath_off from now on). */
-		struct kmem_cache_cpu *c = this_cpu(s);
-		if (unlikely(READ_ONCE(c->slab_bytes)))
-			WRITE_ONCE(c->slab_bytes, 0);
-	}
+	if (objcg && unlikely(missed))
+		memcg_uncharge(objcg, missed * s->charge);
 	if (tag && n > missed)
 		tag_add(tag, (int64_t)((n - missed) * s->size), (int64_t)(n - missed));
 	return true;
@@ -462,12 +454,8 @@ static __always_inline bool post_alloc_one(struct kmem_cache *s, uslub_gfp_t gfp
 	if (unlikely(!base) || unlikely(objcg && (!(hooks & HOOK_ACCOUNT) ||
 						  (s->flags & SLAB_NO_OBJ_EXT))))
 		return post_alloc_hook(s, gfp, 1, &obj, slab, tag);
-	if (objcg) {
-		if (unlikely(!memcg_charge(objcg, s->charge, gfp)))
-			return false;
-		if (unlikely(c->slab_bytes))         /* see post_alloc_hook() */
-			WRITE_ONCE(c->slab_bytes, 0);
-	}
+	if (objcg && unlikely(!memcg_charge(objcg, s->charge, gfp)))
+		return false;
 	struct slabobj_ext *ext = (struct slabobj_ext *)(base + (uintptr_t)idx * s->ext_stride);
 	WRITE_ONCE(ext->objcg, objcg);
 	WRITE_ONCE(ext->ref, tag);
@@ -478,11 +466,10 @@ static __always_inline bool post_alloc_one(struct kmem_cache *s, uslub_gfp_t gfp
 
 /* The first USLUB_GFP_ACCOUNT allocation of a cache created without
  * extensions: switch its hooks on for good. Its existing slabs get arrays
- * on demand (slab_obj_ext_alloc()). Safe against other threads' free fast
- * paths: an object charged from now on is taken from a slab whose every
- * later cpu-slab install (a CAS on the slab after the one that took the
- * object) reads fastpath_off after this store, or from the charging
- * thread's own cpu slab, whose range post_alloc_hook() closes. */
+ * on demand (slab_obj_ext_alloc()). Both fast paths test fastpath_off, so
+ * every free of an object charged after this store (a free ordered after
+ * the charge, as a free of a pointer is after its allocation) runs the
+ * free hook, on any thread, whatever its cpu slot says. */
 static __cold void obj_ext_enable_on_demand(struct kmem_cache *s)
 {
 	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
@@ -1334,8 +1321,9 @@ static __noinline void *slab_alloc_hooked_slow(struct kmem_cache *s, uslub_gfp_t
 			c->freelist = get_freepointer(s, obj);
 			if (likely(post_alloc_one(s, gfp, c, c->slab, idx, obj, tag)))
 				return obj;
-			set_freepointer(s, obj, c->freelist);    /* refused: put it back */
-			c->freelist = obj;
+			/* refused (the reclaim callback may have flushed or
+			 * shrunk this slot meanwhile): free it the plain way */
+			slab_free_nohooks(s, obj);
 			errno = ENOMEM;
 			return NULL;
 		}
@@ -1376,8 +1364,7 @@ static __noinline void *slab_alloc_hooked(struct kmem_cache *s, uslub_gfp_t gfp,
 	unsigned int tidx = tag ? READ_ONCE(tag->index) : 0;
 	if (unlikely(!base || !t) ||
 	    (objcg && unlikely(!(hooks & HOOK_ACCOUNT) || (s->flags & SLAB_NO_OBJ_EXT) ||
-			       t->stock.cached != objcg || t->stock.nr_bytes < (long)s->charge ||
-			       c->slab_bytes)) ||
+			       t->stock.cached != objcg || t->stock.nr_bytes < (long)s->charge)) ||
 	    (tag && unlikely(!tidx || !t->tagc)))
 		return slab_alloc_hooked_slow(s, gfp, node);
 
@@ -1731,8 +1718,10 @@ static __noinline void slab_free_slow_path(struct kmem_cache *s, void *x)
  * The fast path: x inside our cpu slab of this cache (one subtraction and
  * compare against the cpu slot, no descriptor load: the range proves the
  * pointer is ours and of this cache), at an object start (reciprocal
- * multiply), and not the object freed last (naive double-free check)
- * -> push onto the cpu freelist. Anything else -> slow path.
+ * multiply), not the object freed last (naive double-free check), and the
+ * cache's fast paths on (a cache that switched to extension hooks after
+ * this slot's range was set) -> push onto the cpu freelist. Anything else
+ * -> slow path.
  */
 static __always_inline void slab_free(struct kmem_cache *s, void *x)
 {
@@ -1742,13 +1731,33 @@ static __always_inline void slab_free(struct kmem_cache *s, void *x)
 
 	if (likely(off < c->slab_bytes) &&
 	    likely(slab_offset_to_index(off, s->reciprocal_size) * (uintptr_t)s->size == off) &&
-	    likely(x != head)) {
+	    likely(x != head) && likely(!READ_ONCE(s->fastpath_off))) {
 		set_freepointer_raw(s, x, head);
 		c->freelist = x;
 		stat(c, FREE_FASTPATH);
 		return;
 	}
 	slab_free_slow(s, x);
+}
+
+/* Free @x of @s (an internal cache without hooks) without ever setting up
+ * a cpu area: safe with thread_lock held (destroy, fork child). */
+void _uslub_free_noinit(struct kmem_cache *s, void *x)
+{
+	if (likely(this_cpu_is_real())) {
+		slab_free(s, x);
+		return;
+	}
+	struct slab *slab = virt_to_slab(x);
+	if (unlikely(!slab || slab->slab_cache != s || !obj_is_valid(s, slab, x))) {
+		report_invalid_free(s, x, slab);
+		return;
+	}
+	struct kmem_cache_cpu tmp;
+	memset(&tmp, 0, sizeof(tmp));
+	if (__slab_free(s, slab, x, x, 1, &tmp, false))
+		stat(&tmp, FREE_SLOWPATH);
+	fold_stats(s, &tmp);
 }
 
 /* ------------------------------------------------------------------------
@@ -1769,6 +1778,7 @@ __public void *(uslub_cache_alloc)(struct kmem_cache *s, uslub_gfp_t gfp)
 __public void *uslub_cache_alloc_node_noprof(struct kmem_cache *s, uslub_gfp_t gfp, int node)
 {
 	if (node != USLUB_NUMA_NO_NODE && (node < 0 || node >= _uslub_nr_nodes())) {
+		uslub_alloc_tag_cur = NULL;      /* nothing allocated: nothing tagged */
 		_uslub_report("uslub: %s: alloc on node %d, but there are %d nodes\n",
 			      s->name, node, _uslub_nr_nodes());
 		errno = EINVAL;

@@ -318,6 +318,7 @@ __internal void _uslub_sheaf_prefork(void);     /* slab_mutex held */
 __internal bool _uslub_post_alloc_hook(struct kmem_cache *s, uslub_gfp_t gfp, size_t n,
 				       void **p);
 __internal void _uslub_free_hook(struct kmem_cache *s, void *x);
+__internal void _uslub_free_noinit(struct kmem_cache *s, void *x);
 
 /*
  * Hooks into the extension layer (ext/): accounting charges through the

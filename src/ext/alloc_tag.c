@@ -28,40 +28,115 @@ static unsigned int nr_sections;
 
 #define TAGC_BYTES ((size_t)MAX_TAGS * sizeof(struct tag_counter))
 
-__public void uslub_alloc_tags_register(struct uslub_alloc_tag *start, struct uslub_alloc_tag *stop)
+static bool exiting;              /* exit() has begun: no unload walks */
+
+static void at_exit(void)
 {
-	if (!start || stop <= start)
-		return;
-	uslub_mutex_lock(&tags_lock, RANK_TAGS);
-	for (unsigned int i = 0; i < nr_sections; i++)
-		if (sections[i] == start)
-			goto out;
-	if (nr_sections < MAX_SECTIONS)
-		sections[nr_sections++] = start;
+	WRITE_ONCE(exiting, true);
+}
+
+/* Give tags [start, stop) indices (tags_lock held). */
+static void register_locked(struct uslub_alloc_tag *start, struct uslub_alloc_tag *stop)
+{
 	if (!tag_table) {
 		void *m = mmap(NULL, MAX_TAGS * sizeof(*tag_table), PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (m == MAP_FAILED)
-			goto out;
+			return;
 		tag_table = m;
 	}
 	unsigned int n = nr_tags;
 	for (struct uslub_alloc_tag *t = start; t < stop && n + 1 < MAX_TAGS; t++) {
 		if (READ_ONCE(t->index))
 			continue;
-		tag_table[++n] = t;
+		__atomic_store_n(&tag_table[++n], t, __ATOMIC_RELEASE);
 		__atomic_store_n(&t->index, n, __ATOMIC_RELEASE);
 	}
 	__atomic_store_n(&nr_tags, n, __ATOMIC_RELEASE);
-out:
+}
+
+__public void uslub_alloc_tags_register(struct uslub_alloc_tag *start, struct uslub_alloc_tag *stop)
+{
+	if (!start || stop <= start)
+		return;
+	uslub_mutex_lock(&tags_lock, RANK_TAGS);
+	bool known = false;
+	for (unsigned int i = 0; i < nr_sections; i++)
+		known |= sections[i] == start;
+	if (!known) {
+		if (nr_sections < MAX_SECTIONS)
+			sections[nr_sections++] = start;
+		register_locked(start, stop);
+	}
 	uslub_mutex_unlock(&tags_lock, RANK_TAGS);
 }
 
-/* The thread's counters are not set up yet, or the tag is unregistered. */
+/* Live objects of every cache that point into [start, stop) lose their
+ * tag (their counts stay with the tag, which leaves the reports). */
+struct unload_walk {
+	uintptr_t lo, hi;
+};
+
+static void unload_walk_cb(struct kmem_cache *s, struct slab *slab, void *arg)
+{
+	struct unload_walk *w = arg;
+	if (!READ_ONCE(slab->obj_exts))
+		return;
+	unsigned int objects = FC_OBJECTS(slab_counters(slab));
+	for (unsigned int i = 0; i < objects; i++) {
+		struct slabobj_ext *ext = _uslub_slab_obj_ext_idx(s, slab, i);
+		struct uslub_alloc_tag *ref = READ_ONCE(ext->ref);
+		if ((uintptr_t)ref >= w->lo && (uintptr_t)ref < w->hi)
+			__atomic_compare_exchange_n(&ext->ref, &ref, NULL, false,
+						    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	}
+}
+
+__public void uslub_alloc_tags_unregister(struct uslub_alloc_tag *start,
+					  struct uslub_alloc_tag *stop)
+{
+	if (!start || stop <= start || READ_ONCE(exiting))
+		return;            /* at exit the memory stays until the end */
+	uslub_mutex_lock(&tags_lock, RANK_TAGS);
+	bool known = false;
+	for (unsigned int i = 0; i < nr_sections; i++)
+		if (sections[i] == start) {
+			sections[i] = sections[--nr_sections];
+			known = true;
+			break;
+		}
+	for (struct uslub_alloc_tag *t = start; known && t < stop; t++) {
+		unsigned int idx = READ_ONCE(t->index);
+		if (idx && idx <= nr_tags && tag_table[idx] == t)
+			__atomic_store_n(&tag_table[idx], NULL, __ATOMIC_RELEASE);
+	}
+	uslub_mutex_unlock(&tags_lock, RANK_TAGS);
+	if (!known || !_uslub_profiling)
+		return;
+	struct unload_walk w = { (uintptr_t)start, (uintptr_t)stop };
+	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+	struct list_head *pos;
+	for (pos = _uslub_slab_caches.next; pos != &_uslub_slab_caches; pos = pos->next) {
+		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
+		if (s->hooks & HOOK_PROFILE)
+			_uslub_for_each_slab(s, unload_walk_cb, &w);
+	}
+	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+}
+
+/* The thread's counters are not set up yet, or the tag is not registered
+ * (outside any section: C++; or its section's constructor has not run):
+ * register it now. */
 void _uslub_tag_add_slow(struct uslub_alloc_tag *tag, int64_t bytes, int64_t calls)
 {
 	struct uslub_thread *t = _uslub_tls.thread;
 	unsigned int idx = __atomic_load_n(&tag->index, __ATOMIC_ACQUIRE);
+	if (!idx && calls > 0) {
+		uslub_mutex_lock(&tags_lock, RANK_TAGS);
+		register_locked(tag, tag + 1);
+		uslub_mutex_unlock(&tags_lock, RANK_TAGS);
+		idx = __atomic_load_n(&tag->index, __ATOMIC_ACQUIRE);
+	}
 	if (t && idx) {
 		if (!t->tagc) {
 			void *m = mmap(NULL, TAGC_BYTES, PROT_READ | PROT_WRITE,
@@ -91,8 +166,11 @@ void _uslub_ext_thread_fold_locked(struct uslub_thread *t)
 		int64_t b = READ_ONCE(c[i].bytes), k = READ_ONCE(c[i].calls);
 		if (!b && !k)
 			continue;
-		__atomic_add_fetch(&tag_table[i]->bytes, (uint64_t)b, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&tag_table[i]->calls, (uint64_t)k, __ATOMIC_RELAXED);
+		struct uslub_alloc_tag *tag = __atomic_load_n(&tag_table[i], __ATOMIC_ACQUIRE);
+		if (tag) {         /* NULL: its shared object is gone */
+			__atomic_add_fetch(&tag->bytes, (uint64_t)b, __ATOMIC_RELAXED);
+			__atomic_add_fetch(&tag->calls, (uint64_t)k, __ATOMIC_RELAXED);
+		}
 		WRITE_ONCE(c[i].bytes, 0);
 		WRITE_ONCE(c[i].calls, 0);
 	}
@@ -134,6 +212,8 @@ static struct uslub_allocinfo *collect(size_t *np, size_t *lenp)
 	size_t k = 0;
 	for (unsigned int i = 1; out && i <= n; i++) {
 		struct uslub_alloc_tag *tag = tag_table[i];
+		if (!tag)
+			continue;           /* unloaded */
 		int64_t bytes = (int64_t)__atomic_load_n(&tag->bytes, __ATOMIC_RELAXED);
 		int64_t calls = (int64_t)__atomic_load_n(&tag->calls, __ATOMIC_RELAXED);
 		struct list_head *pos;
@@ -216,6 +296,7 @@ __public void uslub_allocinfo_print(FILE *f, int fmt)
 void _uslub_ext_init(void)
 {
 	_uslub_profiling = _uslub_option(USLUB_OPT_PROFILING) != 0;
+	atexit(at_exit);
 	_uslub_memcg_init();
 }
 

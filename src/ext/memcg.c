@@ -157,7 +157,6 @@ bool _uslub_charge_slow(struct obj_cgroup *objcg, size_t bytes, uslub_gfp_t gfp)
 {
 	struct obj_stock *st = this_stock();
 	int reclaims = 0;
-	bool drained = false;
 
 	for (;;) {
 		struct obj_cgroup *dead = NULL;
@@ -185,11 +184,11 @@ bool _uslub_charge_slow(struct obj_cgroup *objcg, size_t bytes, uslub_gfp_t gfp)
 		size_t missing = usage + bytes > limit ? usage + bytes - limit : bytes;
 		uslub_reclaim_fn fn = over->reclaim;
 		void *arg = over->reclaim_arg;
-		if (!drained && st && st->cached && st->cached != objcg) {
+		if (st && st->cached && st->cached != objcg) {
 			/* another group's prepaid bytes may be what is missing
-			 * (this group's were counted in `have` already) */
+			 * (this group's were counted in `have` already); a
+			 * reclaim callback's frees may have put some back */
 			dead = drain_stock_locked(st);
-			drained = true;
 			groups_lock_drop();
 			objcg_free(dead);
 			continue;

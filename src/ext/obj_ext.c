@@ -71,5 +71,6 @@ unsigned long _uslub_obj_exts_alloc(struct kmem_cache *s, unsigned int objects)
 void _uslub_obj_exts_free(struct kmem_cache *s, unsigned long obj_exts, unsigned int objects)
 {
 	(void)s;
-	uslub_cache_free(buckets[bucket_index(objects)], (void *)obj_exts);
+	/* may run with thread_lock held (destroy, a fork child's flush) */
+	_uslub_free_noinit(buckets[bucket_index(objects)], (void *)obj_exts);
 }

@@ -737,10 +737,9 @@ __public void *uslub_cache_alloc_from_sheaf_noprof(struct kmem_cache *s, uslub_g
 		return NULL;
 	}
 	void *obj = sheaf->objects[--sheaf->size];
-	if (unlikely(!_uslub_post_alloc_hook(s, gfp, 1, &obj))) {
-		sheaf->size++;                  /* refused charge: keep it */
-		return NULL;
-	}
+	/* never fails while the sheaf holds objects: the charge may go
+	 * past the group's limit (the kernel passes __GFP_NOFAIL here too) */
+	_uslub_post_alloc_hook(s, gfp | USLUB_GFP_NOFAIL, 1, &obj);
 	if (gfp & USLUB_GFP_ZERO)
 		memset(obj, 0, uslub_cache_object_size(s));
 	/* never the slab layer, never set up a cpu area here */
