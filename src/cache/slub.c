@@ -103,14 +103,17 @@
  *     (allocator after taking it, freer before giving it back), and the
  *     accounting stock and tag counters belong to the calling thread, so
  *     slab_alloc_hooked()/slab_free_hooked() need no atomics. Every free
- *     of a hooked cache runs the free hook: both inline fast paths test
- *     fastpath_off, which a cache switched to on-demand extensions (its
- *     first USLUB_GFP_ACCOUNT allocation) sets before any object is
- *     charged, so a free of a charged object (ordered after its
- *     allocation) sees it on any thread, whatever that thread's cpu slot
- *     range says (a sheaf can hand out objects of another thread's cpu
- *     slab). On-demand arrays are installed in slab->obj_exts with a CAS
- *     (release) and read with acquire.
+ *     of a hooked cache runs the free hook: its cpu slots keep
+ *     slab_bytes == 0. A cache switched to on-demand extensions (its first
+ *     USLUB_GFP_ACCOUNT allocation) sets fastpath_off before any object is
+ *     charged; an object charged later comes from the charging thread's
+ *     own cpu slab, whose range it closes, or from a slab that was not a
+ *     cpu slab when taken, whose later installs (a CAS ordered after the
+ *     taking one) read the new fastpath_off. Sheaves could break that (a
+ *     sheaf holds objects of any slab, other threads' cpu slabs included),
+ *     so a sheaf cache's cpu slots never open a free range. On-demand
+ *     arrays are installed in slab->obj_exts with a CAS (release) and read
+ *     with acquire.
  *
  * Freelist checks: c->freelist and every chain may hold a corrupted
  * pointer. The slow paths never follow or hand out a pointer from a chain
@@ -404,8 +407,15 @@ static __always_inline bool post_alloc_hook(struct kmem_cache *s, uslub_gfp_t gf
 		WRITE_ONCE(ext->objcg, objcg);
 		WRITE_ONCE(ext->ref, tag);
 	}
-	if (objcg && unlikely(missed))
-		memcg_uncharge(objcg, missed * s->charge);
+	if (objcg) {
+		if (unlikely(missed))
+			memcg_uncharge(objcg, missed * s->charge);
+		/* an on-demand cache's hooks may have been switched on after
+		 * this thread's cpu slab was installed: close its free range */
+		struct kmem_cache_cpu *c = this_cpu(s);
+		if (unlikely(READ_ONCE(c->slab_bytes)))
+			WRITE_ONCE(c->slab_bytes, 0);
+	}
 	if (tag && n > missed)
 		tag_add(tag, (int64_t)((n - missed) * s->size), (int64_t)(n - missed));
 	return true;
@@ -454,8 +464,12 @@ static __always_inline bool post_alloc_one(struct kmem_cache *s, uslub_gfp_t gfp
 	if (unlikely(!base) || unlikely(objcg && (!(hooks & HOOK_ACCOUNT) ||
 						  (s->flags & SLAB_NO_OBJ_EXT))))
 		return post_alloc_hook(s, gfp, 1, &obj, slab, tag);
-	if (objcg && unlikely(!memcg_charge(objcg, s->charge, gfp)))
-		return false;
+	if (objcg) {
+		if (unlikely(!memcg_charge(objcg, s->charge, gfp)))
+			return false;
+		if (unlikely(c->slab_bytes))         /* see post_alloc_hook() */
+			WRITE_ONCE(c->slab_bytes, 0);
+	}
 	struct slabobj_ext *ext = (struct slabobj_ext *)(base + (uintptr_t)idx * s->ext_stride);
 	WRITE_ONCE(ext->objcg, objcg);
 	WRITE_ONCE(ext->ref, tag);
@@ -466,10 +480,15 @@ static __always_inline bool post_alloc_one(struct kmem_cache *s, uslub_gfp_t gfp
 
 /* The first USLUB_GFP_ACCOUNT allocation of a cache created without
  * extensions: switch its hooks on for good. Its existing slabs get arrays
- * on demand (slab_obj_ext_alloc()). Both fast paths test fastpath_off, so
- * every free of an object charged after this store (a free ordered after
- * the charge, as a free of a pointer is after its allocation) runs the
- * free hook, on any thread, whatever its cpu slot says. */
+ * on demand (slab_obj_ext_alloc()). Other threads' cpu slots may still
+ * have an open free range, which is safe: an object charged from now on
+ * comes from the charging thread's own cpu slab (whose range
+ * post_alloc_hook() closes), or from a slab that was not a cpu slab when
+ * it was taken, whose every later install as a cpu slab (a CAS on the
+ * slab ordered after the one that took the object) reads the new
+ * fastpath_off in set_cpu_slab(). Sheaves, which can hold objects of
+ * another thread's cpu slab, exist only in caches whose cpu slots never
+ * open a free range. */
 static __cold void obj_ext_enable_on_demand(struct kmem_cache *s)
 {
 	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
@@ -942,13 +961,17 @@ static __always_inline bool c_fastpath_off(const struct kmem_cache *s)
 }
 
 /* Install @slab (or NULL) as the cpu slab, with the range the free fast
- * path checks against (empty for a cache whose fast paths are off, so
- * every free of it takes the checked slow path). */
+ * path checks against: empty for a cache whose fast paths are off, so
+ * every free of it takes the checked slow path, and for a sheaf cache,
+ * whose frees go to its sheaves (a sheaf can hold objects of another
+ * thread's cpu slab, so no cpu slab's range may let a free skip the hooks
+ * a cache may switch on later: see obj_ext_enable_on_demand()). */
 static __always_inline void set_cpu_slab(struct kmem_cache_cpu *c, struct slab *slab)
 {
 	WRITE_ONCE(c->slab, slab);
 	WRITE_ONCE(c->slab_addr, slab ? (char *)slab_address(slab) : NULL);
-	WRITE_ONCE(c->slab_bytes, slab && !c_fastpath_off(slab->slab_cache) ?
+	WRITE_ONCE(c->slab_bytes, slab && !c_fastpath_off(slab->slab_cache) &&
+				  !slab->slab_cache->sheaf_capacity ?
 				  slab_objects_bytes(slab) : 0);
 	WRITE_ONCE(c->slab_span, slab ? slab_objects_bytes(slab) : 0);
 }
@@ -1364,7 +1387,8 @@ static __noinline void *slab_alloc_hooked(struct kmem_cache *s, uslub_gfp_t gfp,
 	unsigned int tidx = tag ? READ_ONCE(tag->index) : 0;
 	if (unlikely(!base || !t) ||
 	    (objcg && unlikely(!(hooks & HOOK_ACCOUNT) || (s->flags & SLAB_NO_OBJ_EXT) ||
-			       t->stock.cached != objcg || t->stock.nr_bytes < (long)s->charge)) ||
+			       t->stock.cached != objcg || t->stock.nr_bytes < (long)s->charge ||
+			       c->slab_bytes)) ||
 	    (tag && unlikely(!tidx || !t->tagc)))
 		return slab_alloc_hooked_slow(s, gfp, node);
 
@@ -1718,10 +1742,9 @@ static __noinline void slab_free_slow_path(struct kmem_cache *s, void *x)
  * The fast path: x inside our cpu slab of this cache (one subtraction and
  * compare against the cpu slot, no descriptor load: the range proves the
  * pointer is ours and of this cache), at an object start (reciprocal
- * multiply), not the object freed last (naive double-free check), and the
- * cache's fast paths on (a cache that switched to extension hooks after
- * this slot's range was set) -> push onto the cpu freelist. Anything else
- * -> slow path.
+ * multiply), and not the object freed last (naive double-free check)
+ * -> push onto the cpu freelist. Anything else -> slow path. (A cache
+ * whose fast paths are off has an empty range: see set_cpu_slab().)
  */
 static __always_inline void slab_free(struct kmem_cache *s, void *x)
 {
@@ -1731,7 +1754,7 @@ static __always_inline void slab_free(struct kmem_cache *s, void *x)
 
 	if (likely(off < c->slab_bytes) &&
 	    likely(slab_offset_to_index(off, s->reciprocal_size) * (uintptr_t)s->size == off) &&
-	    likely(x != head) && likely(!READ_ONCE(s->fastpath_off))) {
+	    likely(x != head)) {
 		set_freepointer_raw(s, x, head);
 		c->freelist = x;
 		stat(c, FREE_FASTPATH);
