@@ -840,14 +840,7 @@ static void test_reparent(uslub_cache_t *s, uslub_cache_t *plain)
 /* ---- reports ------------------------------------------------------------ */
 static char *report_string(int fmt)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	CHECK(f);
-	uslub_group_report_print(f, fmt);
-	CHECK(fclose(f) == 0);
-	CHECK(buf);
-	return buf;
+	return print_to_string(uslub_group_report_print, fmt);
 }
 
 /* ---- seed 004: a parent's 100 children deleted with live objects --------- */

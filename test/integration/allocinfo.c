@@ -263,14 +263,7 @@ static void one_op(struct live *l, struct rng *r, bool worker)
 /* ---- checkpoints -------------------------------------------------------- */
 static char *allocinfo_string(int fmt)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	CHECK(f);
-	uslub_allocinfo_print(f, fmt);
-	CHECK(fclose(f) == 0);
-	CHECK(buf);
-	return buf;
+	return print_to_string(uslub_allocinfo_print, fmt);
 }
 
 static struct uslub_allocinfo out[1024];

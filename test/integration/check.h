@@ -362,6 +362,21 @@ static TEST_UNUSED bool json_valid(const char *text)
 	return *j.p == 0;
 }
 
+
+/* What a report printer (uslub_*_print(FILE *, fmt)) writes, as a string
+ * to free(). */
+static inline TEST_UNUSED char *print_to_string(void (*print)(FILE *, int), int fmt)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	CHECK(f);
+	print(f, fmt);
+	CHECK(fclose(f) == 0);
+	CHECK(buf);
+	return buf;
+}
+
 /* ---- a set of live addresses (open addressing, backward-shift delete):
  * tests use it to prove no address is handed out twice ------------------ */
 #define SET_BITS 17

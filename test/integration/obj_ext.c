@@ -489,12 +489,7 @@ static void test_profiling_off(void)
 	CHECK_EQ(uslub_cache_alloc_bulk(s, 0, 10, p + 10), 10);
 	struct uslub_allocinfo ai[4];
 	CHECK_EQU(uslub_allocinfo(ai, 4), 0);
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	CHECK(f);
-	uslub_allocinfo_print(f, USLUB_FMT_JSON);
-	fclose(f);
+	char *buf = print_to_string(uslub_allocinfo_print, USLUB_FMT_JSON);
 	CHECK_MSG(json_valid(buf), "allocinfo JSON (profiling off) does not parse:\n%s", buf);
 	free(buf);
 	uslub_cache_free_bulk(s, 20, p);
