@@ -248,13 +248,19 @@ static __always_inline bool obj_is_valid(const struct kmem_cache *s,
  * placements (see struct slabobj_ext in slub.h), and the inline parts of
  * the accounting stock and the tag counters. The slow parts are in ext/.
  * ---------------------------------------------------------------------- */
-static __always_inline struct slabobj_ext *slab_obj_ext(const struct kmem_cache *s,
-							 const struct slab *slab, const void *obj)
+static __always_inline struct slabobj_ext *slab_obj_ext_idx(const struct kmem_cache *s,
+							     const struct slab *slab, unsigned int idx)
 {
 	unsigned long base = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
 	if (!base)
 		return NULL;
-	return (struct slabobj_ext *)(base + (uintptr_t)obj_to_index(s, slab, obj) * s->ext_stride);
+	return (struct slabobj_ext *)(base + (uintptr_t)idx * s->ext_stride);
+}
+
+static __always_inline struct slabobj_ext *slab_obj_ext(const struct kmem_cache *s,
+							 const struct slab *slab, const void *obj)
+{
+	return slab_obj_ext_idx(s, slab, obj_to_index(s, slab, obj));
 }
 
 /* Does @slab keep its extensions inside its own memory? */
@@ -422,12 +428,11 @@ static __always_inline bool post_alloc_hook(struct kmem_cache *s, uslub_gfp_t gf
 }
 
 /* The pre-free hook of object @idx of @slab (valid): uncharge, untag. */
-static __always_inline void free_hook_idx(struct kmem_cache *s, struct slab *slab, unsigned int idx)
+static __always_inline void free_hook(struct kmem_cache *s, struct slab *slab, void *x)
 {
-	unsigned long base = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
-	if (!base)
+	struct slabobj_ext *ext = slab_obj_ext(s, slab, x);
+	if (!ext)
 		return;
-	struct slabobj_ext *ext = (struct slabobj_ext *)(base + (uintptr_t)idx * s->ext_stride);
 	struct obj_cgroup *objcg = READ_ONCE(ext->objcg);
 	struct uslub_alloc_tag *tag = READ_ONCE(ext->ref);
 	if (objcg) {
@@ -440,43 +445,6 @@ static __always_inline void free_hook_idx(struct kmem_cache *s, struct slab *sla
 	}
 }
 
-static __always_inline void free_hook(struct kmem_cache *s, struct slab *slab, void *x)
-{
-	free_hook_idx(s, slab, obj_to_index(s, slab, x));
-}
-
-/*
- * The post-allocation hook of one object @obj, index @idx, of the cpu slab
- * @slab of slot @c: the common case of slab_alloc_hooked(), with no slab
- * lookup and the index computed once. Anything unusual (no extensions
- * yet, a cache switching to on-demand) takes post_alloc_hook().
- */
-static __always_inline bool post_alloc_one(struct kmem_cache *s, uslub_gfp_t gfp,
-					   struct kmem_cache_cpu *c, struct slab *slab,
-					   unsigned int idx, void *obj, struct uslub_alloc_tag *tag)
-{
-	unsigned int hooks = READ_ONCE(s->hooks);
-	struct obj_cgroup *objcg = ((gfp & USLUB_GFP_ACCOUNT) || (s->flags & USLUB_ACCOUNT)) ?
-				   _uslub_tls.cur_objcg : NULL;
-	if (likely(!objcg && !tag))
-		return true;
-	unsigned long base = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
-	if (unlikely(!base) || unlikely(objcg && (!(hooks & HOOK_ACCOUNT) ||
-						  (s->flags & SLAB_NO_OBJ_EXT))))
-		return post_alloc_hook(s, gfp, 1, &obj, slab, tag);
-	if (objcg) {
-		if (unlikely(!memcg_charge(objcg, s->charge, gfp)))
-			return false;
-		if (unlikely(c->slab_bytes))         /* see post_alloc_hook() */
-			WRITE_ONCE(c->slab_bytes, 0);
-	}
-	struct slabobj_ext *ext = (struct slabobj_ext *)(base + (uintptr_t)idx * s->ext_stride);
-	WRITE_ONCE(ext->objcg, objcg);
-	WRITE_ONCE(ext->ref, tag);
-	if (tag)
-		tag_add(tag, (int64_t)s->size, 1);
-	return true;
-}
 
 /* The first USLUB_GFP_ACCOUNT allocation of a cache created without
  * extensions: switch its hooks on for good. Its existing slabs get arrays
@@ -1332,30 +1300,13 @@ static __always_inline void *slab_alloc_nohooks(struct kmem_cache *s, uslub_gfp_
 static __noinline void *slab_alloc_hooked_slow(struct kmem_cache *s, uslub_gfp_t gfp, int node)
 {
 	struct uslub_alloc_tag *tag = take_alloc_tag(READ_ONCE(s->hooks));
-	struct kmem_cache_cpu *c = this_cpu(s);
-	void *obj = c->freelist;
-
-	if (likely(obj && !(gfp & ~USLUB_GFP_ACCOUNT) && node == USLUB_NUMA_NO_NODE)) {
-		/* an object of the cpu slab: its index once, for the hook */
-		uintptr_t off = (uintptr_t)obj - (uintptr_t)c->slab_addr;
-		unsigned int idx = slab_offset_to_index(off, s->reciprocal_size);
-		if (likely(!cache_hardened(s)) ||
-		    likely(off < c->slab_span && (uintptr_t)idx * s->size == off)) {
-			c->freelist = get_freepointer(s, obj);
-			if (likely(post_alloc_one(s, gfp, c, c->slab, idx, obj, tag)))
-				return obj;
-			/* refused (the reclaim callback may have flushed or
-			 * shrunk this slot meanwhile): free it the plain way */
-			slab_free_nohooks(s, obj);
-			errno = ENOMEM;
-			return NULL;
-		}
-	}
-	obj = slab_alloc_nohooks(s, gfp & ~USLUB_GFP_ACCOUNT, node);
+	void *obj = slab_alloc_nohooks(s, gfp & ~USLUB_GFP_ACCOUNT, node);
 	if (unlikely(!obj))
 		return NULL;
 	if (likely(post_alloc_hook(s, gfp, 1, &obj, NULL, tag)))
 		return obj;
+	/* refused (the reclaim callback may have flushed or shrunk this
+	 * thread's cpu slot meanwhile): free it the plain way */
 	slab_free_nohooks(s, obj);
 	errno = ENOMEM;
 	return NULL;
@@ -1641,9 +1592,8 @@ static __noinline void slab_free_hooked(struct kmem_cache *s, void *x)
 	if (unlikely(off >= c->slab_span || (uintptr_t)idx * s->size != off || x == head ||
 		     cache_hardened(s)))
 		return slab_free_hooked_slow(s, x);
-	unsigned long base = __atomic_load_n(&c->slab->obj_exts, __ATOMIC_ACQUIRE);
-	if (base) {
-		struct slabobj_ext *ext = (struct slabobj_ext *)(base + (uintptr_t)idx * s->ext_stride);
+	struct slabobj_ext *ext = slab_obj_ext_idx(s, c->slab, idx);
+	if (ext) {
 		struct obj_cgroup *objcg = READ_ONCE(ext->objcg);
 		struct uslub_alloc_tag *tag = READ_ONCE(ext->ref);
 		if (objcg || tag) {
@@ -1674,27 +1624,12 @@ static __noinline void slab_free_hooked(struct kmem_cache *s, void *x)
  * hook, then free it as the paths without hooks do. */
 static __noinline void slab_free_hooked_slow(struct kmem_cache *s, void *x)
 {
-	struct kmem_cache_cpu *c = this_cpu(s);
-	uintptr_t off = (uintptr_t)x - (uintptr_t)c->slab_addr;
-	unsigned int idx = slab_offset_to_index(off, s->reciprocal_size);
-	struct slab *slab;
-	if (likely(off < c->slab_span) && likely((uintptr_t)idx * s->size == off)) {
-		free_hook_idx(s, c->slab, idx);
-		void *head = c->freelist;
-		if (likely(x != head)) {
-			set_freepointer(s, x, head);
-			c->freelist = x;
-			stat(c, FREE_FASTPATH);
-			return;
-		}
-	} else {
-		slab = virt_to_slab(x);
-		if (unlikely(!x || !slab || slab->slab_cache != s || !obj_is_valid(s, slab, x))) {
-			slab_free_slow_path(s, x);     /* reports it (NULL: nothing) */
-			return;
-		}
-		free_hook(s, slab, x);
+	struct slab *slab = virt_to_slab(x);
+	if (unlikely(!x || !slab || slab->slab_cache != s || !obj_is_valid(s, slab, x))) {
+		slab_free_slow_path(s, x);     /* reports it (NULL: nothing) */
+		return;
 	}
+	free_hook(s, slab, x);
 	slab_free_nohooks_inline(s, x);
 }
 
@@ -3167,6 +3102,5 @@ void _uslub_for_each_slab(struct kmem_cache *s,
 struct slabobj_ext *_uslub_slab_obj_ext_idx(struct kmem_cache *s, struct slab *slab,
 					    unsigned int idx)
 {
-	unsigned long base = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
-	return base ? (struct slabobj_ext *)(base + (uintptr_t)idx * s->ext_stride) : NULL;
+	return slab_obj_ext_idx(s, slab, idx);
 }
