@@ -169,7 +169,8 @@ static void postfork_child(void)
 		struct uslub_thread *t = list_entry(pos, struct uslub_thread, link);
 		if (t == _uslub_tls.thread)
 			continue;
-		_uslub_ext_thread_fold_locked(t);   /* its stock stays with the area */
+		_uslub_ext_thread_fold_locked(t);
+		_uslub_ext_drain_area(t);
 		flush_thread_locked(t);
 		list_del(&t->link);
 		list_add(&t->link, &free_areas);

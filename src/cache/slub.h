@@ -196,9 +196,9 @@ struct uslub_thread {
 	struct list_head link;       /* threads or free_areas (thread_lock) */
 	char *cpu_base;              /* first cpu slot                     */
 	int node;                    /* NUMA node this "cpu" allocates on  */
-	struct obj_stock stock;      /* accounting byte stock (owner only; an
-	                                area reused after a fork child's dead
-	                                thread inherits its stock)           */
+	struct obj_stock stock;      /* accounting byte stock (owner only;
+	                                drained at thread exit, and by a fork
+	                                child for the threads it lost)       */
 	struct tag_counter *tagc;    /* profiling: counts by tag index (owner
 	                                writes, reports read; NULL until the
 	                                thread's first profiled allocation)  */
@@ -336,6 +336,7 @@ __internal extern long _uslub_stock_max;     /* stock bytes kept on free: 2 x ba
 __internal void _uslub_ext_init(void);
 __internal void _uslub_ext_thread_exit(struct uslub_thread *t);        /* no lock held */
 __internal void _uslub_ext_thread_fold_locked(struct uslub_thread *t); /* thread_lock */
+__internal void _uslub_ext_drain_area(struct uslub_thread *t);        /* any (fork child) */
 __internal void _uslub_ext_prefork(void);
 __internal void _uslub_ext_postfork_parent(void);
 __internal void _uslub_ext_postfork_child(void);

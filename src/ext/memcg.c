@@ -107,10 +107,12 @@ static struct obj_cgroup *objcg_put_locked(struct obj_cgroup *o, long n)
 	return o;
 }
 
+/* Never sets up a cpu area, so it is safe under thread_lock (a fork
+ * child draining dead threads' stocks). */
 static void objcg_free(struct obj_cgroup *o)
 {
 	if (o) {
-		uslub_cache_free(objcg_cache, o);
+		_uslub_free_noinit(objcg_cache, o);
 		ATOMIC_SUB(nr_objcgs, 1);
 	}
 }
@@ -244,8 +246,9 @@ __public void uslub_group_drain_stock(void)
 	objcg_free(dead);
 }
 
-/* Thread exit (no lock held): give the stock back, leave the group. */
-void _uslub_ext_thread_exit(struct uslub_thread *t)
+/* Give back the stock of @t's area (its thread exited, or is gone in a
+ * fork child); may run with thread_lock held. */
+void _uslub_ext_drain_area(struct uslub_thread *t)
 {
 	if (t && t->stock.cached) {
 		groups_lock_take();
@@ -253,6 +256,12 @@ void _uslub_ext_thread_exit(struct uslub_thread *t)
 		groups_lock_drop();
 		objcg_free(dead);
 	}
+}
+
+/* Thread exit (no lock held): give the stock back, leave the group. */
+void _uslub_ext_thread_exit(struct uslub_thread *t)
+{
+	_uslub_ext_drain_area(t);
 	struct uslub_group *g = _uslub_tls.cur_group;
 	if (g) {
 		groups_lock_take();
