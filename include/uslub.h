@@ -397,7 +397,9 @@ struct uslub_sheaf *uslub_cache_prefill_sheaf(uslub_cache_t *s, uslub_gfp_t gfp,
 					      unsigned int size);
 
 /* One object from @sheaf. Never fails while the sheaf holds objects, with
- * any gfp (USLUB_GFP_ZERO zeroes it); NULL when it is empty. */
+ * any gfp (USLUB_GFP_ZERO zeroes it); NULL when it is empty. An accounted
+ * object is charged even past the group's limit (the prefill was the
+ * point where failing was allowed). */
 void *uslub_cache_alloc_from_sheaf_noprof(uslub_cache_t *s, uslub_gfp_t gfp,
 					  struct uslub_sheaf *sheaf);
 void *(uslub_cache_alloc_from_sheaf)(uslub_cache_t *s, uslub_gfp_t gfp,
