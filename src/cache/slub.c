@@ -1313,17 +1313,17 @@ static __noinline void *slab_alloc_hooked_slow(struct kmem_cache *s, uslub_gfp_t
 }
 
 /*
- * The hooked fast path: a leaf that only tail-calls (no frame). An object
- * of the cpu freelist, charged from the thread's stock and tagged in the
- * thread's counters, with every condition checked before anything
- * changes; any miss goes to slab_alloc_hooked_slow() untouched.
+ * The hooked fast path: a leaf that only tail-calls (no frame), entered
+ * from the inline fast path with its cpu slot @c and freelist head @obj.
+ * An object of the cpu freelist, charged from the thread's stock and
+ * tagged in the thread's counters, with every condition checked before
+ * anything changes; any miss goes to slab_alloc_hooked_slow() untouched.
  */
-static __noinline void *slab_alloc_hooked(struct kmem_cache *s, uslub_gfp_t gfp, int node)
+static __noinline void *slab_alloc_hooked(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+					  struct kmem_cache_cpu *c, void *obj)
 {
-	struct kmem_cache_cpu *c = this_cpu(s);
-	void *obj = c->freelist;
 	if (unlikely(!obj || (gfp & ~USLUB_GFP_ACCOUNT) || node != USLUB_NUMA_NO_NODE ||
-		     cache_hardened(s)))
+		     (s->flags & (SLAB_HARDENED | SLAB_NO_OBJ_EXT))))
 		return slab_alloc_hooked_slow(s, gfp, node);
 	unsigned int hooks = READ_ONCE(s->hooks);
 	struct obj_cgroup *objcg = ((gfp & USLUB_GFP_ACCOUNT) || (s->flags & USLUB_ACCOUNT)) ?
@@ -1333,13 +1333,13 @@ static __noinline void *slab_alloc_hooked(struct kmem_cache *s, uslub_gfp_t gfp,
 		c->freelist = get_freepointer_raw(s, obj);
 		return obj;
 	}
+	/* a cpu freelist means a real cpu area: t != NULL */
 	struct uslub_thread *t = _uslub_tls.thread;
 	unsigned long base = __atomic_load_n(&c->slab->obj_exts, __ATOMIC_ACQUIRE);
 	unsigned int tidx = tag ? READ_ONCE(tag->index) : 0;
-	if (unlikely(!base || !t) ||
-	    (objcg && unlikely(!(hooks & HOOK_ACCOUNT) || (s->flags & SLAB_NO_OBJ_EXT) ||
-			       t->stock.cached != objcg || t->stock.nr_bytes < (long)s->charge ||
-			       c->slab_bytes)) ||
+	if (unlikely(!base) ||
+	    (objcg && unlikely(!(hooks & HOOK_ACCOUNT) || t->stock.cached != objcg ||
+			       t->stock.nr_bytes < (long)s->charge || c->slab_bytes)) ||
 	    (tag && unlikely(!tidx || !t->tagc)))
 		return slab_alloc_hooked_slow(s, gfp, node);
 
@@ -1362,8 +1362,10 @@ static __noinline void *slab_alloc_hooked(struct kmem_cache *s, uslub_gfp_t gfp,
 /* Entered from the fast path: hooks, or the paths without them. */
 static __noinline void *slab_alloc_slow(struct kmem_cache *s, uslub_gfp_t gfp, int node)
 {
-	if (unlikely(READ_ONCE(s->hooks) | (gfp & USLUB_GFP_ACCOUNT)))
-		return slab_alloc_hooked(s, gfp, node);
+	if (unlikely(gfp & USLUB_GFP_ACCOUNT)) {
+		struct kmem_cache_cpu *c = this_cpu(s);
+		return slab_alloc_hooked(s, gfp, node, c, c->freelist);
+	}
 	return slab_alloc_nohooks(s, gfp, node);
 }
 
@@ -1402,8 +1404,13 @@ static __always_inline void *slab_alloc_node(struct kmem_cache *s, uslub_gfp_t g
 	struct kmem_cache_cpu *c = this_cpu(s);
 	void *obj = c->freelist;
 
-	if (unlikely(!obj || (gfp | READ_ONCE(s->fastpath_off)) || node != USLUB_NUMA_NO_NODE))
+	if (unlikely(!obj || (gfp | READ_ONCE(s->fastpath_off)) || node != USLUB_NUMA_NO_NODE)) {
+		/* a cache with hooks goes straight to its leaf, with what
+		 * this path already loaded */
+		if (READ_ONCE(s->hooks))
+			return slab_alloc_hooked(s, gfp, node, c, obj);
 		return slab_alloc_slow(s, gfp, node);
+	}
 	c->freelist = get_freepointer_raw(s, obj);   /* counted by derivation: see loaded */
 	return obj;
 }
@@ -1529,7 +1536,8 @@ static __cold void report_double_free(struct kmem_cache *s, const void *x)
  * sheaf (sheaf caches, local node) or onto the slab with the CAS. */
 static __noinline void slab_free_slow_path(struct kmem_cache *s, void *x);
 
-static __noinline void slab_free_hooked(struct kmem_cache *s, void *x);
+static __noinline void slab_free_hooked(struct kmem_cache *s, void *x,
+				       struct kmem_cache_cpu *c, uintptr_t off, void *head);
 static __noinline void slab_free_hooked_slow(struct kmem_cache *s, void *x);
 
 /* The free paths below the fast one, without hooks: the checked push of a
@@ -1571,7 +1579,7 @@ static void slab_free_nohooks(struct kmem_cache *s, void *x)
 static __noinline void slab_free_slow(struct kmem_cache *s, void *x)
 {
 	if (unlikely(READ_ONCE(s->hooks))) {
-		slab_free_hooked(s, x);
+		slab_free_hooked_slow(s, x);
 		return;
 	}
 	slab_free_nohooks_inline(s, x);
@@ -1583,11 +1591,9 @@ static __noinline void slab_free_slow(struct kmem_cache *s, void *x)
  * thread's counters, pushed onto the cpu freelist; any miss goes to
  * slab_free_hooked_slow() untouched.
  */
-static __noinline void slab_free_hooked(struct kmem_cache *s, void *x)
+static __noinline void slab_free_hooked(struct kmem_cache *s, void *x,
+				       struct kmem_cache_cpu *c, uintptr_t off, void *head)
 {
-	struct kmem_cache_cpu *c = this_cpu(s);
-	uintptr_t off = (uintptr_t)x - (uintptr_t)c->slab_addr;
-	void *head = c->freelist;
 	unsigned int idx = slab_offset_to_index(off, s->reciprocal_size);
 	if (unlikely(off >= c->slab_span || (uintptr_t)idx * s->size != off || x == head ||
 		     cache_hardened(s)))
@@ -1597,10 +1603,10 @@ static __noinline void slab_free_hooked(struct kmem_cache *s, void *x)
 		struct obj_cgroup *objcg = READ_ONCE(ext->objcg);
 		struct uslub_alloc_tag *tag = READ_ONCE(ext->ref);
 		if (objcg || tag) {
+			/* inside a cpu slab's range: a real cpu area, t != NULL */
 			struct uslub_thread *t = _uslub_tls.thread;
 			unsigned int tidx = tag ? READ_ONCE(tag->index) : 0;
-			if (unlikely(!t) ||
-			    (objcg && unlikely(t->stock.cached != objcg ||
+			if ((objcg && unlikely(t->stock.cached != objcg ||
 					       t->stock.nr_bytes + (long)s->charge > _uslub_stock_max)) ||
 			    (tag && unlikely(!tidx || !t->tagc)))
 				return slab_free_hooked_slow(s, x);
@@ -1693,6 +1699,10 @@ static __always_inline void slab_free(struct kmem_cache *s, void *x)
 		set_freepointer_raw(s, x, head);
 		c->freelist = x;
 		stat(c, FREE_FASTPATH);
+		return;
+	}
+	if (READ_ONCE(s->hooks)) {      /* straight to the leaf, with what we loaded */
+		slab_free_hooked(s, x, c, off, head);
 		return;
 	}
 	slab_free_slow(s, x);
