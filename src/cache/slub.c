@@ -1535,6 +1535,7 @@ static __cold void report_double_free(struct kmem_cache *s, const void *x)
  * slab up through the page provider, check it, then push it onto the main
  * sheaf (sheaf caches, local node) or onto the slab with the CAS. */
 static __noinline void slab_free_slow_path(struct kmem_cache *s, void *x);
+static __always_inline void slab_free_checked(struct kmem_cache *s, void *x, struct slab *slab);
 
 static __noinline void slab_free_hooked(struct kmem_cache *s, void *x,
 				       struct kmem_cache_cpu *c, uintptr_t off, void *head);
@@ -1636,12 +1637,15 @@ static __noinline void slab_free_hooked_slow(struct kmem_cache *s, void *x)
 		return;
 	}
 	free_hook(s, slab, x);
-	slab_free_nohooks_inline(s, x);
+	if (unlikely(cache_hardened(s))) {
+		slab_free_nohooks_inline(s, x);      /* its checked cpu-slab push */
+		return;
+	}
+	slab_free_checked(s, x, slab);            /* no second lookup */
 }
 
 static __noinline void slab_free_slow_path(struct kmem_cache *s, void *x)
 {
-	struct kmem_cache_cpu *c;
 	if (unlikely(!x))
 		return;
 	struct slab *slab = virt_to_slab(x);
@@ -1649,6 +1653,14 @@ static __noinline void slab_free_slow_path(struct kmem_cache *s, void *x)
 		report_invalid_free(s, x, slab);
 		return;
 	}
+	slab_free_checked(s, x, slab);
+}
+
+/* @x is an object of @slab of @s (checked): the naive double-free check,
+ * then the main sheaf or the slab with the CAS. */
+static __always_inline void slab_free_checked(struct kmem_cache *s, void *x, struct slab *slab)
+{
+	struct kmem_cache_cpu *c;
 	if (likely(this_cpu_is_real() || _uslub_thread_init())) {
 		c = this_cpu(s);
 		if (unlikely(double_free_naive(c, x))) {
