@@ -444,6 +444,25 @@ size_t uslub_trim(void);
  * destroys refused because objects were live (each counts one). */
 unsigned long uslub_error_count(void);
 
+/* ------------------------------------------------------------------------
+ * Fault injection (the kernel's failslab)
+ * ---------------------------------------------------------------------- */
+/*
+ * Configure fault injection with the syntax of USLUB_FAILSLAB:
+ * "probability=<percent>,interval=<n>,times=<n|-1>,space=<bytes>,seed=<n>,
+ * ignore-gfp-wait=<0|1>,cache-filter=<0|1>,verbose=<0|1>" (missing keys
+ * take their defaults: probability 0 = off, interval 1, times -1 =
+ * unlimited, space 0). A failed call returns NULL (0 from bulk, NULL from
+ * prefill) with ENOMEM and takes nothing. Returns 0, or -1 with EINVAL
+ * (nothing changed) for a malformed spec.
+ */
+int uslub_failslab_configure(const char *spec);
+/* Failures injected so far. */
+unsigned long uslub_failslab_injected(void);
+/* Allow (or stop) failures of @s when cache-filter=1 (the 'A' flag of
+ * USLUB_DEBUG). */
+void uslub_cache_set_failslab(uslub_cache_t *s, int on);
+
 /* Print every USLUB_* environment option, its default and meaning, to
  * stderr. */
 void uslub_options_print(void);

@@ -104,8 +104,12 @@ static inline void list_del(struct list_head *e)
 	X(SHEAVES,          0, "1 = give every cache per-CPU sheaves (the 7.0 kernel's default), not only those asking for a sheaf_capacity") \
 	X(PROFILING,        0, "1 = allocation profiling: tag every object with its call site (allocinfo); fixed at startup") \
 	X(ACCOUNT_BATCH, 8192, "bytes an accounting group is charged at once into a thread's stock (the kernel's obj_stock); 0 = charge every object directly") \
+	X(DEBUG,  USLUB_OPT_STRING, "slub_debug syntax: <flags>[,<cache>[,<cache>...]][;...]; flags F sanity checks, Z red zones, P poisoning, U owner tracking, T trace, A failslab filter, O off where it would raise the order, - none; a cache name may end in *") \
+	X(FAILSLAB, USLUB_OPT_STRING, "fault injection (the kernel's failslab): probability=<percent>,interval=<n>,times=<n|-1>,space=<bytes>,seed=<n>,ignore-gfp-wait=<0|1>,cache-filter=<0|1>,verbose=<0|1>") \
 	X(ABORT_ON_ERROR,   0, "abort() after reporting an invalid free or a corrupted freelist") \
 	X(VERBOSE,          0, "print every option and the layout of each new cache to stderr")
+
+#define USLUB_OPT_STRING (-1)          /* default of an option whose value is text */
 
 enum uslub_option {
 #define USLUB_OPT_X(name, def, doc) USLUB_OPT_##name,
@@ -116,6 +120,21 @@ enum uslub_option {
 
 __internal void _uslub_options_init(void);
 __internal long _uslub_option(enum uslub_option o);
+
+/* slub_debug letters (debug_opts.c) */
+#define USLUB_DBG_F 0x01u        /* consistency checks                     */
+#define USLUB_DBG_Z 0x02u        /* red zones                              */
+#define USLUB_DBG_P 0x04u        /* poisoning                              */
+#define USLUB_DBG_U 0x08u        /* alloc/free owner tracking              */
+#define USLUB_DBG_T 0x10u        /* trace                                  */
+#define USLUB_DBG_A 0x20u        /* failslab filter: this cache may fail   */
+#define USLUB_DBG_O 0x40u        /* off where debugging raises the order   */
+#define USLUB_DBG_DEFAULT (USLUB_DBG_F | USLUB_DBG_Z | USLUB_DBG_P | USLUB_DBG_U)
+/* The flags slub_debug-syntax @spec gives the cache @name (debug_opts.c). */
+__internal unsigned int _uslub_debug_flags(const char *spec, const char *name);
+/* The text of a string option (USLUB_OPT_STRING), "" when unset; points
+ * into environ, never allocated. */
+__internal const char *_uslub_option_str(enum uslub_option o);
 
 /* ------------------------------------------------------------------------
  * Locks, ranked in the contract's order (top of src/cache/slub.c). With

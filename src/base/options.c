@@ -1,7 +1,9 @@
 /*
  * Options: USLUB_<NAME> environment variables, parsed once from environ
  * (no getenv, no allocation) so they can be read before libc is fully up.
- * Values: decimal integers, with ON/YES/TRUE = 1 and OFF/NO/FALSE = 0.
+ * Values: decimal integers, with ON/YES/TRUE = 1 and OFF/NO/FALSE = 0;
+ * options whose default is USLUB_OPT_STRING keep their text (a pointer
+ * into environ).
  */
 #include "base/base.h"
 #include <stdlib.h>
@@ -22,6 +24,7 @@ static const struct uslub_option_desc options[USLUB_NR_OPTIONS] = {
 };
 
 static long values[USLUB_NR_OPTIONS];
+static const char *strings[USLUB_NR_OPTIONS];
 static int initialized;
 
 static bool parse_value(const char *s, long *out)
@@ -47,8 +50,11 @@ void _uslub_options_init(void)
 	if (__atomic_load_n(&initialized, __ATOMIC_ACQUIRE))
 		return;
 	long v[USLUB_NR_OPTIONS];
-	for (int i = 0; i < USLUB_NR_OPTIONS; i++)
+	const char *str[USLUB_NR_OPTIONS];
+	for (int i = 0; i < USLUB_NR_OPTIONS; i++) {
 		v[i] = options[i].def;
+		str[i] = "";
+	}
 	for (char **e = environ; e && *e; e++) {
 		if (strncmp(*e, "USLUB_", 6))
 			continue;
@@ -56,19 +62,37 @@ void _uslub_options_init(void)
 			size_t n = strlen(options[i].name);
 			if (strncmp(*e, options[i].name, n) || (*e)[n] != '=')
 				continue;
+			if (options[i].def == USLUB_OPT_STRING) {
+				str[i] = *e + n + 1;
+				continue;
+			}
 			if (!parse_value(*e + n + 1, &v[i]) || v[i] < 0) {
 				_uslub_report("uslub: ignoring %s: not a non-negative integer or on/off\n", *e);
 				v[i] = options[i].def;
 			}
 		}
 	}
-	for (int i = 0; i < USLUB_NR_OPTIONS; i++)
+	for (int i = 0; i < USLUB_NR_OPTIONS; i++) {
 		values[i] = v[i];
+		strings[i] = str[i];
+	}
 	__atomic_store_n(&initialized, 1, __ATOMIC_RELEASE);
 	if (values[USLUB_OPT_VERBOSE])
-		for (int i = 0; i < USLUB_NR_OPTIONS; i++)
-			_uslub_report("uslub: %-22s = %-6ld %s\n", options[i].name,
-				      values[i], options[i].doc);
+		for (int i = 0; i < USLUB_NR_OPTIONS; i++) {
+			if (options[i].def == USLUB_OPT_STRING)
+				_uslub_report("uslub: %-22s = \"%s\" %s\n", options[i].name,
+					      strings[i], options[i].doc);
+			else
+				_uslub_report("uslub: %-22s = %-6ld %s\n", options[i].name,
+					      values[i], options[i].doc);
+		}
+}
+
+const char *_uslub_option_str(enum uslub_option o)
+{
+	if (unlikely(!__atomic_load_n(&initialized, __ATOMIC_ACQUIRE)))
+		_uslub_options_init();
+	return strings[o];
 }
 
 long _uslub_option(enum uslub_option o)
@@ -82,7 +106,11 @@ long _uslub_option(enum uslub_option o)
 __public void uslub_options_print(void);
 void uslub_options_print(void)
 {
-	for (int i = 0; i < USLUB_NR_OPTIONS; i++)
-		_uslub_report("%-22s default %-6ld %s\n", options[i].name,
-			      options[i].def, options[i].doc);
+	for (int i = 0; i < USLUB_NR_OPTIONS; i++) {
+		if (options[i].def == USLUB_OPT_STRING)
+			_uslub_report("%-22s default \"\"    %s\n", options[i].name, options[i].doc);
+		else
+			_uslub_report("%-22s default %-6ld %s\n", options[i].name,
+				      options[i].def, options[i].doc);
+	}
 }

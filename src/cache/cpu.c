@@ -42,6 +42,7 @@ static void postfork_child(void);
 static void init_once_fn(void)
 {
 	_uslub_options_init();
+	_uslub_failslab_init();
 	_uslub_ext_init();
 	_uslub_page_init();
 	pthread_key_create(&thread_key, thread_exit);

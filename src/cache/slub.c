@@ -1299,6 +1299,10 @@ static __always_inline void *slab_alloc_nohooks(struct kmem_cache *s, uslub_gfp_
  * every free of such a cache runs the free hook (slab_free_hooked()). */
 static __noinline void *slab_alloc_hooked_slow(struct kmem_cache *s, uslub_gfp_t gfp, int node)
 {
+	if (unlikely(failslab(s, gfp, 1))) {
+		uslub_alloc_tag_cur = NULL;         /* nothing allocated: nothing tagged */
+		return NULL;
+	}
 	struct uslub_alloc_tag *tag = take_alloc_tag(READ_ONCE(s->hooks));
 	void *obj = slab_alloc_nohooks(s, gfp & ~USLUB_GFP_ACCOUNT, node);
 	if (unlikely(!obj))
@@ -1323,7 +1327,8 @@ static __noinline void *slab_alloc_hooked(struct kmem_cache *s, uslub_gfp_t gfp,
 					  struct kmem_cache_cpu *c, void *obj)
 {
 	if (unlikely(!obj || (gfp & ~USLUB_GFP_ACCOUNT) || node != USLUB_NUMA_NO_NODE ||
-		     (s->flags & (SLAB_HARDENED | SLAB_NO_OBJ_EXT))))
+		     (s->flags & (SLAB_HARDENED | SLAB_NO_OBJ_EXT)) ||
+		     (READ_ONCE(s->fastpath_off) & FASTPATH_OFF_DEBUG)))
 		return slab_alloc_hooked_slow(s, gfp, node);
 	unsigned int hooks = READ_ONCE(s->hooks);
 	struct obj_cgroup *objcg = ((gfp & USLUB_GFP_ACCOUNT) || (s->flags & USLUB_ACCOUNT)) ?
@@ -1362,10 +1367,12 @@ static __noinline void *slab_alloc_hooked(struct kmem_cache *s, uslub_gfp_t gfp,
 /* Entered from the fast path: hooks, or the paths without them. */
 static __noinline void *slab_alloc_slow(struct kmem_cache *s, uslub_gfp_t gfp, int node)
 {
-	if (unlikely(gfp & USLUB_GFP_ACCOUNT)) {
+	if (unlikely(gfp & USLUB_GFP_ACCOUNT)) {   /* its slow path asks failslab */
 		struct kmem_cache_cpu *c = this_cpu(s);
 		return slab_alloc_hooked(s, gfp, node, c, c->freelist);
 	}
+	if (unlikely(failslab(s, gfp, 1)))
+		return NULL;
 	return slab_alloc_nohooks(s, gfp, node);
 }
 
@@ -2023,6 +2030,8 @@ __public int uslub_cache_alloc_bulk_noprof(struct kmem_cache *s, uslub_gfp_t gfp
 	}
 	if (!n)
 		return 0;
+	if (unlikely(failslab(s, gfp, n)))
+		return 0;
 	for (;;) {
 		bool ok;
 		if (likely(this_cpu_is_real() || _uslub_thread_init())) {
@@ -2639,6 +2648,10 @@ struct kmem_cache *_uslub_cache_create(const char *name, size_t size,
 	if (!calculate_sizes(&tmp, size, align, args))
 		return create_error(name, "object (with alignment) is larger than the largest slab");
 	calculate_obj_ext(&tmp, flags);
+	if (!(flags & SLAB_NO_OBJ_EXT)) {
+		tmp.debug = _uslub_debug_flags(_uslub_option_str(USLUB_OPT_DEBUG), name);
+		tmp.fastpath_off |= _uslub_failslab_cache_fastpath_off(&tmp);
+	}
 	tmp.useroffset = args->useroffset;
 	tmp.usersize = args->usersize;
 
@@ -3026,6 +3039,7 @@ __public long uslub_cache_validate(struct kmem_cache *s)
 void _uslub_slub_prefork(void)
 {
 	pthread_mutex_lock(&_uslub_slab_mutex);
+	_uslub_failslab_prefork();
 	_uslub_ext_prefork();
 	_uslub_sheaf_prefork();
 	struct list_head *pos;
@@ -3046,6 +3060,7 @@ void _uslub_slub_postfork_parent(void)
 	}
 	_uslub_sheaf_postfork_parent();
 	_uslub_ext_postfork_parent();
+	_uslub_failslab_postfork_parent();
 	pthread_mutex_unlock(&_uslub_slab_mutex);
 }
 
@@ -3091,6 +3106,7 @@ void _uslub_slub_postfork_child(void)
 	}
 	_uslub_sheaf_postfork_child();
 	_uslub_ext_postfork_child();
+	_uslub_failslab_postfork_child();
 	pthread_mutex_init(&_uslub_slab_mutex, NULL);
 }
 

@@ -8,6 +8,7 @@
 
 #include "slab/slab.h"
 #include "uslub.h"
+#include <errno.h>
 #include <pthread.h>
 
 #define USLUB_MAX_CACHES   2048
@@ -178,6 +179,8 @@ struct kmem_cache {
 	unsigned int charge;         /* bytes one object charges: size + ext_bytes */
 	unsigned int hooks;          /* HOOK_*: allocs and frees run the extension
 	                                hooks (written once, under slab_mutex)     */
+	unsigned int debug;          /* USLUB_DBG_* letters (USLUB_DEBUG); A may
+	                                change at run time (atomic)                */
 	struct node_barn *barn[MAX_NUMNODES]; /* sheaf layer's, per node (sheaf caches) */
 
 	struct list_head list;       /* slab_caches (slab_mutex)                       */
@@ -255,6 +258,7 @@ __internal struct kmem_cache_cpu *_uslub_thread_cpu(struct uslub_thread *t,
 /* fastpath_off bits */
 #define FASTPATH_OFF_HARDENED 1u
 #define FASTPATH_OFF_HOOKS    2u
+#define FASTPATH_OFF_DEBUG    4u     /* fault injection (and later slub_debug) */
 /* uslub_cache_create_args() without _uslub_init() (usable while it runs)
  * and accepting the internal flags. Call with no uslub lock held. */
 __internal struct kmem_cache *_uslub_cache_create(const char *name, size_t size,
@@ -343,6 +347,26 @@ __internal void _uslub_ext_postfork_child(void);
 
 __internal struct slabobj_ext *_uslub_slab_obj_ext_idx(struct kmem_cache *s, struct slab *slab,
 							unsigned int idx);
+
+/* Fault injection (failslab.c): should this allocation call of @size
+ * bytes fail? Only asked when fastpath_off has FASTPATH_OFF_DEBUG. */
+__internal bool _uslub_should_failslab(struct kmem_cache *s, uslub_gfp_t gfp, size_t size);
+__internal void _uslub_failslab_init(void);
+__internal unsigned int _uslub_failslab_cache_fastpath_off(const struct kmem_cache *s);
+__internal void _uslub_failslab_prefork(void);
+__internal void _uslub_failslab_postfork_parent(void);
+__internal void _uslub_failslab_postfork_child(void);
+
+/* The checked slow paths' fault-injection test (inline: one bit test). */
+static __always_inline bool failslab(struct kmem_cache *s, uslub_gfp_t gfp, size_t n)
+{
+	if (likely(!(READ_ONCE(s->fastpath_off) & FASTPATH_OFF_DEBUG)))
+		return false;
+	if (!_uslub_should_failslab(s, gfp, n * s->object_size))
+		return false;
+	errno = ENOMEM;
+	return true;
+}
 
 /* @str as a JSON string literal (stats.c). */
 __internal void _uslub_json_string(FILE *f, const char *str);

@@ -712,6 +712,8 @@ __public struct uslub_sheaf *uslub_cache_prefill_sheaf(struct kmem_cache *s, usl
 		errno = EINVAL;
 		return NULL;
 	}
+	if (unlikely(failslab(s, gfp, size)))
+		return NULL;
 	struct cpu_ref ref;
 	struct slab_sheaf *sheaf;
 	get_cpu(s, &ref);

@@ -1,0 +1,95 @@
+/*
+ * USLUB_DEBUG: the kernel's slub_debug / slab_debug syntax, parsed without
+ * allocating (the text stays in environ).
+ *
+ *   USLUB_DEBUG=<flags>[,<cache>[,<cache>...]][;<flags>[,<cache>...]]...
+ *
+ * A block without a cache list sets the flags of every cache (the last
+ * such block wins); a block with a list sets them for the caches it names,
+ * and the first block naming a cache wins over everything else. A name
+ * ending in '*' matches every cache whose name starts with the rest.
+ * Flags are letters, either case: F Z P U T A O, and '-' for none. An
+ * empty flag field (USLUB_DEBUG=, or ",cache") means the default set
+ * F Z P U, as slub_debug with no options does.
+ */
+#include "base/base.h"
+#include <string.h>
+
+static bool reported;    /* report a malformed spec once, not per cache */
+
+/* Flags of the block at @p (up to ',' ';' or the end); *@end: where the
+ * flags stop. */
+static unsigned int parse_flags(const char *p, const char **end, const char *spec)
+{
+	unsigned int f = 0;
+	const char *q = p;
+	for (; *q && *q != ',' && *q != ';'; q++) {
+		switch (*q | 0x20) {                       /* lower case */
+		case 'f': f |= USLUB_DBG_F; break;
+		case 'z': f |= USLUB_DBG_Z; break;
+		case 'p': f |= USLUB_DBG_P; break;
+		case 'u': f |= USLUB_DBG_U; break;
+		case 't': f |= USLUB_DBG_T; break;
+		case 'a': f |= USLUB_DBG_A; break;
+		case 'o': f |= USLUB_DBG_O; break;
+		default:
+			if (*q == '-') {
+				f = 0;
+			} else if (*q != ' ' && !__atomic_exchange_n(&reported, true, __ATOMIC_RELAXED)) {
+				_uslub_report("uslub: USLUB_DEBUG=\"%s\": unknown flag '%c' ignored\n",
+					      spec, *q);
+			}
+		}
+	}
+	*end = q;
+	return q == p ? USLUB_DBG_DEFAULT : f;
+}
+
+/* Does the list entry [p, q) name @name? */
+static bool name_matches(const char *p, const char *q, const char *name)
+{
+	while (p < q && *p == ' ')
+		p++;
+	while (q > p && q[-1] == ' ')
+		q--;
+	size_t len = (size_t)(q - p);
+	if (!len)
+		return false;
+	if (p[len - 1] == '*')
+		return !strncmp(name, p, len - 1);
+	return strlen(name) == len && !strncmp(name, p, len);
+}
+
+unsigned int _uslub_debug_flags(const char *spec, const char *name)
+{
+	unsigned int global = 0;
+	if (!spec || !*spec)
+		return 0;
+	const char *p = spec;
+	for (;;) {
+		if (!*p)
+			break;                  /* an empty last block: nothing */
+		const char *q;
+		unsigned int f = parse_flags(p, &q, spec);
+		if (*q == ',') {                /* a block with a cache list */
+			const char *e = q + 1;
+			for (;;) {
+				const char *s = e;
+				while (*e && *e != ',' && *e != ';')
+					e++;
+				if (name && name_matches(s, e, name))
+					return f;
+				if (*e != ',')
+					break;
+				e++;
+			}
+			q = e;
+		} else {
+			global = f;
+		}
+		if (*q != ';')
+			break;
+		p = q + 1;
+	}
+	return global;
+}
