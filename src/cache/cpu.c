@@ -58,6 +58,7 @@ void _uslub_init(void)
 __attribute__((constructor)) static void uslub_constructor(void)
 {
 	_uslub_init();
+	_uslub_publish_init();
 }
 
 struct kmem_cache_cpu *_uslub_thread_cpu(struct uslub_thread *t, const struct kmem_cache *s)
@@ -180,6 +181,7 @@ static void postfork_child(void)
 	_uslub_slub_recount();
 	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
+	_uslub_publish_postfork_child();
 }
 
 __public int uslub_owns(const void *p)

@@ -368,6 +368,10 @@ static __always_inline bool failslab(struct kmem_cache *s, uslub_gfp_t gfp, size
 	return true;
 }
 
+/* publish.c */
+__internal void _uslub_publish_init(void);
+__internal void _uslub_publish_postfork_child(void);
+
 /* @str as a JSON string literal (stats.c). */
 __internal void _uslub_json_string(FILE *f, const char *str);
 
