@@ -206,16 +206,25 @@ static __always_inline void set_freepointer(const struct kmem_cache *s, void *ob
 		*slot = (uintptr_t)fp;
 }
 
+/* Object 0 of @slab: the slab's first byte, after a left red zone when the
+ * cache has one (red_left_pad; the stride includes it, so object i's left
+ * red zone is the tail of stride i-1). */
+static __always_inline char *slab_obj_base(const struct kmem_cache *s, const struct slab *slab)
+{
+	return (char *)slab_address(slab) + s->red_left_pad;
+}
+
 static __always_inline unsigned int obj_to_index(const struct kmem_cache *s,
 						 const struct slab *slab, const void *obj)
 {
-	return slab_offset_to_index((uintptr_t)obj - (uintptr_t)slab_address(slab), s->reciprocal_size);
+	return slab_offset_to_index((uintptr_t)obj - (uintptr_t)slab_obj_base(s, slab),
+				    s->reciprocal_size);
 }
 
 static __always_inline void *index_to_obj(const struct kmem_cache *s,
 					  const struct slab *slab, unsigned int idx)
 {
-	return (char *)slab_address(slab) + (size_t)idx * s->size;
+	return slab_obj_base(s, slab) + (size_t)idx * s->size;
 }
 
 static __always_inline void *fl_ptr(const struct kmem_cache *s, const struct slab *slab,
@@ -237,7 +246,7 @@ static __always_inline unsigned int fl_idx(const struct kmem_cache *s,
 static __always_inline bool obj_is_valid(const struct kmem_cache *s,
 					 const struct slab *slab, const void *x)
 {
-	uintptr_t off = (uintptr_t)x - (uintptr_t)slab_address(slab);
+	uintptr_t off = (uintptr_t)x - (uintptr_t)slab_obj_base(s, slab);
 	if (unlikely(off >= slab_objects_bytes(slab)))
 		return false;
 	return (uintptr_t)obj_to_index(s, slab, x) * s->size == off;
@@ -276,7 +285,7 @@ static bool slab_obj_exts_in_slab(const struct slab *slab, unsigned long obj_ext
  * cannot be allocated: the slab's objects then go unaccounted). */
 static void slab_init_obj_exts(struct kmem_cache *s, struct slab *slab, unsigned int objects)
 {
-	char *base = slab_address(slab);
+	char *base = slab_obj_base(s, slab);
 	unsigned long exts = 0;
 	switch (READ_ONCE(s->ext_placement)) {
 	case USLUB_OBJ_EXT_PADDING:
@@ -287,7 +296,7 @@ static void slab_init_obj_exts(struct kmem_cache *s, struct slab *slab, unsigned
 	case USLUB_OBJ_EXT_LEFTOVER: {
 		size_t off = ALIGN_UP((size_t)objects * s->size, sizeof(void *));
 		size_t len = (size_t)objects * sizeof(struct slabobj_ext);
-		if (off + len <= (PAGE_SIZE << slab_order(slab))) {
+		if (s->red_left_pad + off + len <= (PAGE_SIZE << slab_order(slab))) {
 			memset(base + off, 0, len);
 			exts = (unsigned long)(base + off);
 			break;
@@ -580,7 +589,7 @@ struct slab_obj_iter {
 static __always_inline void slab_obj_iter_init(struct slab_obj_iter *it, const struct kmem_cache *s,
 					       const struct slab *slab, unsigned int objects)
 {
-	it->start = slab_address(slab);
+	it->start = slab_obj_base(s, slab);
 	it->size = s->size;
 	it->seq = s->random_seq;
 	it->seq_len = s->objects;
@@ -681,7 +690,7 @@ static struct slab *allocate_slab(struct kmem_cache *s, int node, struct kmem_ca
 	slab->next = NULL;
 	slab_init_obj_exts(s, slab, objects);
 
-	char *p = slab_address(slab);
+	char *p = slab_obj_base(s, slab);
 	if (s->ctor)
 		for (unsigned int i = 0; i < objects; i++)
 			s->ctor(p + (size_t)i * s->size);
@@ -937,7 +946,7 @@ static __always_inline bool c_fastpath_off(const struct kmem_cache *s)
 static __always_inline void set_cpu_slab(struct kmem_cache_cpu *c, struct slab *slab)
 {
 	WRITE_ONCE(c->slab, slab);
-	WRITE_ONCE(c->slab_addr, slab ? (char *)slab_address(slab) : NULL);
+	WRITE_ONCE(c->slab_addr, slab ? slab_obj_base(slab->slab_cache, slab) : NULL);
 	WRITE_ONCE(c->slab_bytes, slab && !c_fastpath_off(slab->slab_cache) &&
 				  !slab->slab_cache->sheaf_capacity ?
 				  slab_objects_bytes(slab) : 0);
@@ -1518,8 +1527,8 @@ static __cold void report_invalid_free(struct kmem_cache *s, void *x, struct sla
 	else
 		_uslub_report_error("uslub: %s: free of %p, %zu bytes into object %u of slab %p "
 				    "(not an object start); left alone\n", s->name, x,
-				    (size_t)(((uintptr_t)x - (uintptr_t)slab_address(slab)) % s->size),
-				    (unsigned int)(((uintptr_t)x - (uintptr_t)slab_address(slab)) / s->size),
+				    (size_t)(((uintptr_t)x - (uintptr_t)slab_obj_base(s, slab)) % s->size),
+				    (unsigned int)(((uintptr_t)x - (uintptr_t)slab_obj_base(s, slab)) / s->size),
 				    slab_address(slab));
 }
 
@@ -2142,7 +2151,7 @@ static size_t build_detached_freelist(struct kmem_cache *s, size_t size, void **
 	if (!df->slab)
 		return 0;
 
-	char *base = slab_address(df->slab);
+	char *base = slab_obj_base(df->s, df->slab);
 	unsigned long bytes = slab_objects_bytes(df->slab);
 	unsigned int lookahead = BULK_LOOKAHEAD;
 	size_t first_skipped = 0;
@@ -2238,7 +2247,7 @@ static size_t free_bulk_to_sheaves(struct kmem_cache *s, size_t n, void **p)
 				left++;
 				continue;
 			}
-			lo = (uintptr_t)slab_address(slab);
+			lo = (uintptr_t)slab_obj_base(s, slab);
 			span = slab_objects_bytes(slab);
 			off = (uintptr_t)x - lo;
 		}
@@ -2423,6 +2432,9 @@ static int calculate_order(size_t size)
 	return order <= MAX_PAGE_ORDER ? (int)order : -1;
 }
 
+/* Objects of @size in a slab of @order. A left red zone (red_left_pad) is
+ * part of each stride: object i's is the tail of stride i-1, object 0's
+ * the slab's first bytes, so n objects still need n * size bytes. */
 static unsigned int order_objects(unsigned int order, size_t size)
 {
 	return (unsigned int)MIN((PAGE_SIZE << order) / size, MAX_OBJS_PER_SLAB);
@@ -2506,7 +2518,7 @@ static void calculate_obj_ext(struct kmem_cache *s, unsigned int flags)
 		size_t slab_bytes = PAGE_SIZE << s->order;
 		size_t used = ALIGN_UP((size_t)s->objects * s->size, sizeof(void *));
 		size_t pad_at = ALIGN_UP((size_t)s->inuse, sizeof(void *));
-		if (used + (size_t)s->objects * ext <= slab_bytes) {
+		if (s->red_left_pad + used + (size_t)s->objects * ext <= slab_bytes) {
 			s->ext_placement = USLUB_OBJ_EXT_LEFTOVER;
 			s->ext_bytes = 0;
 		} else if (pad_at + ext <= s->size) {

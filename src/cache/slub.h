@@ -159,6 +159,9 @@ struct kmem_cache {
 	unsigned int order;          /* preferred slab order                           */
 	unsigned int inuse;          /* object + free pointer (if outside): the bytes
 	                                of a stride in use before alignment padding   */
+	unsigned int red_left_pad;   /* bytes before object 0 of a slab (a left red
+	                                zone; 0 without red zones): objects start at
+	                                slab_address + red_left_pad                 */
 	unsigned int min_objects_fallback; /* objects per slab at the fallback order   */
 	unsigned int min_order;      /* fallback order (one object fits)               */
 	unsigned int align;
