@@ -38,9 +38,21 @@ extern "C" {
                                             freelist when the slab is made
                                             (the kernel before 7.1), not
                                             deferred; for comparison only   */
+/* slub_debug per cache (the same as the USLUB_DEBUG letters F Z P U T A;
+ * OR-ed with what USLUB_DEBUG says for the cache). A cache with any of the
+ * first five takes the checked debug paths on every alloc and free. */
+#define USLUB_CONSISTENCY_CHECKS 0x00000001u /* F: check objects on alloc/free */
+#define USLUB_RED_ZONE        0x00000002u /* Z: red zones left and right of
+                                             each object, and kmalloc tails */
+#define USLUB_POISON          0x00000004u /* P: fill free objects with 0x6b */
+#define USLUB_STORE_USER      0x00010000u /* U: record alloc/free owners    */
+#define USLUB_TRACE           0x00200000u /* T: print every alloc and free  */
+#define USLUB_FAILSLAB        0x02000000u /* A: fault injection may fail it */
 #define USLUB_CACHE_FLAGS_VALID \
 	(USLUB_HWCACHE_ALIGN | USLUB_NO_MERGE | USLUB_ACCOUNT | USLUB_RANDOM_FREELIST | \
-	 USLUB_NO_RANDOM_FREELIST | USLUB_EAGER_FREELIST | USLUB_HARDENED_FREELIST)
+	 USLUB_NO_RANDOM_FREELIST | USLUB_EAGER_FREELIST | USLUB_HARDENED_FREELIST | \
+	 USLUB_CONSISTENCY_CHECKS | USLUB_RED_ZONE | USLUB_POISON | USLUB_STORE_USER | \
+	 USLUB_TRACE | USLUB_FAILSLAB)
 
 /* ------------------------------------------------------------------------
  * Allocation flags (gfp)
@@ -308,6 +320,13 @@ void *(uslub_cache_alloc_node)(uslub_cache_t *s, uslub_gfp_t gfp, int node);
 	uslub_cache_t *__uslub_s = (s); uslub_gfp_t __uslub_g = (gfp);           \
 	int __uslub_n = (node);                                                  \
 	USLUB_TAG_HERE(); uslub_cache_alloc_node_noprof(__uslub_s, __uslub_g, __uslub_n); })
+
+/* Allocate from @s for a request of @size bytes (<= the object size), as
+ * kmalloc does from a kmalloc cache: a slub_debug cache with red zones
+ * records @size and guards the object's unused tail [size, object size)
+ * like a red zone (a write there is reported as "kmalloc Redzone
+ * overwritten"). NULL with EINVAL for a size larger than the objects. */
+void *uslub_kmalloc_trace(uslub_cache_t *s, uslub_gfp_t gfp, size_t size);
 
 /*
  * Free an object of @s; NULL is ignored. A pointer uslub does not own, an

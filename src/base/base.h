@@ -130,6 +130,8 @@ __internal long _uslub_option(enum uslub_option o);
 #define USLUB_DBG_T 0x10u        /* trace                                  */
 #define USLUB_DBG_A 0x20u        /* failslab filter: this cache may fail   */
 #define USLUB_DBG_O 0x40u        /* off where debugging raises the order   */
+#define USLUB_DBG_X 0x80u        /* abort() after a detected corruption
+                                    (uslub's letter; not in the kernel)    */
 #define USLUB_DBG_DEFAULT (USLUB_DBG_F | USLUB_DBG_Z | USLUB_DBG_P | USLUB_DBG_U)
 /* The flags slub_debug-syntax @spec gives the cache @name (debug_opts.c). */
 __internal unsigned int _uslub_debug_flags(const char *spec, const char *name);
@@ -183,5 +185,8 @@ __internal void _uslub_report(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 __internal void _uslub_report_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
+/* Count one error already reported line by line; abort() when
+ * USLUB_ABORT_ON_ERROR is set or @abort_too. */
+__internal void _uslub_count_error(bool abort_too);
 
 #endif /* USLUB_BASE_H */

@@ -8,7 +8,8 @@
  * such block wins); a block with a list sets them for the caches it names,
  * and the first block naming a cache wins over everything else. A name
  * ending in '*' matches every cache whose name starts with the rest.
- * Flags are letters, either case: F Z P U T A O, and '-' for none. An
+ * Flags are letters, either case: F Z P U T A O, X (uslub's: abort after
+ * a detected corruption), and '-' for none. An
  * empty flag field (USLUB_DEBUG=, or ",cache") means the default set
  * F Z P U, as slub_debug with no options does.
  */
@@ -32,6 +33,7 @@ static unsigned int parse_flags(const char *p, const char **end, const char *spe
 		case 't': f |= USLUB_DBG_T; break;
 		case 'a': f |= USLUB_DBG_A; break;
 		case 'o': f |= USLUB_DBG_O; break;
+		case 'x': f |= USLUB_DBG_X; break;
 		default:
 			if (*q == '-') {
 				f = 0;

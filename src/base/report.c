@@ -42,6 +42,13 @@ void _uslub_report_error(const char *fmt, ...)
 		abort();
 }
 
+void _uslub_count_error(bool abort_too)
+{
+	__atomic_add_fetch(&error_count, 1, __ATOMIC_RELAXED);
+	if (abort_too || _uslub_option(USLUB_OPT_ABORT_ON_ERROR))
+		abort();
+}
+
 __public unsigned long uslub_error_count(void)
 {
 	return __atomic_load_n(&error_count, __ATOMIC_RELAXED);

@@ -154,105 +154,6 @@ static struct kmem_cache_node boot_nodes[2][MAX_NUMNODES];
 #define DEACTIVATE_TO_TAIL_POS 1
 
 /* ------------------------------------------------------------------------
- * Objects and free pointers
- *
- * Freelist hardening (CONFIG_SLAB_FREELIST_HARDENED; per cache with
- * USLUB_HARDENED_FREELIST, for every cache with USLUB_FREELIST_HARDENED=1):
- * the free pointer stored in a free object is  fp ^ s->fp_secret ^
- * bswap(&slot).  A stray write or an
- * attacker without the per-cache secret cannot plant a chosen pointer, and
- * a corrupted value decodes to an address outside the slab. Every pointer
- * taken from a chain is checked (object start of the expected slab) before
- * it is handed out or followed: see cpu_freelist_ok() and walk_ok().
- * ---------------------------------------------------------------------- */
-static __always_inline bool cache_hardened(const struct kmem_cache *s)
-{
-	return unlikely(s->flags & SLAB_HARDENED);
-}
-
-static __always_inline uintptr_t fp_mask(const struct kmem_cache *s, const void *slot)
-{
-	return s->fp_secret ^ __builtin_bswap64((uint64_t)(uintptr_t)slot);
-}
-
-/* A cache without hardening pays one predicted branch (off the load's
- * dependency chain) and no arithmetic. */
-/* The fast paths' accessors: only for caches without hardening (their
- * fast paths are off otherwise). */
-static __always_inline void *get_freepointer_raw(const struct kmem_cache *s, void *obj)
-{
-	return *(void **)((char *)obj + s->offset);
-}
-
-static __always_inline void set_freepointer_raw(const struct kmem_cache *s, void *obj, void *fp)
-{
-	*(void **)((char *)obj + s->offset) = fp;
-}
-
-static __always_inline void *get_freepointer(const struct kmem_cache *s, void *obj)
-{
-	uintptr_t *slot = (uintptr_t *)((char *)obj + s->offset);
-	if (cache_hardened(s))
-		return (void *)(*slot ^ fp_mask(s, slot));
-	return (void *)*slot;
-}
-
-static __always_inline void set_freepointer(const struct kmem_cache *s, void *obj, void *fp)
-{
-	uintptr_t *slot = (uintptr_t *)((char *)obj + s->offset);
-	if (cache_hardened(s))
-		*slot = (uintptr_t)fp ^ fp_mask(s, slot);
-	else
-		*slot = (uintptr_t)fp;
-}
-
-/* Object 0 of @slab: the slab's first byte, after a left red zone when the
- * cache has one (red_left_pad; the stride includes it, so object i's left
- * red zone is the tail of stride i-1). */
-static __always_inline char *slab_obj_base(const struct kmem_cache *s, const struct slab *slab)
-{
-	return (char *)slab_address(slab) + s->red_left_pad;
-}
-
-static __always_inline unsigned int obj_to_index(const struct kmem_cache *s,
-						 const struct slab *slab, const void *obj)
-{
-	return slab_offset_to_index((uintptr_t)obj - (uintptr_t)slab_obj_base(s, slab),
-				    s->reciprocal_size);
-}
-
-static __always_inline void *index_to_obj(const struct kmem_cache *s,
-					  const struct slab *slab, unsigned int idx)
-{
-	return slab_obj_base(s, slab) + (size_t)idx * s->size;
-}
-
-static __always_inline void *fl_ptr(const struct kmem_cache *s, const struct slab *slab,
-				    unsigned int idx)
-{
-	return idx == SLAB_FL_NONE ? NULL : index_to_obj(s, slab, idx);
-}
-
-static __always_inline unsigned int fl_idx(const struct kmem_cache *s,
-					   const struct slab *slab, const void *obj)
-{
-	return obj ? obj_to_index(s, slab, obj) : SLAB_FL_NONE;
-}
-
-/* slab->__unused[0]: objects * size of this slab (immutable while it lives). */
-#define slab_objects_bytes(slab) ((slab)->__unused[0])
-
-/* Is @x the start of an object of @slab? Two multiplies, no division. */
-static __always_inline bool obj_is_valid(const struct kmem_cache *s,
-					 const struct slab *slab, const void *x)
-{
-	uintptr_t off = (uintptr_t)x - (uintptr_t)slab_obj_base(s, slab);
-	if (unlikely(off >= slab_objects_bytes(slab)))
-		return false;
-	return (uintptr_t)obj_to_index(s, slab, x) * s->size == off;
-}
-
-/* ------------------------------------------------------------------------
  * Per-object extensions (seed 003): one stride-based accessor for all three
  * placements (see struct slabobj_ext in slub.h), and the inline parts of
  * the accounting stock and the tag counters. The slow parts are in ext/.
@@ -688,6 +589,8 @@ static struct slab *allocate_slab(struct kmem_cache *s, int node, struct kmem_ca
 	slab->slab_cache = s;
 	slab_objects_bytes(slab) = (unsigned long)objects * s->size;
 	slab->next = NULL;
+	if (kmem_cache_debug(s))
+		_uslub_debug_init_slab(s, slab, objects);   /* before extensions and ctor */
 	slab_init_obj_exts(s, slab, objects);
 
 	char *p = slab_obj_base(s, slab);
@@ -749,7 +652,8 @@ static void discard_slab(struct kmem_cache *s, struct slab *slab)
 	ATOMIC_SUB(n->nr_slabs, 1);
 	ATOMIC_SUB(n->total_objects, FC_OBJECTS(slab_counters(slab)));
 	ATOMIC_SUB(n->total_pages, 1ul << slab_order(slab));
-	__atomic_store_n(&slab->__page_flags, slab->__page_flags & ~(PG_slab | PG_workingset),
+	__atomic_store_n(&slab->__page_flags,
+			 slab->__page_flags & ~(PG_slab | PG_workingset | PG_isolated),
 			 __ATOMIC_RELAXED);
 	slab_free_obj_exts(s, slab);
 	slab->slab_cache = NULL;
@@ -1276,12 +1180,216 @@ static __always_inline void *sheaf_alloc(struct kmem_cache *s, uslub_gfp_t gfp)
 }
 
 static __noinline void *slab_alloc_slow_path(struct kmem_cache *s, uslub_gfp_t gfp, int node);
-static void slab_free_nohooks(struct kmem_cache *s, void *x);
+static void slab_free_nohooks(struct kmem_cache *s, void *x, uintptr_t addr);
+
+/* ------------------------------------------------------------------------
+ * slub_debug: the debug paths
+ *
+ * A debug cache (USLUB_DEBUG letters F Z P U T, or the matching cache
+ * flags) has FASTPATH_OFF_SLUB_DEBUG: no cpu slab, no cpu partial slabs, no
+ * sheaves. Every allocation and free takes list_lock of the slab's node,
+ * as SLUB's alloc_single_from_partial()/free_to_partial_list() do, so the
+ * checks see a slab nobody else changes: the state word is still updated
+ * with slab_update(), but only under list_lock. Slabs with free objects
+ * are on the node partial list; full ones are on no list; an isolated one
+ * (a corruption was found in it) is on n->isolated and is never allocated
+ * from or discarded again while the cache lives. Frees into an isolated
+ * slab still go through the checks and are counted (inuse stays exact).
+ * ---------------------------------------------------------------------- */
+
+/* A cpu slot for the debug paths' counters: the thread's own, or @tmp
+ * (the caller folds it) for a thread without a cpu area. */
+static struct kmem_cache_cpu *debug_cpu(struct kmem_cache *s, struct kmem_cache_cpu *tmp)
+{
+	if (likely(this_cpu_is_real() || _uslub_thread_init()))
+		return this_cpu(s);
+	memset(tmp, 0, sizeof(*tmp));
+	return tmp;
+}
+
+static void debug_cpu_done(struct kmem_cache *s, struct kmem_cache_cpu *c,
+			   struct kmem_cache_cpu *tmp)
+{
+	if (c == tmp)
+		fold_stats(s, tmp);
+}
+
+/* list_lock held. */
+static void slab_isolate(struct kmem_cache *s, struct kmem_cache_node *n, struct slab *slab)
+{
+	if (slab->__page_flags & PG_isolated)
+		return;
+	if (slab_test_node_partial(slab))
+		remove_partial(n, slab);
+	WRITE_ONCE(slab->__page_flags, slab->__page_flags | PG_isolated);
+	list_add(&slab->slab_list, &n->isolated);
+	n->nr_isolated++;
+	_uslub_debug_isolated(s, slab);
+}
+
+/* Is @x on @slab's freelist? (list_lock held; each link checked.) */
+static bool on_freelist(struct kmem_cache *s, struct slab *slab, const void *x)
+{
+	uint64_t cnt = slab_counters(slab);
+	unsigned int k = 0;
+	for (void *p = fl_ptr(s, slab, FC_FREELIST(cnt)); p && k <= FC_OBJECTS(cnt);
+	     p = get_freepointer(s, p), k++) {
+		if (p == x)
+			return true;
+		if (!walk_ok(s, slab, get_freepointer(s, p)))
+			break;
+	}
+	return false;
+}
+
+/* The first object of @n's partial slabs that passes the checks (list_lock
+ * held); a slab failing them is isolated. NULL: none. */
+static void *debug_take(struct kmem_cache *s, struct kmem_cache_node *n, struct slab **slabp)
+{
+	while (!list_empty(&n->partial)) {
+		struct slab *slab = list_entry(n->partial.next, struct slab, slab_list);
+		uint64_t old = slab_counters(slab);
+		void *obj = fl_ptr(s, slab, FC_FREELIST(old));
+		bool ok;
+		if (unlikely(!obj))
+			ok = false;                 /* a partial slab always has one */
+		else if (s->debug & USLUB_DBG_F)
+			ok = !_uslub_debug_check_object(s, slab, obj, SLUB_RED_INACTIVE);
+		else if (!(ok = walk_ok(s, slab, get_freepointer(s, obj))))
+			_uslub_debug_object_err(s, slab, obj, "Freepointer corrupt",
+						"free pointer of free object %p is %p, not an "
+						"object of the slab", obj, get_freepointer(s, obj));
+		if (!ok) {
+			slab_isolate(s, n, slab);
+			continue;
+		}
+		void *next = get_freepointer(s, obj);
+		uint64_t new = fc_make(fl_idx(s, slab, next), FC_INUSE(old) + 1, FC_OBJECTS(old),
+				       false);
+		if (!slab_update(slab, &old, new))
+			continue;               /* nobody else writes it: cannot happen */
+		if (!next)
+			remove_partial(n, slab);    /* now full: on no list */
+		*slabp = slab;
+		return obj;
+	}
+	return NULL;
+}
+
+static void *debug_alloc_once(struct kmem_cache *s, int node, struct kmem_cache_cpu *c,
+			      struct slab **slabp)
+{
+	int search = node == USLUB_NUMA_NO_NODE ? home_node() : node;
+	for (int i = 0; i < _uslub_nr_nodes(); i++) {
+		int nid = (search + i) % _uslub_nr_nodes();
+		if (i && node != USLUB_NUMA_NO_NODE)
+			break;
+		struct kmem_cache_node *n = get_node(s, nid);
+		if (i && !READ_ONCE(n->nr_partial))
+			continue;
+		node_lock(n);
+		void *obj = debug_take(s, n, slabp);
+		node_unlock(n);
+		if (obj)
+			return obj;
+	}
+	struct slab *slab = allocate_slab(s, search, c);
+	if (!slab)
+		return NULL;
+	stat(c, ALLOC_SLAB);
+	void *rest;
+	new_slab_objects(s, slab, NULL, 0, &rest);
+	unsigned int objects = FC_OBJECTS(slab_counters(slab));
+	__atomic_store_n(&slab->counters, fc_make(fl_idx(s, slab, rest), 0, objects, false),
+			 __ATOMIC_RELAXED);
+	struct kmem_cache_node *n = get_node(s, slab_nid(slab));
+	node_lock(n);
+	add_partial(n, slab, DEACTIVATE_TO_HEAD_POS);
+	void *obj = debug_take(s, n, slabp);
+	node_unlock(n);
+	return obj;
+}
+
+/* One object of debug cache @s for the caller at @addr: checked, red zones
+ * made active, owner recorded. No hooks (the callers run them). */
+static __noinline void *debug_slab_alloc(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+					 uintptr_t addr)
+{
+	struct kmem_cache_cpu tmp, *c = debug_cpu(s, &tmp);
+	struct slab *slab = NULL;
+	void *obj;
+	while (!(obj = debug_alloc_once(s, node, c, &slab)) && (gfp & USLUB_GFP_NOFAIL)) {
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+	if (unlikely(!obj)) {
+		debug_cpu_done(s, c, &tmp);
+		errno = ENOMEM;
+		return NULL;
+	}
+	stat(c, ALLOC_SLOWPATH);
+	debug_cpu_done(s, c, &tmp);
+	_uslub_debug_init_object(s, obj, SLUB_RED_ACTIVE);
+	_uslub_debug_set_orig_size(s, obj, s->object_size);
+	_uslub_debug_set_track(s, obj, TRACK_ALLOC, addr);
+	if (unlikely(s->debug & USLUB_DBG_T))
+		_uslub_debug_trace(s, slab, obj, true);
+	if (gfp & USLUB_GFP_ZERO)
+		memset(obj, 0, s->object_size);
+	return obj;
+}
+
+/* Free @x, an object start of @slab of debug cache @s (checked by the
+ * caller), for the caller at @addr. No hooks (the callers run them). */
+static __noinline void debug_slab_free(struct kmem_cache *s, struct slab *slab, void *x,
+				       uintptr_t addr)
+{
+	struct kmem_cache_cpu tmp, *c = debug_cpu(s, &tmp);
+	struct kmem_cache_node *n = get_node(s, slab_nid(slab));
+	struct slab *discard = NULL;
+	node_lock(n);
+	if (unlikely(on_freelist(s, slab, x))) {
+		_uslub_debug_object_err(s, slab, x, "Object already free",
+					"double free of %p", x);
+		_uslub_report("FIX %s: Object %p left alone\n\n", s->name, x);
+		node_unlock(n);
+		debug_cpu_done(s, c, &tmp);
+		return;
+	}
+	if ((s->debug & USLUB_DBG_F) && _uslub_debug_check_object(s, slab, x, SLUB_RED_ACTIVE))
+		slab_isolate(s, n, slab);
+	_uslub_debug_set_track(s, x, TRACK_FREE, addr);
+	if (unlikely(s->debug & USLUB_DBG_T))
+		_uslub_debug_trace(s, slab, x, false);
+	_uslub_debug_init_object(s, x, SLUB_RED_INACTIVE);
+
+	uint64_t old = slab_counters(slab), new;
+	do {
+		set_freepointer(s, x, fl_ptr(s, slab, FC_FREELIST(old)));
+		new = fc_make(obj_to_index(s, slab, x), FC_INUSE(old) - 1, FC_OBJECTS(old), false);
+	} while (!slab_update(slab, &old, new));
+	if (!(slab->__page_flags & PG_isolated)) {
+		if (FC_FREELIST(old) == SLAB_FL_NONE)
+			add_partial(n, slab, DEACTIVATE_TO_TAIL_POS);    /* was full */
+		if (!FC_INUSE(new) && n->nr_partial > s->min_partial) {
+			remove_partial(n, slab);
+			discard = slab;
+		}
+	}
+	node_unlock(n);
+	stat(c, FREE_SLOWPATH);
+	if (discard) {
+		stat(c, FREE_SLAB);
+		discard_slab(s, discard);
+	}
+	debug_cpu_done(s, c, &tmp);
+}
 
 /* The checked pop of a hardened cache comes first and stays small, so
  * hardening costs a few instructions, not the whole slow path; then a
  * sheaf cache's main sheaf; then everything else. No hooks. */
-static __always_inline void *slab_alloc_nohooks(struct kmem_cache *s, uslub_gfp_t gfp, int node)
+static __always_inline void *slab_alloc_nohooks(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+						 uintptr_t addr)
 {
 	struct kmem_cache_cpu *c = this_cpu(s);
 	void *obj = c->freelist;
@@ -1298,6 +1406,8 @@ static __always_inline void *slab_alloc_nohooks(struct kmem_cache *s, uslub_gfp_
 		stat(c, ALLOC_PCS);
 		return main->objects[--main->size];
 	}
+	if (kmem_cache_debug(s))      /* it has neither a cpu freelist nor sheaves */
+		return debug_slab_alloc(s, gfp, node, addr);
 	return slab_alloc_slow_path(s, gfp, node);
 }
 
@@ -1306,21 +1416,22 @@ static __always_inline void *slab_alloc_nohooks(struct kmem_cache *s, uslub_gfp_
  * do, then run the post-allocation hook; a refused charge gives the
  * object back and fails. The cpu slot's free-path range is closed, so
  * every free of such a cache runs the free hook (slab_free_hooked()). */
-static __noinline void *slab_alloc_hooked_slow(struct kmem_cache *s, uslub_gfp_t gfp, int node)
+static __noinline void *slab_alloc_hooked_slow(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+						uintptr_t addr)
 {
 	if (unlikely(failslab(s, gfp, 1))) {
 		uslub_alloc_tag_cur = NULL;         /* nothing allocated: nothing tagged */
 		return NULL;
 	}
 	struct uslub_alloc_tag *tag = take_alloc_tag(READ_ONCE(s->hooks));
-	void *obj = slab_alloc_nohooks(s, gfp & ~USLUB_GFP_ACCOUNT, node);
+	void *obj = slab_alloc_nohooks(s, gfp & ~USLUB_GFP_ACCOUNT, node, addr);
 	if (unlikely(!obj))
 		return NULL;
 	if (likely(post_alloc_hook(s, gfp, 1, &obj, NULL, tag)))
 		return obj;
 	/* refused (the reclaim callback may have flushed or shrunk this
 	 * thread's cpu slot meanwhile): free it the plain way */
-	slab_free_nohooks(s, obj);
+	slab_free_nohooks(s, obj, addr);
 	errno = ENOMEM;
 	return NULL;
 }
@@ -1333,12 +1444,12 @@ static __noinline void *slab_alloc_hooked_slow(struct kmem_cache *s, uslub_gfp_t
  * anything changes; any miss goes to slab_alloc_hooked_slow() untouched.
  */
 static __noinline void *slab_alloc_hooked(struct kmem_cache *s, uslub_gfp_t gfp, int node,
-					  struct kmem_cache_cpu *c, void *obj)
+					  struct kmem_cache_cpu *c, void *obj, uintptr_t addr)
 {
 	if (unlikely(!obj || (gfp & ~USLUB_GFP_ACCOUNT) || node != USLUB_NUMA_NO_NODE ||
 		     (s->flags & (SLAB_HARDENED | SLAB_NO_OBJ_EXT)) ||
-		     (READ_ONCE(s->fastpath_off) & FASTPATH_OFF_DEBUG)))
-		return slab_alloc_hooked_slow(s, gfp, node);
+		     (READ_ONCE(s->fastpath_off) & (FASTPATH_OFF_DEBUG | FASTPATH_OFF_SLUB_DEBUG))))
+		return slab_alloc_hooked_slow(s, gfp, node, addr);
 	unsigned int hooks = READ_ONCE(s->hooks);
 	struct obj_cgroup *objcg = ((gfp & USLUB_GFP_ACCOUNT) || (s->flags & USLUB_ACCOUNT)) ?
 				   _uslub_tls.cur_objcg : NULL;
@@ -1355,7 +1466,7 @@ static __noinline void *slab_alloc_hooked(struct kmem_cache *s, uslub_gfp_t gfp,
 	    (objcg && unlikely(!(hooks & HOOK_ACCOUNT) || t->stock.cached != objcg ||
 			       t->stock.nr_bytes < (long)s->charge || c->slab_bytes)) ||
 	    (tag && unlikely(!tidx || !t->tagc)))
-		return slab_alloc_hooked_slow(s, gfp, node);
+		return slab_alloc_hooked_slow(s, gfp, node, addr);
 
 	c->freelist = get_freepointer_raw(s, obj);
 	uintptr_t off = (uintptr_t)obj - (uintptr_t)c->slab_addr;
@@ -1374,15 +1485,16 @@ static __noinline void *slab_alloc_hooked(struct kmem_cache *s, uslub_gfp_t gfp,
 }
 
 /* Entered from the fast path: hooks, or the paths without them. */
-static __noinline void *slab_alloc_slow(struct kmem_cache *s, uslub_gfp_t gfp, int node)
+static __noinline void *slab_alloc_slow(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+					uintptr_t addr)
 {
 	if (unlikely(gfp & USLUB_GFP_ACCOUNT)) {   /* its slow path asks failslab */
 		struct kmem_cache_cpu *c = this_cpu(s);
-		return slab_alloc_hooked(s, gfp, node, c, c->freelist);
+		return slab_alloc_hooked(s, gfp, node, c, c->freelist, addr);
 	}
 	if (unlikely(failslab(s, gfp, 1)))
 		return NULL;
-	return slab_alloc_nohooks(s, gfp, node);
+	return slab_alloc_nohooks(s, gfp, node, addr);
 }
 
 /* Everything else: an empty (or corrupted) cpu freelist, sheaves, a node
@@ -1422,10 +1534,12 @@ static __always_inline void *slab_alloc_node(struct kmem_cache *s, uslub_gfp_t g
 
 	if (unlikely(!obj || (gfp | READ_ONCE(s->fastpath_off)) || node != USLUB_NUMA_NO_NODE)) {
 		/* a cache with hooks goes straight to its leaf, with what
-		 * this path already loaded */
+		 * this path already loaded; the caller's address is for
+		 * slub_debug's owner tracking */
+		uintptr_t addr = (uintptr_t)__builtin_return_address(0);
 		if (READ_ONCE(s->hooks))
-			return slab_alloc_hooked(s, gfp, node, c, obj);
-		return slab_alloc_slow(s, gfp, node);
+			return slab_alloc_hooked(s, gfp, node, c, obj, addr);
+		return slab_alloc_slow(s, gfp, node, addr);
 	}
 	c->freelist = get_freepointer_raw(s, obj);   /* counted by derivation: see loaded */
 	return obj;
@@ -1550,17 +1664,18 @@ static __cold void report_double_free(struct kmem_cache *s, const void *x)
 /* Every free that is not into the calling thread's cpu slab: look the
  * slab up through the page provider, check it, then push it onto the main
  * sheaf (sheaf caches, local node) or onto the slab with the CAS. */
-static __noinline void slab_free_slow_path(struct kmem_cache *s, void *x);
-static __always_inline void slab_free_checked(struct kmem_cache *s, void *x, struct slab *slab);
+static __noinline void slab_free_slow_path(struct kmem_cache *s, void *x, uintptr_t addr);
+static __always_inline void slab_free_checked(struct kmem_cache *s, void *x, struct slab *slab,
+					      uintptr_t addr);
 
-static __noinline void slab_free_hooked(struct kmem_cache *s, void *x,
-				       struct kmem_cache_cpu *c, uintptr_t off, void *head);
-static __noinline void slab_free_hooked_slow(struct kmem_cache *s, void *x);
+static __noinline void slab_free_hooked(struct kmem_cache *s, void *x, struct kmem_cache_cpu *c,
+				       uintptr_t off, void *head, uintptr_t addr);
+static __noinline void slab_free_hooked_slow(struct kmem_cache *s, void *x, uintptr_t addr);
 
 /* The free paths below the fast one, without hooks: the checked push of a
  * hardened cache first (small), like slab_alloc_nohooks(), then a sheaf
  * cache's main sheaf, then everything else. */
-static __always_inline void slab_free_nohooks_inline(struct kmem_cache *s, void *x)
+static __always_inline void slab_free_nohooks_inline(struct kmem_cache *s, void *x, uintptr_t addr)
 {
 	struct kmem_cache_cpu *c = this_cpu(s);
 	struct slab *cpu_slab = c->slab;
@@ -1584,22 +1699,22 @@ static __always_inline void slab_free_nohooks_inline(struct kmem_cache *s, void 
 		stat(c, FREE_PCS);
 		return;
 	}
-	slab_free_slow_path(s, x);
+	slab_free_slow_path(s, x, addr);
 }
 
-static void slab_free_nohooks(struct kmem_cache *s, void *x)
+static void slab_free_nohooks(struct kmem_cache *s, void *x, uintptr_t addr)
 {
-	slab_free_nohooks_inline(s, x);
+	slab_free_nohooks_inline(s, x, addr);
 }
 
 /* Entered from the fast path. */
-static __noinline void slab_free_slow(struct kmem_cache *s, void *x)
+static __noinline void slab_free_slow(struct kmem_cache *s, void *x, uintptr_t addr)
 {
 	if (unlikely(READ_ONCE(s->hooks))) {
-		slab_free_hooked_slow(s, x);
+		slab_free_hooked_slow(s, x, addr);
 		return;
 	}
-	slab_free_nohooks_inline(s, x);
+	slab_free_nohooks_inline(s, x, addr);
 }
 
 /*
@@ -1608,13 +1723,13 @@ static __noinline void slab_free_slow(struct kmem_cache *s, void *x)
  * thread's counters, pushed onto the cpu freelist; any miss goes to
  * slab_free_hooked_slow() untouched.
  */
-static __noinline void slab_free_hooked(struct kmem_cache *s, void *x,
-				       struct kmem_cache_cpu *c, uintptr_t off, void *head)
+static __noinline void slab_free_hooked(struct kmem_cache *s, void *x, struct kmem_cache_cpu *c,
+				       uintptr_t off, void *head, uintptr_t addr)
 {
 	unsigned int idx = slab_offset_to_index(off, s->reciprocal_size);
 	if (unlikely(off >= c->slab_span || (uintptr_t)idx * s->size != off || x == head ||
 		     cache_hardened(s)))
-		return slab_free_hooked_slow(s, x);
+		return slab_free_hooked_slow(s, x, addr);
 	struct slabobj_ext *ext = slab_obj_ext_idx(s, c->slab, idx);
 	if (ext) {
 		struct obj_cgroup *objcg = READ_ONCE(ext->objcg);
@@ -1626,7 +1741,7 @@ static __noinline void slab_free_hooked(struct kmem_cache *s, void *x,
 			if ((objcg && unlikely(t->stock.cached != objcg ||
 					       t->stock.nr_bytes + (long)s->charge > _uslub_stock_max)) ||
 			    (tag && unlikely(!tidx || !t->tagc)))
-				return slab_free_hooked_slow(s, x);
+				return slab_free_hooked_slow(s, x, addr);
 			if (objcg) {
 				WRITE_ONCE(ext->objcg, NULL);
 				t->stock.nr_bytes += (long)s->charge;
@@ -1645,22 +1760,22 @@ static __noinline void slab_free_hooked(struct kmem_cache *s, void *x,
 
 /* The rest of a hooked cache's frees: check the object, run the free
  * hook, then free it as the paths without hooks do. */
-static __noinline void slab_free_hooked_slow(struct kmem_cache *s, void *x)
+static __noinline void slab_free_hooked_slow(struct kmem_cache *s, void *x, uintptr_t addr)
 {
 	struct slab *slab = virt_to_slab(x);
 	if (unlikely(!x || !slab || slab->slab_cache != s || !obj_is_valid(s, slab, x))) {
-		slab_free_slow_path(s, x);     /* reports it (NULL: nothing) */
+		slab_free_slow_path(s, x, addr);     /* reports it (NULL: nothing) */
 		return;
 	}
 	free_hook(s, slab, x);
 	if (unlikely(cache_hardened(s))) {
-		slab_free_nohooks_inline(s, x);      /* its checked cpu-slab push */
+		slab_free_nohooks_inline(s, x, addr);      /* its checked cpu-slab push */
 		return;
 	}
-	slab_free_checked(s, x, slab);            /* no second lookup */
+	slab_free_checked(s, x, slab, addr);            /* no second lookup */
 }
 
-static __noinline void slab_free_slow_path(struct kmem_cache *s, void *x)
+static __noinline void slab_free_slow_path(struct kmem_cache *s, void *x, uintptr_t addr)
 {
 	if (unlikely(!x))
 		return;
@@ -1669,14 +1784,20 @@ static __noinline void slab_free_slow_path(struct kmem_cache *s, void *x)
 		report_invalid_free(s, x, slab);
 		return;
 	}
-	slab_free_checked(s, x, slab);
+	slab_free_checked(s, x, slab, addr);
 }
 
-/* @x is an object of @slab of @s (checked): the naive double-free check,
- * then the main sheaf or the slab with the CAS. */
-static __always_inline void slab_free_checked(struct kmem_cache *s, void *x, struct slab *slab)
+/* @x is an object of @slab of @s (checked): a debug cache's checked free,
+ * or the naive double-free check, then the main sheaf or the slab with
+ * the CAS. */
+static __always_inline void slab_free_checked(struct kmem_cache *s, void *x, struct slab *slab,
+					      uintptr_t addr)
 {
 	struct kmem_cache_cpu *c;
+	if (kmem_cache_debug(s)) {
+		debug_slab_free(s, slab, x, addr);
+		return;
+	}
 	if (likely(this_cpu_is_real() || _uslub_thread_init())) {
 		c = this_cpu(s);
 		if (unlikely(double_free_naive(c, x))) {
@@ -1729,11 +1850,12 @@ static __always_inline void slab_free(struct kmem_cache *s, void *x)
 		stat(c, FREE_FASTPATH);
 		return;
 	}
+	uintptr_t addr = (uintptr_t)__builtin_return_address(0);   /* slub_debug's owner */
 	if (READ_ONCE(s->hooks)) {      /* straight to the leaf, with what we loaded */
-		slab_free_hooked(s, x, c, off, head);
+		slab_free_hooked(s, x, c, off, head, addr);
 		return;
 	}
-	slab_free_slow(s, x);
+	slab_free_slow(s, x, addr);
 }
 
 /* Free @x of @s (an internal cache without hooks) without ever setting up
@@ -1786,6 +1908,21 @@ __public void *(uslub_cache_alloc_node)(struct kmem_cache *s, uslub_gfp_t gfp, i
 {
 	uslub_alloc_tag_cur = NULL;
 	return uslub_cache_alloc_node_noprof(s, gfp, node);
+}
+
+__public void *uslub_kmalloc_trace(struct kmem_cache *s, uslub_gfp_t gfp, size_t size)
+{
+	uslub_alloc_tag_cur = NULL;
+	if (unlikely(size > s->object_size)) {
+		_uslub_report("uslub: %s: kmalloc_trace of %zu bytes, objects have %u\n", s->name,
+			      size, s->object_size);
+		errno = EINVAL;
+		return NULL;
+	}
+	void *p = slab_alloc_node(s, gfp, USLUB_NUMA_NO_NODE);
+	if (p && kmem_cache_debug(s))
+		_uslub_debug_set_orig_size(s, p, (unsigned int)size);
+	return p;
 }
 
 __public void uslub_cache_free(struct kmem_cache *s, void *x)
@@ -1890,6 +2027,17 @@ static unsigned int take_from_new_slabs(struct kmem_cache *s, int node, struct k
 unsigned int _uslub_refill_objects(struct kmem_cache *s, struct kmem_cache_cpu *c, void **p,
 				   unsigned int min, unsigned int max, int node)
 {
+	if (unlikely(kmem_cache_debug(s))) {
+		uintptr_t addr = (uintptr_t)__builtin_return_address(0);
+		unsigned int got = 0;
+		while (got < max && (p[got] = debug_slab_alloc(s, 0, node, addr)))
+			got++;
+		if (got < min) {
+			_uslub_free_to_slabs(s, c, got, p);
+			return 0;
+		}
+		return got;
+	}
 	int home = home_node();
 	int search = node == USLUB_NUMA_NO_NODE ? home : node;
 	unsigned int got = take_from_node_partial(s, get_node(s, search), c, p, max);
@@ -2041,7 +2189,16 @@ __public int uslub_cache_alloc_bulk_noprof(struct kmem_cache *s, uslub_gfp_t gfp
 		return 0;
 	if (unlikely(failslab(s, gfp, n)))
 		return 0;
-	for (;;) {
+	if (unlikely(kmem_cache_debug(s))) {
+		uintptr_t addr = (uintptr_t)__builtin_return_address(0);
+		for (size_t i = 0; i < n; i++)
+			if (!(p[i] = debug_slab_alloc(s, gfp & ~USLUB_GFP_ZERO, USLUB_NUMA_NO_NODE,
+						      addr))) {
+				free_bulk(s, i, p);
+				errno = ENOMEM;
+				return 0;
+			}
+	} else for (;;) {
 		bool ok;
 		if (likely(this_cpu_is_real() || _uslub_thread_init())) {
 			ok = alloc_bulk_once(s, this_cpu(s), gfp, n, p, true);
@@ -2126,6 +2283,11 @@ static size_t build_detached_freelist(struct kmem_cache *s, size_t size, void **
 		p[size] = NULL;
 		if (!x || !(df->slab = bulk_object_slab(s, x, &df->s)))
 			continue;
+		if (unlikely(kmem_cache_debug(df->s))) {
+			debug_slab_free(df->s, df->slab, x, 0);   /* checked, one at a time */
+			df->slab = NULL;
+			continue;
+		}
 		/* The naive double-free checks come before any free pointer is
 		 * written: a rejected object may be on a live freelist. */
 		cpu_head = NULL;
@@ -2445,8 +2607,17 @@ static bool calculate_sizes(struct kmem_cache *s, size_t object_size, size_t ali
 			    const struct uslub_cache_args *args)
 {
 	size_t size = ALIGN_UP(object_size, sizeof(void *));
+	unsigned int dbg = s->debug & USLUB_DBG_PATHS ? s->debug : 0;
 	s->align = calculate_alignment(s->flags, align, object_size);
-	if (args && args->use_freeptr_offset) {
+	s->red_left_pad = s->track_offset = s->orig_size_offset = 0;
+	if ((dbg & USLUB_DBG_Z) && size == object_size)
+		size += sizeof(void *);      /* a right red zone of at least a word */
+	if (dbg & (USLUB_DBG_Z | USLUB_DBG_P)) {
+		/* poison fills the object and red zones frame it: the free
+		 * pointer goes after the right red zone */
+		s->offset = (unsigned int)size;
+		size += sizeof(void *);
+	} else if (args && args->use_freeptr_offset) {
 		/* the caller keeps the free pointer inside the object */
 		s->offset = args->freeptr_offset;
 	} else if (s->ctor) {
@@ -2457,8 +2628,22 @@ static bool calculate_sizes(struct kmem_cache *s, size_t object_size, size_t ali
 		/* mid-object, away from the ends overflows tend to hit */
 		s->offset = (unsigned int)ALIGN_DOWN(object_size / 2, sizeof(void *));
 	}
+	if (dbg & USLUB_DBG_U) {
+		s->track_offset = (unsigned int)size;
+		size += 2 * sizeof(struct track);
+	}
+	if (dbg & USLUB_DBG_Z) {
+		s->orig_size_offset = (unsigned int)size;
+		size += sizeof(void *);
+	}
 	s->inuse = (unsigned int)size;
 	size = ALIGN_UP(size, s->align);
+	if (dbg & USLUB_DBG_Z) {
+		/* the left red zone: the tail of the previous stride (of the
+		 * slab's head for object 0), keeping objects aligned */
+		s->red_left_pad = (unsigned int)ALIGN_UP(sizeof(void *), s->align);
+		size += s->red_left_pad;
+	}
 	if (size > (PAGE_SIZE << MAX_PAGE_ORDER))
 		return false;
 	int order = calculate_order(size);
@@ -2521,7 +2706,7 @@ static void calculate_obj_ext(struct kmem_cache *s, unsigned int flags)
 		if (s->red_left_pad + used + (size_t)s->objects * ext <= slab_bytes) {
 			s->ext_placement = USLUB_OBJ_EXT_LEFTOVER;
 			s->ext_bytes = 0;
-		} else if (pad_at + ext <= s->size) {
+		} else if (!(s->debug & USLUB_DBG_P) && pad_at + ext <= s->size - s->red_left_pad) {
 			s->ext_placement = USLUB_OBJ_EXT_PADDING;
 			s->ext_stride = s->size;
 			s->ext_offset = (unsigned int)pad_at;
@@ -2557,6 +2742,7 @@ static void init_node(struct kmem_cache_node *n)
 	memset(n, 0, sizeof(*n));
 	pthread_mutex_init(&n->list_lock, NULL);
 	INIT_LIST_HEAD(&n->partial);
+	INIT_LIST_HEAD(&n->isolated);
 }
 
 static void init_cache(struct kmem_cache *s, const char *name, unsigned int flags,
@@ -2613,6 +2799,29 @@ static void free_cache_struct(struct kmem_cache *s)
 	uslub_cache_free(&boot_kmem_cache, s);
 }
 
+/* The slub_debug letters of a new cache: its debug flags, plus what
+ * USLUB_DEBUG says for its name. Poisoning is off for a cache with a
+ * constructor (the constructed state must survive a free), as in SLUB. */
+static unsigned int cache_debug_flags(const char *name, unsigned int flags, bool ctor)
+{
+	unsigned int d = _uslub_debug_flags(_uslub_option_str(USLUB_OPT_DEBUG), name);
+	if (flags & USLUB_CONSISTENCY_CHECKS)
+		d |= USLUB_DBG_F;
+	if (flags & USLUB_RED_ZONE)
+		d |= USLUB_DBG_Z;
+	if (flags & USLUB_POISON)
+		d |= USLUB_DBG_P;
+	if (flags & USLUB_STORE_USER)
+		d |= USLUB_DBG_U;
+	if (flags & USLUB_TRACE)
+		d |= USLUB_DBG_T;
+	if (flags & USLUB_FAILSLAB)
+		d |= USLUB_DBG_A;
+	if (ctor)
+		d &= ~USLUB_DBG_P;
+	return d;
+}
+
 static bool want_hardened(unsigned int flags)
 {
 	return (flags & USLUB_HARDENED_FREELIST) || _uslub_option(USLUB_OPT_FREELIST_HARDENED);
@@ -2657,13 +2866,31 @@ struct kmem_cache *_uslub_cache_create(const char *name, size_t size,
 		flags |= SLAB_HARDENED;
 	init_cache(&tmp, name, flags, args->ctor, 0);
 	tmp.fastpath_off = (flags & SLAB_HARDENED) ? FASTPATH_OFF_HARDENED : 0;
+	if (!(flags & SLAB_NO_OBJ_EXT))
+		tmp.debug = cache_debug_flags(name, flags, args->ctor != NULL);
 	if (!calculate_sizes(&tmp, size, align, args))
 		return create_error(name, "object (with alignment) is larger than the largest slab");
-	calculate_obj_ext(&tmp, flags);
-	if (!(flags & SLAB_NO_OBJ_EXT)) {
-		tmp.debug = _uslub_debug_flags(_uslub_option_str(USLUB_OPT_DEBUG), name);
-		tmp.fastpath_off |= _uslub_failslab_cache_fastpath_off(&tmp);
+	if (tmp.debug & USLUB_DBG_PATHS) {
+		/* O: no debugging where it would raise the slab order */
+		struct kmem_cache plain = tmp;
+		plain.debug = 0;
+		if ((tmp.debug & USLUB_DBG_O) && calculate_sizes(&plain, size, align, args) &&
+		    plain.order < tmp.order) {
+			tmp.debug &= ~USLUB_DBG_PATHS;
+			calculate_sizes(&tmp, size, align, args);
+		}
 	}
+	if (tmp.debug & USLUB_DBG_PATHS) {
+		/* every alloc and free on the checked paths: no cpu slabs,
+		 * no cpu partial slabs, no sheaves */
+		tmp.fastpath_off |= FASTPATH_OFF_SLUB_DEBUG;
+		tmp.cpu_partial = tmp.cpu_partial_slabs = 0;
+		flags |= SLAB_NO_SHEAVES;
+		tmp.flags = flags;
+	}
+	calculate_obj_ext(&tmp, flags);
+	if (!(flags & SLAB_NO_OBJ_EXT))
+		tmp.fastpath_off |= _uslub_failslab_cache_fastpath_off(&tmp);
 	tmp.useroffset = args->useroffset;
 	tmp.usersize = args->usersize;
 
@@ -2813,6 +3040,54 @@ static void count_live_cb(struct page *head, void *arg)
 	cl->objects += FC_INUSE(slab_counters(slab));
 }
 
+/* Debug caches at destroy: isolated slabs with no object in use go. */
+static void discard_isolated(struct kmem_cache *s)
+{
+	for (int i = 0; i < _uslub_nr_nodes(); i++) {
+		struct kmem_cache_node *n = get_node(s, i);
+		struct slab *discard = NULL;
+		struct list_head *pos, *tmp;
+		node_lock(n);
+		list_for_each_safe(pos, tmp, &n->isolated) {
+			struct slab *slab = list_entry(pos, struct slab, slab_list);
+			if (FC_INUSE(slab_counters(slab)))
+				continue;
+			list_del(&slab->slab_list);
+			n->nr_isolated--;
+			slab->next = discard;
+			discard = slab;
+		}
+		node_unlock(n);
+		while (discard) {
+			struct slab *slab = discard;
+			discard = slab->next;
+			discard_slab(s, slab);
+		}
+	}
+}
+
+/* Debug caches: each object left at destroy, with its alloc owner. */
+static void list_leaks_cb(struct page *head, void *arg)
+{
+	struct kmem_cache *s = arg;
+	struct slab *slab = page_slab(head);
+	if (!(READ_ONCE(head->flags) & PG_slab) || slab->slab_cache != s)
+		return;
+	uint64_t cnt = slab_counters(slab);
+	unsigned int objects = FC_OBJECTS(cnt), k = 0;
+	uint64_t seen[(MAX_OBJS_PER_SLAB + 64) / 64];
+	memset(seen, 0, sizeof(uint64_t) * ((objects + 63) / 64));
+	for (void *p = fl_ptr(s, slab, FC_FREELIST(cnt)); p && k++ < objects; p = get_freepointer(s, p)) {
+		if (!obj_is_valid(s, slab, p))
+			break;
+		unsigned int idx = obj_to_index(s, slab, p);
+		seen[idx / 64] |= 1ull << (idx % 64);
+	}
+	for (unsigned int i = 0; i < objects; i++)
+		if (!(seen[i / 64] & (1ull << (i % 64))))
+			_uslub_debug_print_leak(s, slab, index_to_obj(s, slab, i));
+}
+
 __public int uslub_cache_destroy(struct kmem_cache *s)
 {
 	if (!s)
@@ -2836,6 +3111,8 @@ __public int uslub_cache_destroy(struct kmem_cache *s)
 	for (int i = 0; i < _uslub_nr_nodes(); i++)
 		shrink_node(s, get_node(s, i), &tmp);
 	fold_stats(s, &tmp);
+	if (kmem_cache_debug(s))
+		discard_isolated(s);
 
 	unsigned long slabs = 0;
 	for (int i = 0; i < _uslub_nr_nodes(); i++)
@@ -2847,6 +3124,8 @@ __public int uslub_cache_destroy(struct kmem_cache *s)
 		uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
 		_uslub_report_error("uslub: cache %s: %lu objects remaining in %lu slabs on destroy; "
 				    "cache left intact\n", s->name, cl.objects, cl.slabs);
+		if (kmem_cache_debug(s))
+			_uslub_for_each_run(list_leaks_cb, s);
 		errno = EBUSY;
 		return -1;
 	}
@@ -2876,9 +3155,20 @@ __public size_t uslub_cache_object_size(const struct kmem_cache *s)
 struct validate_ctx {
 	struct kmem_cache *s;
 	long errors;
+	int node;                    /* debug caches: the node whose list_lock is
+	                                held (only its slabs); -1: every slab */
+	struct kmem_cache_node *n;
 	unsigned long slabs[MAX_NUMNODES], objects[MAX_NUMNODES], flagged[MAX_NUMNODES];
 	unsigned long frozen;
 };
+
+/* Isolate a slab validate found damaged (list_lock of its node held). */
+static void validate_isolate(struct validate_ctx *v, struct slab *slab)
+{
+	if (slab_test_node_partial(slab))
+		v->flagged[slab_nid(slab)]--;       /* it leaves the partial list */
+	slab_isolate(v->s, v->n, slab);
+}
 
 static void validate_slab_cb(struct page *head, void *arg)
 {
@@ -2891,8 +3181,12 @@ static void validate_slab_cb(struct page *head, void *arg)
 	unsigned int objects = FC_OBJECTS(cnt), inuse = FC_INUSE(cnt);
 	int nid = slab_nid(slab);
 
+	if (v->node >= 0 && nid != v->node)
+		return;
 	v->slabs[nid]++;
 	v->objects[nid] += objects;
+	if (READ_ONCE(head->flags) & PG_isolated)
+		return;                 /* reported when isolated; never checked again */
 	if (slab_test_node_partial(slab))
 		v->flagged[nid]++;
 	if (FC_FROZEN(cnt))
@@ -2919,12 +3213,23 @@ static void validate_slab_cb(struct page *head, void *arg)
 	uint64_t seen[(MAX_OBJS_PER_SLAB + 64) / 64];
 	memset(seen, 0, sizeof(uint64_t) * ((objects + 63) / 64));
 	unsigned int nfree = 0;
-	for (void *p = fl_ptr(s, slab, FC_FREELIST(cnt)); p; p = get_freepointer(s, p)) {
+	bool debug = kmem_cache_debug(s);
+	void *prev = NULL;
+	for (void *p = fl_ptr(s, slab, FC_FREELIST(cnt)); p; prev = p, p = get_freepointer(s, p)) {
 		if (!obj_is_valid(s, slab, p)) {
+			v->errors++;
+			if (debug && prev) {
+				_uslub_debug_object_err(s, slab, prev, "Freepointer corrupt",
+							"free pointer of free object %p is %p, not "
+							"an object of the slab", prev, p);
+				set_freepointer(s, prev, NULL);
+				_uslub_report("FIX %s: freelist cut at %p\n", s->name, prev);
+				validate_isolate(v, slab);
+				return;
+			}
 			_uslub_report("uslub: validate %s: slab %p: freelist pointer %p is not an "
 				      "object of the slab (after %u objects)\n",
 				      s->name, slab_address(slab), p, nfree);
-			v->errors++;
 			return;
 		}
 		unsigned int idx = obj_to_index(s, slab, p);
@@ -2942,6 +3247,19 @@ static void validate_slab_cb(struct page *head, void *arg)
 			      "counters say %u (objects %u, inuse %u)\n", s->name, slab_address(slab),
 			      nfree, objects - inuse, objects, inuse);
 		v->errors++;
+	}
+	if (!debug)
+		return;
+	/* slub_debug: every object in its state (free: on the freelist) */
+	unsigned int bad = 0;
+	for (unsigned int i = 0; i < objects; i++) {
+		bool is_free = seen[i / 64] & (1ull << (i % 64));
+		bad += _uslub_debug_check_object(s, slab, index_to_obj(s, slab, i),
+						 is_free ? SLUB_RED_INACTIVE : SLUB_RED_ACTIVE);
+	}
+	if (bad) {
+		v->errors += bad;
+		validate_isolate(v, slab);
 	}
 }
 
@@ -2981,7 +3299,20 @@ __public long uslub_cache_validate(struct kmem_cache *s)
 		node_unlock(n);
 	}
 
-	_uslub_for_each_run(validate_slab_cb, v);
+	if (kmem_cache_debug(s)) {
+		/* the debug paths change slabs only under list_lock: hold it
+		 * for the node whose slabs are checked (and maybe isolated) */
+		for (int i = 0; i < nodes; i++) {
+			v->node = i;
+			v->n = get_node(s, i);
+			node_lock(v->n);
+			_uslub_for_each_run(validate_slab_cb, v);
+			node_unlock(v->n);
+		}
+	} else {
+		v->node = -1;
+		_uslub_for_each_run(validate_slab_cb, v);
+	}
 
 	for (int i = 0; i < nodes; i++) {
 		struct kmem_cache_node *n = get_node(s, i);
@@ -3116,6 +3447,7 @@ void _uslub_slub_postfork_child(void)
 		for (int i = 0; i < _uslub_nr_nodes(); i++)
 			pthread_mutex_init(&get_node(s, i)->list_lock, NULL);
 	}
+	_uslub_debug_postfork_child();
 	_uslub_sheaf_postfork_child();
 	_uslub_ext_postfork_child();
 	_uslub_failslab_postfork_child();

@@ -143,6 +143,11 @@ struct kmem_cache_node {
 	unsigned long total_objects;
 	unsigned long total_pages;
 	unsigned long lock_taken;    /* list_lock acquisitions (under list_lock) */
+	struct list_head isolated;   /* debug caches: slabs isolated after a
+	                                detected corruption (list_lock); each has
+	                                PG_isolated, is never on partial, and is
+	                                never discarded while the cache lives   */
+	unsigned long nr_isolated;   /* == |isolated|                            */
 } __attribute__((aligned(USLUB_CACHELINE)));
 
 struct kmem_cache {
@@ -182,8 +187,20 @@ struct kmem_cache {
 	unsigned int charge;         /* bytes one object charges: size + ext_bytes */
 	unsigned int hooks;          /* HOOK_*: allocs and frees run the extension
 	                                hooks (written once, under slab_mutex)     */
-	unsigned int debug;          /* USLUB_DBG_* letters (USLUB_DEBUG); A may
-	                                change at run time (atomic)                */
+	unsigned int debug;          /* USLUB_DBG_* letters (USLUB_DEBUG and the
+	                                cache flags); A may change at run time
+	                                (atomic)                                   */
+	/* slub_debug layout (debug.c), offsets from the object start; 0: none.
+	 * A debug cache's stride k is [base + k*size - red_left_pad, ...):
+	 *   [-red_left_pad, 0)        left red zone            (Z)
+	 *   [0, object_size)          the object
+	 *   [object_size, offset)     right red zone           (Z)
+	 *   [offset, offset + 8)      free pointer (outside the object with Z or P)
+	 *   [track_offset, +2 tracks) alloc and free owners     (U)
+	 *   [orig_size_offset, +4)    requested size (kmalloc)  (Z)
+	 *   [inuse, size - red_left_pad) padding (POISON_INUSE with P)       */
+	unsigned int track_offset;
+	unsigned int orig_size_offset;
 	struct node_barn *barn[MAX_NUMNODES]; /* sheaf layer's, per node (sheaf caches) */
 
 	struct list_head list;       /* slab_caches (slab_mutex)                       */
@@ -261,7 +278,17 @@ __internal struct kmem_cache_cpu *_uslub_thread_cpu(struct uslub_thread *t,
 /* fastpath_off bits */
 #define FASTPATH_OFF_HARDENED 1u
 #define FASTPATH_OFF_HOOKS    2u
-#define FASTPATH_OFF_DEBUG    4u     /* fault injection (and later slub_debug) */
+#define FASTPATH_OFF_DEBUG    4u     /* fault injection armed                    */
+#define FASTPATH_OFF_SLUB_DEBUG 8u   /* slub_debug: every alloc and free of the
+                                        cache takes the debug paths, under
+                                        list_lock (debug.c; slub.c's contract) */
+/* The USLUB_DEBUG letters that put a cache on the debug paths. */
+#define USLUB_DBG_PATHS (USLUB_DBG_F | USLUB_DBG_Z | USLUB_DBG_P | USLUB_DBG_U | USLUB_DBG_T)
+
+static __always_inline bool kmem_cache_debug(const struct kmem_cache *s)
+{
+	return unlikely(READ_ONCE(s->fastpath_off) & FASTPATH_OFF_SLUB_DEBUG);
+}
 /* uslub_cache_create_args() without _uslub_init() (usable while it runs)
  * and accepting the internal flags. Call with no uslub lock held. */
 __internal struct kmem_cache *_uslub_cache_create(const char *name, size_t size,
@@ -371,6 +398,56 @@ static __always_inline bool failslab(struct kmem_cache *s, uslub_gfp_t gfp, size
 	return true;
 }
 
+/*
+ * slub_debug (debug.c): object layout values, per-object checks and
+ * reports. The debug alloc and free paths themselves are in slub.c.
+ */
+#define SLUB_RED_INACTIVE 0xbb       /* red zones of a free object        */
+#define SLUB_RED_ACTIVE   0xcc       /* red zones of an allocated object  */
+#define POISON_INUSE      0x5a       /* padding and never-used slab bytes */
+#define POISON_FREE       0x6b       /* a free object's bytes ...         */
+#define POISON_END        0xa5       /* ... and its last byte             */
+
+enum track_item { TRACK_ALLOC, TRACK_FREE };
+struct track {                       /* an owner: who, when, where        */
+	uintptr_t addr;              /* caller's return address (0: none) */
+	uint64_t when_ns;            /* CLOCK_MONOTONIC                   */
+	int tid;
+	int cpu;
+};
+static_assert(sizeof(struct track) == 24, "track layout");
+
+/* A new slab (private): fill paddings and put every object in the free
+ * state (red zones inactive, poison, no owners). Before any ctor. */
+__internal void _uslub_debug_init_slab(struct kmem_cache *s, struct slab *slab,
+				       unsigned int objects);
+/* Red zones to @val; with P and SLUB_RED_INACTIVE also the poison. */
+__internal void _uslub_debug_init_object(struct kmem_cache *s, void *obj, uint8_t val);
+/* Check @obj of @slab in state @val: red zones, poison (free objects),
+ * padding, the free pointer (free objects). Each damaged region is
+ * reported (one error each) and restored; returns how many were damaged. */
+__internal unsigned int _uslub_debug_check_object(struct kmem_cache *s, struct slab *slab,
+						  void *obj, uint8_t val);
+__internal void _uslub_debug_set_track(struct kmem_cache *s, void *obj, enum track_item item,
+				       uintptr_t addr);
+/* A kmalloc request of @size bytes in @obj: recorded, and the tail
+ * [size, object_size) set to SLUB_RED_ACTIVE (Z caches only). */
+__internal void _uslub_debug_set_orig_size(struct kmem_cache *s, void *obj, unsigned int size);
+/* A report about @obj (the object's dump and owners follow); counted. */
+__internal void _uslub_debug_object_err(struct kmem_cache *s, struct slab *slab, void *obj,
+					const char *bug, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+/* The FIX line for a slab taken out of use. */
+__internal void _uslub_debug_isolated(struct kmem_cache *s, struct slab *slab);
+/* T: one line per alloc/free. */
+__internal void _uslub_debug_trace(struct kmem_cache *s, struct slab *slab, void *obj,
+				   bool alloc);
+/* "func+0x1a/0x40 (file)" for @addr, into buf. */
+__internal void _uslub_debug_symbolize(uintptr_t addr, char *buf, size_t len);
+/* One line about a live object left at destroy (its alloc owner). */
+__internal void _uslub_debug_print_leak(struct kmem_cache *s, struct slab *slab, void *obj);
+__internal void _uslub_debug_postfork_child(void);
+
 /* publish.c */
 __internal void _uslub_publish_init(void);
 __internal void _uslub_publish_postfork_child(void);
@@ -385,5 +462,105 @@ __internal void _uslub_for_each_slab(struct kmem_cache *s,
 				     void *arg);
 __internal void _uslub_sheaf_postfork_parent(void);
 __internal void _uslub_sheaf_postfork_child(void);
+
+/* ------------------------------------------------------------------------
+ * Objects and free pointers
+ *
+ * Freelist hardening (CONFIG_SLAB_FREELIST_HARDENED; per cache with
+ * USLUB_HARDENED_FREELIST, for every cache with USLUB_FREELIST_HARDENED=1):
+ * the free pointer stored in a free object is  fp ^ s->fp_secret ^
+ * bswap(&slot).  A stray write or an
+ * attacker without the per-cache secret cannot plant a chosen pointer, and
+ * a corrupted value decodes to an address outside the slab. Every pointer
+ * taken from a chain is checked (object start of the expected slab) before
+ * it is handed out or followed: see cpu_freelist_ok() and walk_ok().
+ * ---------------------------------------------------------------------- */
+static __always_inline bool cache_hardened(const struct kmem_cache *s)
+{
+	return unlikely(s->flags & SLAB_HARDENED);
+}
+
+static __always_inline uintptr_t fp_mask(const struct kmem_cache *s, const void *slot)
+{
+	return s->fp_secret ^ __builtin_bswap64((uint64_t)(uintptr_t)slot);
+}
+
+/* A cache without hardening pays one predicted branch (off the load's
+ * dependency chain) and no arithmetic. */
+/* The fast paths' accessors: only for caches without hardening (their
+ * fast paths are off otherwise). */
+static __always_inline void *get_freepointer_raw(const struct kmem_cache *s, void *obj)
+{
+	return *(void **)((char *)obj + s->offset);
+}
+
+static __always_inline void set_freepointer_raw(const struct kmem_cache *s, void *obj, void *fp)
+{
+	*(void **)((char *)obj + s->offset) = fp;
+}
+
+static __always_inline void *get_freepointer(const struct kmem_cache *s, void *obj)
+{
+	uintptr_t *slot = (uintptr_t *)((char *)obj + s->offset);
+	if (cache_hardened(s))
+		return (void *)(*slot ^ fp_mask(s, slot));
+	return (void *)*slot;
+}
+
+static __always_inline void set_freepointer(const struct kmem_cache *s, void *obj, void *fp)
+{
+	uintptr_t *slot = (uintptr_t *)((char *)obj + s->offset);
+	if (cache_hardened(s))
+		*slot = (uintptr_t)fp ^ fp_mask(s, slot);
+	else
+		*slot = (uintptr_t)fp;
+}
+
+/* Object 0 of @slab: the slab's first byte, after a left red zone when the
+ * cache has one (red_left_pad; the stride includes it, so object i's left
+ * red zone is the tail of stride i-1). */
+static __always_inline char *slab_obj_base(const struct kmem_cache *s, const struct slab *slab)
+{
+	return (char *)slab_address(slab) + s->red_left_pad;
+}
+
+static __always_inline unsigned int obj_to_index(const struct kmem_cache *s,
+						 const struct slab *slab, const void *obj)
+{
+	return slab_offset_to_index((uintptr_t)obj - (uintptr_t)slab_obj_base(s, slab),
+				    s->reciprocal_size);
+}
+
+static __always_inline void *index_to_obj(const struct kmem_cache *s,
+					  const struct slab *slab, unsigned int idx)
+{
+	return slab_obj_base(s, slab) + (size_t)idx * s->size;
+}
+
+static __always_inline void *fl_ptr(const struct kmem_cache *s, const struct slab *slab,
+				    unsigned int idx)
+{
+	return idx == SLAB_FL_NONE ? NULL : index_to_obj(s, slab, idx);
+}
+
+static __always_inline unsigned int fl_idx(const struct kmem_cache *s,
+					   const struct slab *slab, const void *obj)
+{
+	return obj ? obj_to_index(s, slab, obj) : SLAB_FL_NONE;
+}
+
+/* slab->__unused[0]: objects * size of this slab (immutable while it lives). */
+#define slab_objects_bytes(slab) ((slab)->__unused[0])
+
+/* Is @x the start of an object of @slab? Two multiplies, no division. */
+static __always_inline bool obj_is_valid(const struct kmem_cache *s,
+					 const struct slab *slab, const void *x)
+{
+	uintptr_t off = (uintptr_t)x - (uintptr_t)slab_obj_base(s, slab);
+	if (unlikely(off >= slab_objects_bytes(slab)))
+		return false;
+	return (uintptr_t)obj_to_index(s, slab, x) * s->size == off;
+}
+
 
 #endif /* USLUB_CACHE_SLUB_H */

@@ -41,6 +41,8 @@
 #define PG_buddy       (1ul << 2)   /* first page of a free buddy block   */
 #define PG_slab        (1ul << 3)   /* run is a slab (set by the slab layer) */
 #define PG_workingset  (1ul << 4)   /* slab is on a node partial list     */
+#define PG_isolated    (1ul << 5)   /* slab isolated after a corruption
+                                       (slub_debug; set by the slab layer) */
 #define PG_ORDER_SHIFT 8
 #define PG_ORDER_MASK  (0xfful << PG_ORDER_SHIFT)
 

@@ -1,0 +1,324 @@
+/*
+ * debug.c — slub_debug's per-object side: putting an object in its free or
+ * allocated state (red zones, poison), checking it, owner tracking, and the
+ * reports (SLUB's "BUG cache: what" block: the damaged range, the slab, the
+ * object, its recorded owners symbolized with dladdr(), a hexdump of the
+ * red zones, the object and its padding, then what was fixed).
+ *
+ * The debug paths that call these (every alloc and free of a debug cache,
+ * under the node's list_lock), isolation and validate are in slub.c; the
+ * layout is in calculate_sizes() there and in struct kmem_cache.
+ *
+ * Nothing here allocates: reports are formatted on the stack and written
+ * with write(2) (base/report.c); one mutex keeps a report's lines together.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE         /* dladdr, sched_getcpu */
+#endif
+#include "cache/slub.h"
+#include <dlfcn.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;   /* a leaf lock */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static struct track *get_track(const struct kmem_cache *s, void *obj, enum track_item item)
+{
+	return (struct track *)((char *)obj + s->track_offset) + item;
+}
+
+static unsigned int *orig_size_slot(const struct kmem_cache *s, void *obj)
+{
+	return (unsigned int *)((char *)obj + s->orig_size_offset);
+}
+
+static unsigned int get_orig_size(const struct kmem_cache *s, void *obj)
+{
+	if (!(s->debug & USLUB_DBG_Z))
+		return s->object_size;
+	unsigned int v = *orig_size_slot(s, obj);
+	return v <= s->object_size ? v : s->object_size;
+}
+
+/* ------------------------------------------------------------------------
+ * Object states
+ * ---------------------------------------------------------------------- */
+void _uslub_debug_init_object(struct kmem_cache *s, void *obj, uint8_t val)
+{
+	char *p = obj;
+	if (s->debug & USLUB_DBG_Z) {
+		memset(p - s->red_left_pad, val, s->red_left_pad);
+		memset(p + s->object_size, val, s->offset - s->object_size);
+	}
+	if ((s->debug & USLUB_DBG_P) && val == SLUB_RED_INACTIVE) {
+		memset(p, POISON_FREE, s->object_size - 1);
+		p[s->object_size - 1] = (char)POISON_END;
+	}
+}
+
+void _uslub_debug_init_slab(struct kmem_cache *s, struct slab *slab, unsigned int objects)
+{
+	if (s->debug & USLUB_DBG_P)
+		memset(slab_address(slab), POISON_INUSE, PAGE_SIZE << slab_order(slab));
+	char *base = slab_obj_base(s, slab);
+	for (unsigned int i = 0; i < objects; i++) {
+		char *obj = base + (size_t)i * s->size;
+		_uslub_debug_init_object(s, obj, SLUB_RED_INACTIVE);
+		if (s->debug & USLUB_DBG_U)
+			memset(get_track(s, obj, TRACK_ALLOC), 0, 2 * sizeof(struct track));
+		if (s->debug & USLUB_DBG_Z)
+			*orig_size_slot(s, obj) = s->object_size;
+	}
+}
+
+void _uslub_debug_set_track(struct kmem_cache *s, void *obj, enum track_item item, uintptr_t addr)
+{
+	if (!(s->debug & USLUB_DBG_U))
+		return;
+	struct track *t = get_track(s, obj, item);
+	t->addr = addr;
+	t->when_ns = now_ns();
+	t->tid = (int)syscall(SYS_gettid);
+	t->cpu = sched_getcpu();
+}
+
+void _uslub_debug_set_orig_size(struct kmem_cache *s, void *obj, unsigned int size)
+{
+	if (!(s->debug & USLUB_DBG_Z) || size > s->object_size)
+		return;
+	*orig_size_slot(s, obj) = size;
+	memset((char *)obj + size, SLUB_RED_ACTIVE, s->object_size - size);
+}
+
+/* ------------------------------------------------------------------------
+ * Reports
+ * ---------------------------------------------------------------------- */
+void _uslub_debug_symbolize(uintptr_t addr, char *buf, size_t len)
+{
+	Dl_info info;
+	if (!addr) {
+		snprintf(buf, len, "(unknown)");
+		return;
+	}
+	if (!dladdr((void *)addr, &info) || !info.dli_fname) {
+		snprintf(buf, len, "0x%lx", (unsigned long)addr);
+		return;
+	}
+	const char *file = strrchr(info.dli_fname, '/');
+	file = file ? file + 1 : info.dli_fname;
+	if (info.dli_sname && info.dli_saddr)
+		snprintf(buf, len, "%s+0x%lx (%s)", info.dli_sname,
+			 (unsigned long)(addr - (uintptr_t)info.dli_saddr), file);
+	else
+		snprintf(buf, len, "%s+0x%lx", file, (unsigned long)(addr - (uintptr_t)info.dli_fbase));
+}
+
+static void print_track(const char *what, const struct track *t, uint64_t now)
+{
+	char sym[256];
+	if (!t->addr) {
+		_uslub_report("INFO: %s: no record\n", what);
+		return;
+	}
+	_uslub_debug_symbolize(t->addr, sym, sizeof(sym));
+	_uslub_report("INFO: %s in %s age=%llu ms tid=%d cpu=%d\n", what, sym,
+		      (unsigned long long)((now - t->when_ns) / 1000000), t->tid, t->cpu);
+}
+
+/* 16 bytes a line: offset label, address, hex, ASCII. */
+static void print_section(const char *label, const void *start, size_t len)
+{
+	const unsigned char *p = start;
+	for (size_t off = 0; off < len; off += 16) {
+		char hex[16 * 3 + 1], ascii[17];
+		size_t n = MIN(len - off, (size_t)16), k = 0;
+		for (size_t i = 0; i < 16; i++) {
+			if (i < n)
+				k += (size_t)snprintf(hex + k, sizeof(hex) - k, "%02x ", p[off + i]);
+			else
+				k += (size_t)snprintf(hex + k, sizeof(hex) - k, "   ");
+			ascii[i] = i < n ? ((p[off + i] >= 0x20 && p[off + i] < 0x7f) ? (char)p[off + i] : '.')
+					 : ' ';
+		}
+		ascii[16] = 0;
+		_uslub_report("%-8s %p: %s %s\n", label, (const void *)(p + off), hex, ascii);
+	}
+}
+
+static void print_trailer(struct kmem_cache *s, struct slab *slab, void *obj)
+{
+	char *p = obj;
+	uint64_t cnt = slab_counters(slab);
+	_uslub_report("INFO: Slab %p objects=%u used=%u fp=%p node=%d%s\n", slab_address(slab),
+		      FC_OBJECTS(cnt), FC_INUSE(cnt), fl_ptr(s, slab, FC_FREELIST(cnt)), slab_nid(slab),
+		      (READ_ONCE(slab->__page_flags) & PG_isolated) ? " isolated" : "");
+	_uslub_report("INFO: Object %p @offset=%zu index=%u object_size=%u stride=%u\n", obj,
+		      (size_t)(p - (char *)slab_address(slab)), obj_to_index(s, slab, obj),
+		      s->object_size, s->size);
+	if (s->debug & USLUB_DBG_U) {
+		uint64_t now = now_ns();
+		print_track("Allocated", get_track(s, obj, TRACK_ALLOC), now);
+		print_track("Freed", get_track(s, obj, TRACK_FREE), now);
+	}
+	if (s->red_left_pad)
+		print_section("Redzone", p - s->red_left_pad, s->red_left_pad);
+	print_section("Object", p, MIN((size_t)s->object_size, (size_t)PAGE_SIZE));
+	if (s->debug & USLUB_DBG_Z)
+		print_section("Redzone", p + s->object_size, s->offset - s->object_size);
+	size_t meta = MAX((size_t)s->offset, (size_t)s->object_size);
+	if (s->inuse > meta)      /* free pointer (when outside), owners, request size */
+		print_section("Metadata", p + meta, s->inuse - meta);
+	size_t end = s->size - s->red_left_pad;
+	if (end > s->inuse)
+		print_section("Padding", p + s->inuse, end - s->inuse);
+}
+
+void _uslub_debug_object_err(struct kmem_cache *s, struct slab *slab, void *obj, const char *bug,
+			     const char *fmt, ...)
+{
+	char info[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(info, sizeof(info), fmt, ap);
+	va_end(ap);
+	pthread_mutex_lock(&report_lock);
+	_uslub_report("=============================================================================\n"
+		      "BUG %s: %s\n"
+		      "-----------------------------------------------------------------------------\n"
+		      "\nINFO: %s\n", s->name, bug, info);
+	print_trailer(s, slab, obj);
+	pthread_mutex_unlock(&report_lock);
+	_uslub_count_error(s->debug & USLUB_DBG_X);
+}
+
+void _uslub_debug_isolated(struct kmem_cache *s, struct slab *slab)
+{
+	uint64_t cnt = slab_counters(slab);
+	_uslub_report("FIX %s: slab %p isolated: never allocated from again (%u of %u objects "
+		      "in use)\n\n", s->name, slab_address(slab), FC_INUSE(cnt), FC_OBJECTS(cnt));
+}
+
+void _uslub_debug_trace(struct kmem_cache *s, struct slab *slab, void *obj, bool alloc)
+{
+	uint64_t cnt = slab_counters(slab);
+	pthread_mutex_lock(&report_lock);
+	_uslub_report("TRACE %s %s %p inuse=%u fp=%p\n", s->name, alloc ? "alloc" : "free", obj,
+		      FC_INUSE(cnt), fl_ptr(s, slab, FC_FREELIST(cnt)));
+	if (!alloc)
+		print_section("Object", obj, MIN((size_t)s->object_size, (size_t)64));
+	pthread_mutex_unlock(&report_lock);
+}
+
+void _uslub_debug_print_leak(struct kmem_cache *s, struct slab *slab, void *obj)
+{
+	char sym[256] = "(no owner tracking: USLUB_DEBUG=U)";
+	if (s->debug & USLUB_DBG_U) {
+		struct track *t = get_track(s, obj, TRACK_ALLOC);
+		_uslub_debug_symbolize(t->addr, sym, sizeof(sym));
+		_uslub_report("INFO: %s: object %p @offset=%zu left at destroy, allocated in %s "
+			      "age=%llu ms tid=%d\n", s->name, obj,
+			      (size_t)((char *)obj - (char *)slab_address(slab)), sym,
+			      (unsigned long long)((now_ns() - t->when_ns) / 1000000), t->tid);
+		return;
+	}
+	_uslub_report("INFO: %s: object %p @offset=%zu left at destroy %s\n", s->name, obj,
+		      (size_t)((char *)obj - (char *)slab_address(slab)), sym);
+}
+
+void _uslub_debug_postfork_child(void)
+{
+	pthread_mutex_init(&report_lock, NULL);
+}
+
+/* ------------------------------------------------------------------------
+ * Checks
+ * ---------------------------------------------------------------------- */
+
+/* The first byte of [start, start + len) that is not @val (the last one
+ * compared with @last), or NULL. */
+static unsigned char *check_bytes(unsigned char *start, size_t len, uint8_t val, uint8_t last)
+{
+	for (size_t i = 0; i + 1 < len; i++)
+		if (start[i] != val)
+			return start + i;
+	if (len && start[len - 1] != last)
+		return start + len - 1;
+	return NULL;
+}
+
+/* One region: report it, restore it. */
+static bool check_region(struct kmem_cache *s, struct slab *slab, void *obj, const char *what,
+			 void *start, size_t len, uint8_t val, uint8_t last)
+{
+	unsigned char *fault = check_bytes(start, len, val, last);
+	if (likely(!fault))
+		return true;
+	unsigned char *s8 = start, *end = fault;
+	for (size_t i = len; i-- > 0;)
+		if (s8[i] != (i == len - 1 ? last : val)) {
+			end = s8 + i;
+			break;
+		}
+	char bug[64];
+	snprintf(bug, sizeof(bug), "%s overwritten", what);
+	_uslub_debug_object_err(s, slab, obj, bug,
+				"%p-%p @offset=%zu. First byte 0x%02x instead of 0x%02x", (void *)fault,
+				(void *)end, (size_t)(fault - (unsigned char *)slab_address(slab)),
+				*fault, fault + 1 == (unsigned char *)start + len ? last : val);
+	memset(start, val, len);
+	if (len)
+		((unsigned char *)start)[len - 1] = last;
+	_uslub_report("FIX %s: Restoring %s %p-%p=0x%02x\n", s->name, what, start,
+		      (void *)((char *)start + len - 1), val);
+	return false;
+}
+
+unsigned int _uslub_debug_check_object(struct kmem_cache *s, struct slab *slab, void *obj,
+				       uint8_t val)
+{
+	char *p = obj;
+	unsigned int bad = 0;
+	if (s->debug & USLUB_DBG_Z) {
+		bad += !check_region(s, slab, obj, "Left Redzone", p - s->red_left_pad, s->red_left_pad,
+				   val, val);
+		bad += !check_region(s, slab, obj, "Right Redzone", p + s->object_size,
+				   s->offset - s->object_size, val, val);
+		unsigned int orig = get_orig_size(s, obj);
+		if (val == SLUB_RED_ACTIVE && orig < s->object_size)
+			bad += !check_region(s, slab, obj, "kmalloc Redzone", p + orig,
+					   s->object_size - orig, val, val);
+	}
+	if (s->debug & USLUB_DBG_P) {
+		if (val == SLUB_RED_INACTIVE)
+			bad += !check_region(s, slab, obj, "Poison", p, s->object_size, POISON_FREE,
+					   POISON_END);
+		size_t end = s->size - s->red_left_pad;
+		if (end > s->inuse)
+			bad += !check_region(s, slab, obj, "Object padding", p + s->inuse, end - s->inuse,
+					   POISON_INUSE, POISON_INUSE);
+	}
+	if (val == SLUB_RED_INACTIVE) {
+		void *fp = get_freepointer(s, obj);
+		if (fp && !obj_is_valid(s, slab, fp)) {
+			_uslub_debug_object_err(s, slab, obj, "Freepointer corrupt",
+						"free pointer of free object %p is %p, not an "
+						"object of the slab", obj, fp);
+			set_freepointer(s, obj, NULL);
+			_uslub_report("FIX %s: freelist cut at %p\n", s->name, obj);
+			bad++;
+		}
+	}
+	return bad;
+}
