@@ -98,8 +98,8 @@ void _uslub_debug_set_orig_size(struct kmem_cache *s, void *obj, unsigned int si
 {
 	if (!(s->debug & USLUB_DBG_Z) || size > s->object_size)
 		return;
-	*orig_size_slot(s, obj) = size;
 	memset((char *)obj + size, SLUB_RED_ACTIVE, s->object_size - size);
+	__atomic_store_n(orig_size_slot(s, obj), size, __ATOMIC_RELEASE);  /* guard, then size */
 }
 
 /* ------------------------------------------------------------------------

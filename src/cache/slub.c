@@ -1243,8 +1243,11 @@ static bool on_freelist(struct kmem_cache *s, struct slab *slab, const void *x)
 }
 
 /* The first object of @n's partial slabs that passes the checks (list_lock
- * held); a slab failing them is isolated. NULL: none. */
-static void *debug_take(struct kmem_cache *s, struct kmem_cache_node *n, struct slab **slabp)
+ * held); a slab failing them is isolated. NULL: none. The object is made
+ * allocated (red zones active, owner recorded) before the lock is dropped,
+ * so no validate and no fork child sees it half way. */
+static void *debug_take(struct kmem_cache *s, struct kmem_cache_node *n, struct slab **slabp,
+			uintptr_t addr)
 {
 	while (!list_empty(&n->partial)) {
 		struct slab *slab = list_entry(n->partial.next, struct slab, slab_list);
@@ -1270,6 +1273,9 @@ static void *debug_take(struct kmem_cache *s, struct kmem_cache_node *n, struct 
 			continue;               /* nobody else writes it: cannot happen */
 		if (!next)
 			remove_partial(n, slab);    /* now full: on no list */
+		_uslub_debug_init_object(s, obj, SLUB_RED_ACTIVE);
+		_uslub_debug_set_orig_size(s, obj, s->object_size);
+		_uslub_debug_set_track(s, obj, TRACK_ALLOC, addr);
 		*slabp = slab;
 		return obj;
 	}
@@ -1277,7 +1283,7 @@ static void *debug_take(struct kmem_cache *s, struct kmem_cache_node *n, struct 
 }
 
 static void *debug_alloc_once(struct kmem_cache *s, int node, struct kmem_cache_cpu *c,
-			      struct slab **slabp)
+			      struct slab **slabp, uintptr_t addr)
 {
 	int search = node == USLUB_NUMA_NO_NODE ? home_node() : node;
 	for (int i = 0; i < _uslub_nr_nodes(); i++) {
@@ -1288,7 +1294,7 @@ static void *debug_alloc_once(struct kmem_cache *s, int node, struct kmem_cache_
 		if (i && !READ_ONCE(n->nr_partial))
 			continue;
 		node_lock(n);
-		void *obj = debug_take(s, n, slabp);
+		void *obj = debug_take(s, n, slabp, addr);
 		node_unlock(n);
 		if (obj)
 			return obj;
@@ -1305,20 +1311,21 @@ static void *debug_alloc_once(struct kmem_cache *s, int node, struct kmem_cache_
 	struct kmem_cache_node *n = get_node(s, slab_nid(slab));
 	node_lock(n);
 	add_partial(n, slab, DEACTIVATE_TO_HEAD_POS);
-	void *obj = debug_take(s, n, slabp);
+	void *obj = debug_take(s, n, slabp, addr);
 	node_unlock(n);
 	return obj;
 }
 
 /* One object of debug cache @s for the caller at @addr: checked, red zones
- * made active, owner recorded. No hooks (the callers run them). */
-static __noinline void *debug_slab_alloc(struct kmem_cache *s, uslub_gfp_t gfp, int node,
-					 uintptr_t addr)
+ * made active, owner recorded, counted when @count. No hooks (the callers
+ * run them). */
+static __noinline void *__debug_slab_alloc(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+					   uintptr_t addr, bool count)
 {
 	struct kmem_cache_cpu tmp, *c = debug_cpu(s, &tmp);
 	struct slab *slab = NULL;
 	void *obj;
-	while (!(obj = debug_alloc_once(s, node, c, &slab)) && (gfp & USLUB_GFP_NOFAIL)) {
+	while (!(obj = debug_alloc_once(s, node, c, &slab, addr)) && (gfp & USLUB_GFP_NOFAIL)) {
 		struct timespec ts = { 0, 1000000 };
 		nanosleep(&ts, NULL);
 	}
@@ -1327,11 +1334,9 @@ static __noinline void *debug_slab_alloc(struct kmem_cache *s, uslub_gfp_t gfp, 
 		errno = ENOMEM;
 		return NULL;
 	}
-	stat(c, ALLOC_SLOWPATH);
+	if (count)
+		stat(c, ALLOC_SLOWPATH);
 	debug_cpu_done(s, c, &tmp);
-	_uslub_debug_init_object(s, obj, SLUB_RED_ACTIVE);
-	_uslub_debug_set_orig_size(s, obj, s->object_size);
-	_uslub_debug_set_track(s, obj, TRACK_ALLOC, addr);
 	if (unlikely(s->debug & USLUB_DBG_T))
 		_uslub_debug_trace(s, slab, obj, true);
 	if (gfp & USLUB_GFP_ZERO)
@@ -1339,10 +1344,16 @@ static __noinline void *debug_slab_alloc(struct kmem_cache *s, uslub_gfp_t gfp, 
 	return obj;
 }
 
+static void *debug_slab_alloc(struct kmem_cache *s, uslub_gfp_t gfp, int node, uintptr_t addr)
+{
+	return __debug_slab_alloc(s, gfp, node, addr, true);
+}
+
 /* Free @x, an object start of @slab of debug cache @s (checked by the
- * caller), for the caller at @addr. No hooks (the callers run them). */
-static __noinline void debug_slab_free(struct kmem_cache *s, struct slab *slab, void *x,
-				       uintptr_t addr)
+ * caller), for the caller at @addr; counted when @count. No hooks (the
+ * callers run them). */
+static __noinline void __debug_slab_free(struct kmem_cache *s, struct slab *slab, void *x,
+					 uintptr_t addr, bool count)
 {
 	struct kmem_cache_cpu tmp, *c = debug_cpu(s, &tmp);
 	struct kmem_cache_node *n = get_node(s, slab_nid(slab));
@@ -1377,12 +1388,18 @@ static __noinline void debug_slab_free(struct kmem_cache *s, struct slab *slab, 
 		}
 	}
 	node_unlock(n);
-	stat(c, FREE_SLOWPATH);
+	if (count)
+		stat(c, FREE_SLOWPATH);
 	if (discard) {
 		stat(c, FREE_SLAB);
 		discard_slab(s, discard);
 	}
 	debug_cpu_done(s, c, &tmp);
+}
+
+static void debug_slab_free(struct kmem_cache *s, struct slab *slab, void *x, uintptr_t addr)
+{
+	__debug_slab_free(s, slab, x, addr, true);
 }
 
 /* The checked pop of a hardened cache comes first and stays small, so
@@ -2030,7 +2047,7 @@ unsigned int _uslub_refill_objects(struct kmem_cache *s, struct kmem_cache_cpu *
 	if (unlikely(kmem_cache_debug(s))) {
 		uintptr_t addr = (uintptr_t)__builtin_return_address(0);
 		unsigned int got = 0;
-		while (got < max && (p[got] = debug_slab_alloc(s, 0, node, addr)))
+		while (got < max && (p[got] = __debug_slab_alloc(s, 0, node, addr, false)))
 			got++;
 		if (got < min) {
 			_uslub_free_to_slabs(s, c, got, p);
@@ -2190,14 +2207,20 @@ __public int uslub_cache_alloc_bulk_noprof(struct kmem_cache *s, uslub_gfp_t gfp
 	if (unlikely(failslab(s, gfp, n)))
 		return 0;
 	if (unlikely(kmem_cache_debug(s))) {
+		/* one at a time through the checked path; all or nothing, and
+		 * a failure counts nothing */
 		uintptr_t addr = (uintptr_t)__builtin_return_address(0);
 		for (size_t i = 0; i < n; i++)
-			if (!(p[i] = debug_slab_alloc(s, gfp & ~USLUB_GFP_ZERO, USLUB_NUMA_NO_NODE,
-						      addr))) {
-				free_bulk(s, i, p);
+			if (!(p[i] = __debug_slab_alloc(s, gfp & ~USLUB_GFP_ZERO,
+							USLUB_NUMA_NO_NODE, addr, false))) {
+				while (i--)
+					__debug_slab_free(s, virt_to_slab(p[i]), p[i], addr, false);
 				errno = ENOMEM;
 				return 0;
 			}
+		struct kmem_cache_cpu tmp, *c = debug_cpu(s, &tmp);
+		stat_add(c, ALLOC_SLOWPATH, n);
+		debug_cpu_done(s, c, &tmp);
 	} else for (;;) {
 		bool ok;
 		if (likely(this_cpu_is_real() || _uslub_thread_init())) {
@@ -2274,7 +2297,7 @@ static __always_inline struct slab *bulk_object_slab(struct kmem_cache *s, void 
  * length of p[] still to scan.
  */
 static size_t build_detached_freelist(struct kmem_cache *s, size_t size, void **p,
-				      struct detached_freelist *df)
+				      struct detached_freelist *df, bool count)
 {
 	void *cpu_head = NULL, *slab_head = NULL;
 	df->slab = NULL;
@@ -2284,7 +2307,7 @@ static size_t build_detached_freelist(struct kmem_cache *s, size_t size, void **
 		if (!x || !(df->slab = bulk_object_slab(s, x, &df->s)))
 			continue;
 		if (unlikely(kmem_cache_debug(df->s))) {
-			debug_slab_free(df->s, df->slab, x, 0);   /* checked, one at a time */
+			__debug_slab_free(df->s, df->slab, x, 0, count);  /* checked, one by one */
 			df->slab = NULL;
 			continue;
 		}
@@ -2373,7 +2396,7 @@ void _uslub_free_to_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t
 {
 	struct detached_freelist df;
 	while (n) {
-		n = build_detached_freelist(s, n, p, &df);
+		n = build_detached_freelist(s, n, p, &df, false);
 		if (df.slab)
 				__slab_free(df.s, df.slab, df.head, df.tail, df.cnt, c, false);
 	}
@@ -2530,7 +2553,7 @@ static void free_bulk(struct kmem_cache *s, size_t n, void **p)
 		return;
 	struct detached_freelist df;
 	while (n) {
-		n = build_detached_freelist(s, n, p, &df);
+		n = build_detached_freelist(s, n, p, &df, true);
 		if (df.slab)
 			free_detached_user(&df);
 	}
@@ -3066,10 +3089,18 @@ static void discard_isolated(struct kmem_cache *s)
 	}
 }
 
-/* Debug caches: each object left at destroy, with its alloc owner. */
+/* Debug caches: the objects left at destroy, with their alloc owners (the
+ * first LEAKS_LISTED of them). */
+#define LEAKS_LISTED 32
+struct list_leaks {
+	struct kmem_cache *s;
+	unsigned long seen;
+};
+
 static void list_leaks_cb(struct page *head, void *arg)
 {
-	struct kmem_cache *s = arg;
+	struct list_leaks *ll = arg;
+	struct kmem_cache *s = ll->s;
 	struct slab *slab = page_slab(head);
 	if (!(READ_ONCE(head->flags) & PG_slab) || slab->slab_cache != s)
 		return;
@@ -3084,7 +3115,7 @@ static void list_leaks_cb(struct page *head, void *arg)
 		seen[idx / 64] |= 1ull << (idx % 64);
 	}
 	for (unsigned int i = 0; i < objects; i++)
-		if (!(seen[i / 64] & (1ull << (i % 64))))
+		if (!(seen[i / 64] & (1ull << (i % 64))) && ll->seen++ < LEAKS_LISTED)
 			_uslub_debug_print_leak(s, slab, index_to_obj(s, slab, i));
 }
 
@@ -3124,8 +3155,13 @@ __public int uslub_cache_destroy(struct kmem_cache *s)
 		uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
 		_uslub_report_error("uslub: cache %s: %lu objects remaining in %lu slabs on destroy; "
 				    "cache left intact\n", s->name, cl.objects, cl.slabs);
-		if (kmem_cache_debug(s))
-			_uslub_for_each_run(list_leaks_cb, s);
+		if (kmem_cache_debug(s)) {
+			struct list_leaks ll = { s, 0 };
+			_uslub_for_each_run(list_leaks_cb, &ll);
+			if (ll.seen > LEAKS_LISTED)
+				_uslub_report("INFO: %s: ... and %lu more objects\n", s->name,
+					      ll.seen - LEAKS_LISTED);
+		}
 		errno = EBUSY;
 		return -1;
 	}

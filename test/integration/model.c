@@ -165,8 +165,10 @@ static void op_create(void)
 	CHECK_MSG(c->s, "create %s size %zu align %zu flags %#x failed: %s", c->name, c->size,
 		  c->align, c->flags, strerror(errno));
 	c->sheaf_cap = uslub_cache_sheaf_capacity(c->s);
-	CHECK_MSG(c->sheaf_cap >= want_cap, "%s: sheaf_capacity %u asked, %u given", c->name,
-		  want_cap, c->sheaf_cap);
+	/* slub_debug caches (USLUB_DEBUG) have no sheaves, as in SLUB */
+	const char *dbg = getenv("USLUB_DEBUG");
+	CHECK_MSG(c->sheaf_cap >= want_cap || (dbg && *dbg && c->sheaf_cap == 0),
+		  "%s: sheaf_capacity %u asked, %u given", c->name, want_cap, c->sheaf_cap);
 	{
 		struct uslub_slabinfo si = slabinfo_get(c->s);
 		CHECK_EQU(si.sheaf_capacity, c->sheaf_cap);

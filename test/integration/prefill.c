@@ -487,9 +487,12 @@ int main(void)
 	CHECK(a.s && b.s);
 	a.cap = uslub_cache_sheaf_capacity(a.s);
 	b.cap = uslub_cache_sheaf_capacity(b.s);
-	CHECK_MSG(a.cap >= 30, "sheaf_capacity 30 asked, %u given", a.cap);
+	/* slub_debug caches (USLUB_DEBUG) have no sheaves, as in SLUB */
+	const char *dbg = getenv("USLUB_DEBUG");
+	bool debug = dbg && *dbg;
+	CHECK_MSG(debug ? a.cap == 0 : a.cap >= 30, "sheaf_capacity 30 asked, %u given", a.cap);
 	const char *e = getenv("USLUB_SHEAVES");
-	bool all = e && *e && strcmp(e, "0") != 0;
+	bool all = e && *e && strcmp(e, "0") != 0 && !debug;
 	CHECK_MSG(all ? b.cap > 0 : b.cap == 0, "cache without sheaf_capacity: capacity %u "
 		  "(USLUB_SHEAVES %s)", b.cap, all ? "on" : "off");
 	a.live = calloc(a.max, sizeof(void *));
