@@ -582,6 +582,10 @@ struct uslub_slabinfo {
 	unsigned long partial_free;  /* free objects on node partial slabs    */
 	unsigned long memory_used;   /* bytes in slabs                        */
 	unsigned long memory_requested; /* live_objs * object_size            */
+	char debug[12];              /* slub_debug letters in effect ("FZPU";
+	                                "" for none; A = fault injection)      */
+	unsigned long isolated_slabs; /* slabs isolated after a detected
+	                                corruption (never used again)         */
 };
 
 /* Where a cache keeps its per-object extensions (seed 003). */

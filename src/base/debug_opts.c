@@ -9,7 +9,9 @@
  * and the first block naming a cache wins over everything else. A name
  * ending in '*' matches every cache whose name starts with the rest.
  * Flags are letters, either case: F Z P U T A O, X (uslub's: abort after
- * a detected corruption), and '-' for none. An
+ * a detected corruption), and '-' for none. O applies to the caches of its
+ * block (the kernel's is global): their red zones, poison and owner
+ * tracking are dropped where they would raise the minimum slab order. An
  * empty flag field (USLUB_DEBUG=, or ",cache") means the default set
  * F Z P U, as slub_debug with no options does.
  */

@@ -36,6 +36,9 @@
  *                                     hold every lock across fork()).
  *   5. page_node.lock (page.c)        buddy free lists of one node
  *   6. reserve_lock (page.c)          the mmap reservation cursor
+ *   7. report_lock (debug.c)          a leaf: keeps one slub_debug report's
+ *                                     lines together; taken under list_lock
+ *                                     (and the page lock, in validate)
  *
  * Slab states (seed 002's final scheme; "flag" = slab_test_node_partial):
  *
@@ -124,6 +127,18 @@
  * pointer is reported (FREELIST_CORRUPT) and the chain is cut there; the
  * objects behind it stay counted as in use, so they leak instead of being
  * handed out twice.
+ *
+ * Debug caches (slub_debug; FASTPATH_OFF_SLUB_DEBUG): none of the lockless
+ * paths above. They have no cpu slab, no cpu partial slabs and no sheaves;
+ * every allocation and free (single, bulk, prefill, sheaf return) goes
+ * through debug_slab_alloc()/debug_slab_free(), which take list_lock of
+ * the slab's node and do the checks, the state change and the object's
+ * state bytes (red zones, poison, owner) under it. So a validate holding
+ * list_lock, and a fork child, always see each object wholly free or
+ * wholly allocated. Their slabs: partial (free objects, on the node
+ * partial list), full (on no list), isolated (PG_isolated, on n->isolated
+ * after a detected corruption: never allocated from, never discarded
+ * while the cache lives, skipped by validate).
  *
  * Thread exit flushes the thread's cpu slabs and cpu partial slabs of every
  * cache, as SLUB does for a CPU going offline (cpu.c). fork(): every lock is
@@ -2893,15 +2908,12 @@ struct kmem_cache *_uslub_cache_create(const char *name, size_t size,
 		tmp.debug = cache_debug_flags(name, flags, args->ctor != NULL);
 	if (!calculate_sizes(&tmp, size, align, args))
 		return create_error(name, "object (with alignment) is larger than the largest slab");
-	if (tmp.debug & USLUB_DBG_PATHS) {
-		/* O: no debugging where it would raise the slab order */
-		struct kmem_cache plain = tmp;
-		plain.debug = 0;
-		if ((tmp.debug & USLUB_DBG_O) && calculate_sizes(&plain, size, align, args) &&
-		    plain.order < tmp.order) {
-			tmp.debug &= ~USLUB_DBG_PATHS;
-			calculate_sizes(&tmp, size, align, args);
-		}
+	if ((tmp.debug & USLUB_DBG_O) && (tmp.debug & (USLUB_DBG_Z | USLUB_DBG_P | USLUB_DBG_U)) &&
+	    get_order(tmp.size) > get_order(size)) {
+		/* O, as SLUB's rule: no metadata (red zones, poison, owners)
+		 * where it raises the minimum slab order; F and T stay */
+		tmp.debug &= ~(USLUB_DBG_Z | USLUB_DBG_P | USLUB_DBG_U);
+		calculate_sizes(&tmp, size, align, args);
 	}
 	if (tmp.debug & USLUB_DBG_PATHS) {
 		/* every alloc and free on the checked paths: no cpu slabs,

@@ -60,6 +60,13 @@ static void slabinfo_locked(const struct kmem_cache *s, struct uslub_slabinfo *o
 	o->obj_ext = READ_ONCE(s->ext_placement);
 	o->obj_ext_size = o->obj_ext != USLUB_OBJ_EXT_NONE ? (unsigned int)sizeof(struct slabobj_ext) : 0;
 	o->obj_ext_bytes = o->obj_ext != USLUB_OBJ_EXT_NONE ? s->ext_bytes : 0;
+	static const char letters[] = "FZPUTAOX";
+	unsigned int dbg = READ_ONCE(s->debug), k = 0;
+	if (!(s->fastpath_off & FASTPATH_OFF_SLUB_DEBUG))
+		dbg &= ~USLUB_DBG_PATHS;             /* switched off (O) */
+	for (unsigned int i = 0; letters[i]; i++)
+		if (dbg & (1u << i))
+			o->debug[k++] = letters[i];
 	for (int i = 0; i < _uslub_nr_nodes(); i++) {
 		struct kmem_cache_node *n = s->node[i];
 		/* Under list_lock a listed slab cannot be discarded, so the
@@ -69,6 +76,7 @@ static void slabinfo_locked(const struct kmem_cache *s, struct uslub_slabinfo *o
 		o->num_objs += READ_ONCE(n->total_objects);
 		o->memory_used += READ_ONCE(n->total_pages) * PAGE_SIZE;
 		o->nr_partial += n->nr_partial;
+		o->isolated_slabs += n->nr_isolated;
 		struct list_head *pos;
 		for (pos = n->partial.next; pos != &n->partial; pos = pos->next) {
 			struct slab *slab = list_entry(pos, struct slab, slab_list);
@@ -153,7 +161,7 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 				"\"memory_requested\":%lu,\"sheaf_capacity\":%u,\"barn_full\":%lu,"
 				"\"barn_empty\":%lu,\"random_freelist\":%s,\"hardened_freelist\":%s,"
 				"\"obj_ext\":\"%s\",\"obj_ext_size\":%u,\"obj_ext_bytes\":%u,"
-				"\"stats\":{",
+				"\"debug\":\"%s\",\"isolated_slabs\":%lu,\"stats\":{",
 				si.object_size, si.size, si.align, si.offset, si.objs_per_slab,
 				si.order, si.pages_per_slab, si.min_partial, si.cpu_partial_slabs,
 				si.num_slabs, si.num_objs, si.active_objs, si.live_objs,
@@ -162,7 +170,7 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 				si.random_freelist ? "true" : "false",
 				si.hardened_freelist ? "true" : "false",
 				uslub_obj_ext_placement_name(si.obj_ext), si.obj_ext_size,
-				si.obj_ext_bytes);
+				si.obj_ext_bytes, si.debug, si.isolated_slabs);
 			for (int i = 0; i < USLUB_NR_STATS; i++)
 				fprintf(f, "%s\"%s\":%llu", i ? "," : "", stat_names[i],
 					(unsigned long long)st[i]);
@@ -181,6 +189,9 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 				fprintf(f, "    obj_ext=%s obj_ext_size=%u metadata_bytes_per_object=%u\n",
 					uslub_obj_ext_placement_name(si.obj_ext), si.obj_ext_size,
 					si.obj_ext_bytes);
+			if (si.debug[0] || si.isolated_slabs)
+				fprintf(f, "    debug=%s isolated_slabs=%lu\n", si.debug,
+					si.isolated_slabs);
 			bool any = false;
 			for (int i = 0; i < USLUB_NR_STATS; i++) {
 				if (!st[i])
