@@ -36,11 +36,12 @@
  *     static int peer_bench_b3(const struct bench_opts *o);
  *            declared before the #include (with `struct bench_opts;`),
  *            defined after it, so it can use the helpers here.
- *   PEER_HAS_USLUB_ONLY (uslub: B5, B6, B7 and B-meta compare uslub with
- *            itself: accounting, profiling, memory, extension placement)
+ *   PEER_HAS_USLUB_ONLY (uslub: B5, B6, B7, B-meta and B-debug compare
+ *            uslub with itself: accounting, profiling, memory, extension
+ *            placement, slub_debug)
  *     static int peer_bench_uslub_only(const struct bench_opts *o);
- *            declared and defined like peer_bench_b3; B5 and B6 time
- *            their caches with bench_pairs_batches() below (B1's and
+ *            declared and defined like peer_bench_b3; B5, B6 and B-debug
+ *            time their caches with bench_pairs_batches() below (B1's and
  *            B2's one-by-one loops).
  *
  * A benchmark whose hooks a peer lacks prints one line
@@ -68,6 +69,9 @@
  *       accounted cache vs one cache per group. Pages, not time.
  *   B-meta (uslub) where accounted caches keep their per-object extension
  *       (seed 003) and what that costs outside the slab. Layout, not time.
+ *   B-debug (uslub) B5's two patterns on a cache that is not a debug cache,
+ *       with another cache of the process a debug cache (USLUB_DEBUG) or
+ *       not; then that other cache itself.
  *
  * Output: one JSON object per line on stdout, e.g.
  *   {"bench":"B1","peer":"uslub","size":64,"iters":20000000,
@@ -167,16 +171,21 @@ struct bench_opts {
 	const char *caches;   /* B-meta: cache specs, see bench_uslub.c       */
 	int expect_profiling; /* B6: 0/1, what uslub_profiling_enabled() must
 	                         say (-1: not checked)                        */
+	unsigned long other_iters; /* B-debug: pairs / objects per sample of
+	                         the other cache (0: --iters / 100)           */
+	int expect_debug;     /* B-debug: 0/1, whether the other cache must be
+	                         a debug cache (-1: not checked)              */
 };
 
 static void bench_usage(FILE *f, const char *argv0)
 {
 	fprintf(f,
-		"usage: %s --bench B1|B2|B3|B4|B5|B6|B7|B-meta [--size BYTES] [--iters N]\n"
-		"          [--warmup N] [--repeats R] [--label NAME] [--cpu C] [--cpus P,C]\n"
-		"          [--ns N1,N2,...] [--sheaves CAP] [--bytes B] [--batch N]\n"
-		"          [--groups N1,N2,...] [--objs K] [--mode shared|per-group]\n"
-		"          [--caches SPECS] [--expect-profiling 0|1]\n"
+		"usage: %s --bench B1|B2|B3|B4|B5|B6|B7|B-meta|B-debug [--size BYTES]\n"
+		"          [--iters N] [--warmup N] [--repeats R] [--label NAME] [--cpu C]\n"
+		"          [--cpus P,C] [--ns N1,N2,...] [--sheaves CAP] [--bytes B]\n"
+		"          [--batch N] [--groups N1,N2,...] [--objs K]\n"
+		"          [--mode shared|per-group] [--caches SPECS]\n"
+		"          [--expect-profiling 0|1] [--other-iters N] [--expect-debug 0|1]\n"
 		"  B1: N alloc+free pairs per sample (same cache, hot)\n"
 		"  B2: for each n of --ns (default 1,2,3,4,8,16,30,32,34,48,64,128,\n"
 		"      158,250): alloc_bulk(n) + free_bulk(n), and n allocs + n frees,\n"
@@ -196,6 +205,10 @@ static void bench_usage(FILE *f, const char *argv0)
 		"      (--mode shared) or one cache per group (--mode per-group); slab pages\n"
 		"  B-meta: (uslub) extension placement of USLUB_ACCOUNT caches, --caches\n"
 		"      LABEL=SIZE[/ALIGN][+hw],... (default: a few of seed 003's kind)\n"
+		"  B-debug: (uslub) B5's patterns on a plain cache while the cache\n"
+		"      bench-debug-other-SIZE holds objects; run it with USLUB_DEBUG=\n"
+		"      \"FZPU,bench-debug*\" (--expect-debug 1) and without (0); then\n"
+		"      that cache itself, --other-iters (default N/100) per sample\n"
 		"  --sheaves CAP: (uslub) a cache with per-CPU sheaves of CAP objects\n"
 		"  prints one JSON line per benchmark on stdout\n",
 		argv0);
@@ -263,6 +276,8 @@ static void bench_parse(int argc, char **argv, struct bench_opts *o)
 	o->mode = "shared";
 	o->caches = NULL;
 	o->expect_profiling = -1;
+	o->other_iters = 0;
+	o->expect_debug = -1;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -308,6 +323,10 @@ static void bench_parse(int argc, char **argv, struct bench_opts *o)
 			o->caches = v;
 		else if (!strcmp(a, "--expect-profiling"))
 			o->expect_profiling = (int)bench_parse_ul(v, a);
+		else if (!strcmp(a, "--other-iters"))
+			o->other_iters = bench_parse_ul(v, a);
+		else if (!strcmp(a, "--expect-debug"))
+			o->expect_debug = (int)bench_parse_ul(v, a);
 		else if (!strcmp(a, "--cpus")) {
 			if (sscanf(v, "%d,%d", &o->prod_cpu, &o->cons_cpu) != 2)
 				bench_die("--cpus wants P,C");
@@ -331,6 +350,8 @@ static void bench_parse(int argc, char **argv, struct bench_opts *o)
 		bench_die("--objs must be 1..1000");
 	if (o->expect_profiling > 1)
 		bench_die("--expect-profiling must be 0 or 1");
+	if (o->expect_debug > 1)
+		bench_die("--expect-debug must be 0 or 1");
 	if (strcmp(o->mode, "shared") && strcmp(o->mode, "per-group"))
 		bench_die("--mode must be shared or per-group");
 	if (o->cpu >= ncpu)
@@ -546,7 +567,7 @@ static int bench_b2(const struct bench_opts *o)
 #endif /* PEER_HAS_BULK */
 
 /* ------------------------------------------------------------------------
- * B5, B6: variants of one peer side by side, hot pair and batch
+ * B5, B6, B-debug: variants of one peer side by side, hot pair and batch
  *
  * @nv contexts of the same peer (B5: a plain and an accounted cache),
  * timed in one process with the very loops of B1 (alloc + free of one
@@ -555,7 +576,9 @@ static int bench_b2(const struct bench_opts *o)
  * for each, both patterns (the one that goes first alternating), each
  * preceded by a warm-up of @warm pairs / objects of the same context and
  * pattern, so every timed loop starts from the state it would be in after
- * a long run of itself and slow drift hits every variant alike.
+ * a long run of itself and slow drift hits every variant alike. Before
+ * each of those warm-ups @between(@arg) runs, when not NULL (B-debug: work
+ * on another cache of the process, untimed).
  * out[(v * 2 + pat) * repeats + r]: pat 0 = ns per pair, pat 1 = ns per
  * object (one alloc + one free), loops rounded up to whole batches.
  * ---------------------------------------------------------------------- */
@@ -563,7 +586,9 @@ static __attribute__((unused)) void bench_pairs_batches(struct peer_ctx **c, int
 							 unsigned long iters,
 							 unsigned long warm,
 							 size_t batch, int repeats,
-							 double *out)
+							 double *out,
+							 void (*between)(void *),
+							 void *arg)
 {
 	unsigned long loops = (iters + batch - 1) / batch;
 	unsigned long wloops = (warm + batch - 1) / batch;
@@ -583,6 +608,8 @@ static __attribute__((unused)) void bench_pairs_batches(struct peer_ctx **c, int
 			for (int k = 0; k < 2; k++) {
 				int pat = (k + r / nv) & 1;
 				uint64_t t0, t1;
+				if (between)
+					between(arg);
 				if (pat == 0) {
 					bench_b1_loop(c[v], warm / 4);
 					t0 = bench_now_ns();
@@ -762,14 +789,14 @@ static int bench_main(int argc, char **argv)
 	if (!strcmp(o.bench, "B4"))
 		return bench_b4(&o);
 	if (!strcmp(o.bench, "B5") || !strcmp(o.bench, "B6") || !strcmp(o.bench, "B7") ||
-	    !strcmp(o.bench, "B-meta")) {
+	    !strcmp(o.bench, "B-meta") || !strcmp(o.bench, "B-debug")) {
 #ifdef PEER_HAS_USLUB_ONLY
 		return peer_bench_uslub_only(&o);
 #else
 		return bench_skip(&o, "this benchmark measures uslub against itself");
 #endif
 	}
-	fprintf(stderr, "bench: unknown benchmark %s (B1..B7, B-meta)\n", o.bench);
+	fprintf(stderr, "bench: unknown benchmark %s (B1..B7, B-meta, B-debug)\n", o.bench);
 	return 2;
 }
 

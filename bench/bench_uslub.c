@@ -9,8 +9,10 @@
  * with itself, so its loop lives here, below the shared harness; so do
  * B5 (accounted vs plain cache), B6 (profiling on vs off: run.py runs this
  * binary with USLUB_PROFILING=1 and =0), B7 (slab pages: groups sharing one
- * accounted cache vs one cache per group) and B-meta (where the per-object
- * extension of accounted caches lives, seed 003).
+ * accounted cache vs one cache per group), B-meta (where the per-object
+ * extension of accounted caches lives, seed 003) and B-debug (a plain
+ * cache with a debug cache beside it: run.py runs this binary with and
+ * without USLUB_DEBUG).
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -275,7 +277,7 @@ static int peer_bench_b3(const struct bench_opts *o)
 }
 
 /* ------------------------------------------------------------------------
- * B5, B6, B7, B-meta: uslub against itself
+ * B5, B6, B7, B-meta, B-debug: uslub against itself
  * ---------------------------------------------------------------------- */
 
 /* A cache for these benchmarks: like peer_open(), with flags and align. */
@@ -401,7 +403,7 @@ static int b56(const struct bench_opts *o, int account)
 	if (!ns)
 		bench_die("out of memory");
 
-	bench_pairs_batches(c, nv, iters, oo.warmup, o->batch, o->repeats, ns);
+	bench_pairs_batches(c, nv, iters, oo.warmup, o->batch, o->repeats, ns, NULL, NULL);
 
 	bench_json_head(&oo, iters, "ns per alloc+free pair (pair), per object (batch)");
 	printf(",\"cpu\":%d,\"batch\":%lu,\"profiling\":%d,\"series\":{", oo.cpu,
@@ -698,6 +700,121 @@ static int bmeta(const struct bench_opts *o)
 	return 0;
 }
 
+/*
+ * B-debug: what a debug cache elsewhere in the process costs a cache that
+ * is not one. Two caches of --size bytes: "bench-plain-SIZE", timed with
+ * B5's two patterns, and "bench-debug-other-SIZE", which run.py makes a
+ * debug cache in one of its two processes (USLUB_DEBUG="FZPU,bench-debug*")
+ * and leaves plain in the other, so both run the very same code. The other
+ * cache holds BDEBUG_HELD objects all through the timing and allocates and
+ * frees BDEBUG_BURST more before each timed loop's warm-up (untimed). Then
+ * the other cache itself is timed with the same loops, --other-iters pairs
+ * / objects per sample: what debugging costs that cache. Last, the checks:
+ * the other cache is a debug cache as --expect-debug says, the timed one
+ * is not (exit 3 otherwise).
+ */
+#define BDEBUG_HELD 8
+#define BDEBUG_BURST 8
+
+/* bench_pairs_batches()'s hook: a burst of allocations on the other cache. */
+static void bdebug_burst(void *arg)
+{
+	struct peer_ctx *c = arg;
+	void *p[BDEBUG_BURST];
+	for (int i = 0; i < BDEBUG_BURST; i++)
+		if (!(p[i] = peer_alloc(c)))
+			bench_die("B-debug: allocation from the other cache failed");
+	bench_escape(p);
+	for (int i = 0; i < BDEBUG_BURST; i++)
+		peer_free(c, p[i]);
+}
+
+/* Is @s a debug cache: did every allocation take the checked slow path
+ * (none from the cpu freelist or a sheaf)? */
+static int b_checked_only(uslub_cache_t *s)
+{
+	uint64_t st[USLUB_NR_STATS];
+	uslub_cache_stats(s, st);
+	return st[USLUB_ALLOC_SLOWPATH] && !st[USLUB_ALLOC_FASTPATH] && !st[USLUB_ALLOC_PCS];
+}
+
+static int bdebug(const struct bench_opts *o)
+{
+	static const char *const vname[2] = { "plain", "other" };
+	static const char *const pname[2] = { "pair", "batch" };
+	unsigned long iters = o->iters ? o->iters : 20000000ul;
+	unsigned long other_iters = o->other_iters ? o->other_iters :
+				    iters >= 100 ? iters / 100 : 1;
+	struct bench_opts oo = *o;
+	struct peer_ctx *c[2];
+	void *held[BDEBUG_HELD];
+	int debug[2], ok;
+	char name[2][48];
+	double *ns;
+
+	if (oo.warmup == (unsigned long)-1)
+		oo.warmup = iters / 10 > 100000 ? iters / 10 : 100000;
+	if (oo.cpu >= 0 && !bench_pin(oo.cpu))
+		oo.cpu = -1;
+	snprintf(name[0], sizeof(name[0]), "bench-plain-%zu", o->size);
+	snprintf(name[1], sizeof(name[1]), "bench-debug-other-%zu", o->size);
+	for (int v = 0; v < 2; v++)
+		c[v] = b_open(name[v], o->size, 0, 0);
+	for (int i = 0; i < BDEBUG_HELD; i++)
+		if (!(held[i] = peer_alloc(c[1])))
+			bench_die("B-debug: allocation from the other cache failed");
+	ns = calloc(4 * (size_t)o->repeats, sizeof(*ns));
+	if (!ns)
+		bench_die("out of memory");
+
+	bench_pairs_batches(&c[0], 1, iters, oo.warmup, o->batch, o->repeats, ns,
+			    bdebug_burst, c[1]);
+	bench_pairs_batches(&c[1], 1, other_iters, other_iters / 10, o->batch, o->repeats,
+			    ns + 2 * o->repeats, NULL, NULL);
+	for (int i = 0; i < BDEBUG_HELD; i++)
+		peer_free(c[1], held[i]);
+	for (int v = 0; v < 2; v++)
+		debug[v] = b_checked_only(c[v]->s);
+	ok = !debug[0] && (o->expect_debug < 0 || debug[1] == o->expect_debug);
+
+	bench_json_head(&oo, iters, "ns per alloc+free pair (pair), per object (batch)");
+	printf(",\"cpu\":%d,\"batch\":%lu,\"other_iters\":%lu,\"profiling\":%d,\"series\":{",
+	       oo.cpu, o->batch, other_iters, uslub_profiling_enabled());
+	for (int v = 0; v < 2; v++)
+		for (int pat = 0; pat < 2; pat++) {
+			printf("%s\"%s %s\":[", v || pat ? "," : "", vname[v], pname[pat]);
+			for (int r = 0; r < o->repeats; r++)
+				printf("%s%.4f", r ? "," : "", ns[(v * 2 + pat) * o->repeats + r]);
+			printf("]");
+		}
+	printf("},\"caches\":{");
+	for (int v = 0; v < 2; v++) {
+		struct uslub_slabinfo si;
+		b_slabinfo(c[v]->s, &si);
+		printf("%s\"%s\":{\"name\":\"%s\",\"debug\":%s,", v ? "," : "", vname[v],
+		       name[v], debug[v] ? "true" : "false");
+		b_layout_json(&si);
+		printf(",");
+		b_stats_json(c[v]->s);
+		printf("}");
+	}
+	printf("},\"debug_check\":{\"expect_debug\":%d,\"ok\":%s},\"errors\":%lu}\n",
+	       o->expect_debug, ok ? "true" : "false", uslub_error_count());
+	fflush(stdout);
+	if (debug[0])
+		fprintf(stderr, "bench: B-debug: %s is a debug cache (its allocations all took "
+			"the checked path): USLUB_DEBUG must not name it\n", name[0]);
+	else if (!ok)
+		fprintf(stderr, "bench: B-debug: %s is %sa debug cache, but --expect-debug is "
+			"%d (USLUB_DEBUG=%s)\n", name[1], debug[1] ? "" : "not ",
+			o->expect_debug, getenv("USLUB_DEBUG") ? getenv("USLUB_DEBUG") : "(unset)");
+
+	for (int v = 0; v < 2; v++)
+		b_close(c[v]);
+	free(ns);
+	return ok ? 0 : 3;
+}
+
 static int peer_bench_uslub_only(const struct bench_opts *o)
 {
 	if (!strcmp(o->bench, "B5"))
@@ -706,6 +823,8 @@ static int peer_bench_uslub_only(const struct bench_opts *o)
 		return b56(o, 0);
 	if (!strcmp(o->bench, "B7"))
 		return b7(o);
+	if (!strcmp(o->bench, "B-debug"))
+		return bdebug(o);
 	return bmeta(o);
 }
 

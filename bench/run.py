@@ -7,8 +7,9 @@ rte_mempool; B2 (bulk alloc+free against one by one) on uslub without and
 with sheaves and DPDK; B3 (fresh-slab allocation, deferred against eager
 freelist) on uslub alone; and uslub against itself: B5 (accounted against
 plain cache), B6 (allocation profiling on against off), B7 (slab pages of
-many small groups: one shared accounted cache against one cache per group)
-and B-meta (where accounted caches keep their per-object extension).
+many small groups: one shared accounted cache against one cache per group),
+B-meta (where accounted caches keep their per-object extension) and B-debug
+(a plain cache with a slub_debug cache in the process against without).
 R rounds interleaved round-robin across the peers, takes medians, prints a
 ratio table (uslub time / peer time) with the SPEC §3 targets, and writes
 bench/results/bench.json and bench/results/bench.png.
@@ -44,6 +45,7 @@ BENCH_TITLES = {
     "B6": "allocation profiling on vs off (USLUB_PROFILING=1 / =0), hot",
     "B7": "memory: N groups x a few objects, one shared accounted cache vs one cache per group",
     "B-meta": "metadata saved by in-slab placement of the per-object extension (seed 003)",
+    "B-debug": "non-debug cache with a debug cache in the process (USLUB_DEBUG) vs none, hot",
 }
 BENCH_UNITS = {
     "B1": "ns per alloc+free pair",
@@ -54,8 +56,9 @@ BENCH_UNITS = {
     "B6": "ns per alloc+free pair (hot pair), per object (batch)",
     "B7": "slab pages",
     "B-meta": "bytes per object",
+    "B-debug": "ns per alloc+free pair (hot pair), per object (batch)",
 }
-BENCH_ORDER = ["B1", "B2", "B3", "B4", "B5", "B6", "B7", "B-meta"]
+BENCH_ORDER = ["B1", "B2", "B3", "B4", "B5", "B6", "B7", "B-meta", "B-debug"]
 
 # B2: the batch sizes of seed 001's table; the sheaf capacity asked for the
 # "uslub-sheaves" variant (uslub_cache_create_args with sheaf_capacity).
@@ -93,6 +96,14 @@ BMETA_CACHES = [
     ("64B", "64", "array"),
 ]
 ONCE = {"B-meta"}               # a layout, not a timing: first round only
+# B-debug: each process times the plain cache "bench-plain-SIZE" with B5's
+# patterns while the cache "bench-debug-other-SIZE" holds and allocates a
+# few objects; USLUB_DEBUG makes that one a debug cache in the second peer
+# only (None: the variable unset). Then each times the other cache itself:
+# FZPU against the same cache without debugging (no target).
+BDEBUG_SPEC = "FZPU,bench-debug*"
+BDEBUG_PEERS = [("uslub-nodebug", None), ("uslub-debug-other", BDEBUG_SPEC)]
+BDEBUG_LIMIT = 1.05
 # Profiling is fixed per process by USLUB_PROFILING; the benchmarks that
 # do not measure it run with it off, so they measure what they say.
 NO_PROFILING = {"USLUB_PROFILING": "0"}
@@ -137,9 +148,9 @@ CONFIGS = [("B1", 64), ("B1", 256), ("B2", 64),
            ("B3", 16), ("B3", 32), ("B3", 64), ("B3", 128), ("B3", 256), ("B3", 512),
            ("B4", 64),
            ("B5", 64), ("B5", 256), ("B6", 64), ("B6", 256),
-           ("B7", 512), ("B7", 192), ("B-meta", 0)]
+           ("B7", 512), ("B7", 192), ("B-meta", 0), ("B-debug", 64), ("B-debug", 256)]
 # Benchmarks with their own analysis and table (not one row per peer).
-OWN = ("B2", "B3", "B5", "B6", "B7", "B-meta")
+OWN = ("B2", "B3", "B5", "B6", "B7", "B-meta", "B-debug")
 
 
 def _log(msg=""):
@@ -308,12 +319,14 @@ def bench_argv(argv0, peer, bench, size, mode):
         return [argv0, "--bench", bench, "--size", str(size),
                 "--bytes", str(mode["B3_bytes"]),
                 "--repeats", str(mode["repeats"]), "--label", peer]
-    if bench in ("B5", "B6"):
+    if bench in ("B5", "B6", "B-debug"):
         argv = [argv0, "--bench", bench, "--size", str(size),
                 "--iters", str(mode["B5_iters"]), "--batch", str(B56_BATCH),
                 "--repeats", str(mode["repeats"]), "--label", peer]
         if bench == "B6":
             argv += ["--expect-profiling", dict(B6_PEERS)[peer]]
+        if bench == "B-debug":
+            argv += ["--expect-debug", "0" if dict(BDEBUG_PEERS)[peer] is None else "1"]
         return argv
     if bench == "B7":
         return [argv0, "--bench", bench, "--size", str(size), "--mode", peer,
@@ -331,7 +344,8 @@ def peers_for(bench, peers):
     """The peers a benchmark runs on. B1, B4: all. B2: the slab/mempool ones
     (uslub, uslub with sheaves, DPDK); malloc has no bulk API. B3, B5,
     B-meta: uslub, which they compare with itself. B6: uslub with profiling
-    on and off. B7: uslub in its two modes (shared, per-group)."""
+    on and off. B7: uslub in its two modes (shared, per-group). B-debug:
+    uslub without USLUB_DEBUG and with it naming the other cache."""
     if bench == "B2":
         out = []
         for p in peers:
@@ -350,6 +364,9 @@ def peers_for(bench, peers):
     if bench == "B7":
         return [(m, p[1], dict(p[2], **NO_PROFILING))
                 for p in peers if p[0] == "uslub" for m in B7_MODES]
+    if bench == "B-debug":
+        return [(name, p[1], dict(p[2], USLUB_DEBUG=spec, **NO_PROFILING))
+                for p in peers if p[0] == "uslub" for name, spec in BDEBUG_PEERS]
     if bench == "B1":
         out = []
         for p in peers:
@@ -361,10 +378,15 @@ def peers_for(bench, peers):
 
 
 def run_one(peer, argv0, extra_env, bench, size, mode):
-    """Runs one process. Returns (result dict or None, error string or None)."""
+    """Runs one process with @extra_env (a value None unsets the variable).
+    Returns (result dict or None, error string or None)."""
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)
-    env.update(extra_env)
+    for k, v in extra_env.items():
+        if v is None:
+            env.pop(k, None)
+        else:
+            env[k] = v
     argv = bench_argv(argv0, peer, bench, size, mode)
     try:
         r = subprocess.run(argv, env=env, stdout=subprocess.PIPE,
@@ -396,6 +418,12 @@ def run_one(peer, argv0, extra_env, bench, size, mode):
         # the child checks this too (--expect-profiling) and exits with 3
         return None, "%s B6 %d B: USLUB_PROFILING=%s did not take (profiling %s)" % (
             peer, size, extra_env.get("USLUB_PROFILING"), res.get("profiling"))
+    other = res.get("caches", {}).get("other", {})
+    if bench == "B-debug" and other.get("debug") != (extra_env.get("USLUB_DEBUG") is not None):
+        # the child checks this too (--expect-debug) and exits with 3
+        return None, "%s B-debug %d B: USLUB_DEBUG=%s did not take (%s is %sa debug cache)" % (
+            peer, size, extra_env.get("USLUB_DEBUG"), other.get("name"),
+            "" if other.get("debug") else "not ")
     if "LD_PRELOAD" in extra_env:
         lib = res.get("malloc_lib", "")
         want = os.path.basename(extra_env["LD_PRELOAD"]).split(".so")[0]
@@ -420,7 +448,8 @@ def add_series(into, series):
 
 
 def series_summary(bench, series):
-    """One progress-line summary of a B2/B3/B5/B6 run (medians of its samples)."""
+    """One progress-line summary of a B2/B3/B5/B6/B-debug run (medians of its
+    samples)."""
     med = statistics.median
     if bench == "B5":
         parts = []
@@ -433,6 +462,11 @@ def series_summary(bench, series):
     if bench == "B6":
         return "; ".join("%s %.2f ns" % (label, med(series["plain " + pat]))
                          for pat, label in B56_PATTERNS if series.get("plain " + pat))
+    if bench == "B-debug":
+        return "; ".join("%s %.2f ns, other cache %.2f ns" % (
+            label, med(series["plain " + pat]), med(series["other " + pat]))
+            for pat, label in B56_PATTERNS
+            if series.get("plain " + pat) and series.get("other " + pat))
     if bench == "B2":
         parts = []
         for mode, label in B2_MODES:
@@ -816,6 +850,71 @@ def analyse_b6(results, sizes):
     return entry
 
 
+def round_paired_ratios(num_runs, den_runs, series):
+    """Per-sample ratios between the two processes of each round (sample r
+    of one against sample r of the other: they ran back to back)."""
+    out = []
+    for x, y in zip(num_runs, den_runs):
+        out += [a / b for a, b in zip(x["series"][series], y["series"][series]) if b]
+    return out
+
+
+def analyse_bdebug(results, sizes):
+    """B-debug: per size, results[("B-debug", size)][peer]["series"]
+    ["<cache> <pattern>"]["all"], peer uslub-nodebug or uslub-debug-other,
+    cache plain (timed against the target; never a debug cache) or other (a
+    debug cache in uslub-debug-other only). Series "<peer> <pattern>" and
+    "<peer> other <pattern>"."""
+    entry = {"title": BENCH_TITLES["B-debug"], "unit": BENCH_UNITS["B-debug"],
+             "batch": B56_BATCH, "limit": BDEBUG_LIMIT, "debug_spec": BDEBUG_SPEC,
+             "sizes": {}}
+    checks_all = []
+    other_iters = set()
+    nodebug, debug = BDEBUG_PEERS[0][0], BDEBUG_PEERS[1][0]
+    for size in sizes:
+        per = results[("B-debug", size)]
+        s = {"median_ns": {}, "p25_ns": {}, "p75_ns": {}, "samples_ns": {}, "ratios": {},
+             "paired_ratio_median": {}, "targets": [], "caches": {}}
+        for peer, _ in BDEBUG_PEERS:
+            if peer not in per:
+                continue
+            for pat, _ in B56_PATTERNS:
+                for cache, name in (("plain", "%s %s" % (peer, pat)),
+                                    ("other", "%s other %s" % (peer, pat))):
+                    xs = per[peer]["series"].get("%s %s" % (cache, pat), {}).get("all")
+                    if not xs:
+                        continue
+                    st = stats_of(xs)
+                    s["median_ns"][name], s["p25_ns"][name], s["p75_ns"][name] = \
+                        st["median"], st["p25"], st["p75"]
+                    s["samples_ns"][name] = xs
+            s["caches"][peer] = {k: {f: v.get(f) for f in ("name", "debug") + LAYOUT_FIELDS}
+                                 for k, v in caches_of(per[peer]["runs"]).items()}
+        if nodebug in per and debug in per:
+            s["runs"] = {p: run_extras(per[p]["runs"]) for p in (nodebug, debug)}
+        other_iters |= {r.get("other_iters") for v in per.values() for r in v["runs"]}
+        med = s["median_ns"]
+        for pat, label in B56_PATTERNS:
+            a, b = med.get("%s %s" % (debug, pat)), med.get("%s %s" % (nodebug, pat))
+            if a is not None and b is not None:
+                s["ratios"]["debug-other / nodebug, " + pat] = round(a / b, 4)
+                pr = round_paired_ratios(per[debug]["runs"], per[nodebug]["runs"],
+                                         "plain " + pat)
+                if pr:
+                    s["paired_ratio_median"][pat] = round(statistics.median(pr), 4)
+            d, p_ = med.get("%s other %s" % (debug, pat)), med.get("%s other %s" % (nodebug, pat))
+            if d is not None and p_ is not None:
+                s["ratios"]["debug cache / plain, " + pat] = round(d / p_, 4)
+            s["targets"].append(ratio_check(
+                "non-debug cache with a debug cache present <= %.2fx none (%s)" % (
+                    BDEBUG_LIMIT, label), a, b, BDEBUG_LIMIT, pattern=pat))
+        checks_all += s["targets"]
+        entry["sizes"][str(size)] = s
+    entry["other_iters"] = sorted(other_iters - {None})
+    entry["pass"] = verdict_of(checks_all)
+    return entry
+
+
 LAYOUT_FIELDS = ("object_size", "stride", "align", "objs_per_slab", "order",
                  "pages_per_slab", "obj_ext", "obj_ext_size", "obj_ext_bytes",
                  "sheaf_capacity")
@@ -909,7 +1008,8 @@ def analyse(results, configs, peers):
     b3_sizes = [sz for b, sz in configs if b == "B3"]
     if b3_sizes:
         out["B3"] = analyse_b3(results, b3_sizes)
-    for b, fn in (("B5", analyse_b5), ("B6", analyse_b6), ("B7", analyse_b7)):
+    for b, fn in (("B5", analyse_b5), ("B6", analyse_b6), ("B7", analyse_b7),
+                  ("B-debug", analyse_bdebug)):
         sizes = [sz for b_, sz in configs if b_ == b]
         if sizes:
             out[b] = fn(results, sizes)
@@ -1002,6 +1102,8 @@ def print_table(data):
     width = max([36] + [len(t["target"]) for b in BENCH_ORDER if b in data and b != "B2"
                         for s in data[b].get("sizes", {}).values()
                         for t in s.get("targets", [])])
+    bwidth = max([2] + [len(b) for b in BENCH_ORDER if b in data and b != "B2"
+                        and data[b].get("sizes")])
     for bench in BENCH_ORDER:
         if bench not in data:
             continue
@@ -1023,8 +1125,8 @@ def print_table(data):
                     ratio = "%.2fx" % t["ratio"]
                     if bench == "B7":
                         ratio = "%.2fx (saving %.1f%%)" % (t["ratio"], t["saving_pct"])
-                log("  %s %4s B  %-*s %-8s %s" % (bench, size, width, t["target"], ratio,
-                                                  verdict))
+                log("  %-*s %4s B  %-*s %-8s %s" % (bwidth, bench, size, width, t["target"],
+                                                    ratio, verdict))
     return lines
 
 
@@ -1155,7 +1257,60 @@ def print_bmeta(e, log):
             "yes" if c["same_layout_as_plain"] else "no"))
 
 
-OWN_PRINTERS = {"B5": print_b5, "B6": print_b6, "B7": print_b7, "B-meta": print_bmeta}
+def print_bdebug(e, log):
+    nodebug, debug = BDEBUG_PEERS[0][0], BDEBUG_PEERS[1][0]
+    flags = e["debug_spec"].split(",")[0]
+    log("")
+    log("%s  %s  (%s)" % ("B-debug", e["title"], e["unit"]))
+    log("  per round one process with USLUB_DEBUG=\"%s\" (%s), one without (%s); both time "
+        "the plain cache" % (e["debug_spec"], debug, nodebug))
+    log("  bench-plain-SIZE with B5's patterns while bench-debug-other-SIZE (a debug cache in "
+        "%s only) holds objects" % debug)
+    log("  and allocates a few before each timed loop; ratio = debug-other / nodebug (ratio "
+        "of medians); paired = median")
+    log("  of the per-sample ratios of the two processes of each round; x! misses <= %.2fx"
+        % e["limit"])
+    log("  %-6s %-13s %9s %13s %11s %13s %7s %7s" % (
+        "size", "pattern", "nodebug", "p25-p75", "debug-other", "p25-p75", "ratio", "paired"))
+    for size, s in e["sizes"].items():
+        med = s["median_ns"]
+        missed = {t["pattern"] for t in s["targets"] if t["pass"] is False}
+        for pat, label in B56_PATTERNS:
+            pr = s["paired_ratio_median"].get(pat)
+            log("  %-6s %-13s %s %13s %11s %13s %7s %7s" % (
+                size + " B", label, fmt_ns(med.get("%s %s" % (nodebug, pat))),
+                fmt_spread(s, "%s %s" % (nodebug, pat)),
+                fmt_ns(med.get("%s %s" % (debug, pat))).strip(),
+                fmt_spread(s, "%s %s" % (debug, pat)),
+                fmt_ratio(s["ratios"].get("debug-other / nodebug, " + pat), pat in missed),
+                "%.2fx" % pr if pr is not None else "-"))
+    log("  no target: what %s costs the debug cache itself, bench-debug-other-SIZE in %s"
+        % (flags, debug))
+    log("  against the same cache in %s, the same loops, %s pairs / objects per sample" % (
+        nodebug, "/".join(str(n) for n in e["other_iters"]) or "?"))
+    log("  %-6s %-13s %9s %13s %9s %13s %8s   %s" % (
+        "size", "pattern", flags, "p25-p75", "no debug", "p25-p75", "ratio",
+        "stride x objs/slab with / without"))
+    for size, s in e["sizes"].items():
+        med = s["median_ns"]
+
+        def layout(peer):
+            c = s["caches"].get(peer, {}).get("other")
+            return "%d B x %d" % (c["stride"], c["objs_per_slab"]) if c else "-"
+        for pat, label in B56_PATTERNS:
+            r = s["ratios"].get("debug cache / plain, " + pat)
+            line = "  %-6s %-13s %s %13s %s %13s %8s   %s" % (
+                size + " B", label, fmt_ns(med.get("%s other %s" % (debug, pat))),
+                fmt_spread(s, "%s other %s" % (debug, pat)),
+                fmt_ns(med.get("%s other %s" % (nodebug, pat))),
+                fmt_spread(s, "%s other %s" % (nodebug, pat)),
+                "%.1fx" % r if r is not None else "-",
+                "%s / %s" % (layout(debug), layout(nodebug)) if pat == "pair" else "")
+            log(line.rstrip())
+
+
+OWN_PRINTERS = {"B5": print_b5, "B6": print_b6, "B7": print_b7, "B-meta": print_bmeta,
+                "B-debug": print_bdebug}
 
 
 def fmt_ratio(x, missed=False):
@@ -1295,13 +1450,15 @@ def plot(data, png):
         extra += [("B2", "ns"), ("B2", "ratio")]
     if "B3" in data and any(s["median_ns"] for s in data["B3"]["sizes"].values()):
         extra += [("B3", "norandom"), ("B3", "random")]
-    own = []            # third row: B5, B6 (ratios), B7 (pages)
+    own = []            # third row: B5, B6 (ratios), B7 (pages), B-debug (ratios)
     for b in ("B5", "B6"):
         if b in data and any(s["median_ns"] for s in data[b]["sizes"].values()):
             own.append(b)
     if "B7" in data and any(pt for s in data["B7"]["sizes"].values()
                             for pt in s["groups"].values()):
         own.append("B7")
+    if "B-debug" in data and any(s["median_ns"] for s in data["B-debug"]["sizes"].values()):
+        own.append("B-debug")
     if not panels and not extra and not own:
         raise ValueError("nothing to plot")
     rows = [r for r in (panels, extra, own) if r]
@@ -1449,14 +1606,23 @@ def plot_b3(ax, e, rnd):
     ax.margins(y=0.2)
 
 
+# B5, B6, B-debug panels: the baseline's and the variant's series, their
+# names in the legend, the key of their ratio, and what the panel compares.
+B56_PLOTS = {
+    "B5": ("plain %s", "account %s", ("plain", "accounted"), "account / plain, ",
+           "accounted vs plain"),
+    "B6": ("uslub-prof-off %s", "uslub-prof-on %s", ("profiling off", "profiling on"),
+           "on / off, ", "profiling on vs off"),
+    "B-debug": ("uslub-nodebug %s", "uslub-debug-other %s",
+                ("no debug cache", "a debug cache beside"), "debug-other / nodebug, ",
+                "plain cache, a debug cache beside vs none"),
+}
+
+
 def plot_b56(ax, e, bench):
-    """B5 / B6: per size and pattern, the baseline and the measured variant
-    side by side (median, p25-p75 whiskers), labelled with the ratio."""
-    if bench == "B5":
-        base, var, names = "plain %s", "account %s", ("plain", "accounted")
-    else:
-        base, var, names = "uslub-prof-off %s", "uslub-prof-on %s", (
-            "profiling off", "profiling on")
+    """B5 / B6 / B-debug: per size and pattern, the baseline and the measured
+    variant side by side (median, p25-p75 whiskers), labelled with the ratio."""
+    base, var, names, ratio_key, what = B56_PLOTS[bench]
     groups = [(sz, pat, label) for sz in e["sizes"] for pat, label in B56_PATTERNS]
     width = 0.38
     for j, (fmt, color, name) in enumerate(((base, "#7f7f7f", names[0]),
@@ -1472,8 +1638,7 @@ def plot_b56(ax, e, bench):
         bars = ax.bar(xs, vals, width, yerr=[lo, hi], capsize=2, color=color, label=name)
         if j == 1:
             for bar, (sz, pat, _), v, h in zip(bars, groups, vals, hi):
-                key = ("account / plain, " if bench == "B5" else "on / off, ") + pat
-                r = e["sizes"][sz]["ratios"].get(key)
+                r = e["sizes"][sz]["ratios"].get(ratio_key + pat)
                 if r is not None:
                     ax.annotate("%.2fx" % r, (bar.get_x() + bar.get_width() / 2, v + h),
                                 ha="center", va="bottom", fontsize=7, xytext=(0, 2),
@@ -1481,9 +1646,7 @@ def plot_b56(ax, e, bench):
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels(["%s B\n%s" % (sz, label) for sz, _, label in groups], fontsize=7)
     ax.set_ylabel("ns per pair / per object (lower is better)", fontsize=8)
-    ax.set_title("%s %s\n(target: <= %.2fx)" % (
-        bench, "accounted vs plain" if bench == "B5" else "profiling on vs off",
-        e["limit"]), fontsize=9)
+    ax.set_title("%s %s\n(target: <= %.2fx)" % (bench, what, e["limit"]), fontsize=9)
     ax.legend(fontsize=7)
     ax.margins(y=0.2)
 
@@ -1621,6 +1784,7 @@ def main():
             "settings": dict({k: v for k, v in mode.items() if k != "timeout"},
                              B2_ns=B2_NS, B2_sheaves_asked=B2_SHEAVES,
                              B56_batch=B56_BATCH, B7_groups=B7_GROUPS, B7_objs=B7_OBJS,
+                             Bdebug_spec=BDEBUG_SPEC,
                              Bmeta_caches=["%s=%s" % (l_, s_) for l_, s_, _ in BMETA_CACHES]),
             "peers": {p: (e.get("LD_PRELOAD") or os.path.relpath(a, REPO))
                       for p, a, e in peers}}

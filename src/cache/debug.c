@@ -34,6 +34,17 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The thread's id, cached (a fork child's thread gets a new one: reset
+ * in _uslub_debug_postfork_child()). */
+static __thread int cached_tid;
+
+static int current_tid(void)
+{
+	if (unlikely(!cached_tid))
+		cached_tid = (int)syscall(SYS_gettid);
+	return cached_tid;
+}
+
 static struct track *get_track(const struct kmem_cache *s, void *obj, enum track_item item)
 {
 	return (struct track *)((char *)obj + s->track_offset) + item;
@@ -90,7 +101,7 @@ void _uslub_debug_set_track(struct kmem_cache *s, void *obj, enum track_item ite
 	struct track *t = get_track(s, obj, item);
 	t->addr = addr;
 	t->when_ns = now_ns();
-	t->tid = (int)syscall(SYS_gettid);
+	t->tid = current_tid();
 	t->cpu = sched_getcpu();
 }
 
@@ -240,6 +251,7 @@ void _uslub_debug_print_leak(struct kmem_cache *s, struct slab *slab, void *obj)
 void _uslub_debug_postfork_child(void)
 {
 	pthread_mutex_init(&report_lock, NULL);
+	cached_tid = 0;
 }
 
 /* ------------------------------------------------------------------------
