@@ -21,11 +21,125 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;   /* a leaf lock */
+/*
+ * Report output. Reports are made under list_lock (and the page lock, in
+ * validate), where dladdr() must not run: it takes the dynamic loader's
+ * lock, which a thread running a dlopen() constructor holds while it may
+ * allocate. So report lines go to a per-thread buffer, owners' addresses
+ * as placeholders (\1 + 16 hex digits + \2), and _uslub_debug_flush()
+ * writes them out, symbolized, once the caller holds no uslub lock
+ * (symbolized first, then written under flush_lock, which nothing else
+ * nests in). A full buffer, or an abort, writes it out unsymbolized.
+ */
+#define RBUF_SIZE (128u << 10)
+#define SYM_MARK_LEN 18
+static __thread char *rbuf;              /* mmap'ed on a thread's first report */
+static __thread size_t rlen;
+static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void write_all(const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(STDERR_FILENO, p, n);
+		if (w <= 0)
+			return;
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+/* Copy [p, p + n) to @out (at most @cap bytes), placeholders made
+ * "func+0x.. (file)" when @symbolize, else "0x...". Returns the length. */
+static size_t render(const char *p, size_t n, char *out, size_t cap, bool symbolize)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n && k < cap;) {
+		if (p[i] == '\1' && i + SYM_MARK_LEN <= n && p[i + SYM_MARK_LEN - 1] == '\2') {
+			char hex[17], sym[256];
+			memcpy(hex, p + i + 1, 16);
+			hex[16] = 0;
+			uintptr_t addr = (uintptr_t)strtoull(hex, NULL, 16);
+			if (symbolize)
+				_uslub_debug_symbolize(addr, sym, sizeof(sym));
+			else
+				snprintf(sym, sizeof(sym), "0x%lx", (unsigned long)addr);
+			size_t m = MIN(strlen(sym), cap - k);
+			memcpy(out + k, sym, m);
+			k += m;
+			i += SYM_MARK_LEN;
+		} else {
+			out[k++] = p[i++];
+		}
+	}
+	return k;
+}
+
+static void flush_raw(void)
+{
+	char out[4096];
+	size_t i = 0;
+	while (i < rlen) {
+		/* cut between lines, so no placeholder is split */
+		size_t n = MIN(rlen - i, (size_t)1024);
+		while (i + n < rlen && n > 1 && rbuf[i + n - 1] != '\n')
+			n--;
+		write_all(out, render(rbuf + i, n, out, sizeof(out), false));
+		i += n;
+	}
+	rlen = 0;
+}
+
+void _uslub_debug_flush(void)
+{
+	if (likely(!rlen))
+		return;
+	char *out = mmap(NULL, 2 * RBUF_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+	if (out == MAP_FAILED) {
+		flush_raw();
+		return;
+	}
+	size_t n = render(rbuf, rlen, out, 2 * RBUF_SIZE, true);
+	rlen = 0;
+	pthread_mutex_lock(&flush_lock);
+	write_all(out, n);
+	pthread_mutex_unlock(&flush_lock);
+	munmap(out, 2 * RBUF_SIZE);
+}
+
+void _uslub_debug_emit(const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (n >= (int)sizeof(line))
+		n = sizeof(line) - 1;
+	if (!rbuf) {
+		void *m = mmap(NULL, RBUF_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			       -1, 0);
+		if (m == MAP_FAILED) {
+			char out[1024];
+			write_all(out, render(line, (size_t)n, out, sizeof(out), false));
+			return;
+		}
+		rbuf = m;
+	}
+	if (rlen + (size_t)n > RBUF_SIZE)
+		flush_raw();
+	memcpy(rbuf + rlen, line, (size_t)n);
+	rlen += (size_t)n;
+}
+#define emit _uslub_debug_emit
 
 static uint64_t now_ns(void)
 {
@@ -138,14 +252,12 @@ void _uslub_debug_symbolize(uintptr_t addr, char *buf, size_t len)
 
 static void print_track(const char *what, const struct track *t, uint64_t now)
 {
-	char sym[256];
 	if (!t->addr) {
-		_uslub_report("INFO: %s: no record\n", what);
+		emit("INFO: %s: no record\n", what);
 		return;
 	}
-	_uslub_debug_symbolize(t->addr, sym, sizeof(sym));
-	_uslub_report("INFO: %s in %s age=%llu ms tid=%d cpu=%d\n", what, sym,
-		      (unsigned long long)((now - t->when_ns) / 1000000), t->tid, t->cpu);
+	emit("INFO: %s in \1%016lx\2 age=%llu ms tid=%d cpu=%d\n", what, (unsigned long)t->addr,
+	     (unsigned long long)((now - t->when_ns) / 1000000), t->tid, t->cpu);
 }
 
 /* 16 bytes a line: offset label, address, hex, ASCII. */
@@ -164,7 +276,7 @@ static void print_section(const char *label, const void *start, size_t len)
 					 : ' ';
 		}
 		ascii[16] = 0;
-		_uslub_report("%-8s %p: %s %s\n", label, (const void *)(p + off), hex, ascii);
+		emit("%-8s %p: %s %s\n", label, (const void *)(p + off), hex, ascii);
 	}
 }
 
@@ -172,10 +284,10 @@ static void print_trailer(struct kmem_cache *s, struct slab *slab, void *obj)
 {
 	char *p = obj;
 	uint64_t cnt = slab_counters(slab);
-	_uslub_report("INFO: Slab %p objects=%u used=%u fp=%p node=%d%s\n", slab_address(slab),
+	emit("INFO: Slab %p objects=%u used=%u fp=%p node=%d%s\n", slab_address(slab),
 		      FC_OBJECTS(cnt), FC_INUSE(cnt), fl_ptr(s, slab, FC_FREELIST(cnt)), slab_nid(slab),
 		      (READ_ONCE(slab->__page_flags) & PG_isolated) ? " isolated" : "");
-	_uslub_report("INFO: Object %p @offset=%zu index=%u object_size=%u stride=%u\n", obj,
+	emit("INFO: Object %p @offset=%zu index=%u object_size=%u stride=%u\n", obj,
 		      (size_t)(p - (char *)slab_address(slab)), obj_to_index(s, slab, obj),
 		      s->object_size, s->size);
 	if (s->debug & USLUB_DBG_U) {
@@ -196,6 +308,16 @@ static void print_trailer(struct kmem_cache *s, struct slab *slab, void *obj)
 		print_section("Padding", p + s->inuse, end - s->inuse);
 }
 
+/* Count one error; before an abort, the report goes out (unsymbolized:
+ * locks may be held). */
+static void count_error(struct kmem_cache *s)
+{
+	bool abort_too = (s->debug & USLUB_DBG_X) || _uslub_option(USLUB_OPT_ABORT_ON_ERROR);
+	if (abort_too)
+		flush_raw();
+	_uslub_count_error(abort_too);
+}
+
 void _uslub_debug_object_err(struct kmem_cache *s, struct slab *slab, void *obj, const char *bug,
 			     const char *fmt, ...)
 {
@@ -204,53 +326,65 @@ void _uslub_debug_object_err(struct kmem_cache *s, struct slab *slab, void *obj,
 	va_start(ap, fmt);
 	vsnprintf(info, sizeof(info), fmt, ap);
 	va_end(ap);
-	pthread_mutex_lock(&report_lock);
-	_uslub_report("=============================================================================\n"
+	emit("=============================================================================\n"
 		      "BUG %s: %s\n"
 		      "-----------------------------------------------------------------------------\n"
 		      "\nINFO: %s\n", s->name, bug, info);
 	print_trailer(s, slab, obj);
-	pthread_mutex_unlock(&report_lock);
-	_uslub_count_error(s->debug & USLUB_DBG_X);
+	count_error(s);
+}
+
+void _uslub_debug_slab_err(struct kmem_cache *s, struct slab *slab, const char *bug,
+			   const char *fmt, ...)
+{
+	char info[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(info, sizeof(info), fmt, ap);
+	va_end(ap);
+	uint64_t cnt = slab_counters(slab);
+	emit("=============================================================================\n"
+	     "BUG %s: %s\n"
+	     "-----------------------------------------------------------------------------\n"
+	     "\nINFO: %s\nINFO: Slab %p objects=%u used=%u fp=%p node=%d\n", s->name, bug, info,
+	     slab_address(slab), FC_OBJECTS(cnt), FC_INUSE(cnt),
+	     fl_ptr(s, slab, FC_FREELIST(cnt)), slab_nid(slab));
+	count_error(s);
 }
 
 void _uslub_debug_isolated(struct kmem_cache *s, struct slab *slab)
 {
 	uint64_t cnt = slab_counters(slab);
-	_uslub_report("FIX %s: slab %p isolated: never allocated from again (%u of %u objects "
+	emit("FIX %s: slab %p isolated: never allocated from again (%u of %u objects "
 		      "in use)\n\n", s->name, slab_address(slab), FC_INUSE(cnt), FC_OBJECTS(cnt));
 }
 
 void _uslub_debug_trace(struct kmem_cache *s, struct slab *slab, void *obj, bool alloc)
 {
 	uint64_t cnt = slab_counters(slab);
-	pthread_mutex_lock(&report_lock);
-	_uslub_report("TRACE %s %s %p inuse=%u fp=%p\n", s->name, alloc ? "alloc" : "free", obj,
+	emit("TRACE %s %s %p inuse=%u fp=%p\n", s->name, alloc ? "alloc" : "free", obj,
 		      FC_INUSE(cnt), fl_ptr(s, slab, FC_FREELIST(cnt)));
 	if (!alloc)
 		print_section("Object", obj, MIN((size_t)s->object_size, (size_t)64));
-	pthread_mutex_unlock(&report_lock);
 }
 
 void _uslub_debug_print_leak(struct kmem_cache *s, struct slab *slab, void *obj)
 {
-	char sym[256] = "(no owner tracking: USLUB_DEBUG=U)";
 	if (s->debug & USLUB_DBG_U) {
 		struct track *t = get_track(s, obj, TRACK_ALLOC);
-		_uslub_debug_symbolize(t->addr, sym, sizeof(sym));
-		_uslub_report("INFO: %s: object %p @offset=%zu left at destroy, allocated in %s "
-			      "age=%llu ms tid=%d\n", s->name, obj,
-			      (size_t)((char *)obj - (char *)slab_address(slab)), sym,
-			      (unsigned long long)((now_ns() - t->when_ns) / 1000000), t->tid);
+		emit("INFO: %s: object %p @offset=%zu left at destroy, allocated in \1%016lx\2 "
+		     "age=%llu ms tid=%d\n", s->name, obj,
+		     (size_t)((char *)obj - (char *)slab_address(slab)), (unsigned long)t->addr,
+		     (unsigned long long)((now_ns() - t->when_ns) / 1000000), t->tid);
 		return;
 	}
-	_uslub_report("INFO: %s: object %p @offset=%zu left at destroy %s\n", s->name, obj,
-		      (size_t)((char *)obj - (char *)slab_address(slab)), sym);
+	emit("INFO: %s: object %p @offset=%zu left at destroy (no owner tracking: "
+	     "USLUB_DEBUG=U)\n", s->name, obj, (size_t)((char *)obj - (char *)slab_address(slab)));
 }
 
 void _uslub_debug_postfork_child(void)
 {
-	pthread_mutex_init(&report_lock, NULL);
+	pthread_mutex_init(&flush_lock, NULL);
 	cached_tid = 0;
 }
 
@@ -292,7 +426,7 @@ static bool check_region(struct kmem_cache *s, struct slab *slab, void *obj, con
 	memset(start, val, len);
 	if (len)
 		((unsigned char *)start)[len - 1] = last;
-	_uslub_report("FIX %s: Restoring %s %p-%p=0x%02x\n", s->name, what, start,
+	emit("FIX %s: Restoring %s %p-%p=0x%02x\n", s->name, what, start,
 		      (void *)((char *)start + len - 1), val);
 	return false;
 }
@@ -328,7 +462,7 @@ unsigned int _uslub_debug_check_object(struct kmem_cache *s, struct slab *slab, 
 						"free pointer of free object %p is %p, not an "
 						"object of the slab", obj, fp);
 			set_freepointer(s, obj, NULL);
-			_uslub_report("FIX %s: freelist cut at %p\n", s->name, obj);
+			emit("FIX %s: freelist cut at %p\n", s->name, obj);
 			bad++;
 		}
 	}

@@ -36,9 +36,10 @@
  *                                     hold every lock across fork()).
  *   5. page_node.lock (page.c)        buddy free lists of one node
  *   6. reserve_lock (page.c)          the mmap reservation cursor
- *   7. report_lock (debug.c)          a leaf: keeps one slub_debug report's
- *                                     lines together; taken under list_lock
- *                                     (and the page lock, in validate)
+ *   (slub_debug reports made under list_lock and the page lock are
+ *   buffered per thread and written by _uslub_debug_flush() with no uslub
+ *   lock held: dladdr() takes the dynamic loader's lock. Its flush_lock
+ *   (debug.c) nests in nothing.)
  *
  * Slab states (seed 002's final scheme; "flag" = slab_test_node_partial):
  *
@@ -614,7 +615,9 @@ static struct slab *allocate_slab(struct kmem_cache *s, int node, struct kmem_ca
 			s->ctor(p + (size_t)i * s->size);
 
 	uint64_t counters = fc_make(SLAB_FL_NONE, objects, objects, false);
-	if (unlikely(s->flags & USLUB_EAGER_FREELIST)) {
+	/* a debug cache's slab is visible to validate (and a fork child) from
+	 * here on: it must already be wholly free, so its freelist is eager */
+	if (unlikely((s->flags & USLUB_EAGER_FREELIST) || kmem_cache_debug(s))) {
 		struct slab_obj_iter it;
 		slab_obj_iter_init(&it, s, slab, objects);
 		void *head = slab_obj_iter_chain(s, &it, objects);
@@ -1318,14 +1321,10 @@ static void *debug_alloc_once(struct kmem_cache *s, int node, struct kmem_cache_
 	if (!slab)
 		return NULL;
 	stat(c, ALLOC_SLAB);
-	void *rest;
-	new_slab_objects(s, slab, NULL, 0, &rest);
-	unsigned int objects = FC_OBJECTS(slab_counters(slab));
-	__atomic_store_n(&slab->counters, fc_make(fl_idx(s, slab, rest), 0, objects, false),
-			 __ATOMIC_RELAXED);
 	struct kmem_cache_node *n = get_node(s, slab_nid(slab));
 	node_lock(n);
-	add_partial(n, slab, DEACTIVATE_TO_HEAD_POS);
+	if (!(slab->__page_flags & PG_isolated))     /* (validate found it damaged) */
+		add_partial(n, slab, DEACTIVATE_TO_HEAD_POS);
 	void *obj = debug_take(s, n, slabp, addr);
 	node_unlock(n);
 	return obj;
@@ -1344,6 +1343,7 @@ static __noinline void *__debug_slab_alloc(struct kmem_cache *s, uslub_gfp_t gfp
 		struct timespec ts = { 0, 1000000 };
 		nanosleep(&ts, NULL);
 	}
+	_uslub_debug_flush();
 	if (unlikely(!obj)) {
 		debug_cpu_done(s, c, &tmp);
 		errno = ENOMEM;
@@ -1377,9 +1377,10 @@ static __noinline void __debug_slab_free(struct kmem_cache *s, struct slab *slab
 	if (unlikely(on_freelist(s, slab, x))) {
 		_uslub_debug_object_err(s, slab, x, "Object already free",
 					"double free of %p", x);
-		_uslub_report("FIX %s: Object %p left alone\n\n", s->name, x);
+		_uslub_debug_emit("FIX %s: Object %p left alone\n\n", s->name, x);
 		node_unlock(n);
 		debug_cpu_done(s, c, &tmp);
+		_uslub_debug_flush();
 		return;
 	}
 	if ((s->debug & USLUB_DBG_F) && _uslub_debug_check_object(s, slab, x, SLUB_RED_ACTIVE))
@@ -1410,6 +1411,7 @@ static __noinline void __debug_slab_free(struct kmem_cache *s, struct slab *slab
 		discard_slab(s, discard);
 	}
 	debug_cpu_done(s, c, &tmp);
+	_uslub_debug_flush();
 }
 
 static void debug_slab_free(struct kmem_cache *s, struct slab *slab, void *x, uintptr_t addr)
@@ -1476,8 +1478,10 @@ static __noinline void *slab_alloc_hooked_slow(struct kmem_cache *s, uslub_gfp_t
  * anything changes; any miss goes to slab_alloc_hooked_slow() untouched.
  */
 static __noinline void *slab_alloc_hooked(struct kmem_cache *s, uslub_gfp_t gfp, int node,
-					  struct kmem_cache_cpu *c, void *obj, uintptr_t addr)
+					  struct kmem_cache_cpu *c, void *obj)
 {
+	/* entered by a tail call: the return address is the public caller's */
+#define addr ((uintptr_t)__builtin_return_address(0))
 	if (unlikely(!obj || (gfp & ~USLUB_GFP_ACCOUNT) || node != USLUB_NUMA_NO_NODE ||
 		     (s->flags & (SLAB_HARDENED | SLAB_NO_OBJ_EXT)) ||
 		     (READ_ONCE(s->fastpath_off) & (FASTPATH_OFF_DEBUG | FASTPATH_OFF_SLUB_DEBUG))))
@@ -1514,6 +1518,7 @@ static __noinline void *slab_alloc_hooked(struct kmem_cache *s, uslub_gfp_t gfp,
 		SINGLE_WRITER_INC(t->tagc[tidx].calls, 1);
 	}
 	return obj;
+#undef addr
 }
 
 /* Entered from the fast path: hooks, or the paths without them. */
@@ -1522,7 +1527,7 @@ static __noinline void *slab_alloc_slow(struct kmem_cache *s, uslub_gfp_t gfp, i
 {
 	if (unlikely(gfp & USLUB_GFP_ACCOUNT)) {   /* its slow path asks failslab */
 		struct kmem_cache_cpu *c = this_cpu(s);
-		return slab_alloc_hooked(s, gfp, node, c, c->freelist, addr);
+		return slab_alloc_hooked(s, gfp, node, c, c->freelist);
 	}
 	if (unlikely(failslab(s, gfp, 1)))
 		return NULL;
@@ -1568,10 +1573,9 @@ static __always_inline void *slab_alloc_node(struct kmem_cache *s, uslub_gfp_t g
 		/* a cache with hooks goes straight to its leaf, with what
 		 * this path already loaded; the caller's address is for
 		 * slub_debug's owner tracking */
-		uintptr_t addr = (uintptr_t)__builtin_return_address(0);
 		if (READ_ONCE(s->hooks))
-			return slab_alloc_hooked(s, gfp, node, c, obj, addr);
-		return slab_alloc_slow(s, gfp, node, addr);
+			return slab_alloc_hooked(s, gfp, node, c, obj);
+		return slab_alloc_slow(s, gfp, node, (uintptr_t)__builtin_return_address(0));
 	}
 	c->freelist = get_freepointer_raw(s, obj);   /* counted by derivation: see loaded */
 	return obj;
@@ -1701,7 +1705,7 @@ static __always_inline void slab_free_checked(struct kmem_cache *s, void *x, str
 					      uintptr_t addr);
 
 static __noinline void slab_free_hooked(struct kmem_cache *s, void *x, struct kmem_cache_cpu *c,
-				       uintptr_t off, void *head, uintptr_t addr);
+				       uintptr_t off, void *head);
 static __noinline void slab_free_hooked_slow(struct kmem_cache *s, void *x, uintptr_t addr);
 
 /* The free paths below the fast one, without hooks: the checked push of a
@@ -1756,8 +1760,10 @@ static __noinline void slab_free_slow(struct kmem_cache *s, void *x, uintptr_t a
  * slab_free_hooked_slow() untouched.
  */
 static __noinline void slab_free_hooked(struct kmem_cache *s, void *x, struct kmem_cache_cpu *c,
-				       uintptr_t off, void *head, uintptr_t addr)
+				       uintptr_t off, void *head)
 {
+	/* entered by a tail call: the return address is the public caller's */
+#define addr ((uintptr_t)__builtin_return_address(0))
 	unsigned int idx = slab_offset_to_index(off, s->reciprocal_size);
 	if (unlikely(off >= c->slab_span || (uintptr_t)idx * s->size != off || x == head ||
 		     cache_hardened(s)))
@@ -1788,6 +1794,7 @@ static __noinline void slab_free_hooked(struct kmem_cache *s, void *x, struct km
 	set_freepointer_raw(s, x, head);
 	c->freelist = x;
 	stat(c, FREE_FASTPATH);
+#undef addr
 }
 
 /* The rest of a hooked cache's frees: check the object, run the free
@@ -1882,12 +1889,11 @@ static __always_inline void slab_free(struct kmem_cache *s, void *x)
 		stat(c, FREE_FASTPATH);
 		return;
 	}
-	uintptr_t addr = (uintptr_t)__builtin_return_address(0);   /* slub_debug's owner */
 	if (READ_ONCE(s->hooks)) {      /* straight to the leaf, with what we loaded */
-		slab_free_hooked(s, x, c, off, head, addr);
+		slab_free_hooked(s, x, c, off, head);
 		return;
 	}
-	slab_free_slow(s, x, addr);
+	slab_free_slow(s, x, (uintptr_t)__builtin_return_address(0));   /* slub_debug's owner */
 }
 
 /* Free @x of @s (an internal cache without hooks) without ever setting up
@@ -3171,8 +3177,9 @@ __public int uslub_cache_destroy(struct kmem_cache *s)
 			struct list_leaks ll = { s, 0 };
 			_uslub_for_each_run(list_leaks_cb, &ll);
 			if (ll.seen > LEAKS_LISTED)
-				_uslub_report("INFO: %s: ... and %lu more objects\n", s->name,
-					      ll.seen - LEAKS_LISTED);
+				_uslub_debug_emit("INFO: %s: ... and %lu more objects\n", s->name,
+						  ll.seen - LEAKS_LISTED);
+			_uslub_debug_flush();
 		}
 		errno = EBUSY;
 		return -1;
@@ -3235,6 +3242,9 @@ static void validate_slab_cb(struct page *head, void *arg)
 	v->objects[nid] += objects;
 	if (READ_ONCE(head->flags) & PG_isolated)
 		return;                 /* reported when isolated; never checked again */
+	if (kmem_cache_debug(s) && !slab_test_node_partial(slab) && inuse < objects)
+		return;                 /* in transit under no list_lock: new, or
+		                           taken off its list to be discarded */
 	if (slab_test_node_partial(slab))
 		v->flagged[nid]++;
 	if (FC_FROZEN(cnt))
@@ -3271,7 +3281,7 @@ static void validate_slab_cb(struct page *head, void *arg)
 							"free pointer of free object %p is %p, not "
 							"an object of the slab", prev, p);
 				set_freepointer(s, prev, NULL);
-				_uslub_report("FIX %s: freelist cut at %p\n", s->name, prev);
+				_uslub_debug_emit("FIX %s: freelist cut at %p\n", s->name, prev);
 				validate_isolate(v, slab);
 				return;
 			}
@@ -3282,19 +3292,35 @@ static void validate_slab_cb(struct page *head, void *arg)
 		}
 		unsigned int idx = obj_to_index(s, slab, p);
 		if (seen[idx / 64] & (1ull << (idx % 64))) {
+			v->errors++;
+			if (debug) {
+				_uslub_debug_slab_err(s, slab, "Freelist corrupt",
+						      "the freelist loops at object %u", idx);
+				validate_isolate(v, slab);
+				return;
+			}
 			_uslub_report("uslub: validate %s: slab %p: freelist loops at object %u\n",
 				      s->name, slab_address(slab), idx);
-			v->errors++;
 			return;
 		}
 		seen[idx / 64] |= 1ull << (idx % 64);
 		nfree++;
 	}
 	if (nfree != objects - inuse) {
+		v->errors++;
+		if (debug) {
+			/* which objects are free is unknown: check none of them
+			 * (a restore could overwrite a live one) */
+			_uslub_debug_slab_err(s, slab, "Wrong number of objects",
+					      "%u objects on the freelist, the counters say %u "
+					      "(objects %u, inuse %u)", nfree, objects - inuse,
+					      objects, inuse);
+			validate_isolate(v, slab);
+			return;
+		}
 		_uslub_report("uslub: validate %s: slab %p: %u objects on the freelist, "
 			      "counters say %u (objects %u, inuse %u)\n", s->name, slab_address(slab),
 			      nfree, objects - inuse, objects, inuse);
-		v->errors++;
 	}
 	if (!debug)
 		return;
@@ -3310,6 +3336,9 @@ static void validate_slab_cb(struct page *head, void *arg)
 		validate_isolate(v, slab);
 	}
 }
+
+static void validate_node_counts(struct validate_ctx *v, int i);
+static long validate_cpu(struct kmem_cache *s, struct validate_ctx *v);
 
 __public long uslub_cache_validate(struct kmem_cache *s)
 {
@@ -3355,14 +3384,25 @@ __public long uslub_cache_validate(struct kmem_cache *s)
 			v->n = get_node(s, i);
 			node_lock(v->n);
 			_uslub_for_each_run(validate_slab_cb, v);
+			validate_node_counts(v, i);
 			node_unlock(v->n);
 		}
+		_uslub_debug_flush();
 	} else {
 		v->node = -1;
 		_uslub_for_each_run(validate_slab_cb, v);
+		for (int i = 0; i < nodes; i++)
+			validate_node_counts(v, i);
 	}
+	return validate_cpu(s, v);
+}
 
-	for (int i = 0; i < nodes; i++) {
+/* A node's counters against what the walk found (exact for a debug cache:
+ * its caller holds the node's list_lock across the walk and this). */
+static void validate_node_counts(struct validate_ctx *v, int i)
+{
+	struct kmem_cache *s = v->s;
+	{
 		struct kmem_cache_node *n = get_node(s, i);
 		if (v->slabs[i] != READ_ONCE(n->nr_slabs) ||
 		    v->objects[i] != READ_ONCE(n->total_objects)) {
@@ -3378,8 +3418,11 @@ __public long uslub_cache_validate(struct kmem_cache *s)
 			v->errors++;
 		}
 	}
+}
 
-	/* the calling thread's cpu slab: its cpu freelist holds its objects */
+/* The calling thread's cpu slab: its cpu freelist holds its objects. */
+static long validate_cpu(struct kmem_cache *s, struct validate_ctx *v)
+{
 	if (this_cpu_is_real()) {
 		struct kmem_cache_cpu *c = this_cpu(s);
 		if (c->slab) {

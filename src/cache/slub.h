@@ -437,6 +437,14 @@ __internal void _uslub_debug_set_orig_size(struct kmem_cache *s, void *obj, unsi
 __internal void _uslub_debug_object_err(struct kmem_cache *s, struct slab *slab, void *obj,
 					const char *bug, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
+/* A report about a whole slab (an inconsistent freelist); counted. */
+__internal void _uslub_debug_slab_err(struct kmem_cache *s, struct slab *slab, const char *bug,
+				      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* A report line (buffered per thread: see debug.c). */
+__internal void _uslub_debug_emit(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Write the thread's buffered report lines, symbolized. Call with no
+ * uslub lock held. */
+__internal void _uslub_debug_flush(void);
 /* The FIX line for a slab taken out of use. */
 __internal void _uslub_debug_isolated(struct kmem_cache *s, struct slab *slab);
 /* T: one line per alloc/free. */
