@@ -9,8 +9,9 @@
  * under the node's list_lock), isolation and validate are in slub.c; the
  * layout is in calculate_sizes() there and in struct kmem_cache.
  *
- * Nothing here allocates: reports are formatted on the stack and written
- * with write(2) (base/report.c); one mutex keeps a report's lines together.
+ * Nothing here allocates from uslub or malloc: report lines are formatted
+ * on the stack into a per-thread mmap'ed buffer and written with write(2)
+ * once no uslub lock is held (see "Report output" below).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE         /* dladdr, sched_getcpu */
