@@ -418,7 +418,7 @@ def run_one(peer, argv0, extra_env, bench, size, mode):
         # the child checks this too (--expect-profiling) and exits with 3
         return None, "%s B6 %d B: USLUB_PROFILING=%s did not take (profiling %s)" % (
             peer, size, extra_env.get("USLUB_PROFILING"), res.get("profiling"))
-    other = res.get("caches", {}).get("other", {})
+    other = res.get("caches", {}).get("other", {}) if bench == "B-debug" else {}
     if bench == "B-debug" and other.get("debug") != (extra_env.get("USLUB_DEBUG") is not None):
         # the child checks this too (--expect-debug) and exits with 3
         return None, "%s B-debug %d B: USLUB_DEBUG=%s did not take (%s is %sa debug cache)" % (
