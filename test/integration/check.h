@@ -10,6 +10,7 @@
 #include "uslub.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -451,5 +452,41 @@ static TEST_UNUSED long vm_size_kib(void)
 #define SANITIZER_BUILD 1
 #endif
 #endif
+
+
+/* ---- stderr capture: reports are written with write(2) to fd 2 ----------- */
+static char check_captured[1 << 18];
+static int check_saved_fd = -1;
+static char check_cap_path[64];
+
+static inline void capture_begin(void)
+{
+	fflush(stderr);
+	strcpy(check_cap_path, "/tmp/uslub-capture-XXXXXX");
+	int fd = mkstemp(check_cap_path);
+	CHECK(fd >= 0);
+	check_saved_fd = dup(2);
+	CHECK(check_saved_fd >= 0);
+	CHECK(dup2(fd, 2) == 2);
+	close(fd);
+}
+
+/* What fd 2 received since capture_begin() (NUL-terminated). */
+static inline const char *capture_end(void)
+{
+	fflush(stderr);
+	CHECK(dup2(check_saved_fd, 2) == 2);
+	close(check_saved_fd);
+	int fd = open(check_cap_path, O_RDONLY);
+	CHECK(fd >= 0);
+	ssize_t n = read(fd, check_captured, sizeof(check_captured) - 1);
+	close(fd);
+	unlink(check_cap_path);
+	check_captured[n > 0 ? n : 0] = 0;
+	return check_captured;
+}
+
+#define CHECK_HAS(text, needle) \
+	CHECK_MSG(strstr((text), (needle)), "output lacks \"%s\":\n%s", (needle), (text))
 
 #endif /* USLUB_TEST_CHECK_H */

@@ -97,9 +97,6 @@ static void run_child(const char *spec, struct result *r)
 	CHECK_MSG(w == pid, "waitpid: %s", strerror(errno));
 }
 
-#define CHECK_HAS(text, needle) \
-	CHECK_MSG(strstr((text), (needle)), "child's stderr lacks \"%s\":\n%s", (needle), (text))
-
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "--child"))

@@ -56,36 +56,6 @@ static uint64_t live_objs(uslub_cache_t *s)
 	CHECK_MSG(_u == _w, "usage %zu after draining the stock, expected %zu", _u, _w); \
 } while (0)
 
-/* ---- stderr capture ------------------------------------------------------ */
-static char captured[1 << 18];
-static int saved_fd = -1;
-static char cap_path[64];
-
-static void capture_begin(void)
-{
-	fflush(stderr);
-	strcpy(cap_path, "/tmp/uslub-debug-account-XXXXXX");
-	int fd = mkstemp(cap_path);
-	CHECK(fd >= 0);
-	saved_fd = dup(2);
-	CHECK(saved_fd >= 0);
-	CHECK(dup2(fd, 2) == 2);
-	close(fd);
-}
-
-static const char *capture_end(void)
-{
-	fflush(stderr);
-	CHECK(dup2(saved_fd, 2) == 2);
-	close(saved_fd);
-	int fd = open(cap_path, O_RDONLY);
-	CHECK(fd >= 0);
-	ssize_t n = read(fd, captured, sizeof(captured) - 1);
-	close(fd);
-	unlink(cap_path);
-	captured[n > 0 ? n : 0] = 0;
-	return captured;
-}
 
 /* ---- accounting ---------------------------------------------------------- */
 struct remote {

@@ -30,39 +30,7 @@
 #define ENV_SPEC "FZPU,dbg-*;O,big-*;-,plain-*"
 #define ALL_DEBUG (USLUB_CONSISTENCY_CHECKS | USLUB_RED_ZONE | USLUB_POISON | USLUB_STORE_USER)
 
-/* ---- stderr capture (reports are written with write(2) to fd 2) --------- */
-static char captured[1 << 18];
-static int saved_fd = -1;
-static char cap_path[64];
 
-static void capture_begin(void)
-{
-	fflush(stderr);
-	strcpy(cap_path, "/tmp/uslub-debug-env-XXXXXX");
-	int fd = mkstemp(cap_path);
-	CHECK(fd >= 0);
-	saved_fd = dup(2);
-	CHECK(saved_fd >= 0);
-	CHECK(dup2(fd, 2) == 2);
-	close(fd);
-}
-
-static const char *capture_end(void)
-{
-	fflush(stderr);
-	CHECK(dup2(saved_fd, 2) == 2);
-	close(saved_fd);
-	int fd = open(cap_path, O_RDONLY);
-	CHECK(fd >= 0);
-	ssize_t n = read(fd, captured, sizeof(captured) - 1);
-	close(fd);
-	unlink(cap_path);
-	captured[n > 0 ? n : 0] = 0;
-	return captured;
-}
-
-#define CHECK_HAS(text, needle) \
-	CHECK_MSG(strstr((text), (needle)), "output lacks \"%s\":\n%s", (needle), (text))
 
 /* ---- helpers ------------------------------------------------------------ */
 
