@@ -397,6 +397,82 @@ void uslub_cache_free_bulk(uslub_cache_t *s, size_t n, void **p);
 void uslub_kfree_bulk(size_t n, void **p);
 
 /* ------------------------------------------------------------------------
+ * kmalloc (the kernel's kmalloc family)
+ *
+ * Requests up to USLUB_KMALLOC_MAX_CACHE_SIZE (8 KiB) come from the kmalloc
+ * caches, whose object sizes are SLUB's size classes: 8, 16, 32, 64, 96,
+ * 128, 192, 256, 512, 1k, 2k, 4k, 8k ("kmalloc-<size>" in slabinfo).
+ * Larger requests up to 2 MiB are whole runs of 2^order pages from the page
+ * provider; larger still are mapped directly (one mmap each). Every
+ * allocation of a power-of-two size is naturally aligned (to its size, up
+ * to the page size; page runs to their own size).
+ *
+ * kmalloc(0) returns USLUB_ZERO_SIZE_PTR, which kfree and ksize accept
+ * (and which must not be dereferenced), as in the kernel. kfree takes any
+ * pointer kmalloc or uslub_cache_alloc returned (any cache's object).
+ * Failures: NULL with errno = ENOMEM (no memory, an accounting limit, an
+ * injected failure); kcalloc and kmalloc_array: NULL with errno = ENOMEM
+ * when n * size overflows.
+ * ---------------------------------------------------------------------- */
+#define USLUB_ZERO_SIZE_PTR ((void *)16)
+#define USLUB_ZERO_OR_NULL_PTR(x) ((unsigned long)(x) <= (unsigned long)USLUB_ZERO_SIZE_PTR)
+#define USLUB_KMALLOC_MIN_SIZE 8
+#define USLUB_KMALLOC_MAX_CACHE_SIZE 8192ul
+#define USLUB_KMALLOC_MAX_SIZE (1ul << 40)   /* larger requests fail (ENOMEM) */
+
+void *uslub_kmalloc_noprof(size_t size, uslub_gfp_t gfp);
+void *uslub_kmalloc_node_noprof(size_t size, uslub_gfp_t gfp, int node);
+void *uslub_kmalloc_array_noprof(size_t n, size_t size, uslub_gfp_t gfp);
+void *uslub_krealloc_noprof(const void *p, size_t new_size, uslub_gfp_t gfp);
+void *(uslub_kmalloc)(size_t size, uslub_gfp_t gfp);
+void *(uslub_kmalloc_node)(size_t size, uslub_gfp_t gfp, int node);
+void *(uslub_kzalloc)(size_t size, uslub_gfp_t gfp);
+void *(uslub_kmalloc_array)(size_t n, size_t size, uslub_gfp_t gfp);
+void *(uslub_kcalloc)(size_t n, size_t size, uslub_gfp_t gfp);
+void *(uslub_krealloc)(const void *p, size_t new_size, uslub_gfp_t gfp);
+#define uslub_kmalloc(size, gfp) ({                                              \
+	size_t __uslub_z = (size); uslub_gfp_t __uslub_g = (gfp);                \
+	USLUB_TAG_HERE(); uslub_kmalloc_noprof(__uslub_z, __uslub_g); })
+#define uslub_kmalloc_node(size, gfp, node) ({                                   \
+	size_t __uslub_z = (size); uslub_gfp_t __uslub_g = (gfp);                \
+	int __uslub_n = (node);                                                  \
+	USLUB_TAG_HERE(); uslub_kmalloc_node_noprof(__uslub_z, __uslub_g, __uslub_n); })
+#define uslub_kzalloc(size, gfp) uslub_kmalloc((size), (gfp) | USLUB_GFP_ZERO)
+#define uslub_kmalloc_array(n, size, gfp) ({                                     \
+	size_t __uslub_k = (n), __uslub_z = (size); uslub_gfp_t __uslub_g = (gfp); \
+	USLUB_TAG_HERE(); uslub_kmalloc_array_noprof(__uslub_k, __uslub_z, __uslub_g); })
+#define uslub_kcalloc(n, size, gfp) uslub_kmalloc_array((n), (size), (gfp) | USLUB_GFP_ZERO)
+/* Resize: in place when the new size fits the allocation's size class (the
+ * bytes past the old size are zeroed with USLUB_GFP_ZERO, as far as the
+ * old allocation was zeroed: give __GFP_ZERO to every call, as in the
+ * kernel); else a new allocation, the old contents copied and the old one
+ * freed. new_size 0 frees @p and returns USLUB_ZERO_SIZE_PTR; on failure
+ * @p is untouched and NULL is returned. */
+#define uslub_krealloc(p, new_size, gfp) ({                                      \
+	const void *__uslub_p = (p); size_t __uslub_z = (new_size);              \
+	uslub_gfp_t __uslub_g = (gfp);                                           \
+	USLUB_TAG_HERE(); uslub_krealloc_noprof(__uslub_p, __uslub_z, __uslub_g); })
+
+/* Free what kmalloc (any size) or any cache returned; NULL and
+ * USLUB_ZERO_SIZE_PTR are ignored. Invalid pointers are reported as
+ * uslub_cache_free() reports them. */
+void uslub_kfree(const void *p);
+/* kfree() after zeroing the whole allocation (kfree_sensitive). */
+void uslub_kfree_sensitive(const void *p);
+/* The usable size of an allocation (its size class, or its page run):
+ * all of it may be written. 0 for NULL and USLUB_ZERO_SIZE_PTR. */
+size_t uslub_ksize(const void *p);
+/* The size kmalloc(@size) really allocates (SIZE_MAX bytes: 0 on
+ * overflow, as kmalloc would fail). */
+size_t uslub_kmalloc_size_roundup(size_t size);
+/* The kmalloc cache that serves @size bytes (NULL above 8 KiB). */
+uslub_cache_t *uslub_kmalloc_cache(size_t size);
+
+/* Aligned kmalloc, for the malloc family: @align a power of two; NULL with
+ * EINVAL otherwise. Every alignment is served (above 2 MiB by mmap). */
+void *uslub_kmalloc_aligned(size_t size, size_t align, uslub_gfp_t gfp);
+
+/* ------------------------------------------------------------------------
  * Sheaves and prefilling (Linux 6.18)
  * ---------------------------------------------------------------------- */
 struct uslub_sheaf;
@@ -485,6 +561,8 @@ void uslub_cache_set_failslab(uslub_cache_t *s, int on);
 /* Print every USLUB_* environment option, its default and meaning, to
  * stderr. */
 void uslub_options_print(void);
+/* The same list on @f (for `uslub --help`). */
+void uslub_options_fprint(FILE *f);
 
 /* Number of NUMA nodes (real, or faked with USLUB_FAKE_NODES). */
 int uslub_nr_nodes(void);

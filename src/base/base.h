@@ -108,7 +108,9 @@ static inline void list_del(struct list_head *e)
 	X(FAILSLAB, USLUB_OPT_STRING, "fault injection (the kernel's failslab): probability=<percent>,interval=<n>,times=<n|-1>,space=<bytes>,seed=<n>,ignore-gfp-wait=<0|1>,cache-filter=<0|1>,verbose=<0|1>") \
 	X(PUBLISH_MS,       0, "publish slabinfo and group tables to /dev/shm/uslub.<pid>.{txt,json} every N ms for `uslub slabinfo|top PID`; 0 = off") \
 	X(ABORT_ON_ERROR,   0, "abort() after reporting an invalid free or a corrupted freelist") \
-	X(VERBOSE,          0, "print every option and the layout of each new cache to stderr")
+	X(VERBOSE,          0, "print every option and the layout of each new cache to stderr") \
+	X(REPORT, USLUB_OPT_STRING, "at exit, write slabinfo (and allocinfo with USLUB_PROFILING=1) to this file; %p in it is replaced by the pid; - is stderr (`uslub run --report` sets it)") \
+	X(MALLOC_ABORT,     1, "malloc front end: abort() after reporting a free() of a pointer uslub does not own, an interior pointer or a double free (0: report and leave it alone)")
 
 #define USLUB_OPT_STRING (-1)          /* default of an option whose value is text */
 
@@ -157,6 +159,7 @@ enum uslub_lock_rank {
 	RANK_LIST,          /* kmem_cache_node.list_lock */
 	RANK_PAGE_NODE,     /* page_node.lock       */
 	RANK_RESERVE,       /* reserve_lock         */
+	RANK_HUGE,          /* huge_lock (kmalloc/kmalloc.c; takes nothing else) */
 	RANK_NR
 };
 

@@ -7,6 +7,7 @@
  */
 #include "base/base.h"
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 extern char **environ;
@@ -103,6 +104,18 @@ long _uslub_option(enum uslub_option o)
 }
 
 /* For `--help` style listings: every option, its default and meaning. */
+__public void uslub_options_fprint(FILE *f);
+void uslub_options_fprint(FILE *f)
+{
+	for (int i = 0; i < USLUB_NR_OPTIONS; i++) {
+		if (options[i].def == USLUB_OPT_STRING)
+			fprintf(f, "  %-22s default \"\"    %s\n", options[i].name, options[i].doc);
+		else
+			fprintf(f, "  %-22s default %-6ld %s\n", options[i].name,
+				options[i].def, options[i].doc);
+	}
+}
+
 __public void uslub_options_print(void);
 void uslub_options_print(void)
 {

@@ -60,7 +60,7 @@ __public unsigned long uslub_error_count(void)
 static __thread unsigned char lockdep_held[RANK_NR];
 static const char *const rank_names[RANK_NR] = {
 	"thread_lock", "slab_mutex", "groups_lock", "tags_lock", "barn.lock", "list_lock",
-	"page_node.lock", "reserve_lock",
+	"page_node.lock", "reserve_lock", "huge_lock",
 };
 
 void _uslub_lockdep_acquire(enum uslub_lock_rank r)

@@ -41,6 +41,7 @@ static void postfork_child(void);
 
 static void init_once_fn(void)
 {
+	_uslub_tls.init_depth++;
 	_uslub_options_init();
 	_uslub_failslab_init();
 	_uslub_ext_init();
@@ -48,6 +49,7 @@ static void init_once_fn(void)
 	pthread_key_create(&thread_key, thread_exit);
 	pthread_atfork(prefork, postfork_parent, postfork_child);
 	_uslub_slub_init();
+	_uslub_tls.init_depth--;
 }
 
 void _uslub_init(void)

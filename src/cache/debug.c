@@ -313,7 +313,8 @@ static void print_trailer(struct kmem_cache *s, struct slab *slab, void *obj)
  * locks may be held). */
 static void count_error(struct kmem_cache *s)
 {
-	bool abort_too = (s->debug & USLUB_DBG_X) || _uslub_option(USLUB_OPT_ABORT_ON_ERROR);
+	bool abort_too = (s->debug & USLUB_DBG_X) || (s->flags & SLAB_ABORT_ON_ERROR) ||
+			 _uslub_option(USLUB_OPT_ABORT_ON_ERROR);
 	if (abort_too)
 		flush_raw();
 	_uslub_count_error(abort_too);

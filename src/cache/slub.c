@@ -153,6 +153,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
@@ -1663,6 +1664,16 @@ static bool __slab_free(struct kmem_cache *s, struct slab *slab, void *head, voi
 	return true;
 }
 
+/* A cache whose errors end the process (the malloc front end's kmalloc
+ * caches: a bad free() in a program is fatal, as in glibc). */
+static __cold void abort_if_fatal(const struct kmem_cache *s)
+{
+	if (s->flags & SLAB_ABORT_ON_ERROR) {
+		_uslub_report("uslub: aborting (USLUB_MALLOC_ABORT=0 reports and goes on)\n");
+		abort();
+	}
+}
+
 static __cold void report_invalid_free(struct kmem_cache *s, void *x, struct slab *slab)
 {
 	if (!_uslub_owns_segment(x))
@@ -1680,6 +1691,7 @@ static __cold void report_invalid_free(struct kmem_cache *s, void *x, struct sla
 				    (size_t)(((uintptr_t)x - (uintptr_t)slab_obj_base(s, slab)) % s->size),
 				    (unsigned int)(((uintptr_t)x - (uintptr_t)slab_obj_base(s, slab)) / s->size),
 				    slab_address(slab));
+	abort_if_fatal(s);
 }
 
 /* Is @x (checked to be an object of @slab) cached for this thread? The
@@ -1695,6 +1707,7 @@ static __cold void report_double_free(struct kmem_cache *s, const void *x)
 {
 	_uslub_report_error("uslub: %s: double free of %p (it was the last object freed); "
 			    "left alone\n", s->name, x);
+	abort_if_fatal(s);
 }
 
 /* Every free that is not into the calling thread's cpu slab: look the
@@ -1961,6 +1974,25 @@ __public void *uslub_kmalloc_trace(struct kmem_cache *s, uslub_gfp_t gfp, size_t
 	if (p && kmem_cache_debug(s))
 		_uslub_debug_set_orig_size(s, p, (unsigned int)size);
 	return p;
+}
+
+/*
+ * For the kmalloc layer: the fast paths as direct (hidden) calls. Called
+ * as tail calls, their return address is the kmalloc/malloc caller's,
+ * which slub_debug records as the owner. A kmalloc of @size bytes from a
+ * debug cache records @size (kmalloc_trace).
+ */
+__internal void *_uslub_kmalloc_slab(struct kmem_cache *s, uslub_gfp_t gfp, size_t size, int node)
+{
+	void *p = slab_alloc_node(s, gfp, node);
+	if (kmem_cache_debug(s) && p)
+		_uslub_debug_set_orig_size(s, p, (unsigned int)size);
+	return p;
+}
+
+__internal void _uslub_kfree_slab(struct kmem_cache *s, void *x)
+{
+	slab_free(s, x);
 }
 
 __public void uslub_cache_free(struct kmem_cache *s, void *x)

@@ -234,6 +234,9 @@ struct uslub_tls {
 	uint64_t rnd;                /* per-thread random state (0: unseeded)  */
 	struct obj_cgroup *cur_objcg; /* accounting: current group's handle    */
 	struct uslub_group *cur_group; /* (NULL: root, nothing is charged)     */
+	int init_depth;              /* > 0 while this thread initializes uslub:
+	                                a malloc from inside (libc's) is served
+	                                from the malloc layer's boot arena      */
 };
 __internal extern __thread struct uslub_tls _uslub_tls __tls_ie;
 __internal extern char _uslub_cpu_empty[CPU_AREA_SIZE];
@@ -269,6 +272,9 @@ __internal struct kmem_cache_cpu *_uslub_thread_cpu(struct uslub_thread *t,
 #define SLAB_NO_SHEAVES 0x80000000u  /* internal flag: never give this cache sheaves */
 #define SLAB_HARDENED   0x40000000u  /* internal flag: free pointers obfuscated     */
 #define SLAB_NO_OBJ_EXT 0x20000000u  /* internal flag: never per-object extensions */
+#define SLAB_ABORT_ON_ERROR 0x10000000u /* internal flag: abort() after reporting an
+                                           invalid or double free, or a corruption
+                                           (the malloc front end's kmalloc caches) */
 
 /* kmem_cache.hooks bits */
 #define HOOK_ACCOUNT 1u              /* objects may be charged (ACCOUNT cache, or

@@ -43,6 +43,8 @@
 #define PG_workingset  (1ul << 4)   /* slab is on a node partial list     */
 #define PG_isolated    (1ul << 5)   /* slab isolated after a corruption
                                        (slub_debug; set by the slab layer) */
+#define PG_large       (1ul << 6)   /* run is one kmalloc allocation (set by
+                                       the kmalloc layer; cleared by free) */
 #define PG_ORDER_SHIFT 8
 #define PG_ORDER_MASK  (0xfful << PG_ORDER_SHIFT)
 

@@ -1,0 +1,601 @@
+/*
+ * The kmalloc family: kmalloc caches, page runs and huge mappings.
+ * See kmalloc.h for the size table, alignment and how a free finds its
+ * allocation.
+ */
+#define _GNU_SOURCE
+#include "kmalloc/kmalloc.h"
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+struct kmem_cache *_uslub_kmalloc_caches[KMALLOC_SHIFT_HIGH + 1];
+
+/* (size + 7) / 8 -> cache index, for sizes 0..192 (0 is never asked by
+ * kmalloc; malloc(0) gets the smallest class). */
+const unsigned char _uslub_kmalloc_size_index[25] = {
+	3,                              /*   0        -> 8   */
+	3, 4, 5, 5,                     /*   8 16 24 32      */
+	6, 6, 6, 6,                     /*  40 .. 64  -> 64  */
+	1, 1, 1, 1,                     /*  72 .. 96  -> 96  */
+	7, 7, 7, 7,                     /* 104 .. 128 -> 128 */
+	2, 2, 2, 2, 2, 2, 2, 2,         /* 136 .. 192 -> 192 */
+};
+
+/* Overridden (true) by the malloc front end. */
+__attribute__((weak)) const bool _uslub_kmalloc_fatal_errors = false;
+
+static pthread_once_t kmalloc_once = PTHREAD_ONCE_INIT;
+static bool kmalloc_ok;
+
+static struct kmalloc_large_stats kstats;   /* atomics, relaxed */
+#define KSTAT_ADD(f, v) __atomic_add_fetch(&kstats.f, (v), __ATOMIC_RELAXED)
+
+static void huge_prefork(void);
+static void huge_postfork_parent(void);
+static void huge_postfork_child(void);
+
+static void kmalloc_init_once(void)
+{
+	static const char *const names[KMALLOC_SHIFT_HIGH + 1] = {
+		[1] = "kmalloc-96", [2] = "kmalloc-192", [3] = "kmalloc-8", [4] = "kmalloc-16",
+		[5] = "kmalloc-32", [6] = "kmalloc-64", [7] = "kmalloc-128", [8] = "kmalloc-256",
+		[9] = "kmalloc-512", [10] = "kmalloc-1k", [11] = "kmalloc-2k", [12] = "kmalloc-4k",
+		[13] = "kmalloc-8k",
+	};
+	_uslub_tls.init_depth++;
+	_uslub_init();
+	bool fatal = _uslub_kmalloc_fatal_errors && _uslub_option(USLUB_OPT_MALLOC_ABORT);
+	for (unsigned int i = 1; i <= KMALLOC_SHIFT_HIGH; i++) {
+		size_t size = kmalloc_index_size(i);
+		size_t align = i == 1 ? 32 : i == 2 ? 64 : size;
+		struct kmem_cache *s = uslub_cache_create(names[i], size, align, 0, NULL);
+		if (!s) {
+			_uslub_report("uslub: cannot create the kmalloc caches\n");
+			goto out;
+		}
+		if (fatal)
+			s->flags |= SLAB_ABORT_ON_ERROR;
+		__atomic_store_n(&_uslub_kmalloc_caches[i], s, __ATOMIC_RELEASE);
+	}
+	pthread_atfork(huge_prefork, huge_postfork_parent, huge_postfork_child);
+	kmalloc_ok = true;
+out:
+	_uslub_tls.init_depth--;
+}
+
+bool _uslub_kmalloc_init(void)
+{
+	pthread_once(&kmalloc_once, kmalloc_init_once);
+	return kmalloc_ok;
+}
+
+/* ------------------------------------------------------------------------
+ * Page runs: 8 KiB < size <= 2 MiB
+ * ---------------------------------------------------------------------- */
+static void *kmalloc_large(size_t size, size_t align, uslub_gfp_t gfp, int node)
+{
+	unsigned int order = get_order(MAX(size, align));
+	if (node == USLUB_NUMA_NO_NODE)
+		node = _uslub_home_node();
+	for (;;) {
+		struct page *page = _uslub_alloc_pages(order, node);
+		if (likely(page)) {
+			page->owner[0] = size;
+			__atomic_store_n(&page->flags, page->flags | PG_large, __ATOMIC_RELEASE);
+			KSTAT_ADD(large_allocs, 1);
+			KSTAT_ADD(large_bytes, PAGE_SIZE << order);
+			void *p = page_address(page);
+			if (gfp & USLUB_GFP_ZERO)
+				memset(p, 0, size);
+			return p;
+		}
+		if (!(gfp & USLUB_GFP_NOFAIL)) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		sched_yield();
+	}
+}
+
+static void free_large(struct page *head)
+{
+	KSTAT_ADD(large_frees, 1);
+	KSTAT_ADD(large_bytes, -(PAGE_SIZE << page_order(head)));
+	__atomic_store_n(&head->flags, head->flags & ~PG_large, __ATOMIC_RELAXED);
+	_uslub_free_pages(head);
+}
+
+/* ------------------------------------------------------------------------
+ * Huge mappings: an open-addressing table of {start, length, alignment}
+ * keyed by the start address, in its own mapping. Tombstones are dropped
+ * when the table is rebuilt (at 3/4 full, counting them).
+ * ---------------------------------------------------------------------- */
+struct huge_entry {
+	uintptr_t ptr;                   /* 0: empty, 1: tombstone */
+	size_t len;                      /* mapped bytes (a page multiple) */
+	size_t align;
+};
+#define HUGE_EMPTY 0
+#define HUGE_TOMB  1
+
+static pthread_mutex_t huge_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct huge_entry *htab;          /* huge_lock */
+static size_t hcap, hused, htomb;        /* huge_lock */
+
+static size_t hslot(uintptr_t p, size_t cap)
+{
+	uint64_t h = (uint64_t)(p >> PAGE_SHIFT) * 0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> 32) & (cap - 1);
+}
+
+static struct huge_entry *huge_find_locked(uintptr_t p)
+{
+	if (!hcap)
+		return NULL;
+	for (size_t i = hslot(p, hcap);; i = (i + 1) & (hcap - 1)) {
+		if (htab[i].ptr == p)
+			return &htab[i];
+		if (htab[i].ptr == HUGE_EMPTY)
+			return NULL;
+	}
+}
+
+static void huge_put_locked(struct huge_entry *tab, size_t cap, const struct huge_entry *e)
+{
+	size_t i = hslot(e->ptr, cap);
+	while (tab[i].ptr > HUGE_TOMB)
+		i = (i + 1) & (cap - 1);
+	tab[i] = *e;
+}
+
+/* Insert; false when the table cannot grow (no memory). */
+static bool huge_insert_locked(uintptr_t p, size_t len, size_t align)
+{
+	if ((hused + htomb + 1) * 4 > hcap * 3) {
+		size_t ncap = hcap ? hcap : 256;
+		while ((hused + 1) * 2 > ncap)
+			ncap *= 2;
+		struct huge_entry *ntab = mmap(NULL, ncap * sizeof(*ntab), PROT_READ | PROT_WRITE,
+					       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (ntab == MAP_FAILED)
+			return false;
+		for (size_t i = 0; i < hcap; i++)
+			if (htab[i].ptr > HUGE_TOMB)
+				huge_put_locked(ntab, ncap, &htab[i]);
+		if (htab)
+			munmap(htab, hcap * sizeof(*htab));
+		htab = ntab;
+		hcap = ncap;
+		htomb = 0;
+	}
+	struct huge_entry e = { p, len, align };
+	huge_put_locked(htab, hcap, &e);
+	hused++;
+	return true;
+}
+
+static void huge_remove_locked(struct huge_entry *e)
+{
+	e->ptr = HUGE_TOMB;
+	hused--;
+	htomb++;
+}
+
+/* The length of the huge mapping starting at @p; 0 when there is none. */
+static size_t huge_len(const void *p)
+{
+	if ((uintptr_t)p & (PAGE_SIZE - 1))
+		return 0;
+	uslub_mutex_lock(&huge_lock, RANK_HUGE);
+	struct huge_entry *e = huge_find_locked((uintptr_t)p);
+	size_t len = e ? e->len : 0;
+	uslub_mutex_unlock(&huge_lock, RANK_HUGE);
+	return len;
+}
+
+static void *huge_alloc(size_t size, size_t align, uslub_gfp_t gfp)
+{
+	if (size > USLUB_KMALLOC_MAX_SIZE || align > USLUB_KMALLOC_MAX_SIZE) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	size_t len = ALIGN_UP(size, PAGE_SIZE);
+	size_t extra = align > PAGE_SIZE ? align - PAGE_SIZE : 0;
+	for (;;) {
+		char *base = mmap(NULL, len + extra, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (base != MAP_FAILED) {
+			char *p = (char *)ALIGN_UP((uintptr_t)base, MAX(align, PAGE_SIZE));
+			if (p > base)
+				munmap(base, (size_t)(p - base));
+			if (base + len + extra > p + len)
+				munmap(p + len, (size_t)(base + len + extra - (p + len)));
+			uslub_mutex_lock(&huge_lock, RANK_HUGE);
+			bool ok = huge_insert_locked((uintptr_t)p, len, align);
+			uslub_mutex_unlock(&huge_lock, RANK_HUGE);
+			if (ok) {
+				KSTAT_ADD(huge_allocs, 1);
+				KSTAT_ADD(huge_bytes, len);
+				return p;          /* fresh anonymous memory: zeroed */
+			}
+			munmap(p, len);
+		}
+		if (!(gfp & USLUB_GFP_NOFAIL)) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		sched_yield();
+	}
+}
+
+static bool huge_free(const void *p)
+{
+	if ((uintptr_t)p & (PAGE_SIZE - 1))
+		return false;
+	uslub_mutex_lock(&huge_lock, RANK_HUGE);
+	struct huge_entry *e = huge_find_locked((uintptr_t)p);
+	size_t len = 0;
+	if (e) {
+		len = e->len;
+		huge_remove_locked(e);
+	}
+	uslub_mutex_unlock(&huge_lock, RANK_HUGE);
+	if (!e)
+		return false;
+	munmap((void *)p, len);
+	KSTAT_ADD(huge_frees, 1);
+	KSTAT_ADD(huge_bytes, -len);
+	return true;
+}
+
+/* Resize the huge mapping at @p in place or by mremap; NULL when that is
+ * not possible (the caller copies). */
+static void *huge_resize(void *p, size_t new_size)
+{
+	size_t nlen = ALIGN_UP(new_size, PAGE_SIZE);
+	uslub_mutex_lock(&huge_lock, RANK_HUGE);
+	struct huge_entry *e = huge_find_locked((uintptr_t)p);
+	size_t len = e->len, align = e->align;
+	if (nlen <= len) {                       /* shrink: drop the tail */
+		e->len = nlen;
+		uslub_mutex_unlock(&huge_lock, RANK_HUGE);
+		if (nlen < len) {
+			munmap((char *)p + nlen, len - nlen);
+			KSTAT_ADD(huge_bytes, -(len - nlen));
+		}
+		return p;
+	}
+	uslub_mutex_unlock(&huge_lock, RANK_HUGE);
+	if (align > PAGE_SIZE)
+		return NULL;                     /* mremap keeps only page alignment */
+	void *q = mremap(p, len, nlen, MREMAP_MAYMOVE);
+	if (q == MAP_FAILED)
+		return NULL;
+	uslub_mutex_lock(&huge_lock, RANK_HUGE);
+	e = huge_find_locked((uintptr_t)p);
+	huge_remove_locked(e);
+	bool ok = huge_insert_locked((uintptr_t)q, nlen, align);
+	uslub_mutex_unlock(&huge_lock, RANK_HUGE);
+	if (!ok) {              /* no room to record it: undo as far as we can */
+		munmap(q, nlen);
+		return NULL;
+	}
+	KSTAT_ADD(huge_bytes, nlen - len);
+	return q;
+}
+
+static void huge_prefork(void)
+{
+	pthread_mutex_lock(&huge_lock);
+}
+static void huge_postfork_parent(void)
+{
+	pthread_mutex_unlock(&huge_lock);
+}
+static void huge_postfork_child(void)
+{
+	pthread_mutex_init(&huge_lock, NULL);
+}
+
+/* ------------------------------------------------------------------------
+ * The slow paths
+ * ---------------------------------------------------------------------- */
+void *_uslub_kmalloc_slow(size_t size, size_t align, uslub_gfp_t gfp, int node)
+{
+	if (unlikely(!__atomic_load_n(&_uslub_kmalloc_caches[KMALLOC_SHIFT_HIGH], __ATOMIC_ACQUIRE)) &&
+	    !_uslub_kmalloc_init()) {
+		uslub_alloc_tag_cur = NULL;
+		errno = ENOMEM;
+		return NULL;
+	}
+	size_t need = MAX(size, align);
+	if (need <= KMALLOC_MAX_CACHE_SIZE) {
+		unsigned int idx = kmalloc_index(need);
+		if (idx == 1 && align > 32)
+			idx = 7;
+		else if (idx == 2 && align > 64)
+			idx = 8;
+		return _uslub_kmalloc_slab(_uslub_kmalloc_caches[idx], gfp, size, node);
+	}
+	uslub_alloc_tag_cur = NULL;              /* page runs and mappings are untagged */
+	if (need <= KMALLOC_LARGE_MAX)
+		return kmalloc_large(size, align, gfp, node);
+	return huge_alloc(size, align, gfp);
+}
+
+static __cold void invalid_free(const void *p, const char *why, bool fatal)
+{
+	_uslub_report_error("uslub: free of %p: %s; left alone\n", p, why);
+	if (fatal) {
+		_uslub_report("uslub: aborting (USLUB_MALLOC_ABORT=0 reports and goes on)\n");
+		abort();
+	}
+}
+
+void _uslub_kfree_cold(const void *p, bool fatal)
+{
+	if (USLUB_ZERO_OR_NULL_PTR(p))
+		return;
+	struct page *head = _uslub_virt_to_head_page(p);
+	if (head) {
+		unsigned long f = __atomic_load_n(&head->flags, __ATOMIC_ACQUIRE);
+		if (f & PG_slab) {
+			_uslub_kfree_slab(page_slab(head)->slab_cache, (void *)p);
+			return;
+		}
+		if ((f & PG_large) && page_address(head) == p) {
+			free_large(head);
+			return;
+		}
+		invalid_free(p, (f & PG_large) ? "inside a kmalloc page run, not its start"
+					       : "not inside any allocation (already freed?)", fatal);
+		return;
+	}
+	if (huge_free(p))
+		return;
+	invalid_free(p, "a pointer uslub did not allocate", fatal);
+}
+
+enum kind { K_INVALID, K_SLAB, K_LARGE, K_HUGE };
+
+/* What @p is and its usable size, without side effects. */
+static enum kind classify(const void *p, size_t *usable, struct kmem_cache **sp)
+{
+	struct page *head = _uslub_virt_to_head_page(p);
+	if (head) {
+		unsigned long f = __atomic_load_n(&head->flags, __ATOMIC_ACQUIRE);
+		if (f & PG_slab) {
+			struct slab *slab = page_slab(head);
+			struct kmem_cache *s = slab->slab_cache;
+			if (!obj_is_valid(s, slab, p))
+				return K_INVALID;
+			*sp = s;
+			*usable = s->object_size;
+			return K_SLAB;
+		}
+		if ((f & PG_large) && page_address(head) == p) {
+			*usable = PAGE_SIZE << page_order(head);
+			return K_LARGE;
+		}
+		return K_INVALID;
+	}
+	*usable = huge_len(p);
+	return *usable ? K_HUGE : K_INVALID;
+}
+
+size_t _uslub_ksize(const void *p, bool fatal)
+{
+	if (USLUB_ZERO_OR_NULL_PTR(p))
+		return 0;
+	size_t usable = 0;
+	struct kmem_cache *s = NULL;
+	switch (classify(p, &usable, &s)) {
+	case K_SLAB:
+		if (kmem_cache_debug(s))         /* the caller may use all of it */
+			_uslub_debug_set_orig_size(s, (void *)p, s->object_size);
+		return usable;
+	case K_LARGE:
+	case K_HUGE:
+		return usable;
+	default:
+		_uslub_report_error("uslub: size of %p asked, which uslub did not allocate\n", p);
+		if (fatal)
+			abort();
+		return 0;
+	}
+}
+
+void *_uslub_krealloc(void *p, size_t new_size, uslub_gfp_t gfp, bool malloc_semantics)
+{
+	size_t usable = 0;
+	struct kmem_cache *s = NULL;
+	enum kind k = classify(p, &usable, &s);
+	if (k == K_INVALID) {
+		invalid_free(p, "realloc of a pointer uslub did not allocate",
+			     malloc_semantics && _uslub_option(USLUB_OPT_MALLOC_ABORT));
+		errno = EINVAL;
+		return NULL;
+	}
+	/* a shrink below half moves (malloc), to give the memory back */
+	bool fits = new_size <= usable &&
+		    (!malloc_semantics || new_size > usable / 2 || usable <= 16);
+	if (k == K_HUGE && (new_size > KMALLOC_LARGE_MAX || new_size > usable)) {
+		void *q = huge_resize(p, new_size);
+		if (q)
+			return q;
+	} else if (fits) {
+		if (k == K_SLAB && kmem_cache_debug(s))
+			_uslub_debug_set_orig_size(s, p, (unsigned int)new_size);
+		else if (gfp & USLUB_GFP_ZERO)   /* a later growth finds zeroes */
+			memset((char *)p + new_size, 0, usable - new_size);
+		return p;
+	}
+	void *q = _uslub_kmalloc_slow(new_size, 1, gfp, USLUB_NUMA_NO_NODE);
+	if (!q)
+		return NULL;
+	memcpy(q, p, MIN(usable, new_size));
+	_uslub_kfree_cold(p, false);
+	return q;
+}
+
+void _uslub_kmalloc_large_stats(struct kmalloc_large_stats *out)
+{
+	out->large_allocs = __atomic_load_n(&kstats.large_allocs, __ATOMIC_RELAXED);
+	out->large_frees = __atomic_load_n(&kstats.large_frees, __ATOMIC_RELAXED);
+	out->large_bytes = __atomic_load_n(&kstats.large_bytes, __ATOMIC_RELAXED);
+	out->huge_allocs = __atomic_load_n(&kstats.huge_allocs, __ATOMIC_RELAXED);
+	out->huge_frees = __atomic_load_n(&kstats.huge_frees, __ATOMIC_RELAXED);
+	out->huge_bytes = __atomic_load_n(&kstats.huge_bytes, __ATOMIC_RELAXED);
+}
+
+/* ------------------------------------------------------------------------
+ * The public kmalloc API
+ * ---------------------------------------------------------------------- */
+static __always_inline void *kmalloc_node_inline(size_t size, uslub_gfp_t gfp, int node)
+{
+	if (likely(size - 1 < KMALLOC_MAX_CACHE_SIZE)) {        /* 1 .. 8 KiB */
+		struct kmem_cache *s = _uslub_kmalloc_caches[kmalloc_index(size)];
+		if (likely(s))
+			return _uslub_kmalloc_slab(s, gfp, size, node);
+	} else if (!size) {
+		uslub_alloc_tag_cur = NULL;
+		return USLUB_ZERO_SIZE_PTR;
+	}
+	return _uslub_kmalloc_slow(size, 1, gfp, node);
+}
+
+__public void *uslub_kmalloc_noprof(size_t size, uslub_gfp_t gfp)
+{
+	return kmalloc_node_inline(size, gfp, USLUB_NUMA_NO_NODE);
+}
+
+__public void *uslub_kmalloc_node_noprof(size_t size, uslub_gfp_t gfp, int node)
+{
+	if (node != USLUB_NUMA_NO_NODE && (node < 0 || node >= _uslub_nr_nodes())) {
+		uslub_alloc_tag_cur = NULL;
+		_uslub_report("uslub: kmalloc on node %d, but there are %d nodes\n", node,
+			      _uslub_nr_nodes());
+		errno = EINVAL;
+		return NULL;
+	}
+	return kmalloc_node_inline(size, gfp, node);
+}
+
+__public void *uslub_kmalloc_array_noprof(size_t n, size_t size, uslub_gfp_t gfp)
+{
+	size_t bytes;
+	if (unlikely(__builtin_mul_overflow(n, size, &bytes))) {
+		uslub_alloc_tag_cur = NULL;
+		errno = ENOMEM;
+		return NULL;
+	}
+	return kmalloc_node_inline(bytes, gfp, USLUB_NUMA_NO_NODE);
+}
+
+__public void *uslub_krealloc_noprof(const void *p, size_t new_size, uslub_gfp_t gfp)
+{
+	if (unlikely(!new_size)) {
+		uslub_alloc_tag_cur = NULL;
+		uslub_kfree(p);
+		return USLUB_ZERO_SIZE_PTR;
+	}
+	if (USLUB_ZERO_OR_NULL_PTR(p))
+		return kmalloc_node_inline(new_size, gfp, USLUB_NUMA_NO_NODE);
+	void *q = _uslub_krealloc((void *)p, new_size, gfp, false);
+	if (q == p)
+		uslub_alloc_tag_cur = NULL;      /* nothing new was allocated */
+	return q;
+}
+
+/* The plain names, as functions (untagged). */
+__public void *(uslub_kmalloc)(size_t size, uslub_gfp_t gfp)
+{
+	uslub_alloc_tag_cur = NULL;
+	return kmalloc_node_inline(size, gfp, USLUB_NUMA_NO_NODE);
+}
+__public void *(uslub_kmalloc_node)(size_t size, uslub_gfp_t gfp, int node)
+{
+	uslub_alloc_tag_cur = NULL;
+	return uslub_kmalloc_node_noprof(size, gfp, node);
+}
+__public void *(uslub_kzalloc)(size_t size, uslub_gfp_t gfp)
+{
+	uslub_alloc_tag_cur = NULL;
+	return kmalloc_node_inline(size, gfp | USLUB_GFP_ZERO, USLUB_NUMA_NO_NODE);
+}
+__public void *(uslub_kmalloc_array)(size_t n, size_t size, uslub_gfp_t gfp)
+{
+	uslub_alloc_tag_cur = NULL;
+	return uslub_kmalloc_array_noprof(n, size, gfp);
+}
+__public void *(uslub_kcalloc)(size_t n, size_t size, uslub_gfp_t gfp)
+{
+	uslub_alloc_tag_cur = NULL;
+	return uslub_kmalloc_array_noprof(n, size, gfp | USLUB_GFP_ZERO);
+}
+__public void *(uslub_krealloc)(const void *p, size_t new_size, uslub_gfp_t gfp)
+{
+	uslub_alloc_tag_cur = NULL;
+	return uslub_krealloc_noprof(p, new_size, gfp);
+}
+
+__public void uslub_kfree(const void *p)
+{
+	struct slab *slab = virt_to_slab(p);
+	if (likely(slab)) {
+		_uslub_kfree_slab(slab->slab_cache, (void *)p);
+		return;
+	}
+	_uslub_kfree_cold(p, false);
+}
+
+__public void uslub_kfree_sensitive(const void *p)
+{
+	size_t n = _uslub_ksize(p, false);
+	if (n)
+		memset((void *)p, 0, n);
+	uslub_kfree(p);
+}
+
+__public size_t uslub_ksize(const void *p)
+{
+	return _uslub_ksize(p, false);
+}
+
+__public size_t uslub_kmalloc_size_roundup(size_t size)
+{
+	if (!size)
+		return 0;
+	if (size <= KMALLOC_MAX_CACHE_SIZE)
+		return kmalloc_index_size(kmalloc_index(size));
+	if (size <= KMALLOC_LARGE_MAX)
+		return PAGE_SIZE << get_order(size);
+	if (size > USLUB_KMALLOC_MAX_SIZE)
+		return size;                     /* kmalloc fails anyway */
+	return ALIGN_UP(size, PAGE_SIZE);
+}
+
+__public struct kmem_cache *uslub_kmalloc_cache(size_t size)
+{
+	if (!size || size > KMALLOC_MAX_CACHE_SIZE || !_uslub_kmalloc_init())
+		return NULL;
+	return _uslub_kmalloc_caches[kmalloc_index(size)];
+}
+
+__public void *uslub_kmalloc_aligned(size_t size, size_t align, uslub_gfp_t gfp)
+{
+	if (!align || (align & (align - 1))) {
+		uslub_alloc_tag_cur = NULL;
+		errno = EINVAL;
+		return NULL;
+	}
+	if (align <= 8)
+		return kmalloc_node_inline(size, gfp, USLUB_NUMA_NO_NODE);
+	if (!size) {
+		uslub_alloc_tag_cur = NULL;
+		return USLUB_ZERO_SIZE_PTR;
+	}
+	return _uslub_kmalloc_slow(size, align, gfp, USLUB_NUMA_NO_NODE);
+}

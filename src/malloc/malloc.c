@@ -1,0 +1,409 @@
+/*
+ * The malloc family on kmalloc, for LD_PRELOAD (`uslub run`) and for
+ * linking (-luslub-malloc): malloc, free, calloc, realloc, reallocarray,
+ * posix_memalign, aligned_alloc, memalign, valloc, pvalloc,
+ * malloc_usable_size, malloc_trim, cfree, glibc's __libc_* names, and C++
+ * operator new/delete in every variant.
+ *
+ * malloc(n) is kmalloc(n) with n = 0 served from the smallest class (a
+ * unique pointer, as glibc gives); free(p) is kfree(p) and aborts with a
+ * report for a pointer uslub did not allocate, an interior pointer or a
+ * detected double free (USLUB_MALLOC_ABORT=0: report and leave it alone).
+ * Every path sets errno as C and POSIX say; free preserves it.
+ *
+ * Hard cases (notes/percpu.md §3):
+ *   - Before main, the first call initializes (lazily, in any entry); a
+ *     constructor of the core is only a backstop.
+ *   - A malloc from inside uslub's own initialization (libc may allocate
+ *     in pthread_atfork and friends) is served from a static boot arena:
+ *     _uslub_tls.init_depth tells; its blocks are never reused, and free
+ *     ignores them.
+ *   - No dlsym, no stdio, no getenv while initializing: options come from
+ *     environ (base/options.c); nothing here calls the libc allocator.
+ *   - fork: the core's and kmalloc's atfork handlers take every lock.
+ *   - After a thread's cpu area is torn down (glibc frees TLS after the
+ *     key destructors), the core serves it from the slow paths.
+ */
+#define _GNU_SOURCE
+#include "kmalloc/kmalloc.h"
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* This library's kmalloc caches make bad frees fatal (see kmalloc.h). */
+const bool _uslub_kmalloc_fatal_errors = true;
+
+static bool fatal(void)
+{
+	return _uslub_option(USLUB_OPT_MALLOC_ABORT) != 0;
+}
+
+/* ------------------------------------------------------------------------
+ * The boot arena: allocations made while this thread initializes uslub.
+ * ---------------------------------------------------------------------- */
+#define BOOT_ARENA_SIZE (256u << 10)
+static char boot_arena[BOOT_ARENA_SIZE] __attribute__((aligned(4096)));
+static size_t boot_used;                 /* bump offset, CAS */
+
+static void *boot_alloc(size_t size, size_t align)
+{
+	align = MAX(align, 16);
+	size_t off = __atomic_load_n(&boot_used, __ATOMIC_RELAXED), start, end;
+	do {
+		start = ALIGN_UP(off + 16, align);
+		if (align > BOOT_ARENA_SIZE || size > BOOT_ARENA_SIZE ||
+		    start + size > BOOT_ARENA_SIZE) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		end = start + size;
+	} while (!__atomic_compare_exchange_n(&boot_used, &off, end, false, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	((size_t *)(boot_arena + start))[-1] = size;
+	return boot_arena + start;               /* .bss, never reused: zeroed */
+}
+
+static bool in_boot_arena(const void *p)
+{
+	return (uintptr_t)p - (uintptr_t)boot_arena < BOOT_ARENA_SIZE;
+}
+
+static size_t boot_size(const void *p)
+{
+	return ((const size_t *)p)[-1];
+}
+
+/* ------------------------------------------------------------------------
+ * malloc and free
+ * ---------------------------------------------------------------------- */
+static __noinline void *malloc_slow(size_t size, size_t align, uslub_gfp_t gfp)
+{
+	if (unlikely(_uslub_tls.init_depth) &&
+	    !__atomic_load_n(&_uslub_kmalloc_caches[KMALLOC_SHIFT_HIGH], __ATOMIC_ACQUIRE))
+		return boot_alloc(size, align);
+	if (!size)
+		size = 1;
+	return _uslub_kmalloc_slow(size, align, gfp, USLUB_NUMA_NO_NODE);
+}
+
+/* One kmalloc cache hit: a table lookup and the cache's fast path. */
+static __always_inline void *malloc_inline(size_t size)
+{
+	if (likely(size <= KMALLOC_MAX_CACHE_SIZE)) {
+		struct kmem_cache *s = _uslub_kmalloc_caches[kmalloc_index(size)];
+		if (likely(s))
+			return _uslub_kmalloc_slab(s, 0, size, USLUB_NUMA_NO_NODE);
+	}
+	return malloc_slow(size, 1, 0);
+}
+
+__public void *malloc(size_t size)
+{
+	USLUB_TAG_HERE();
+	return malloc_inline(size);
+}
+
+static __noinline void free_cold(void *p)
+{
+	if (!p || in_boot_arena(p))
+		return;
+	int e = errno;
+	_uslub_kfree_cold(p, fatal());
+	errno = e;
+}
+
+__public void free(void *p)
+{
+	struct slab *slab = virt_to_slab(p);
+	if (likely(slab)) {
+		_uslub_kfree_slab(slab->slab_cache, p);
+		return;
+	}
+	free_cold(p);
+}
+
+__public void cfree(void *p)
+{
+	free(p);
+}
+
+__public void *calloc(size_t n, size_t size)
+{
+	size_t bytes;
+	if (unlikely(__builtin_mul_overflow(n, size, &bytes))) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	USLUB_TAG_HERE();
+	if (likely(bytes <= KMALLOC_MAX_CACHE_SIZE)) {
+		void *p = malloc_inline(bytes);
+		if (likely(p) && !in_boot_arena(p))
+			memset(p, 0, bytes);
+		return p;
+	}
+	return malloc_slow(bytes, 1, USLUB_GFP_ZERO);   /* page runs: zeroed; mmaps: fresh */
+}
+
+__public void *realloc(void *p, size_t size)
+{
+	if (!p) {
+		USLUB_TAG_HERE();
+		return malloc_inline(size);
+	}
+	if (!size) {                             /* glibc: free and return NULL */
+		free(p);
+		return NULL;
+	}
+	if (unlikely(in_boot_arena(p))) {
+		void *q = malloc(size);
+		if (q)
+			memcpy(q, p, MIN(size, boot_size(p)));
+		return q;
+	}
+	USLUB_TAG_HERE();
+	return _uslub_krealloc(p, size, 0, true);
+}
+
+__public void *reallocarray(void *p, size_t n, size_t size)
+{
+	size_t bytes;
+	if (unlikely(__builtin_mul_overflow(n, size, &bytes))) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return realloc(p, bytes);
+}
+
+/* ------------------------------------------------------------------------
+ * Aligned allocation
+ * ---------------------------------------------------------------------- */
+static void *aligned(size_t align, size_t size)
+{
+	if (align <= 8)
+		return malloc_inline(size);
+	return malloc_slow(size, align, 0);
+}
+
+__public int posix_memalign(void **out, size_t align, size_t size)
+{
+	if (!align || (align & (align - 1)) || align % sizeof(void *))
+		return EINVAL;
+	int e = errno;
+	USLUB_TAG_HERE();
+	void *p = aligned(align, size);
+	errno = e;
+	if (!p)
+		return ENOMEM;
+	*out = p;
+	return 0;
+}
+
+__public void *aligned_alloc(size_t align, size_t size)
+{
+	if (!align || (align & (align - 1))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	USLUB_TAG_HERE();
+	return aligned(align, size);
+}
+
+/* glibc's memalign rounds an alignment that is not a power of two up. */
+__public void *memalign(size_t align, size_t size)
+{
+	if (align & (align - 1)) {
+		if (align > SIZE_MAX / 2 + 1) {
+			errno = EINVAL;
+			return NULL;
+		}
+		align = 1ul << fls_u(align);
+	}
+	USLUB_TAG_HERE();
+	return aligned(align, size);
+}
+
+__public void *valloc(size_t size)
+{
+	USLUB_TAG_HERE();
+	return aligned(PAGE_SIZE, size);
+}
+
+__public void *pvalloc(size_t size)
+{
+	if (size > SIZE_MAX - PAGE_SIZE) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	USLUB_TAG_HERE();
+	return aligned(PAGE_SIZE, size ? ALIGN_UP(size, PAGE_SIZE) : PAGE_SIZE);
+}
+
+__public size_t malloc_usable_size(void *p)
+{
+	if (!p)
+		return 0;
+	if (in_boot_arena(p))
+		return boot_size(p);
+	return _uslub_ksize(p, fatal());
+}
+
+/* Give free memory back to the OS now; 1 if some was. */
+__public int malloc_trim(size_t pad)
+{
+	return uslub_trim() > 0;
+}
+
+/* glibc's internal names, which parts of glibc call directly. */
+__public void *__libc_malloc(size_t) __attribute__((alias("malloc"), copy(malloc)));
+__public void __libc_free(void *) __attribute__((alias("free"), copy(free)));
+__public void *__libc_calloc(size_t, size_t) __attribute__((alias("calloc"), copy(calloc)));
+__public void *__libc_realloc(void *, size_t) __attribute__((alias("realloc"), copy(realloc)));
+__public void *__libc_memalign(size_t, size_t) __attribute__((alias("memalign"), copy(memalign)));
+__public void *__libc_valloc(size_t) __attribute__((alias("valloc"), copy(valloc)));
+__public void *__libc_pvalloc(size_t) __attribute__((alias("pvalloc"), copy(pvalloc)));
+__public int __posix_memalign(void **, size_t, size_t) __attribute__((alias("posix_memalign"), copy(posix_memalign)));
+
+/* ------------------------------------------------------------------------
+ * C++ operator new and delete (the Itanium ABI names, x86-64). A failed
+ * new calls the new_handler until it succeeds, then throws std::bad_alloc
+ * (nothrow forms return NULL); libstdc++ is looked up weakly, so C programs
+ * do not load it.
+ * ---------------------------------------------------------------------- */
+typedef void (*new_handler_fn)(void);
+extern new_handler_fn _ZSt15get_new_handlerv(void) __attribute__((weak));
+extern void _ZSt17__throw_bad_allocv(void) __attribute__((weak, noreturn));
+
+static __noinline void *new_failed(size_t size, size_t align, bool nothrow)
+{
+	for (;;) {
+		new_handler_fn h = _ZSt15get_new_handlerv ? _ZSt15get_new_handlerv() : NULL;
+		if (!h) {
+			if (nothrow)
+				return NULL;
+			if (_ZSt17__throw_bad_allocv)
+				_ZSt17__throw_bad_allocv();
+			_uslub_report("uslub: operator new(%zu): out of memory\n", size);
+			abort();
+		}
+		h();
+		void *p = aligned(align, size);
+		if (p)
+			return p;
+	}
+}
+
+static __always_inline void *cxx_new(size_t size)
+{
+	void *p = malloc_inline(size);
+	if (unlikely(!p))
+		return new_failed(size, 1, false);
+	return p;
+}
+
+static __always_inline void *cxx_new_nothrow(size_t size)
+{
+	void *p = malloc_inline(size);
+	if (unlikely(!p))
+		return new_failed(size, 1, true);
+	return p;
+}
+
+static void *cxx_new_aligned(size_t size, size_t align, bool nothrow)
+{
+	if (!align || (align & (align - 1))) {   /* undefined behaviour in C++ */
+		_uslub_report("uslub: operator new(%zu, align_val_t(%zu)): alignment is not "
+			      "a power of two\n", size, align);
+		abort();
+	}
+	void *p = aligned(align, size);
+	if (unlikely(!p))
+		return new_failed(size, align, nothrow);
+	return p;
+}
+
+struct nothrow_t;
+__public void *_Znwm(size_t n) { USLUB_TAG_HERE(); return cxx_new(n); }
+__public void *_Znam(size_t n) { USLUB_TAG_HERE(); return cxx_new(n); }
+__public void *_ZnwmRKSt9nothrow_t(size_t n, const struct nothrow_t *t)
+{ USLUB_TAG_HERE(); return cxx_new_nothrow(n); }
+__public void *_ZnamRKSt9nothrow_t(size_t n, const struct nothrow_t *t)
+{ USLUB_TAG_HERE(); return cxx_new_nothrow(n); }
+__public void *_ZnwmSt11align_val_t(size_t n, size_t a)
+{ USLUB_TAG_HERE(); return cxx_new_aligned(n, a, false); }
+__public void *_ZnamSt11align_val_t(size_t n, size_t a)
+{ USLUB_TAG_HERE(); return cxx_new_aligned(n, a, false); }
+__public void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t a, const struct nothrow_t *t)
+{ USLUB_TAG_HERE(); return cxx_new_aligned(n, a, true); }
+__public void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t a, const struct nothrow_t *t)
+{ USLUB_TAG_HERE(); return cxx_new_aligned(n, a, true); }
+
+__public void _ZdlPv(void *p) { free(p); }
+__public void _ZdaPv(void *p) { free(p); }
+__public void _ZdlPvm(void *p, size_t n) { free(p); }
+__public void _ZdaPvm(void *p, size_t n) { free(p); }
+__public void _ZdlPvRKSt9nothrow_t(void *p, const struct nothrow_t *t) { free(p); }
+__public void _ZdaPvRKSt9nothrow_t(void *p, const struct nothrow_t *t) { free(p); }
+__public void _ZdlPvSt11align_val_t(void *p, size_t a) { free(p); }
+__public void _ZdaPvSt11align_val_t(void *p, size_t a) { free(p); }
+__public void _ZdlPvmSt11align_val_t(void *p, size_t n, size_t a) { free(p); }
+__public void _ZdaPvmSt11align_val_t(void *p, size_t n, size_t a) { free(p); }
+__public void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t a, const struct nothrow_t *t)
+{ free(p); }
+__public void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t a, const struct nothrow_t *t)
+{ free(p); }
+
+/* ------------------------------------------------------------------------
+ * USLUB_REPORT: slabinfo (and allocinfo) at exit
+ * ---------------------------------------------------------------------- */
+static void write_report(FILE *f)
+{
+	struct kmalloc_large_stats ls;
+	struct uslub_page_stats ps;
+	_uslub_kmalloc_large_stats(&ls);
+	uslub_page_stats(&ps);
+	fprintf(f, "uslub report: pid %d\n\n", (int)getpid());
+	uslub_slabinfo_print(f, USLUB_FMT_TABLE);
+	fprintf(f, "\nkmalloc page runs (8 KiB .. 2 MiB): %lu allocated, %lu freed, %lu KiB held\n",
+		ls.large_allocs, ls.large_frees, ls.large_bytes >> 10);
+	fprintf(f, "kmalloc mappings (> 2 MiB): %lu allocated, %lu freed, %lu KiB held\n",
+		ls.huge_allocs, ls.huge_frees, ls.huge_bytes >> 10);
+	fprintf(f, "page provider: %lu segments, %lu KiB in use, %lu KiB returned to the OS\n",
+		ps.segments, ps.bytes_in_slabs >> 10, ps.bytes_purged >> 10);
+	fprintf(f, "errors reported: %lu\n", uslub_error_count());
+	if (_uslub_option(USLUB_OPT_PROFILING)) {
+		fprintf(f, "\n");
+		uslub_allocinfo_print(f, USLUB_FMT_TABLE);
+	}
+}
+
+__attribute__((destructor)) static void report_at_exit(void)
+{
+	const char *spec = _uslub_option_str(USLUB_OPT_REPORT);
+	if (!*spec)
+		return;
+	if (!strcmp(spec, "-")) {
+		write_report(stderr);
+		fflush(stderr);
+		return;
+	}
+	char path[4096];
+	size_t k = 0;
+	for (const char *c = spec; *c && k + 24 < sizeof(path); c++) {
+		if (c[0] == '%' && c[1] == 'p') {
+			k += (size_t)snprintf(path + k, sizeof(path) - k, "%d", (int)getpid());
+			c++;
+		} else {
+			path[k++] = *c;
+		}
+	}
+	path[k] = 0;
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		_uslub_report("uslub: USLUB_REPORT: cannot write %s\n", path);
+		return;
+	}
+	write_report(f);
+	fclose(f);
+}
