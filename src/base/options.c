@@ -109,9 +109,10 @@ void uslub_options_fprint(FILE *f)
 {
 	for (int i = 0; i < USLUB_NR_OPTIONS; i++) {
 		if (options[i].def == USLUB_OPT_STRING)
-			fprintf(f, "  %-22s default \"\"    %s\n", options[i].name, options[i].doc);
+			fprintf(f, "  %-24s default %-6s %s\n", options[i].name, "\"\"",
+				options[i].doc);
 		else
-			fprintf(f, "  %-22s default %-6ld %s\n", options[i].name,
+			fprintf(f, "  %-24s default %-6ld %s\n", options[i].name,
 				options[i].def, options[i].doc);
 	}
 }

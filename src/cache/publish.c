@@ -47,6 +47,10 @@ static void write_file(const char *path, int json)
 		uslub_slabinfo_print(f, USLUB_FMT_JSON);
 		fprintf(f, ",\"groups\":");
 		uslub_group_report_print(f, USLUB_FMT_JSON);
+		if (_uslub_option(USLUB_OPT_PROFILING)) {
+			fprintf(f, ",\"allocinfo\":");
+			uslub_allocinfo_print(f, USLUB_FMT_JSON);
+		}
 		fprintf(f, "}\n");
 	} else {
 		fprintf(f, "uslub pid %d, snapshot at %llu.%03llu\n", (int)getpid(),
@@ -54,6 +58,10 @@ static void write_file(const char *path, int json)
 		uslub_slabinfo_print(f, USLUB_FMT_TABLE);
 		fprintf(f, "\n");
 		uslub_group_report_print(f, USLUB_FMT_TABLE);
+		if (_uslub_option(USLUB_OPT_PROFILING)) {
+			fprintf(f, "\nallocinfo\n");
+			uslub_allocinfo_print(f, USLUB_FMT_TABLE);
+		}
 	}
 	if (fclose(f) == 0) {
 		pthread_mutex_lock(&pub_lock);

@@ -97,6 +97,9 @@ __public void uslub_alloc_tags_unregister(struct uslub_alloc_tag *start,
 {
 	if (!start || stop <= start || READ_ONCE(exiting))
 		return;            /* at exit the memory stays until the end */
+	if (start == __start_uslub_alloc_tags)
+		return;            /* uslub's own (the malloc front end's) stay
+		                      until the end, for the report at exit */
 	uslub_mutex_lock(&tags_lock, RANK_TAGS);
 	bool known = false;
 	for (unsigned int i = 0; i < nr_sections; i++)

@@ -378,11 +378,9 @@ static void write_report(FILE *f)
 	}
 }
 
-__attribute__((destructor)) static void report_at_exit(void)
+static void report_at_exit(void)
 {
 	const char *spec = _uslub_option_str(USLUB_OPT_REPORT);
-	if (!*spec)
-		return;
 	if (!strcmp(spec, "-")) {
 		write_report(stderr);
 		fflush(stderr);
@@ -406,4 +404,20 @@ __attribute__((destructor)) static void report_at_exit(void)
 	}
 	write_report(f);
 	fclose(f);
+}
+
+/* An exit handler registered from a constructor (never from inside
+ * malloc), as the program's own (no DSO handle): it runs at the very end
+ * of exit(), after every destructor, so the report shows what the program
+ * left. The tags of programs and libraries are unregistered by then (their
+ * destructors fold them away); the malloc front end's own stay. */
+extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
+static void report_at_exit_arg(void *arg)
+{
+	report_at_exit();
+}
+__attribute__((constructor)) static void report_init(void)
+{
+	if (*_uslub_option_str(USLUB_OPT_REPORT))
+		__cxa_atexit(report_at_exit_arg, NULL, NULL);
 }

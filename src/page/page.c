@@ -1,7 +1,15 @@
 /*
  * Page provider: buddy allocation of naturally aligned page runs inside
- * 4 MiB segments; segments carved from 64 MiB mmap reservations; empty
- * segments purged with MADV_DONTNEED after USLUB_DECAY_MS.
+ * 4 MiB segments; segments carved from 64 MiB mmap reservations; free
+ * memory returned to the OS with MADV_DONTNEED after USLUB_DECAY_MS:
+ * whole empty segments, and the free blocks inside segments still in use
+ * (so a few live objects do not pin the pages freed around them).
+ *
+ * Purge state: a free block is "clean" (PG_clean) when its pages were
+ * returned since it was last used; freeing a run makes its (merged) block
+ * dirty. bytes_purged = the bytes of clean free blocks (a current amount).
+ * Per node, dirty_pages counts pages freed since the last purge and
+ * dirty_since when the first of them was.
  * See page.h for the layout and the lock order.
  */
 #define _GNU_SOURCE
@@ -29,6 +37,8 @@ struct page_node {
 	struct list_head segments;       /* every segment of this node       */
 	struct list_head empty;          /* fully free, not yet purged; oldest first */
 	unsigned long nr_segments;
+	unsigned long dirty_pages;       /* pages freed since the last purge */
+	uint64_t dirty_since_ns;         /* when the first of them was freed */
 } __attribute__((aligned(USLUB_CACHELINE)));
 
 static struct page_node page_nodes[MAX_NUMNODES];
@@ -142,9 +152,10 @@ static void bind_to_node(void *addr, size_t len, int node)
 	syscall(SYS_mbind, addr, len, 1, mask, MAX_NUMNODES + 1, 0);
 }
 
-static void set_free_block(struct page_node *n, struct page *page, unsigned int order)
+static void set_free_block(struct page_node *n, struct page *page, unsigned int order,
+			   unsigned long clean)
 {
-	page->flags = PG_buddy | ((unsigned long)order << PG_ORDER_SHIFT);
+	page->flags = PG_buddy | clean | ((unsigned long)order << PG_ORDER_SHIFT);
 	list_add_tail(&page->lru, &n->free_area[order]);
 	n->nr_free[order]++;
 }
@@ -167,7 +178,6 @@ static bool grow_node(struct page_node *n, int node)
 	seg->hdr.magic = SEGMENT_MAGIC;
 	seg->hdr.node = node;
 	seg->hdr.free_pages = SEGMENT_USABLE_PAGES;
-	seg->hdr.purged = 0;
 	INIT_LIST_HEAD(&seg->hdr.empty_link);
 	list_add_tail(&seg->hdr.seg_link, &n->segments);
 	n->nr_segments++;
@@ -176,7 +186,7 @@ static bool grow_node(struct page_node *n, int node)
 		unsigned int order = (unsigned int)__builtin_ctz(idx);
 		if (order > MAX_PAGE_ORDER)
 			order = MAX_PAGE_ORDER;
-		set_free_block(n, &seg->pages[idx], order);
+		set_free_block(n, &seg->pages[idx], order, 0);  /* untouched: dirty, harmlessly */
 		idx += 1u << order;
 	}
 	uintptr_t bit = (uintptr_t)base >> SEGMENT_SHIFT;
@@ -185,13 +195,55 @@ static bool grow_node(struct page_node *n, int node)
 	return true;
 }
 
+static void purge_range(void *addr, size_t len)
+{
+	madvise(addr, len, MADV_DONTNEED);
+	ATOMIC_ADD(pstats.purges, 1);
+}
+
+/* Mark the free block at @page clean (its pages were just purged). */
+static void mark_clean(struct page *page)
+{
+	if (!(page->flags & PG_clean)) {
+		page->flags |= PG_clean;
+		ATOMIC_ADD(pstats.bytes_purged, PAGE_SIZE << page_order(page));
+	}
+}
+
+/* An empty segment: one madvise for all of it; its free blocks are the
+ * canonical decomposition of [16, 1024) (orders 4..9). */
 static void purge_segment(struct segment *seg)
 {
-	madvise((char *)seg + SEGMENT_META_PAGES * PAGE_SIZE,
-		SEGMENT_USABLE_PAGES * PAGE_SIZE, MADV_DONTNEED);
-	seg->hdr.purged = 1;
-	ATOMIC_ADD(pstats.bytes_purged, SEGMENT_USABLE_PAGES * PAGE_SIZE);
-	ATOMIC_ADD(pstats.purges, 1);
+	purge_range((char *)seg + SEGMENT_META_PAGES * PAGE_SIZE, SEGMENT_USABLE_PAGES * PAGE_SIZE);
+	for (unsigned int idx = SEGMENT_META_PAGES; idx < SEGMENT_PAGES;) {
+		mark_clean(&seg->pages[idx]);
+		idx += 1u << page_order(&seg->pages[idx]);
+	}
+}
+
+/* Purge every dirty free block of @n (node lock held): when pages were
+ * freed more than the decay delay ago (or @force). */
+static size_t purge_dirty(struct page_node *n, bool force)
+{
+	if (!n->dirty_pages)
+		return 0;
+	uint64_t delay = (uint64_t)_uslub_option(USLUB_OPT_DECAY_MS) * 1000000ull;
+	if (!force && delay && now_ns() - n->dirty_since_ns < delay)
+		return 0;
+	size_t bytes = 0;
+	for (unsigned int o = 0; o <= MAX_PAGE_ORDER; o++) {
+		struct list_head *pos;
+		for (pos = n->free_area[o].next; pos != &n->free_area[o]; pos = pos->next) {
+			struct page *page = list_entry(pos, struct page, lru);
+			if (page->flags & PG_clean)
+				continue;
+			purge_range(page_address(page), PAGE_SIZE << o);
+			mark_clean(page);
+			bytes += PAGE_SIZE << o;
+		}
+	}
+	n->dirty_pages = 0;
+	return bytes;
 }
 
 /* Purge empty segments older than the decay delay (all with force). */
@@ -239,21 +291,20 @@ struct page *_uslub_alloc_pages(unsigned int order, int node)
 			goto out;
 	}
 	page = list_entry(n->free_area[o].next, struct page, lru);
+	unsigned long clean = page->flags & PG_clean;
 	del_free_block(n, page, o);
 	while (o > order) {          /* split, keeping the lower half */
 		o--;
-		set_free_block(n, page + (1u << o), o);
+		set_free_block(n, page + (1u << o), o, clean);
 	}
+	if (clean)                   /* the halves split off stay clean */
+		ATOMIC_SUB(pstats.bytes_purged, PAGE_SIZE << order);
 	struct segment *seg = ptr_segment(page);
 	if (seg->hdr.free_pages == SEGMENT_USABLE_PAGES) {
 		/* leaving the empty state */
 		if (!list_empty(&seg->hdr.empty_link)) {
 			list_del(&seg->hdr.empty_link);
 			INIT_LIST_HEAD(&seg->hdr.empty_link);
-		}
-		if (seg->hdr.purged) {
-			seg->hdr.purged = 0;
-			ATOMIC_SUB(pstats.bytes_purged, SEGMENT_USABLE_PAGES * PAGE_SIZE);
 		}
 	}
 	seg->hdr.free_pages -= 1u << order;
@@ -264,6 +315,7 @@ struct page *_uslub_alloc_pages(unsigned int order, int node)
 	}
 	WRITE_ONCE(page->compound_head, page);
 	ATOMIC_ADD(pstats.bytes_in_slabs, PAGE_SIZE << order);
+	purge_dirty(n, false);       /* pages freed long enough ago */
 out:
 	uslub_mutex_unlock(&n->lock, RANK_PAGE_NODE);
 	return page;
@@ -274,6 +326,7 @@ void _uslub_free_pages(struct page *page)
 	struct segment *seg = ptr_segment(page);
 	struct page_node *n = &page_nodes[seg->hdr.node];
 	unsigned int order = page_order(page);
+	unsigned int freed = 1u << order;
 	unsigned int idx = (unsigned int)(page - seg->pages);
 
 	uslub_mutex_lock(&n->lock, RANK_PAGE_NODE);
@@ -294,16 +347,23 @@ void _uslub_free_pages(struct page *page)
 		if (!(bflags & PG_buddy) ||
 		    ((bflags & PG_ORDER_MASK) >> PG_ORDER_SHIFT) != order)
 			break;
+		if (bflags & PG_clean)       /* merged into a dirty block */
+			ATOMIC_SUB(pstats.bytes_purged, PAGE_SIZE << order);
 		del_free_block(n, buddy, order);
 		idx &= ~(1u << order);
 		order++;
 	}
-	set_free_block(n, &seg->pages[idx], order);
+	set_free_block(n, &seg->pages[idx], order, 0);
+	if (!n->dirty_pages)
+		n->dirty_since_ns = now_ns();
+	n->dirty_pages += freed;
 	if (seg->hdr.free_pages == SEGMENT_USABLE_PAGES) {
 		seg->hdr.empty_since_ns = now_ns();
 		list_add_tail(&seg->hdr.empty_link, &n->empty);
 	}
-	purge_expired(n, _uslub_option(USLUB_OPT_DECAY_MS) == 0);
+	bool now = _uslub_option(USLUB_OPT_DECAY_MS) == 0;
+	purge_expired(n, now);
+	purge_dirty(n, now);
 	uslub_mutex_unlock(&n->lock, RANK_PAGE_NODE);
 }
 
@@ -338,6 +398,7 @@ size_t _uslub_page_trim(void)
 	for (int i = 0; i < nr_nodes; i++) {
 		uslub_mutex_lock(&page_nodes[i].lock, RANK_PAGE_NODE);
 		bytes += purge_expired(&page_nodes[i], true);
+		bytes += purge_dirty(&page_nodes[i], true);
 		uslub_mutex_unlock(&page_nodes[i].lock, RANK_PAGE_NODE);
 	}
 	return bytes;

@@ -45,6 +45,8 @@
                                        (slub_debug; set by the slab layer) */
 #define PG_large       (1ul << 6)   /* run is one kmalloc allocation (set by
                                        the kmalloc layer; cleared by free) */
+#define PG_clean       (1ul << 7)   /* free block whose pages were returned to
+                                       the OS (MADV_DONTNEED) since last used */
 #define PG_ORDER_SHIFT 8
 #define PG_ORDER_MASK  (0xfful << PG_ORDER_SHIFT)
 
@@ -67,7 +69,6 @@ struct segment_hdr {
 	uint32_t magic;
 	int node;
 	unsigned int free_pages;         /* free usable pages               */
-	int purged;                      /* empty and returned to the OS    */
 	uint64_t empty_since_ns;
 	struct list_head empty_link;     /* on node->empty when fully free  */
 	struct list_head seg_link;       /* on node->segments               */
