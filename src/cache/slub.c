@@ -34,8 +34,12 @@
  *                                     At most one list_lock is held at once
  *                                     (except by the fork handlers, which
  *                                     hold every lock across fork()).
- *   5. page_node.lock (page.c)        buddy free lists of one node
+ *   5. page_node.lock (page.c)        buddy free lists of one node, the
+ *                                     node's dirty-page count and the
+ *                                     PG_clean marks of its free blocks
  *   6. reserve_lock (page.c)          the mmap reservation cursor
+ *   7. huge_lock (kmalloc/kmalloc.c)  the table of huge kmalloc mappings;
+ *                                     nothing is taken under it
  *   (slub_debug reports made under list_lock and the page lock are
  *   buffered per thread and written by _uslub_debug_flush() with no uslub
  *   lock held: dladdr() takes the dynamic loader's lock. Its flush_lock
