@@ -1,47 +1,273 @@
 /*
  * uslub — the command line tool.
  *
+ *   uslub run [--report | --report-file FILE] [--profile] [--] CMD [ARGS...]
+ *                                    run CMD on the uslub malloc (LD_PRELOAD)
  *   uslub slabinfo PID [--json]      one snapshot of a running process
+ *   uslub allocinfo PID [--json]     its allocation profile, when published
  *   uslub top PID [--json] [-d MS] [-n COUNT]
- *                                    the same, refreshed in the terminal
+ *                                    slabinfo, refreshed in the terminal
+ *   uslub bench [ARGS...]            the benchmark suite (from a build tree)
+ *   uslub help [COMMAND]             usage and every USLUB_* option
  *
- * The process publishes its statistics when started with
+ * A process publishes its statistics when started with
  * USLUB_PUBLISH_MS=<ms> (src/cache/publish.c): /dev/shm/uslub.<pid>.txt
- * and .json, replaced atomically and removed at exit. This tool only reads
- * them, so watching costs the process nothing but the publisher's
- * snapshots.
+ * and .json, replaced atomically and removed at exit. slabinfo, allocinfo
+ * and top only read them, so watching costs the process nothing but the
+ * publisher's snapshots.
+ *
+ * `uslub run` without --report execs CMD itself (the pid, the signals and
+ * the exit status are CMD's); with --report it stays as CMD's parent,
+ * forwards the signals sent to it, and prints CMD's report when it exits.
+ *
+ * The tool links the static core for the option table only. It must not
+ * include <uslub.h>: the header registers the includer's allocation tags
+ * from a constructor, which would pull the whole core (and its own
+ * constructor: options, caches, a publisher thread with USLUB_PUBLISH_MS)
+ * into the tool. The one function it calls is declared below.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-static int usage(void)
+/* include/uslub.h: every USLUB_* option, its default and meaning. */
+void uslub_options_fprint(FILE *f);
+
+/* Baked in by CMake (CMakeLists.txt, target uslub_tool). */
+#ifndef USLUB_SOURCE_DIR
+#define USLUB_SOURCE_DIR ""
+#endif
+#ifndef USLUB_BINARY_DIR
+#define USLUB_BINARY_DIR ""
+#endif
+#ifndef USLUB_INSTALL_LIBDIR
+#define USLUB_INSTALL_LIBDIR "lib"
+#endif
+
+#define MALLOC_LIB "libuslub-malloc.so"
+
+#if defined(__x86_64__)
+#define MULTIARCH "x86_64-linux-gnu"
+#elif defined(__aarch64__)
+#define MULTIARCH "aarch64-linux-gnu"
+#elif defined(__riscv) && __riscv_xlen == 64
+#define MULTIARCH "riscv64-linux-gnu"
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define MULTIARCH "powerpc64le-linux-gnu"
+#else
+#define MULTIARCH ""
+#endif
+
+/* Exit statuses of the tool's own failures (those of CMD pass through). */
+#define EXIT_USAGE   2
+#define EXIT_TOOL    125   /* uslub itself failed (no library, no temp dir) */
+#define EXIT_NOEXEC  127   /* CMD could not be executed                     */
+
+static const char usage_text[] =
+	"usage: uslub run [--report | --report-file FILE] [--profile] [--] CMD [ARGS...]\n"
+	"       uslub slabinfo PID [--json]\n"
+	"       uslub allocinfo PID [--json]\n"
+	"       uslub top PID [--json] [-d MS] [-n COUNT]\n"
+	"       uslub bench [ARGS...]\n"
+	"       uslub help [COMMAND]\n";
+
+static const char run_help[] =
+	"uslub run [--report | --report-file FILE] [--profile] [--] CMD [ARGS...]\n"
+	"  Run CMD with the uslub malloc front end preloaded (LD_PRELOAD=" MALLOC_LIB ",\n"
+	"  put before any LD_PRELOAD already set). Every process CMD starts inherits it.\n"
+	"    --report            when CMD exits, print its report (slabinfo, and allocinfo\n"
+	"                        with --profile) to stderr, and say how many other processes\n"
+	"                        of its tree left one\n"
+	"    --report-file FILE  every process of the tree writes its report to FILE at exit\n"
+	"                        (USLUB_REPORT=FILE; %p in FILE is replaced by the pid,\n"
+	"                        - is stderr)\n"
+	"    --profile           allocation profiling (USLUB_PROFILING=1)\n"
+	"  Other options are passed in the environment, e.g.\n"
+	"    USLUB_PUBLISH_MS=500 uslub run -- CMD   (then: uslub top PID)\n"
+	"  Exit status: CMD's; 128+N when CMD was killed by signal N; 127 when CMD could\n"
+	"  not be executed; 125 when uslub itself failed; 2 on bad usage.\n";
+
+static const char pid_help[] =
+	"uslub slabinfo PID [--json]       the caches of a running process (one snapshot)\n"
+	"uslub allocinfo PID [--json]      its live allocations by call site (needs\n"
+	"                                  USLUB_PROFILING=1 in the process)\n"
+	"uslub top PID [--json] [-d MS] [-n COUNT]\n"
+	"                                  slabinfo refreshed every MS milliseconds\n"
+	"                                  (default 1000), COUNT times (default: until\n"
+	"                                  Ctrl-C)\n"
+	"  They read what the process publishes when started with USLUB_PUBLISH_MS=<ms>\n"
+	"  (/dev/shm/uslub.<pid>.txt and .json), e.g.\n"
+	"    USLUB_PUBLISH_MS=500 uslub run -- CMD\n";
+
+static const char bench_help[] =
+	"uslub bench [ARGS...]\n"
+	"  Run the benchmark suite (bench/run.py of the source tree, on this build\n"
+	"  tree); ARGS go to run.py (uslub bench --help lists them, e.g. --quick,\n"
+	"  --only B1,B4). Only from a build tree: the benchmarks are not installed.\n";
+
+static void print_options(FILE *f)
 {
-	fprintf(stderr,
-		"usage: uslub slabinfo PID [--json]\n"
-		"       uslub top PID [--json] [-d MS] [-n COUNT]\n"
-		"The process must run with USLUB_PUBLISH_MS=<ms> (e.g. 500).\n");
-	return 2;
+	fprintf(f, "\nOptions, read from the environment by every process that uses uslub\n"
+		   "(USLUB_<NAME>=<value>; integers also take on/off, yes/no, true/false):\n");
+	uslub_options_fprint(f);
+	fprintf(f, "Read by this tool:\n"
+		   "  %-22s the library `uslub run` preloads (default: " MALLOC_LIB " next to\n"
+		   "  %-22s this program, or in its ../%s)\n", "USLUB_LIBRARY", "",
+		USLUB_INSTALL_LIBDIR);
+}
+
+static int help(const char *topic)
+{
+	if (!topic) {
+		fputs(usage_text, stdout);
+		fputs("\n", stdout);
+		fputs(run_help, stdout);
+		fputs("\n", stdout);
+		fputs(pid_help, stdout);
+		fputs("\n", stdout);
+		fputs(bench_help, stdout);
+		print_options(stdout);
+		return 0;
+	}
+	if (!strcmp(topic, "run")) {
+		fputs(run_help, stdout);
+		print_options(stdout);
+		return 0;
+	}
+	if (!strcmp(topic, "slabinfo") || !strcmp(topic, "allocinfo") || !strcmp(topic, "top")) {
+		fputs(pid_help, stdout);
+		return 0;
+	}
+	if (!strcmp(topic, "bench")) {
+		fputs(bench_help, stdout);
+		return 0;
+	}
+	if (!strcmp(topic, "help"))
+		return help(NULL);
+	fprintf(stderr, "uslub: no command '%s'\n", topic);
+	fputs(usage_text, stderr);
+	return EXIT_USAGE;
+}
+
+/* The usage on stderr, after a message when @fmt; EXIT_USAGE. */
+static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage(const char *fmt, ...)
+{
+	if (fmt) {
+		va_list ap;
+		va_start(ap, fmt);
+		fputs("uslub: ", stderr);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+		va_end(ap);
+	}
+	fputs(usage_text, stderr);
+	fputs("Run 'uslub help' for details and the USLUB_* options.\n", stderr);
+	return EXIT_USAGE;
+}
+
+/* The directory of this executable (no trailing slash); 0, or -1. */
+static int exe_dir(char *buf, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+	if (n <= 0 || (size_t)n >= len - 1)
+		return -1;
+	buf[n] = '\0';
+	char *slash = strrchr(buf, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	if (slash == buf)
+		strcpy(buf, "/");
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * slabinfo, allocinfo, top: read the published snapshot
+ * ---------------------------------------------------------------------- */
+
+static void snapshot_path(char *buf, size_t len, long pid, int json)
+{
+	snprintf(buf, len, "/dev/shm/uslub.%ld.%s", pid, json ? "json" : "txt");
+}
+
+/* A snapshot left by a process that died without its exit handlers (a
+ * fatal signal): 1 with a message. */
+static int stale(long pid, const char *path)
+{
+	if (!(kill((pid_t)pid, 0) && errno == ESRCH))
+		return 0;
+	fprintf(stderr, "uslub: no process %ld (%s is a stale snapshot: the process was "
+		"killed before its exit handlers ran)\n", pid, path);
+	return 1;
+}
+
+static void no_snapshot(long pid, const char *path, int err)
+{
+	if (kill((pid_t)pid, 0) && errno == ESRCH)
+		fprintf(stderr, "uslub: no process %ld\n", pid);
+	else
+		fprintf(stderr, "uslub: process %ld publishes no statistics (%s: %s); start "
+			"it with USLUB_PUBLISH_MS=500\n", pid, path, strerror(err));
+}
+
+/* The whole file (NUL-terminated, malloc'ed) or NULL with errno. */
+static char *slurp(const char *path, size_t *lenp)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	size_t cap = 65536, len = 0;
+	char *buf = malloc(cap + 1);
+	while (buf) {
+		size_t n = fread(buf + len, 1, cap - len, f);
+		len += n;
+		if (len < cap)
+			break;
+		cap *= 2;
+		char *nb = realloc(buf, cap + 1);
+		if (!nb) {
+			free(buf);
+			buf = NULL;
+			errno = ENOMEM;
+		}
+		buf = nb;
+	}
+	int err = errno;
+	fclose(f);
+	if (!buf) {
+		errno = err;
+		return NULL;
+	}
+	buf[len] = '\0';
+	*lenp = len;
+	return buf;
 }
 
 /* Print the published file of @pid; 0, or 1 with a message. */
 static int show(long pid, int json)
 {
 	char path[96];
-	snprintf(path, sizeof(path), "/dev/shm/uslub.%ld.%s", pid, json ? "json" : "txt");
+	snapshot_path(path, sizeof(path), pid, json);
 	FILE *f = fopen(path, "r");
 	if (!f) {
-		if (kill((pid_t)pid, 0) && errno == ESRCH)
-			fprintf(stderr, "uslub: no process %ld\n", pid);
-		else
-			fprintf(stderr, "uslub: process %ld publishes no statistics (%s: %s); start "
-				"it with USLUB_PUBLISH_MS=500\n", pid, path, strerror(errno));
+		no_snapshot(pid, path, errno);
+		return 1;
+	}
+	if (stale(pid, path)) {
+		fclose(f);
 		return 1;
 	}
 	char buf[65536];
@@ -52,31 +278,187 @@ static int show(long pid, int json)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* Minimal JSON scanning: the end of the value starting at @p (after
+ * blanks), or NULL when it is malformed. */
+static const char *skip_ws(const char *p)
 {
-	if (argc < 3)
-		return usage();
-	const char *cmd = argv[1];
-	char *end;
-	long pid = strtol(argv[2], &end, 10);
-	if (*end || pid <= 0)
-		return usage();
-	int json = 0;
-	long delay_ms = 1000, count = -1;
-	for (int i = 3; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			json = 1;
-		else if (!strcmp(argv[i], "-d") && i + 1 < argc)
-			delay_ms = strtol(argv[++i], NULL, 10);
-		else if (!strcmp(argv[i], "-n") && i + 1 < argc)
-			count = strtol(argv[++i], NULL, 10);
-		else
-			return usage();
+	while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+		p++;
+	return p;
+}
+
+static const char *skip_string(const char *p)
+{
+	for (p++; *p; p++) {
+		if (*p == '\\') {
+			if (!*++p)
+				return NULL;
+		} else if (*p == '"') {
+			return p + 1;
+		}
 	}
+	return NULL;
+}
+
+static const char *skip_value(const char *p)
+{
+	p = skip_ws(p);
+	if (*p == '"')
+		return skip_string(p);
+	if (*p == '{' || *p == '[') {
+		int depth = 0;
+		while (*p) {
+			if (*p == '"') {
+				p = skip_string(p);
+				if (!p)
+					return NULL;
+				continue;
+			}
+			if (*p == '{' || *p == '[')
+				depth++;
+			else if (*p == '}' || *p == ']')
+				if (--depth == 0)
+					return p + 1;
+			p++;
+		}
+		return NULL;
+	}
+	const char *s = p;
+	while (*p && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n')
+		p++;
+	return p == s ? NULL : p;
+}
+
+/* The value of the top-level @key of the object @doc: its start and end,
+ * or 0 when absent (or @doc is not an object). */
+static int json_member(const char *doc, const char *key, const char **vs, const char **ve)
+{
+	const char *p = skip_ws(doc);
+	if (*p++ != '{')
+		return 0;
+	size_t klen = strlen(key);
+	for (;;) {
+		p = skip_ws(p);
+		if (*p != '"')
+			return 0;
+		const char *k = p + 1, *kend = skip_string(p);
+		if (!kend)
+			return 0;
+		p = skip_ws(kend);
+		if (*p++ != ':')
+			return 0;
+		const char *v = skip_ws(p), *vend = skip_value(v);
+		if (!vend)
+			return 0;
+		if ((size_t)(kend - 1 - k) == klen && !memcmp(k, key, klen)) {
+			*vs = v;
+			*ve = vend;
+			return 1;
+		}
+		p = skip_ws(vend);
+		if (*p++ != ',')
+			return 0;
+	}
+}
+
+static void no_allocinfo(long pid)
+{
+	fprintf(stderr, "uslub: the snapshot of process %ld has no allocinfo: it is published "
+		"when the process runs with USLUB_PROFILING=1 (uslub run --profile) by a uslub "
+		"that publishes allocinfo\n", pid);
+}
+
+/*
+ * allocinfo: the "allocinfo" member of the JSON snapshot, or the text
+ * snapshot's section that starts with a line "allocinfo" and ends at a
+ * blank line (what uslub_allocinfo_print() writes), after its first line
+ * (the snapshot's pid and time).
+ */
+static int show_allocinfo(long pid, int json)
+{
+	char path[96];
+	snapshot_path(path, sizeof(path), pid, json);
+	size_t len;
+	char *doc = slurp(path, &len);
+	if (!doc) {
+		no_snapshot(pid, path, errno);
+		return 1;
+	}
+	if (stale(pid, path)) {
+		free(doc);
+		return 1;
+	}
+	int ret = 0;
+	if (json) {
+		const char *as, *ae, *ps, *pe, *ts, *te;
+		if (!json_member(doc, "allocinfo", &as, &ae)) {
+			no_allocinfo(pid);
+			ret = 1;
+		} else {
+			printf("{");
+			if (json_member(doc, "pid", &ps, &pe))
+				printf("\"pid\":%.*s,", (int)(pe - ps), ps);
+			if (json_member(doc, "time_ns", &ts, &te))
+				printf("\"time_ns\":%.*s,", (int)(te - ts), ts);
+			printf("\"allocinfo\":%.*s}\n", (int)(ae - as), as);
+		}
+	} else {
+		const char *sec = NULL;
+		for (const char *l = doc; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+			if (!strncmp(l, "allocinfo", 9)) {
+				sec = l;
+				break;
+			}
+		if (!sec) {
+			no_allocinfo(pid);
+			ret = 1;
+		} else {
+			const char *end = strstr(sec, "\n\n");
+			end = end ? end + 1 : doc + len;
+			if (!strncmp(doc, "uslub pid", 9) && doc != sec) {
+				const char *nl = strchr(doc, '\n');
+				fwrite(doc, 1, (size_t)(nl - doc) + 1, stdout);
+			}
+			fwrite(sec, 1, (size_t)(end - sec), stdout);
+		}
+	}
+	free(doc);
+	return ret;
+}
+
+static int cmd_pid(int argc, char **argv)
+{
+	const char *cmd = argv[1];
+	int json = 0;
+	long pid = -1, delay_ms = 1000, count = -1;
+	for (int i = 2; i < argc; i++) {
+		char *end;
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return help(cmd);
+		if (!strcmp(argv[i], "--json")) {
+			json = 1;
+		} else if (!strcmp(cmd, "top") && !strcmp(argv[i], "-d") && i + 1 < argc) {
+			delay_ms = strtol(argv[++i], &end, 10);
+			if (*end || delay_ms <= 0)
+				return usage("top: -d takes a positive number of ms, not '%s'", argv[i]);
+		} else if (!strcmp(cmd, "top") && !strcmp(argv[i], "-n") && i + 1 < argc) {
+			count = strtol(argv[++i], &end, 10);
+			if (*end || count <= 0)
+				return usage("top: -n takes a positive count, not '%s'", argv[i]);
+		} else if (pid < 0 && argv[i][0] != '-') {
+			pid = strtol(argv[i], &end, 10);
+			if (*end || pid <= 0 || pid > INT_MAX)
+				return usage("'%s' is not a process id", argv[i]);
+		} else {
+			return usage("unexpected argument '%s'", argv[i]);
+		}
+	}
+	if (pid < 0)
+		return usage("%s: which process? (PID)", cmd);
 	if (!strcmp(cmd, "slabinfo"))
 		return show(pid, json);
-	if (strcmp(cmd, "top") || delay_ms <= 0)
-		return usage();
+	if (!strcmp(cmd, "allocinfo"))
+		return show_allocinfo(pid, json);
 	for (long k = 0; count < 0 || k < count; k++) {
 		if (!json)
 			fputs("\033[H\033[2J", stdout);       /* home, clear */
@@ -92,4 +474,398 @@ int main(int argc, char **argv)
 		nanosleep(&d, NULL);
 	}
 	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * run
+ * ---------------------------------------------------------------------- */
+
+/* The library to preload, as an absolute path in @out; 0, or -1 with a
+ * message. */
+static int find_library(char *out, size_t len)
+{
+	const char *env = getenv("USLUB_LIBRARY");
+	if (env && *env) {
+		if (access(env, R_OK) || !realpath(env, out)) {
+			fprintf(stderr, "uslub run: USLUB_LIBRARY=%s: %s\n", env, strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+	char dir[PATH_MAX];
+	if (exe_dir(dir, sizeof(dir))) {
+		fprintf(stderr, "uslub run: cannot find this program's directory "
+			"(/proc/self/exe); set USLUB_LIBRARY=/path/to/" MALLOC_LIB "\n");
+		return -1;
+	}
+	char cand[5][PATH_MAX + 64];
+	int n = 0;
+	snprintf(cand[n++], sizeof(cand[0]), "%s/" MALLOC_LIB, dir);       /* build tree */
+	if (USLUB_INSTALL_LIBDIR[0] == '/')
+		snprintf(cand[n++], sizeof(cand[0]), "%s/" MALLOC_LIB, USLUB_INSTALL_LIBDIR);
+	else
+		snprintf(cand[n++], sizeof(cand[0]), "%s/../%s/" MALLOC_LIB, dir,
+			 USLUB_INSTALL_LIBDIR);
+	snprintf(cand[n++], sizeof(cand[0]), "%s/../lib/" MALLOC_LIB, dir);
+	if (MULTIARCH[0])
+		snprintf(cand[n++], sizeof(cand[0]), "%s/../lib/" MULTIARCH "/" MALLOC_LIB, dir);
+	snprintf(cand[n++], sizeof(cand[0]), "%s/../lib64/" MALLOC_LIB, dir);
+	for (int i = 2; i < n; i++)             /* ../lib twice when LIBDIR is lib */
+		if (!strcmp(cand[i], cand[1]))
+			memmove(cand[i], cand[--n], sizeof(cand[0]));
+	for (int i = 0; i < n; i++)
+		if (!access(cand[i], R_OK) && realpath(cand[i], out) && strlen(out) < len)
+			return 0;
+	fprintf(stderr, "uslub run: cannot find " MALLOC_LIB "; looked in:\n");
+	for (int i = 0; i < n; i++)
+		fprintf(stderr, "  %s\n", cand[i]);
+	fprintf(stderr, "build the uslub_malloc target, or set USLUB_LIBRARY=/path/to/"
+		MALLOC_LIB "\n");
+	return -1;
+}
+
+/* --report: the parent waits for CMD and forwards the signals sent to it. */
+static volatile sig_atomic_t child_pid;
+static const int fwd_signals[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2 };
+#define NR_FWD ((int)(sizeof(fwd_signals) / sizeof(fwd_signals[0])))
+
+/*
+ * A signal some process sent to the tool (si_code <= 0: kill, sigqueue,
+ * tkill) is passed on to CMD. One the kernel sent (si_code > 0: Ctrl-C,
+ * Ctrl-\ and hangups from the terminal) already reached CMD, which is in
+ * the same foreground process group; the tool only outlives it to report.
+ */
+static void forward(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	pid_t c = child_pid;
+	if (c > 0 && si->si_code <= 0 && si->si_pid != c) {
+		int e = errno;
+		kill(c, sig);
+		errno = e;
+	}
+}
+
+static void remove_dir(const char *dir)
+{
+	for (int tries = 0; tries < 5; tries++) {
+		DIR *d = opendir(dir);
+		if (!d)
+			return;
+		struct dirent *e;
+		while ((e = readdir(d)))
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+				unlinkat(dirfd(d), e->d_name, 0);
+		closedir(d);
+		if (!rmdir(dir) || errno != ENOTEMPTY)
+			return;
+	}
+}
+
+/* The command line, shortened, for the report's header. */
+static void describe(char *buf, size_t len, char **argv)
+{
+	size_t n = 0;
+	buf[0] = '\0';
+	for (int i = 0; argv[i] && n + 1 < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? " " : "", argv[i]);
+	if (n >= len - 1 && len > 4)
+		strcpy(buf + len - 4, "...");
+	for (char *c = buf; *c; c++)            /* one line */
+		if ((unsigned char)*c < ' ')
+			*c = ' ';
+}
+
+static void print_report(const char *dir, pid_t pid, char **cmd, int status)
+{
+	char path[PATH_MAX + 32], what[256];
+	describe(what, sizeof(what), cmd);
+	snprintf(path, sizeof(path), "%s/report.%d", dir, (int)pid);
+	fflush(stdout);
+	FILE *f = fopen(path, "r");
+	if (f) {
+		fprintf(stderr, "uslub report for pid %d (%s)\n", (int)pid, what);
+		char buf[65536];
+		size_t n;
+		while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+			fwrite(buf, 1, n, stderr);
+		fclose(f);
+	} else if (WIFSIGNALED(status)) {
+		fprintf(stderr, "uslub: pid %d (%s) left no report: killed by signal %d (%s)\n",
+			(int)pid, what, WTERMSIG(status), strsignal(WTERMSIG(status)));
+	} else {
+		fprintf(stderr, "uslub: pid %d (%s) left no report (it did not run on uslub: a "
+			"static or set-uid program ignores LD_PRELOAD; or it ended with _exit())\n",
+			(int)pid, what);
+	}
+
+	/* The other processes of the tree (fork children, exec'ed children). */
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	int others = 0;
+	char pids[160];
+	size_t pl = 0;
+	pids[0] = '\0';
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		int p;
+		if (sscanf(e->d_name, "report.%d", &p) != 1 || p == (int)pid)
+			continue;
+		others++;
+		if (pl + 16 < sizeof(pids))
+			pl += (size_t)snprintf(pids + pl, sizeof(pids) - pl, " %d", p);
+		else if (pl + 5 < sizeof(pids) && pids[pl - 1] != '.')
+			pl += (size_t)snprintf(pids + pl, sizeof(pids) - pl, " ...");
+	}
+	closedir(d);
+	if (others)
+		fprintf(stderr, "uslub: %d other process%s of the tree left a report (pid%s%s); "
+			"to keep them all: uslub run --report-file FILE.%%p\n", others,
+			others == 1 ? "" : "es", others == 1 ? "" : "s", pids);
+}
+
+static int exit_status(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return EXIT_TOOL;
+}
+
+/* --report: fork, exec CMD, wait, print its report, clean up. */
+static int run_and_report(char **cmd)
+{
+	const char *tmp = getenv("TMPDIR");
+	if (!tmp || !*tmp || strchr(tmp, '%'))
+		tmp = "/tmp";
+	char dir[PATH_MAX];
+	if ((size_t)snprintf(dir, sizeof(dir), "%s/uslub-run.XXXXXX", tmp) >= sizeof(dir) - 16 ||
+	    !mkdtemp(dir)) {
+		fprintf(stderr, "uslub run: cannot create a temporary directory in %s: %s\n", tmp,
+			strerror(errno));
+		return EXIT_TOOL;
+	}
+	char pattern[PATH_MAX + 16];
+	snprintf(pattern, sizeof(pattern), "%s/report.%%p", dir);
+	setenv("USLUB_REPORT", pattern, 1);
+
+	/* Catch the forwarded signals, blocked until the child's pid is known. */
+	sigset_t block, old;
+	sigemptyset(&block);
+	struct sigaction sa, saved[NR_FWD];
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = forward;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (int i = 0; i < NR_FWD; i++) {
+		sigaddset(&block, fwd_signals[i]);
+		sigaction(fwd_signals[i], &sa, &saved[i]);
+	}
+	sigprocmask(SIG_BLOCK, &block, &old);
+
+	int pfd[2];                        /* exec failure: the child's errno */
+	if (pipe2(pfd, O_CLOEXEC)) {
+		fprintf(stderr, "uslub run: pipe: %s\n", strerror(errno));
+		remove_dir(dir);
+		return EXIT_TOOL;
+	}
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "uslub run: fork: %s\n", strerror(errno));
+		remove_dir(dir);
+		return EXIT_TOOL;
+	}
+	if (pid == 0) {
+		close(pfd[0]);
+		for (int i = 0; i < NR_FWD; i++)
+			sigaction(fwd_signals[i], &saved[i], NULL);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		execvp(cmd[0], cmd);
+		int err = errno;
+		fprintf(stderr, "uslub run: cannot run %s: %s\n", cmd[0], strerror(err));
+		ssize_t w = write(pfd[1], &err, sizeof(err));
+		(void)w;
+		_exit(EXIT_NOEXEC);
+	}
+	child_pid = pid;
+	close(pfd[1]);
+	signal(SIGPIPE, SIG_IGN);          /* stderr may be gone: still clean up */
+	sigprocmask(SIG_SETMASK, &old, NULL);
+
+	int err = 0;
+	ssize_t r;
+	while ((r = read(pfd[0], &err, sizeof(err))) < 0 && errno == EINTR)
+		;
+	close(pfd[0]);
+	int exec_failed = r == (ssize_t)sizeof(err);
+
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			fprintf(stderr, "uslub run: waitpid: %s\n", strerror(errno));
+			status = EXIT_TOOL << 8;
+			break;
+		}
+	}
+	child_pid = 0;
+	if (!exec_failed)
+		print_report(dir, pid, cmd, status);
+	remove_dir(dir);
+	return exit_status(status);
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	int report = 0, profile = 0, i;
+	const char *report_file = NULL;
+	for (i = 2; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (a[0] != '-')
+			break;
+		if (!strcmp(a, "-h") || !strcmp(a, "--help"))
+			return help("run");
+		if (!strcmp(a, "--report")) {
+			report = 1;
+		} else if (!strcmp(a, "--profile")) {
+			profile = 1;
+		} else if (!strcmp(a, "--report-file") || !strncmp(a, "--report-file=", 14)) {
+			if (a[13] == '=')
+				report_file = a + 14;
+			else if (i + 1 < argc)
+				report_file = argv[++i];
+			else
+				return usage("run: --report-file needs a FILE");
+			if (!*report_file)
+				return usage("run: --report-file needs a FILE");
+		} else {
+			return usage("run: unknown option '%s'", a);
+		}
+	}
+	if (i >= argc)
+		return usage("run: which command? (uslub run [OPTIONS] -- CMD [ARGS...])");
+	if (report && report_file)
+		return usage("run: --report prints the report, --report-file keeps it in a "
+			     "file: give one of them");
+	char **cmd = argv + i;
+
+	char lib[PATH_MAX];
+	if (find_library(lib, sizeof(lib)))
+		return EXIT_TOOL;
+	if (strpbrk(lib, " :\t\n")) {
+		fprintf(stderr, "uslub run: %s: LD_PRELOAD cannot name a path with a space or "
+			"a colon; set USLUB_LIBRARY to another path (a symbolic link)\n", lib);
+		return EXIT_TOOL;
+	}
+	const char *old = getenv("LD_PRELOAD");
+	size_t n = strlen(lib) + (old ? strlen(old) : 0) + 2;
+	char *preload = malloc(n);
+	if (!preload) {
+		fprintf(stderr, "uslub run: out of memory\n");
+		return EXIT_TOOL;
+	}
+	if (old && *old)
+		snprintf(preload, n, "%s:%s", lib, old);
+	else
+		snprintf(preload, n, "%s", lib);
+	setenv("LD_PRELOAD", preload, 1);
+	free(preload);
+	if (profile)
+		setenv("USLUB_PROFILING", "1", 1);
+
+	if (report_file) {
+		/* Absolute, so that a process that changes directory still
+		 * writes where it was asked. */
+		char abs[PATH_MAX * 2];
+		if (report_file[0] != '/' && strcmp(report_file, "-")) {
+			char cwd[PATH_MAX];
+			if (getcwd(cwd, sizeof(cwd))) {
+				snprintf(abs, sizeof(abs), "%s/%s", cwd, report_file);
+				report_file = abs;
+			}
+		}
+		setenv("USLUB_REPORT", report_file, 1);
+	}
+	if (report)
+		return run_and_report(cmd);
+
+	/* Become CMD: its pid, its signals, its exit status. */
+	execvp(cmd[0], cmd);
+	fprintf(stderr, "uslub run: cannot run %s: %s\n", cmd[0], strerror(errno));
+	return EXIT_NOEXEC;
+}
+
+/* ------------------------------------------------------------------------
+ * bench
+ * ---------------------------------------------------------------------- */
+
+static int same_dir(const char *a, const char *b)
+{
+	char ra[PATH_MAX], rb[PATH_MAX];
+	return *a && *b && realpath(a, ra) && realpath(b, rb) && !strcmp(ra, rb);
+}
+
+static int cmd_bench(int argc, char **argv)
+{
+	char dir[PATH_MAX], probe[PATH_MAX + 32], runpy[PATH_MAX + 32];
+	if (exe_dir(dir, sizeof(dir))) {
+		fprintf(stderr, "uslub bench: cannot find this program's directory (/proc/self/exe)\n");
+		return EXIT_TOOL;
+	}
+	snprintf(probe, sizeof(probe), "%s/CMakeCache.txt", dir);
+	int build_tree = same_dir(dir, USLUB_BINARY_DIR) || !access(probe, F_OK);
+	snprintf(runpy, sizeof(runpy), "%s/bench/run.py", USLUB_SOURCE_DIR);
+	if (!build_tree || !USLUB_SOURCE_DIR[0]) {
+		fprintf(stderr, "uslub bench: the benchmarks run from a build tree; this uslub "
+			"(in %s) is not in one, and the benchmarks are not installed. Build uslub "
+			"from its sources and run <build>/uslub bench.\n", dir);
+		return EXIT_TOOL;
+	}
+	if (access(runpy, R_OK)) {
+		fprintf(stderr, "uslub bench: the benchmark sources are not there (%s: %s); "
+			"this uslub was built from %s\n", runpy, strerror(errno), USLUB_SOURCE_DIR);
+		return EXIT_TOOL;
+	}
+	char **args = calloc((size_t)argc + 4, sizeof(*args));
+	if (!args) {
+		fprintf(stderr, "uslub bench: out of memory\n");
+		return EXIT_TOOL;
+	}
+	int k = 0;
+	args[k++] = "python3";
+	args[k++] = runpy;
+	args[k++] = "--build";
+	args[k++] = dir;
+	for (int i = 2; i < argc; i++)
+		args[k++] = argv[i];
+	args[k] = NULL;
+	execvp(args[0], args);
+	fprintf(stderr, "uslub bench: cannot run python3: %s\n", strerror(errno));
+	free(args);
+	return EXIT_NOEXEC;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage(NULL);
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+		if (argc > 3)
+			return usage("help takes one COMMAND");
+		return help(argc == 3 ? argv[2] : NULL);
+	}
+	if (!strcmp(cmd, "run"))
+		return cmd_run(argc, argv);
+	if (!strcmp(cmd, "slabinfo") || !strcmp(cmd, "allocinfo") || !strcmp(cmd, "top"))
+		return cmd_pid(argc, argv);
+	if (!strcmp(cmd, "bench"))
+		return cmd_bench(argc, argv);
+	return usage("no command '%s'", cmd);
 }

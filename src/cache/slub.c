@@ -2616,11 +2616,6 @@ static void free_bulk(struct kmem_cache *s, size_t n, void **p)
 	}
 }
 
-__public void uslub_kfree_bulk(size_t n, void **p)
-{
-	uslub_cache_free_bulk(NULL, n, p);
-}
-
 /* ------------------------------------------------------------------------
  * Cache geometry (SLUB's calculate_sizes / calculate_order)
  * ---------------------------------------------------------------------- */

@@ -551,6 +551,20 @@ __public void uslub_kfree(const void *p)
 	_uslub_kfree_cold(p, false);
 }
 
+/* kfree_bulk: objects of any caches go to the cache layer's bulk free
+ * (grouped by slab); page runs and mappings are freed here first. */
+__public void uslub_kfree_bulk(size_t n, void **p)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!USLUB_ZERO_OR_NULL_PTR(p[i]) && !virt_to_slab(p[i])) {
+			_uslub_kfree_cold(p[i], false);
+			p[i] = NULL;
+		} else if (p[i] == USLUB_ZERO_SIZE_PTR) {
+			p[i] = NULL;
+		}
+	uslub_cache_free_bulk(NULL, n, p);
+}
+
 __public void uslub_kfree_sensitive(const void *p)
 {
 	size_t n = _uslub_ksize(p, false);

@@ -1,0 +1,887 @@
+/*
+ * <uslub/slab.h> — the Linux kernel's slab API (<linux/slab.h>, with the
+ * pieces of <linux/gfp_types.h> it needs) on top of uslub.
+ *
+ * Code written against the kernel's kmem_cache_* / kmalloc interface
+ * compiles unchanged against this header and behaves as it does in the
+ * kernel, within what userspace can mean:
+ *
+ *   - gfp_t carries the kernel's flag names. Whether an allocation may
+ *     block is decided as in the kernel: by __GFP_DIRECT_RECLAIM. GFP_KERNEL
+ *     (and GFP_NOFS, GFP_NOIO, GFP_USER, ...) may wait and reclaim (uslub
+ *     calls the accounting group's reclaim callback); GFP_NOWAIT,
+ *     GFP_ATOMIC, and any mask without __GFP_DIRECT_RECLAIM (0 included)
+ *     never block and may fail. __GFP_ZERO, __GFP_NOFAIL, __GFP_ACCOUNT and
+ *     __GFP_NOWARN keep their meaning; every other __GFP_ bit (zones,
+ *     mobility, __GFP_COMP, __GFP_NORETRY, ...) is accepted and ignored.
+ *     uslub_compat_gfp() below does the translation; for a constant mask
+ *     it folds away (GFP_KERNEL becomes uslub's 0, its fast path). Pass
+ *     these GFP_ flags, not uslub's USLUB_GFP_ values: USLUB_GFP_KERNEL
+ *     is 0, which here means "must not block".
+ *   - SLAB_ flags that uslub implements map onto its USLUB_ flags; the
+ *     kernel's other SLAB_ flags are accepted and ignored, except
+ *     SLAB_PANIC (implemented here: a failed creation aborts) and
+ *     SLAB_TYPESAFE_BY_RCU (not supported: creation fails at run time,
+ *     see kmem_cache_create below). uslub's own USLUB_ cache flags may be
+ *     OR-ed in as well; they pass through, and so does any other bit,
+ *     which uslub refuses (EINVAL): stray bits are not silently dropped.
+ *   - kvmalloc() and friends are kmalloc(): userspace has no vmalloc
+ *     distinction, and kmalloc serves any size up to
+ *     USLUB_KMALLOC_MAX_SIZE.
+ *   - Every allocating entry point is a macro that expands to one of
+ *     uslub.h's entry macros, so each call site of kmalloc(), kzalloc(),
+ *     kmem_cache_alloc(), kstrdup(), ... gets its own allocation profiling
+ *     tag (the kernel's alloc_hooks()). The names of the most common ones
+ *     are also functions (untagged), so `kmalloc` and `kfree` can be
+ *     taken as function pointers.
+ *
+ * The header is self-contained: include it instead of <linux/slab.h>
+ * (it includes uslub.h). It compiles as C11 (GNU extensions: statement
+ * expressions, __typeof__, as the kernel and uslub.h use) and as C++
+ * (g++ -std=c++17). It is an independent implementation of the kernel's
+ * interface; none of the kernel's text is reused.
+ *
+ * Not provided (no meaning without the kernel): kfree_rcu()/kvfree_rcu()
+ * and kmem_cache_create_rcu() (no RCU), kmem_cache_charge(), the
+ * kmalloc_caches[] array and kmalloc_index(), kmem_dump_obj(),
+ * kmem_valid_obj().
+ */
+#ifndef USLUB_SLAB_H
+#define USLUB_SLAB_H
+
+#include "../uslub.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef __cplusplus
+#define USLUB_COMPAT_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define USLUB_COMPAT_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+
+/* ========================================================================
+ * Allocation flags (gfp_t)
+ *
+ * The bit layout is uslub's own. The four bits uslub acts on sit where
+ * uslub_gfp_t has them, so they are passed through with one mask; the
+ * rest are only looked at here (__GFP_DIRECT_RECLAIM, __GFP_HIGH) or not
+ * at all. uslub does not reject unknown gfp bits (src/cache/slub.c only
+ * tests the ones it knows), but any bit set in uslub_gfp_t leaves the
+ * allocation fast path, so the ignored bits are never passed on.
+ * ====================================================================== */
+typedef unsigned int gfp_t;
+
+/* Zone and mobility modifiers: ignored (one kind of memory here). */
+#define __GFP_DMA            ((gfp_t)0x00000001u)
+#define __GFP_HIGHMEM        ((gfp_t)0x00000002u)
+#define __GFP_DMA32          ((gfp_t)0x00000004u)
+#define __GFP_MOVABLE        ((gfp_t)0x00000008u)
+#define __GFP_RECLAIMABLE    ((gfp_t)0x00000010u)
+/* Access to reserves: with a non-blocking mask, selects USLUB_GFP_ATOMIC
+ * rather than USLUB_GFP_NOWAIT (uslub treats them alike today). */
+#define __GFP_HIGH           ((gfp_t)0x00000020u)
+/* I/O and filesystem recursion: ignored (nothing to recurse into). */
+#define __GFP_IO             ((gfp_t)0x00000040u)
+#define __GFP_FS             ((gfp_t)0x00000080u)
+/* The bits uslub implements, at uslub's positions. */
+#define __GFP_ZERO           ((gfp_t)USLUB_GFP_ZERO)    /* zero the memory   */
+#define __GFP_NOFAIL         ((gfp_t)USLUB_GFP_NOFAIL)  /* retry, never NULL */
+#define __GFP_ACCOUNT        ((gfp_t)USLUB_GFP_ACCOUNT) /* charge the thread's
+                                                           accounting group */
+#define __GFP_NOWARN         ((gfp_t)USLUB_GFP_NOWARN)  /* quiet failure     */
+/* May the allocation wait? Without __GFP_DIRECT_RECLAIM it may not. */
+#define __GFP_DIRECT_RECLAIM ((gfp_t)0x00001000u)
+#define __GFP_KSWAPD_RECLAIM ((gfp_t)0x00002000u)       /* ignored           */
+#define __GFP_RECLAIM        (__GFP_DIRECT_RECLAIM | __GFP_KSWAPD_RECLAIM)
+/* Retry policies and page allocator hints: ignored. */
+#define __GFP_WRITE          ((gfp_t)0x00004000u)
+#define __GFP_RETRY_MAYFAIL  ((gfp_t)0x00008000u)
+#define __GFP_NORETRY        ((gfp_t)0x00010000u)
+#define __GFP_MEMALLOC       ((gfp_t)0x00020000u)
+#define __GFP_COMP           ((gfp_t)0x00040000u)
+#define __GFP_NOMEMALLOC     ((gfp_t)0x00080000u)
+#define __GFP_HARDWALL       ((gfp_t)0x00100000u)
+#define __GFP_THISNODE       ((gfp_t)0x00200000u)
+#define __GFP_NOLOCKDEP      ((gfp_t)0x00400000u)
+#define __GFP_NO_OBJ_EXT     ((gfp_t)0x00800000u)
+#define __GFP_ZEROTAGS       ((gfp_t)0x01000000u)
+#define __GFP_SKIP_ZERO      ((gfp_t)0x02000000u)
+#define __GFP_SKIP_KASAN     ((gfp_t)0x04000000u)
+
+/* The usual combinations, with the kernel's meaning. */
+#define GFP_KERNEL           (__GFP_RECLAIM | __GFP_IO | __GFP_FS)
+#define GFP_KERNEL_ACCOUNT   (GFP_KERNEL | __GFP_ACCOUNT)
+#define GFP_NOWAIT           (__GFP_KSWAPD_RECLAIM | __GFP_NOWARN)
+#define GFP_ATOMIC           (__GFP_HIGH | __GFP_KSWAPD_RECLAIM)
+#define GFP_NOIO             (__GFP_RECLAIM)
+#define GFP_NOFS             (__GFP_RECLAIM | __GFP_IO)
+#define GFP_USER             (__GFP_RECLAIM | __GFP_IO | __GFP_FS | __GFP_HARDWALL)
+#define GFP_DMA              __GFP_DMA
+#define GFP_DMA32            __GFP_DMA32
+#define GFP_HIGHUSER         (GFP_USER | __GFP_HIGHMEM)
+#define GFP_HIGHUSER_MOVABLE (GFP_HIGHUSER | __GFP_MOVABLE)
+#define GFP_TRANSHUGE_LIGHT  ((GFP_HIGHUSER_MOVABLE | __GFP_COMP | __GFP_NOMEMALLOC | \
+			       __GFP_NOWARN) & ~__GFP_RECLAIM)
+#define GFP_TRANSHUGE        (GFP_TRANSHUGE_LIGHT | __GFP_DIRECT_RECLAIM)
+
+#define USLUB_COMPAT_GFP_PASSED \
+	(__GFP_ZERO | __GFP_NOFAIL | __GFP_ACCOUNT | __GFP_NOWARN)
+#define USLUB_COMPAT_GFP_LOCAL                                                 \
+	(__GFP_DMA | __GFP_HIGHMEM | __GFP_DMA32 | __GFP_MOVABLE |             \
+	 __GFP_RECLAIMABLE | __GFP_HIGH | __GFP_IO | __GFP_FS |                \
+	 __GFP_DIRECT_RECLAIM | __GFP_KSWAPD_RECLAIM | __GFP_WRITE |           \
+	 __GFP_RETRY_MAYFAIL | __GFP_NORETRY | __GFP_MEMALLOC | __GFP_COMP |   \
+	 __GFP_NOMEMALLOC | __GFP_HARDWALL | __GFP_THISNODE | __GFP_NOLOCKDEP | \
+	 __GFP_NO_OBJ_EXT | __GFP_ZEROTAGS | __GFP_SKIP_ZERO | __GFP_SKIP_KASAN)
+USLUB_COMPAT_STATIC_ASSERT((USLUB_COMPAT_GFP_PASSED & USLUB_COMPAT_GFP_LOCAL) == 0,
+			   "a kernel gfp bit overlaps a bit uslub acts on");
+USLUB_COMPAT_STATIC_ASSERT((USLUB_COMPAT_GFP_PASSED &
+			    (USLUB_GFP_NOWAIT | USLUB_GFP_ATOMIC)) == 0,
+			   "uslub's zero/nofail/account/nowarn bits moved onto NOWAIT/ATOMIC");
+
+/* The uslub_gfp_t for a kernel gfp_t. */
+static inline uslub_gfp_t uslub_compat_gfp(gfp_t gfp)
+{
+	uslub_gfp_t u = (uslub_gfp_t)(gfp & USLUB_COMPAT_GFP_PASSED);
+
+	if (!(gfp & __GFP_DIRECT_RECLAIM))
+		u |= (gfp & __GFP_HIGH) ? USLUB_GFP_ATOMIC : USLUB_GFP_NOWAIT;
+	return u;
+}
+
+/* <linux/gfp.h>: may an allocation with @gfp sleep? */
+static inline bool gfpflags_allow_blocking(const gfp_t gfp)
+{
+	return (gfp & __GFP_DIRECT_RECLAIM) != 0;
+}
+
+#ifndef NUMA_NO_NODE
+#define NUMA_NO_NODE USLUB_NUMA_NO_NODE
+#endif
+
+/* ========================================================================
+ * Cache flags (slab_flags_t)
+ * ====================================================================== */
+typedef unsigned int slab_flags_t;
+
+/* Implemented by uslub (see uslub.h for what each does). */
+#define SLAB_HWCACHE_ALIGN      ((slab_flags_t)USLUB_HWCACHE_ALIGN)
+#define SLAB_NO_MERGE           ((slab_flags_t)USLUB_NO_MERGE)
+#define SLAB_ACCOUNT            ((slab_flags_t)USLUB_ACCOUNT)
+#define SLAB_CONSISTENCY_CHECKS ((slab_flags_t)USLUB_CONSISTENCY_CHECKS)
+#define SLAB_RED_ZONE           ((slab_flags_t)USLUB_RED_ZONE)
+#define SLAB_POISON             ((slab_flags_t)USLUB_POISON)
+#define SLAB_STORE_USER         ((slab_flags_t)USLUB_STORE_USER)
+#define SLAB_TRACE              ((slab_flags_t)USLUB_TRACE)
+#define SLAB_FAILSLAB           ((slab_flags_t)USLUB_FAILSLAB)
+
+/* Implemented in this header: abort() when the creation fails. */
+#define SLAB_PANIC              ((slab_flags_t)0x00040000u)
+
+/*
+ * SLAB_TYPESAFE_BY_RCU: keep a freed object's memory an object of the same
+ * cache for an RCU grace period. uslub has no RCU and may hand an empty
+ * slab's pages to any cache at once, so it cannot promise that. The flag
+ * is defined (code that computes its flags, or names the flag in a branch
+ * it never takes, still compiles), and a creation that asks for it fails
+ * at run time: a message on stderr naming the cache, NULL with errno =
+ * EINVAL, or abort() with SLAB_PANIC. If uslub gains the feature (a
+ * USLUB_TYPESAFE_BY_RCU flag), it is passed through instead.
+ */
+#ifdef USLUB_TYPESAFE_BY_RCU
+#define SLAB_TYPESAFE_BY_RCU    ((slab_flags_t)USLUB_TYPESAFE_BY_RCU)
+#define USLUB_COMPAT_SLAB_UNSUPPORTED 0u
+#else
+#define SLAB_TYPESAFE_BY_RCU    ((slab_flags_t)0x00080000u)
+#define USLUB_COMPAT_SLAB_UNSUPPORTED SLAB_TYPESAFE_BY_RCU
+#endif
+
+/* Accepted and ignored: they steer the page allocator, kmemleak, KASAN,
+ * KFENCE, cpusets or debugobjects, none of which exist here. */
+#define SLAB_CACHE_DMA          ((slab_flags_t)0x00004000u)
+#define SLAB_CACHE_DMA32        ((slab_flags_t)0x00008000u)
+#define SLAB_RECLAIM_ACCOUNT    ((slab_flags_t)0x00020000u)
+#define SLAB_TEMPORARY          SLAB_RECLAIM_ACCOUNT
+#define SLAB_MEM_SPREAD         ((slab_flags_t)0x00100000u)
+#define SLAB_DEBUG_OBJECTS      ((slab_flags_t)0x00400000u)
+#define SLAB_NOLEAKTRACE        ((slab_flags_t)0x00800000u)
+#define SLAB_KASAN              ((slab_flags_t)0x08000000u)
+#define SLAB_NO_USER_FLAGS      ((slab_flags_t)0x10000000u)
+#define SLAB_SKIP_KFENCE        ((slab_flags_t)0x20000000u)
+#define SLAB_NO_OBJ_EXT         ((slab_flags_t)0x40000000u)
+
+#define USLUB_COMPAT_SLAB_IGNORED                                              \
+	(SLAB_CACHE_DMA | SLAB_CACHE_DMA32 | SLAB_RECLAIM_ACCOUNT |            \
+	 SLAB_MEM_SPREAD | SLAB_DEBUG_OBJECTS | SLAB_NOLEAKTRACE | SLAB_KASAN | \
+	 SLAB_NO_USER_FLAGS | SLAB_SKIP_KFENCE | SLAB_NO_OBJ_EXT)
+/* uslub rejects unknown cache flags (EINVAL), so the bits handled here
+ * must stay clear of its own; a new USLUB_ flag on one of them fails the
+ * build here rather than changing a cache's behaviour. */
+USLUB_COMPAT_STATIC_ASSERT(((USLUB_COMPAT_SLAB_IGNORED | SLAB_PANIC |
+			     USLUB_COMPAT_SLAB_UNSUPPORTED) & USLUB_CACHE_FLAGS_VALID) == 0,
+			   "a SLAB_ flag handled by <uslub/slab.h> collides with a USLUB_ flag");
+
+/* ========================================================================
+ * Creating and destroying caches
+ * ====================================================================== */
+
+/*
+ * The kernel's struct kmem_cache_args: the less common parameters of a
+ * cache. Zero-initialize (or use designated initializers) and set what
+ * you need; each field means what the kernel documents for it, as
+ * implemented by uslub (see struct uslub_cache_args in uslub.h).
+ */
+struct kmem_cache_args {
+	unsigned int align;          /* 0: natural word alignment              */
+	unsigned int useroffset;     /* usercopy window: recorded, reported    */
+	unsigned int usersize;       /*   (0: none)                            */
+	unsigned int freeptr_offset; /* with use_freeptr_offset: where a free
+	                                object keeps its free pointer          */
+	bool use_freeptr_offset;
+	void (*ctor)(void *);        /* runs once per object, when its slab is
+	                                made; objects are freed constructed    */
+	unsigned int sheaf_capacity; /* > 0: per-CPU sheaves of this size      */
+};
+
+/* Create a cache of @size-byte objects; NULL (errno set) on failure. The
+ * common path of every kmem_cache_create form. */
+static inline struct kmem_cache *
+uslub_compat_cache_create(const char *name, unsigned int size,
+			  const struct kmem_cache_args *args, slab_flags_t flags)
+{
+	struct uslub_cache_args ua;
+	struct kmem_cache *s = NULL;
+
+	memset(&ua, 0, sizeof(ua));
+	if (args) {
+		ua.align = args->align;
+		ua.ctor = args->ctor;
+		ua.sheaf_capacity = args->sheaf_capacity;
+		ua.freeptr_offset = args->freeptr_offset;
+		ua.use_freeptr_offset = args->use_freeptr_offset;
+		ua.useroffset = args->useroffset;
+		ua.usersize = args->usersize;
+	}
+	if (flags & USLUB_COMPAT_SLAB_UNSUPPORTED) {
+		fprintf(stderr, "uslub: kmem_cache_create(\"%s\"): SLAB_TYPESAFE_BY_RCU "
+			"is not supported (uslub has no RCU grace periods)\n",
+			name ? name : "(null)");
+		errno = EINVAL;
+	} else {
+		s = uslub_cache_create_args(name, size, &ua,
+					    flags & ~(USLUB_COMPAT_SLAB_IGNORED | SLAB_PANIC));
+	}
+	if (!s && (flags & SLAB_PANIC)) {
+		int err = errno;
+
+		fprintf(stderr, "uslub: kmem_cache_create(\"%s\", %u) failed with "
+			"SLAB_PANIC: %s\n", name ? name : "(null)", size, strerror(err));
+		fflush(stderr);
+		abort();
+	}
+	return s;
+}
+
+/* kmem_cache_create(name, size, &args, flags) */
+static inline struct kmem_cache *
+uslub_compat_create_args(const char *name, unsigned int size,
+			 const struct kmem_cache_args *args, slab_flags_t flags)
+{
+	return uslub_compat_cache_create(name, size, args, flags);
+}
+
+/* kmem_cache_create(name, size, NULL, flags): the defaults. Any other
+ * pointer that is not a struct kmem_cache_args * is refused (the kernel
+ * warns and fails too). */
+static inline struct kmem_cache *
+uslub_compat_create_null(const char *name, unsigned int size, void *args,
+			 slab_flags_t flags)
+{
+	if (args) {
+		fprintf(stderr, "uslub: kmem_cache_create(\"%s\"): third argument is "
+			"a void * other than NULL, not a struct kmem_cache_args *\n",
+			name ? name : "(null)");
+		errno = EINVAL;
+		if (flags & SLAB_PANIC)
+			abort();
+		return NULL;
+	}
+	return uslub_compat_cache_create(name, size, NULL, flags);
+}
+
+/* The legacy kmem_cache_create(name, size, align, flags, ctor). */
+static inline struct kmem_cache *
+uslub_compat_create_legacy(const char *name, unsigned int size, unsigned int align,
+			   slab_flags_t flags, void (*ctor)(void *))
+{
+	struct kmem_cache_args a;
+
+	memset(&a, 0, sizeof(a));
+	a.align = align;
+	a.ctor = ctor;
+	return uslub_compat_cache_create(name, size, &a, flags);
+}
+
+/*
+ * kmem_cache_create() has two forms, told apart by the third argument:
+ *
+ *   kmem_cache_create(name, size, &args, flags)        args: struct
+ *                                                      kmem_cache_args *
+ *                                                      (or NULL: defaults)
+ *   kmem_cache_create(name, size, align, flags, ctor)  the legacy form
+ *
+ * In C a _Generic on the third argument picks the function (a pointer to
+ * the arguments structure, a void * that must be NULL, anything else: the
+ * alignment of the legacy form); in C++ the two forms are overloads.
+ * Returns the cache, or NULL with errno set (see uslub_cache_create());
+ * with SLAB_PANIC it never returns NULL.
+ *
+ * As with the kernel's macro, a compound literal with more than one field
+ * must be parenthesized, or its commas split the macro's arguments:
+ *   kmem_cache_create("x", sz, (&(struct kmem_cache_args){ .align = 64,
+ *                                   .ctor = x_ctor }), 0)
+ */
+#ifndef __cplusplus
+#define kmem_cache_create(name, size, args, ...)                               \
+	_Generic((args),                                                       \
+		 struct kmem_cache_args *: uslub_compat_create_args,           \
+		 const struct kmem_cache_args *: uslub_compat_create_args,     \
+		 void *: uslub_compat_create_null,                             \
+		 default: uslub_compat_create_legacy)((name), (size), (args), __VA_ARGS__)
+#else
+static inline struct kmem_cache *
+kmem_cache_create(const char *name, unsigned int size,
+		  const struct kmem_cache_args *args, slab_flags_t flags)
+{
+	return uslub_compat_cache_create(name, size, args, flags);
+}
+
+static inline struct kmem_cache *
+kmem_cache_create(const char *name, unsigned int size, unsigned int align,
+		  slab_flags_t flags, void (*ctor)(void *))
+{
+	return uslub_compat_create_legacy(name, size, align, flags, ctor);
+}
+#endif
+
+/* A cache whose objects have a usercopy window [useroffset, +usersize). */
+static inline struct kmem_cache *
+kmem_cache_create_usercopy(const char *name, unsigned int size, unsigned int align,
+			   slab_flags_t flags, unsigned int useroffset,
+			   unsigned int usersize, void (*ctor)(void *))
+{
+	struct kmem_cache_args a;
+
+	memset(&a, 0, sizeof(a));
+	a.align = align;
+	a.ctor = ctor;
+	a.useroffset = useroffset;
+	a.usersize = usersize;
+	return uslub_compat_cache_create(name, size, &a, flags);
+}
+
+#ifndef sizeof_field
+#define sizeof_field(type, member) sizeof(((type *)0)->member)
+#endif
+
+/* A cache for struct @type, named after it, aligned as the type is. */
+#define KMEM_CACHE(type, flags)                                                \
+	uslub_compat_create_legacy(#type, sizeof(struct type),                 \
+				   __alignof__(struct type), (flags), NULL)
+
+/* The same, with @field as the usercopy window. */
+#define KMEM_CACHE_USERCOPY(type, flags, field)                                \
+	kmem_cache_create_usercopy(#type, sizeof(struct type),                 \
+				   __alignof__(struct type), (flags),          \
+				   offsetof(struct type, field),               \
+				   sizeof_field(struct type, field), NULL)
+
+/* Destroy @s (NULL: nothing). As in the kernel, live objects are reported
+ * (uslub leaves the cache in place then; see uslub_cache_destroy()). */
+static inline void kmem_cache_destroy(struct kmem_cache *s)
+{
+	if (s)
+		(void)uslub_cache_destroy(s);
+}
+
+/* Give back the cache's empty slabs (and the calling thread's cached ones).
+ * Returns 0 when the cache has no slab left, 1 otherwise (the kernel's
+ * convention; other threads' per-CPU slabs are theirs and stay). */
+static inline int kmem_cache_shrink(struct kmem_cache *s)
+{
+	struct uslub_slabinfo info;
+
+	(void)uslub_cache_shrink(s);
+	if (uslub_cache_slabinfo(s, &info) != 0)
+		return 1;
+	return info.num_slabs != 0;
+}
+
+/* The object size the cache was created with. */
+static inline unsigned int kmem_cache_size(struct kmem_cache *s)
+{
+	return (unsigned int)uslub_cache_object_size(s);
+}
+
+/* ========================================================================
+ * Cache objects
+ *
+ * Each allocating name is a macro (its call site gets its own profiling
+ * tag); the most used are also functions of the same name, untagged, for
+ * callers that take their address: (kmem_cache_alloc)(s, gfp) calls the
+ * function.
+ * ====================================================================== */
+struct list_lru;
+
+static inline void *(kmem_cache_alloc)(struct kmem_cache *s, gfp_t gfp)
+{
+	return uslub_cache_alloc_noprof(s, uslub_compat_gfp(gfp));
+}
+static inline void *(kmem_cache_zalloc)(struct kmem_cache *s, gfp_t gfp)
+{
+	return uslub_cache_alloc_noprof(s, uslub_compat_gfp(gfp | __GFP_ZERO));
+}
+static inline void *kmem_cache_alloc_noprof(struct kmem_cache *s, gfp_t gfp)
+{
+	return uslub_cache_alloc_noprof(s, uslub_compat_gfp(gfp));
+}
+static inline void *kmem_cache_alloc_node_noprof(struct kmem_cache *s, gfp_t gfp, int node)
+{
+	return uslub_cache_alloc_node_noprof(s, uslub_compat_gfp(gfp), node);
+}
+
+/* One object; NULL (errno = ENOMEM) when memory, the accounting limit or
+ * fault injection says no and @gfp has no __GFP_NOFAIL. */
+#define kmem_cache_alloc(s, gfp) uslub_cache_alloc((s), uslub_compat_gfp(gfp))
+/* Same, zeroed. */
+#define kmem_cache_zalloc(s, gfp) kmem_cache_alloc((s), (gfp) | __GFP_ZERO)
+/* From NUMA node @node (NUMA_NO_NODE: any); a node outside
+ * [0, uslub_nr_nodes()) gives NULL with EINVAL. */
+#define kmem_cache_alloc_node(s, gfp, node)                                    \
+	uslub_cache_alloc_node((s), uslub_compat_gfp(gfp), (node))
+/* The list_lru of the kernel's variant has nothing to do here: ignored. */
+#define kmem_cache_alloc_lru(s, lru, gfp)                                      \
+	({ (void)(lru); kmem_cache_alloc((s), (gfp)); })
+
+/* Free an object of @s (NULL: nothing). */
+static inline void kmem_cache_free(struct kmem_cache *s, void *obj)
+{
+	uslub_cache_free(s, obj);
+}
+
+/* Allocate @size objects into @p, all or nothing: returns @size or 0. */
+#define kmem_cache_alloc_bulk(s, gfp, size, p)                                 \
+	uslub_cache_alloc_bulk((s), uslub_compat_gfp(gfp), (size), (p))
+static inline int kmem_cache_alloc_bulk_noprof(struct kmem_cache *s, gfp_t gfp,
+					       size_t size, void **p)
+{
+	return uslub_cache_alloc_bulk_noprof(s, uslub_compat_gfp(gfp), size, p);
+}
+
+/* Free @size objects of @s (NULL: each to its own cache, as kfree_bulk);
+ * NULL entries are skipped. @p's contents are clobbered. */
+static inline void kmem_cache_free_bulk(struct kmem_cache *s, size_t size, void **p)
+{
+	uslub_cache_free_bulk(s, size, p);
+}
+
+/* ========================================================================
+ * Sheaves (Linux 6.18): prefill, then allocate where failing is not an
+ * option. struct slab_sheaf is opaque here; it is uslub's struct
+ * uslub_sheaf under the kernel's name.
+ * ====================================================================== */
+struct slab_sheaf;
+
+/* A sheaf holding at least @size objects of @s; NULL with nothing taken. */
+static inline struct slab_sheaf *
+kmem_cache_prefill_sheaf(struct kmem_cache *s, gfp_t gfp, unsigned int size)
+{
+	return (struct slab_sheaf *)uslub_cache_prefill_sheaf(s, uslub_compat_gfp(gfp), size);
+}
+
+/* One object from the sheaf: never fails while it holds objects, with any
+ * @gfp (__GFP_ZERO zeroes); NULL once it is empty. */
+#define kmem_cache_alloc_from_sheaf(s, gfp, sheaf)                             \
+	uslub_cache_alloc_from_sheaf((s), uslub_compat_gfp(gfp),               \
+				     (struct uslub_sheaf *)(sheaf))
+static inline void *kmem_cache_alloc_from_sheaf_noprof(struct kmem_cache *s, gfp_t gfp,
+							struct slab_sheaf *sheaf)
+{
+	return uslub_cache_alloc_from_sheaf_noprof(s, uslub_compat_gfp(gfp),
+						   (struct uslub_sheaf *)sheaf);
+}
+
+/* Make *@sheafp hold at least @size objects (it may be replaced). Returns
+ * 0, or -ENOMEM with *@sheafp unchanged and still usable. */
+static inline int kmem_cache_refill_sheaf(struct kmem_cache *s, gfp_t gfp,
+					  struct slab_sheaf **sheafp, unsigned int size)
+{
+	struct uslub_sheaf *us = (struct uslub_sheaf *)*sheafp;
+	int ret = uslub_cache_refill_sheaf(s, uslub_compat_gfp(gfp), &us, size);
+
+	*sheafp = (struct slab_sheaf *)us;
+	return ret;
+}
+
+/* Give the sheaf and the objects left in it back to the cache. */
+static inline void kmem_cache_return_sheaf(struct kmem_cache *s, gfp_t gfp,
+					   struct slab_sheaf *sheaf)
+{
+	uslub_cache_return_sheaf(s, uslub_compat_gfp(gfp), (struct uslub_sheaf *)sheaf);
+}
+
+/* Objects left in the sheaf. */
+static inline unsigned int kmem_cache_sheaf_size(const struct slab_sheaf *sheaf)
+{
+	return uslub_cache_sheaf_size((const struct uslub_sheaf *)sheaf);
+}
+
+/* ========================================================================
+ * kmalloc
+ *
+ * kmalloc(0) returns ZERO_SIZE_PTR, which kfree() and ksize() accept and
+ * which must not be dereferenced. kfree() takes anything kmalloc or any
+ * cache returned. Size classes and limits: see the kmalloc section of
+ * uslub.h.
+ * ====================================================================== */
+#define ZERO_SIZE_PTR USLUB_ZERO_SIZE_PTR
+#define ZERO_OR_NULL_PTR(x) USLUB_ZERO_OR_NULL_PTR(x)
+
+#define KMALLOC_MIN_SIZE       USLUB_KMALLOC_MIN_SIZE
+#define KMALLOC_MAX_CACHE_SIZE USLUB_KMALLOC_MAX_CACHE_SIZE
+#define KMALLOC_MAX_SIZE       USLUB_KMALLOC_MAX_SIZE
+#ifndef ARCH_KMALLOC_MINALIGN
+#define ARCH_KMALLOC_MINALIGN  __alignof__(unsigned long long)
+#endif
+#ifndef ARCH_SLAB_MINALIGN
+#define ARCH_SLAB_MINALIGN     __alignof__(unsigned long long)
+#endif
+
+/* Untagged functions under the macros' names (see above), and the
+ * kernel's _noprof names for wrappers written with alloc_hooks(). */
+static inline void *(kmalloc)(size_t size, gfp_t gfp)
+{
+	return uslub_kmalloc_noprof(size, uslub_compat_gfp(gfp));
+}
+static inline void *(kzalloc)(size_t size, gfp_t gfp)
+{
+	return uslub_kmalloc_noprof(size, uslub_compat_gfp(gfp | __GFP_ZERO));
+}
+static inline void *(kmalloc_array)(size_t n, size_t size, gfp_t gfp)
+{
+	return uslub_kmalloc_array_noprof(n, size, uslub_compat_gfp(gfp));
+}
+static inline void *(kcalloc)(size_t n, size_t size, gfp_t gfp)
+{
+	return uslub_kmalloc_array_noprof(n, size, uslub_compat_gfp(gfp | __GFP_ZERO));
+}
+static inline void *(krealloc)(const void *p, size_t new_size, gfp_t gfp)
+{
+	return uslub_krealloc_noprof(p, new_size, uslub_compat_gfp(gfp));
+}
+static inline void *kmalloc_noprof(size_t size, gfp_t gfp)
+{
+	return uslub_kmalloc_noprof(size, uslub_compat_gfp(gfp));
+}
+static inline void *kzalloc_noprof(size_t size, gfp_t gfp)
+{
+	return uslub_kmalloc_noprof(size, uslub_compat_gfp(gfp | __GFP_ZERO));
+}
+static inline void *kmalloc_node_noprof(size_t size, gfp_t gfp, int node)
+{
+	return uslub_kmalloc_node_noprof(size, uslub_compat_gfp(gfp), node);
+}
+static inline void *kmalloc_array_noprof(size_t n, size_t size, gfp_t gfp)
+{
+	return uslub_kmalloc_array_noprof(n, size, uslub_compat_gfp(gfp));
+}
+static inline void *krealloc_noprof(const void *p, size_t new_size, gfp_t gfp)
+{
+	return uslub_krealloc_noprof(p, new_size, uslub_compat_gfp(gfp));
+}
+
+/* The kernel's alloc_hooks(): tag @call (a _noprof call whose arguments
+ * do not allocate) with this call site. */
+#define alloc_hooks(call) USLUB_ALLOC_HOOKS(call)
+
+/* @size bytes; NULL (errno = ENOMEM) on failure. */
+#define kmalloc(size, gfp) uslub_kmalloc((size), uslub_compat_gfp(gfp))
+#define kzalloc(size, gfp) kmalloc((size), (gfp) | __GFP_ZERO)
+#define kmalloc_node(size, gfp, node)                                          \
+	uslub_kmalloc_node((size), uslub_compat_gfp(gfp), (node))
+#define kzalloc_node(size, gfp, node) kmalloc_node((size), (gfp) | __GFP_ZERO, (node))
+/* kmalloc_track_caller: the caller is this call site here. */
+#define kmalloc_track_caller(size, gfp) kmalloc((size), (gfp))
+#define kmalloc_node_track_caller(size, gfp, node) kmalloc_node((size), (gfp), (node))
+
+/* @n elements of @size bytes; NULL (errno = ENOMEM) if n * size overflows. */
+#define kmalloc_array(n, size, gfp)                                            \
+	uslub_kmalloc_array((n), (size), uslub_compat_gfp(gfp))
+#define kcalloc(n, size, gfp) kmalloc_array((n), (size), (gfp) | __GFP_ZERO)
+#define kmalloc_array_node(n, size, gfp, node) ({                              \
+	size_t __kc_an_n = (n), __kc_an_s = (size), __kc_an_b = 0;             \
+	gfp_t __kc_an_g = (gfp);                                               \
+	int __kc_an_d = (node);                                                \
+	void *__kc_an_p = NULL;                                                \
+	if (__builtin_mul_overflow(__kc_an_n, __kc_an_s, &__kc_an_b))          \
+		errno = ENOMEM;                                                \
+	else                                                                   \
+		__kc_an_p = kmalloc_node(__kc_an_b, __kc_an_g, __kc_an_d);     \
+	__kc_an_p; })
+#define kcalloc_node(n, size, gfp, node)                                       \
+	kmalloc_array_node((n), (size), (gfp) | __GFP_ZERO, (node))
+
+/* Resize (see uslub_krealloc): in place when the size class allows, else
+ * moved; new_size 0 frees and returns ZERO_SIZE_PTR; on failure NULL with
+ * @p untouched. Pass __GFP_ZERO on every call if you rely on zeroing. */
+#define krealloc(p, new_size, gfp)                                             \
+	uslub_krealloc((p), (new_size), uslub_compat_gfp(gfp))
+#define krealloc_array(p, new_n, new_size, gfp) ({                             \
+	const void *__kc_ra_p = (p);                                           \
+	size_t __kc_ra_n = (new_n), __kc_ra_s = (new_size), __kc_ra_b = 0;     \
+	gfp_t __kc_ra_g = (gfp);                                               \
+	void *__kc_ra_r = NULL;                                                \
+	if (__builtin_mul_overflow(__kc_ra_n, __kc_ra_s, &__kc_ra_b))          \
+		errno = ENOMEM;                                                \
+	else                                                                   \
+		__kc_ra_r = krealloc(__kc_ra_p, __kc_ra_b, __kc_ra_g);         \
+	__kc_ra_r; })
+
+/* Free what kmalloc or any cache returned; NULL and ZERO_SIZE_PTR: nothing. */
+static inline void kfree(const void *p)
+{
+	uslub_kfree(p);
+}
+/* kfree() after clearing the whole allocation. */
+static inline void kfree_sensitive(const void *p)
+{
+	uslub_kfree_sensitive(p);
+}
+/* Free @size objects of any caches (kmalloc'd or not); NULL entries skipped. */
+static inline void kfree_bulk(size_t size, void **p)
+{
+	uslub_kfree_bulk(size, p);
+}
+/* The usable size of an allocation (>= what was asked); 0 for NULL and
+ * ZERO_SIZE_PTR. */
+static inline size_t ksize(const void *p)
+{
+	return uslub_ksize(p);
+}
+/* What kmalloc(@size) really allocates. */
+static inline size_t kmalloc_size_roundup(size_t size)
+{
+	return uslub_kmalloc_size_roundup(size);
+}
+
+/* ------------------------------------------------------------------------
+ * Copies (the kernel has these in <linux/string.h>; slab users expect them)
+ * ---------------------------------------------------------------------- */
+
+/* @len bytes of @src in a new allocation (kmalloc(0) rules for len 0). */
+#define kmemdup(src, len, gfp) ({                                              \
+	const void *__kc_md_s = (src);                                         \
+	size_t __kc_md_l = (len);                                              \
+	gfp_t __kc_md_g = (gfp);                                               \
+	void *__kc_md_p = kmalloc(__kc_md_l, __kc_md_g);                       \
+	if (!ZERO_OR_NULL_PTR(__kc_md_p))                                      \
+		memcpy(__kc_md_p, __kc_md_s, __kc_md_l);                       \
+	__kc_md_p; })
+/* @count elements of @elem_size bytes; NULL (ENOMEM) on overflow. */
+#define kmemdup_array(src, count, elem_size, gfp) ({                           \
+	const void *__kc_ma_s = (src);                                         \
+	size_t __kc_ma_n = (count), __kc_ma_e = (elem_size), __kc_ma_b = 0;    \
+	gfp_t __kc_ma_g = (gfp);                                               \
+	void *__kc_ma_p = NULL;                                                \
+	if (__builtin_mul_overflow(__kc_ma_n, __kc_ma_e, &__kc_ma_b))          \
+		errno = ENOMEM;                                                \
+	else                                                                   \
+		__kc_ma_p = kmemdup(__kc_ma_s, __kc_ma_b, __kc_ma_g);          \
+	__kc_ma_p; })
+/* @len bytes of @s and a terminating NUL. */
+#define kmemdup_nul(s, len, gfp) ({                                            \
+	const char *__kc_mn_s = (s);                                           \
+	size_t __kc_mn_l = (len);                                              \
+	gfp_t __kc_mn_g = (gfp);                                               \
+	char *__kc_mn_p = NULL;                                                \
+	if (__kc_mn_s && __kc_mn_l < SIZE_MAX) {                               \
+		__kc_mn_p = (char *)kmalloc(__kc_mn_l + 1, __kc_mn_g);         \
+		if (__kc_mn_p) {                                               \
+			memcpy(__kc_mn_p, __kc_mn_s, __kc_mn_l);               \
+			__kc_mn_p[__kc_mn_l] = '\0';                           \
+		}                                                              \
+	}                                                                      \
+	__kc_mn_p; })
+/* A copy of the string @s (NULL: NULL). */
+#define kstrdup(s, gfp) ({                                                     \
+	const char *__kc_sd_s = (s);                                           \
+	gfp_t __kc_sd_g = (gfp);                                               \
+	char *__kc_sd_p = NULL;                                                \
+	if (__kc_sd_s) {                                                       \
+		size_t __kc_sd_l = strlen(__kc_sd_s) + 1;                      \
+		__kc_sd_p = (char *)kmalloc(__kc_sd_l, __kc_sd_g);             \
+		if (__kc_sd_p)                                                 \
+			memcpy(__kc_sd_p, __kc_sd_s, __kc_sd_l);               \
+	}                                                                      \
+	__kc_sd_p; })
+/* strnlen() without needing POSIX from <string.h>. */
+static inline size_t uslub_compat_strnlen(const char *s, size_t max)
+{
+	size_t n = 0;
+
+	while (n < max && s[n])
+		n++;
+	return n;
+}
+/* At most @max bytes of @s, NUL-terminated (NULL: NULL). */
+#define kstrndup(s, max, gfp) ({                                               \
+	const char *__kc_sn_s = (s);                                           \
+	size_t __kc_sn_m = (max);                                              \
+	gfp_t __kc_sn_g = (gfp);                                               \
+	char *__kc_sn_p = NULL;                                                \
+	if (__kc_sn_s) {                                                       \
+		size_t __kc_sn_l = uslub_compat_strnlen(__kc_sn_s, __kc_sn_m); \
+		__kc_sn_p = kmemdup_nul(__kc_sn_s, __kc_sn_l, __kc_sn_g);      \
+	}                                                                      \
+	__kc_sn_p; })
+/* The kernel returns read-only data as is; here it is always a copy, and
+ * kfree_const() is kfree(). */
+#define kstrdup_const(s, gfp) ((const char *)kstrdup((s), (gfp)))
+static inline void kfree_const(const void *p)
+{
+	uslub_kfree(p);
+}
+
+static inline void *(kmemdup)(const void *src, size_t len, gfp_t gfp)
+{
+	void *p = uslub_kmalloc_noprof(len, uslub_compat_gfp(gfp));
+
+	if (!ZERO_OR_NULL_PTR(p))
+		memcpy(p, src, len);
+	return p;
+}
+static inline char *(kstrdup)(const char *s, gfp_t gfp)
+{
+	char *p;
+
+	if (!s)
+		return NULL;
+	p = (char *)(kmemdup)(s, strlen(s) + 1, gfp);
+	return p;
+}
+
+/* ------------------------------------------------------------------------
+ * kvmalloc: no vmalloc here; kmalloc serves every size.
+ * ---------------------------------------------------------------------- */
+#define kvmalloc(size, gfp) kmalloc((size), (gfp))
+#define kvzalloc(size, gfp) kzalloc((size), (gfp))
+#define kvmalloc_node(size, gfp, node) kmalloc_node((size), (gfp), (node))
+#define kvzalloc_node(size, gfp, node) kzalloc_node((size), (gfp), (node))
+#define kvmalloc_array(n, size, gfp) kmalloc_array((n), (size), (gfp))
+#define kvcalloc(n, size, gfp) kcalloc((n), (size), (gfp))
+#define kvrealloc(p, size, gfp) krealloc((p), (size), (gfp))
+#define kvmemdup(src, len, gfp) kmemdup((src), (len), (gfp))
+static inline void kvfree(const void *p)
+{
+	uslub_kfree(p);
+}
+static inline void kvfree_sensitive(const void *p, size_t len)
+{
+	(void)len;
+	uslub_kfree_sensitive(p);
+}
+
+/* ------------------------------------------------------------------------
+ * Scope-based freeing (<linux/cleanup.h>'s __free(kfree) and friends),
+ * for code that declares `struct foo *p __free(kfree) = kmalloc(...)`.
+ * __free, no_free_ptr and return_ptr are defined only if not already
+ * (a cleanup.h of your own wins); __free_kfree/__free_kvfree are the
+ * cleanup functions __free(kfree)/__free(kvfree) name.
+ * ---------------------------------------------------------------------- */
+static inline bool uslub_compat_is_err_or_null(const void *p)
+{
+	return !p || (uintptr_t)p >= (uintptr_t)-4095;   /* NULL or ERR_PTR() */
+}
+static inline void __free_kfree(void *pp)
+{
+	void *p = *(void **)pp;
+
+	if (!uslub_compat_is_err_or_null(p))
+		uslub_kfree(p);
+}
+static inline void __free_kvfree(void *pp)
+{
+	__free_kfree(pp);
+}
+#ifndef __free
+#define __free(name) __attribute__((__cleanup__(__free_##name)))
+#endif
+#ifndef no_free_ptr
+#define no_free_ptr(p) ({ __typeof__(p) __kc_nf = (p); (p) = NULL; __kc_nf; })
+#endif
+#ifndef return_ptr
+#define return_ptr(p) return no_free_ptr(p)
+#endif
+
+/* ------------------------------------------------------------------------
+ * Saturating size arithmetic (<linux/overflow.h>, which the kernel's
+ * slab.h includes): a result that overflows is SIZE_MAX, which kmalloc
+ * refuses. Each is defined only if not already; define
+ * USLUB_SLAB_NO_OVERFLOW_HELPERS to leave them all out (their names,
+ * array_size especially, may clash with your own).
+ * ---------------------------------------------------------------------- */
+#ifndef USLUB_SLAB_NO_OVERFLOW_HELPERS
+static inline size_t uslub_compat_size_mul(size_t a, size_t b)
+{
+	size_t r;
+
+	return __builtin_mul_overflow(a, b, &r) ? SIZE_MAX : r;
+}
+static inline size_t uslub_compat_size_add(size_t a, size_t b)
+{
+	size_t r;
+
+	return __builtin_add_overflow(a, b, &r) ? SIZE_MAX : r;
+}
+static inline size_t uslub_compat_size_sub(size_t a, size_t b)
+{
+	size_t r;
+
+	if (a == SIZE_MAX || b == SIZE_MAX || __builtin_sub_overflow(a, b, &r))
+		return SIZE_MAX;
+	return r;
+}
+#ifndef size_mul
+#define size_mul(a, b) uslub_compat_size_mul((a), (b))
+#endif
+#ifndef size_add
+#define size_add(a, b) uslub_compat_size_add((a), (b))
+#endif
+#ifndef size_sub
+#define size_sub(a, b) uslub_compat_size_sub((a), (b))
+#endif
+#ifndef array_size
+#define array_size(a, b) uslub_compat_size_mul((a), (b))
+#endif
+#ifndef array3_size
+#define array3_size(a, b, c) uslub_compat_size_mul(uslub_compat_size_mul((a), (b)), (c))
+#endif
+/* Bytes of @count elements of the flexible array @member of *@p. */
+#ifndef flex_array_size
+#define flex_array_size(p, member, count)                                      \
+	uslub_compat_size_mul((count), sizeof(*(p)->member))
+#endif
+/* Bytes of *@p with @count elements in its flexible array @member. */
+#ifndef struct_size
+#define struct_size(p, member, count)                                          \
+	uslub_compat_size_add(sizeof(*(p)), flex_array_size(p, member, count))
+#endif
+#endif /* USLUB_SLAB_NO_OVERFLOW_HELPERS */
+
+#endif /* USLUB_SLAB_H */
