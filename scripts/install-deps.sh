@@ -9,6 +9,7 @@ command -v cc    >/dev/null 2>&1 || missing+=(build-essential)
 command -v make  >/dev/null 2>&1 || missing+=(make)
 command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
+command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)   # test/malloc/programs.sh
 command -v tmux  >/dev/null 2>&1 || missing+=(tmux)      # the `uslub top` screen test
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "uslub: installing build dependencies: ${missing[*]}"

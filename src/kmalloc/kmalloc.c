@@ -23,8 +23,11 @@ const unsigned char _uslub_kmalloc_size_index[25] = {
 	2, 2, 2, 2, 2, 2, 2, 2,         /* 136 .. 192 -> 192 */
 };
 
-/* Overridden (true) by the malloc front end. */
-__attribute__((weak)) const bool _uslub_kmalloc_fatal_errors = false;
+/* Overridden by the malloc front end. */
+__attribute__((weak)) bool _uslub_kmalloc_fatal_errors(void)
+{
+	return false;
+}
 
 static pthread_once_t kmalloc_once = PTHREAD_ONCE_INIT;
 static bool kmalloc_ok;
@@ -46,7 +49,7 @@ static void kmalloc_init_once(void)
 	};
 	_uslub_tls.init_depth++;
 	_uslub_init();
-	bool fatal = _uslub_kmalloc_fatal_errors && _uslub_option(USLUB_OPT_MALLOC_ABORT);
+	bool fatal = _uslub_kmalloc_fatal_errors();
 	for (unsigned int i = 1; i <= KMALLOC_SHIFT_HIGH; i++) {
 		size_t size = kmalloc_index_size(i);
 		size_t align = i == 1 ? 32 : i == 2 ? 64 : size;
@@ -409,6 +412,10 @@ size_t _uslub_ksize(const void *p, bool fatal)
 
 void *_uslub_krealloc(void *p, size_t new_size, uslub_gfp_t gfp, bool malloc_semantics)
 {
+	if (unlikely(new_size > USLUB_KMALLOC_MAX_SIZE)) {   /* p stays as it was */
+		errno = ENOMEM;
+		return NULL;
+	}
 	size_t usable = 0;
 	struct kmem_cache *s = NULL;
 	enum kind k = classify(p, &usable, &s);

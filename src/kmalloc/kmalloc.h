@@ -67,9 +67,10 @@ __internal void _uslub_kfree_slab(struct kmem_cache *s, void *x);
 /* Create the kmalloc caches (once; idempotent, thread safe). Returns
  * false if they could not be created. */
 __internal bool _uslub_kmalloc_init(void);
-/* The malloc front end links a strong definition (true): its kmalloc
- * caches abort on a bad free, unless USLUB_MALLOC_ABORT=0. */
-__internal extern const bool _uslub_kmalloc_fatal_errors;
+/* Whether the kmalloc caches abort on a bad free: a weak function (a weak
+ * const variable would be folded by the compiler) returning false, which
+ * the malloc front end overrides (true unless USLUB_MALLOC_ABORT=0). */
+__internal bool _uslub_kmalloc_fatal_errors(void);
 
 /* Everything but a kmalloc cache hit: sizes above 8 KiB, @align above what
  * the class gives, caches not created yet. @size > 0, @align a power of

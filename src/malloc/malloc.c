@@ -32,12 +32,15 @@
 #include <string.h>
 #include <unistd.h>
 
-/* This library's kmalloc caches make bad frees fatal (see kmalloc.h). */
-const bool _uslub_kmalloc_fatal_errors = true;
-
 static bool fatal(void)
 {
 	return _uslub_option(USLUB_OPT_MALLOC_ABORT) != 0;
+}
+
+/* This library's kmalloc caches make bad frees fatal (see kmalloc.h). */
+bool _uslub_kmalloc_fatal_errors(void)
+{
+	return fatal();
 }
 
 /* ------------------------------------------------------------------------
