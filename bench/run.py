@@ -10,6 +10,10 @@ plain cache), B6 (allocation profiling on against off), B7 (slab pages of
 many small groups: one shared accounted cache against one cache per group),
 B-meta (where accounted caches keep their per-object extension) and B-debug
 (a plain cache with a slub_debug cache in the process against without).
+B8 (malloc workloads: time and peak RSS) and B9 (RSS held in per-thread
+caches with 2, 64, 512 threads) run uslub-bench-mallocsuite as is (glibc)
+and with LD_PRELOAD of uslub's libuslub-malloc.so, jemalloc, mimalloc and
+tcmalloc.
 R rounds interleaved round-robin across the peers, takes medians, prints a
 ratio table (uslub time / peer time) with the SPEC §3 targets, and writes
 bench/results/bench.json and bench/results/bench.png.
@@ -25,6 +29,7 @@ bad usage.
 import argparse
 import datetime
 import json
+import math
 import os
 import platform
 import shutil
@@ -46,6 +51,8 @@ BENCH_TITLES = {
     "B7": "memory: N groups x a few objects, one shared accounted cache vs one cache per group",
     "B-meta": "metadata saved by in-slab placement of the per-object extension (seed 003)",
     "B-debug": "non-debug cache with a debug cache in the process (USLUB_DEBUG) vs none, hot",
+    "B8": "malloc workloads: time and peak RSS",
+    "B9": "threads: RSS held in caches with 2, 64, 512 threads",
 }
 BENCH_UNITS = {
     "B1": "ns per alloc+free pair",
@@ -57,8 +64,10 @@ BENCH_UNITS = {
     "B7": "slab pages",
     "B-meta": "bytes per object",
     "B-debug": "ns per alloc+free pair (hot pair), per object (batch)",
+    "B8": "ms per workload run; peak RSS (VmHWM) in MiB",
+    "B9": "KiB of RSS held after every thread freed its objects",
 }
-BENCH_ORDER = ["B1", "B2", "B3", "B4", "B5", "B6", "B7", "B-meta", "B-debug"]
+BENCH_ORDER = ["B1", "B2", "B3", "B4", "B5", "B6", "B7", "B-meta", "B-debug", "B8", "B9"]
 
 # B2: the batch sizes of seed 001's table; the sheaf capacity asked for the
 # "uslub-sheaves" variant (uslub_cache_create_args with sheaf_capacity).
@@ -104,6 +113,35 @@ ONCE = {"B-meta"}               # a layout, not a timing: first round only
 BDEBUG_SPEC = "FZPU,bench-debug*"
 BDEBUG_PEERS = [("uslub-nodebug", None), ("uslub-debug-other", BDEBUG_SPEC)]
 BDEBUG_LIMIT = 1.05
+# B8, B9: uslub-bench-mallocsuite (bench_malloc_suite.c), one process per
+# workload (B8) or thread count (B9), peer and round. uslub is the same
+# binary with LD_PRELOAD of the build's libuslub-malloc.so.
+B8_WORKLOADS = ["churn", "prodcons", "realloc", "mixed", "threads", "phases"]
+B8_WHAT = {
+    "churn": "1 thread: random replacement in 32768 live objects of 8..255 B, LIFO bursts",
+    "prodcons": "2 producers allocate batches of 128 objects (8..511 B), 2 consumers free them",
+    "realloc": "64 buffers grown by realloc: strings +1..64 B to <= 64 KiB, vectors x1.5 "
+               "to <= 64 KiB or (1 in 256) 4 MiB",
+    "mixed": "90% 8..511 B, 9.95% 1..64 KiB, 0.05% 256 KiB..4 MiB; short- and long-lived "
+             "live sets; 5% calloc, 1% posix_memalign",
+    "threads": "16 threads doing churn (2048 live objects each)",
+    "phases": "phase 1 ~P MiB of 16..511 B, frees 99% (every 100th kept), purge wait, "
+              "phase 2 a tenth of it in 512..8191 B",
+}
+B8_VS = ["mimalloc", "jemalloc"]        # the peers of the targets
+B8_TIME_LIMIT = 1.0
+B8_RSS_LIMIT = 1.1
+B8_RETURNED = 0.5                       # phases: RSS after the frees < 50% of the peak
+B9_THREADS = [2, 64, 512]
+B9_VS = "mimalloc"
+B9_LIMIT = 1.0
+B9_MIN_SLOPE = 0.5                      # KiB per thread: below it a slope is "flat"
+SUITE_PEERS = ["uslub", "glibc", "jemalloc", "mimalloc", "tcmalloc"]
+USLUB_MALLOC_LIB = "libuslub-malloc.so"
+SUITE_BENCHES = ("B8", "B9")
+# filled by discover_peers(): [(peer, argv0, extra_env)] of the suite
+SUITE = []
+
 # Profiling is fixed per process by USLUB_PROFILING; the benchmarks that
 # do not measure it run with it off, so they measure what they say.
 NO_PROFILING = {"USLUB_PROFILING": "0"}
@@ -135,12 +173,19 @@ MODES = {
     # B2_objects: objects per sample, for each n and mode;
     # B3_bytes: bytes allocated per round (seed 000: 256 MiB).
     # B5_iters: B5/B6 pairs per sample, and objects per sample of the batch.
+    # B8_rounds, B9_rounds: rounds of B8 and B9 (their processes are
+    # longer; --rounds sets them too); B8_scale: the suite's --scale;
+    # B8_phase1_mib, B8_purge_ms: the phases workload's phase 1 and wait.
     "quick": {"rounds": 5, "repeats": 3, "B1_iters": 5_000_000,
               "B4_objects": 1_500_000, "B2_objects": 500_000,
-              "B3_bytes": 64 << 20, "B5_iters": 5_000_000, "timeout": 60},
+              "B3_bytes": 64 << 20, "B5_iters": 5_000_000,
+              "B8_rounds": 2, "B9_rounds": 2, "B8_scale": 0.25, "B8_phase1_mib": 64,
+              "B8_purge_ms": 1500, "timeout": 60},
     "full": {"rounds": 7, "repeats": 3, "B1_iters": 20_000_000,
              "B4_objects": 5_000_000, "B2_objects": 2_000_000,
-             "B3_bytes": 256 << 20, "B5_iters": 20_000_000, "timeout": 180},
+             "B3_bytes": 256 << 20, "B5_iters": 20_000_000,
+             "B8_rounds": 5, "B9_rounds": 5, "B8_scale": 1.0, "B8_phase1_mib": 200,
+             "B8_purge_ms": 1500, "timeout": 180},
 }
 
 # What each benchmark runs: (bench, object size).
@@ -148,9 +193,10 @@ CONFIGS = [("B1", 64), ("B1", 256), ("B2", 64),
            ("B3", 16), ("B3", 32), ("B3", 64), ("B3", 128), ("B3", 256), ("B3", 512),
            ("B4", 64),
            ("B5", 64), ("B5", 256), ("B6", 64), ("B6", 256),
-           ("B7", 512), ("B7", 192), ("B-meta", 0), ("B-debug", 64), ("B-debug", 256)]
+           ("B7", 512), ("B7", 192), ("B-meta", 0), ("B-debug", 64), ("B-debug", 256)] + \
+    [("B8", w) for w in B8_WORKLOADS] + [("B9", n) for n in B9_THREADS]
 # Benchmarks with their own analysis and table (not one row per peer).
-OWN = ("B2", "B3", "B5", "B6", "B7", "B-meta", "B-debug")
+OWN = ("B2", "B3", "B5", "B6", "B7", "B-meta", "B-debug", "B8", "B9")
 
 
 def _log(msg=""):
@@ -202,6 +248,7 @@ def discover_peers(build, wanted):
     ub = find_binary(build, "uslub-bench-uslub")
     mb = find_binary(build, "uslub-bench-malloc")
     db = find_binary(build, "uslub-bench-dpdk")
+    discover_suite(build, wanted)
     for peer in PEER_ORDER:
         if wanted and peer not in wanted:
             continue
@@ -236,6 +283,44 @@ def discover_peers(build, wanted):
                 continue
             peers.append((peer, mb, {"LD_PRELOAD": lib}))
     return peers, missing_required
+
+
+def discover_suite(build, wanted):
+    """B8/B9's peers into SUITE: uslub-bench-mallocsuite as is (glibc) and
+    with LD_PRELOAD of libuslub-malloc.so (uslub) and of each peer malloc.
+    Prints one line per peer skipped."""
+    del SUITE[:]
+    sb = find_binary(build, "uslub-bench-mallocsuite")
+    if not sb:
+        log("bench: B8/B9: uslub-bench-mallocsuite not found under %s (build it first); "
+            "skipping B8 and B9" % build)
+        return
+    for peer in SUITE_PEERS:
+        if wanted and peer not in wanted:
+            continue
+        if peer == "uslub":
+            lib = None
+            for p in (os.path.join(build, USLUB_MALLOC_LIB),
+                      os.path.join(build, "src", USLUB_MALLOC_LIB),
+                      os.path.join(build, "src", "malloc", USLUB_MALLOC_LIB)):
+                if os.path.isfile(p):
+                    lib = p
+                    break
+            if not lib:
+                log("bench: B8/B9: skipping uslub: %s not found under %s (not built yet?)"
+                    % (USLUB_MALLOC_LIB, build))
+                continue
+            SUITE.append((peer, sb, {"LD_PRELOAD": lib}))
+        elif peer == "glibc":
+            SUITE.append((peer, sb, {}))
+        else:
+            sonames = dict(MALLOC_PEERS)[peer]
+            lib = find_lib(sonames)
+            if not lib:
+                log("bench: B8/B9: skipping %s: %s not found in %s" %
+                    (peer, " / ".join(sonames), ", ".join(lib_dirs())))
+                continue
+            SUITE.append((peer, sb, {"LD_PRELOAD": lib}))
 
 
 # ---------------------------------------------------------------------------
@@ -308,6 +393,12 @@ def machine_info(build):
 # ---------------------------------------------------------------------------
 
 def bench_argv(argv0, peer, bench, size, mode):
+    if bench == "B8":
+        return [argv0, "--workload", size, "--scale", "%g" % mode["B8_scale"],
+                "--phase1-mib", str(mode["B8_phase1_mib"]),
+                "--purge-ms", str(mode["B8_purge_ms"]), "--label", peer]
+    if bench == "B9":
+        return [argv0, "--workload", "b9", "--threads", str(size), "--label", peer]
     if bench == "B2":
         argv = [argv0, "--bench", bench, "--size", str(size),
                 "--iters", str(mode["B2_objects"]),
@@ -345,7 +436,10 @@ def peers_for(bench, peers):
     (uslub, uslub with sheaves, DPDK); malloc has no bulk API. B3, B5,
     B-meta: uslub, which they compare with itself. B6: uslub with profiling
     on and off. B7: uslub in its two modes (shared, per-group). B-debug:
-    uslub without USLUB_DEBUG and with it naming the other cache."""
+    uslub without USLUB_DEBUG and with it naming the other cache. B8, B9:
+    the malloc suite's peers (SUITE), uslub through libuslub-malloc.so."""
+    if bench in SUITE_BENCHES:
+        return list(SUITE)
     if bench == "B2":
         out = []
         for p in peers:
@@ -400,7 +494,7 @@ def run_one(peer, argv0, extra_env, bench, size, mode):
         how = ("killed by signal %d" % -r.returncode) if r.returncode < 0 \
             else "exit status %d" % r.returncode
         tail = "\n".join(r.stderr.strip().splitlines()[-15:])
-        return None, "%s %s %d B: %s\n%s" % (peer, bench, size, how, tail)
+        return None, "%s %s %s: %s\n%s" % (peer, bench, config_label(bench, size), how, tail)
     res = None
     for line in r.stdout.splitlines():
         line = line.strip()
@@ -412,7 +506,7 @@ def run_one(peer, argv0, extra_env, bench, size, mode):
     if res and res.get("skipped"):
         return None, "skipped: %s %s: %s" % (peer, bench, res["skipped"])
     if not res or not (res.get("samples_ns") or res.get("series") or res.get("points")
-                       or res.get("caches")):
+                       or res.get("caches") or res.get("workload")):
         return None, "%s %s: no result line in the output" % (peer, bench)
     if bench == "B6" and str(res.get("profiling")) != extra_env.get("USLUB_PROFILING"):
         # the child checks this too (--expect-profiling) and exits with 3
@@ -433,6 +527,22 @@ def run_one(peer, argv0, extra_env, bench, size, mode):
     if r.stderr.strip():
         res["stderr"] = r.stderr.strip()[-2000:]
     return res, None
+
+
+def config_label(bench, size):
+    """How one configuration is named in messages: "64 B", "churn", "512 threads"."""
+    if bench == "B8":
+        return str(size)
+    if bench == "B9":
+        return "%d threads" % size
+    return "%s B" % size
+
+
+def rounds_of(bench, mode):
+    """Rounds of one benchmark: B8 and B9 have their own count."""
+    if bench in SUITE_BENCHES:
+        return mode["%s_rounds" % bench]
+    return mode["rounds"]
 
 
 def add_series(into, series):
@@ -488,7 +598,18 @@ def quantile(xs, q):
 
 
 def result_summary(bench, res):
-    """One progress-line summary of a B7/B-meta run."""
+    """One progress-line summary of a B7/B-meta/B8/B9 run."""
+    if bench == "B8":
+        line = "%8.1f ms  peak RSS %7.1f MiB" % (res["time_ns"] / 1e6, res["peak_rss_kb"] / 1024)
+        if res.get("workload") == "phases":
+            line += "  after frees %.1f MiB (%.0f%% of peak), end %.1f MiB" % (
+                res["rss_after_free_kb"] / 1024, res["after_free_frac"] * 100,
+                res["rss_phase2_end_kb"] / 1024)
+        return line
+    if bench == "B9":
+        return "held %7.1f MiB  (%.1f KiB/thread; baseline %.1f MiB)" % (
+            res["rss_held_kb"] / 1024, res["rss_held_per_thread_kb"],
+            res["rss_baseline_kb"] / 1024)
     if bench == "B7":
         return "; ".join("N=%s: %d slab pages" % (n, p["slab_pages"])
                          for n, p in res.get("points", {}).items())
@@ -503,6 +624,11 @@ def check_warnings(bench, size, res):
     if bench == "B5" and not res.get("charge_check", {}).get("ok", True):
         out.append("B5 %d B: the charge check failed (%s): accounting may not be on"
                    % (size, json.dumps(res.get("charge_check"))))
+    if bench in SUITE_BENCHES and res.get("misaligned"):
+        out.append("%s %s %s: %d posix_memalign results not aligned as asked%s"
+                   % (bench, config_label(bench, size), res.get("label"), res["misaligned"],
+                      " (mimalloc 2.0.9's bug for size == alignment of 256..1024, its issue "
+                      "#700)" if res.get("label") == "mimalloc" else ""))
     if bench == "B6" and not res.get("tag_check", {}).get("ok", True):
         out.append("B6 %d B %s: profiling %s but the call site %s in allocinfo"
                    % (size, res.get("peer"), "on" if res.get("profiling") else "off",
@@ -517,14 +643,16 @@ def run_all(peers, configs, mode):
     failures = []
     crashed = False
     dead = set()           # (peer, bench, size) that failed: not run again
-    total = sum(len(peers_for(b, peers)) for rnd in range(mode["rounds"])
-                for b, _ in configs if not (b in ONCE and rnd))
+    warned = set()
+    max_rounds = max([rounds_of(b, mode) for b, _ in configs] or [0])
+    total = sum(len(peers_for(b, peers)) for rnd in range(max_rounds)
+                for b, _ in configs if not (b in ONCE and rnd) and rnd < rounds_of(b, mode))
     step = 0
     t_start = time.time()
-    for rnd in range(mode["rounds"]):
+    for rnd in range(max_rounds):
         for (bench, size) in configs:
             cpeers = peers_for(bench, peers)
-            if not cpeers or (bench in ONCE and rnd):
+            if not cpeers or (bench in ONCE and rnd) or rnd >= rounds_of(bench, mode):
                 continue
             # rotate the order every round so no peer always runs first
             k = (rnd + configs.index((bench, size))) % len(cpeers)
@@ -532,10 +660,16 @@ def run_all(peers, configs, mode):
             for (peer, argv0, extra_env) in order:
                 step += 1
                 key = (peer, bench, size)
-                prefix = "[%3d/%d] round %d/%d  %s %4d B  %-9s" % (
-                    step, total, rnd + 1, mode["rounds"], bench, size, peer) \
-                    if bench != "B-meta" else "[%3d/%d] round %d/%d  %s  %s" % (
+                if bench == "B-meta":
+                    prefix = "[%3d/%d] round %d/%d  %s  %s" % (
                         step, total, rnd + 1, mode["rounds"], bench, peer)
+                elif bench in SUITE_BENCHES:
+                    prefix = "[%3d/%d] round %d/%d  %s %-11s %-9s" % (
+                        step, total, rnd + 1, rounds_of(bench, mode), bench,
+                        config_label(bench, size), peer)
+                else:
+                    prefix = "[%3d/%d] round %d/%d  %s %4d B  %-9s" % (
+                        step, total, rnd + 1, mode["rounds"], bench, size, peer)
                 if key in dead:
                     log(prefix + " skipped (failed before)")
                     continue
@@ -553,8 +687,10 @@ def run_all(peers, configs, mode):
                         log(prefix + " FAILED: " + err)
                     continue
                 for w in check_warnings(bench, size, res):
-                    log("bench: warning: " + w)
-                if bench in ("B7", "B-meta"):
+                    if w not in warned:         # once, not every round
+                        warned.add(w)
+                        log("bench: warning: " + w)
+                if bench in ("B7", "B-meta") + SUITE_BENCHES:
                     slot = results[(bench, size)].setdefault(peer, {"runs": []})
                     slot["runs"].append(res)
                     log(prefix + " " + result_summary(bench, res))
@@ -1000,7 +1136,146 @@ def analyse_bmeta(results):
     return entry
 
 
-def analyse(results, configs, peers):
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def analyse_b8(results, workloads, mode):
+    """B8: per workload and peer, the median time and peak RSS over the
+    rounds; uslub's ratios to each peer; their geometric means over the
+    workloads, checked against the targets for B8_VS."""
+    entry = {"title": BENCH_TITLES["B8"], "unit": BENCH_UNITS["B8"],
+             "scale": mode["B8_scale"], "phase1_mib": mode["B8_phase1_mib"],
+             "purge_ms": mode["B8_purge_ms"], "returned_below": B8_RETURNED,
+             "time_limit": B8_TIME_LIMIT, "rss_limit": B8_RSS_LIMIT, "workloads": {}}
+    for w in workloads:
+        per = results[("B8", w)]
+        s = {"what": B8_WHAT.get(w, ""), "time_ms": {}, "time_ms_p25": {}, "time_ms_p75": {},
+             "peak_rss_mib": {}, "peak_rss_mib_range": {}, "time_ratio": {}, "rss_ratio": {},
+             "rounds": {}, "runs": {}}
+        for p in SUITE_PEERS:
+            runs = per.get(p, {}).get("runs")
+            if not runs:
+                continue
+            ts = [r["time_ns"] / 1e6 for r in runs]
+            rs = [r["peak_rss_kb"] / 1024 for r in runs]
+            s["time_ms"][p] = round(statistics.median(ts), 3)
+            s["time_ms_p25"][p] = round(quantile(ts, 0.25), 3)
+            s["time_ms_p75"][p] = round(quantile(ts, 0.75), 3)
+            s["peak_rss_mib"][p] = round(statistics.median(rs), 3)
+            s["peak_rss_mib_range"][p] = [round(min(rs), 3), round(max(rs), 3)]
+            s["rounds"][p] = len(runs)
+            s["runs"][p] = run_extras(runs, drop=("workload", "label", "malloc_lib"))
+            if w == "phases":
+                def med(key):
+                    return statistics.median(r[key] for r in runs)
+                frac = med("after_free_frac")
+                s.setdefault("phases", {})[p] = {
+                    "rss_phase1_peak_mib": round(med("rss_phase1_peak_kb") / 1024, 2),
+                    "rss_after_free_nowait_mib": round(med("rss_after_free_nowait_kb") / 1024, 2),
+                    "rss_after_free_mib": round(med("rss_after_free_kb") / 1024, 2),
+                    "rss_phase2_end_mib": round(med("rss_phase2_end_kb") / 1024, 2),
+                    "after_free_frac": round(frac, 4),
+                    "memory_returned": frac < B8_RETURNED,
+                    "returned_rounds": sum(1 for r in runs if r.get("memory_returned")),
+                }
+        if "uslub" in s["time_ms"]:
+            for p in SUITE_PEERS[1:]:
+                if p in s["time_ms"]:
+                    s["time_ratio"][p] = round(s["time_ms"]["uslub"] / s["time_ms"][p], 4)
+                    s["rss_ratio"][p] = round(s["peak_rss_mib"]["uslub"] / s["peak_rss_mib"][p], 4)
+        entry["workloads"][w] = s
+    geo = {}
+    for p in SUITE_PEERS[1:]:
+        common = [w for w in workloads if p in entry["workloads"][w]["time_ratio"]]
+        if not common:
+            continue
+        geo[p] = {"time": round(geomean([entry["workloads"][w]["time_ratio"][p]
+                                         for w in common]), 4),
+                  "rss": round(geomean([entry["workloads"][w]["rss_ratio"][p]
+                                        for w in common]), 4),
+                  "workloads": len(common), "of": len(workloads)}
+    entry["geomean"] = geo
+    targets = []
+    for what, key, limit in (("time", "time", B8_TIME_LIMIT),
+                             ("peak RSS", "rss", B8_RSS_LIMIT)):
+        for p in B8_VS:
+            c = {"target": "geometric mean %s <= %.1fx %s" % (what, limit, p),
+                 "peer": p, "metric": key, "limit": limit}
+            g = geo.get(p)
+            if not g:
+                c.update(ratio=None, note="not measured (%s missing)" % (
+                    "uslub" if not any("uslub" in e["time_ms"]
+                                       for e in entry["workloads"].values()) else p))
+                c["pass"] = None
+            else:
+                c["ratio"] = g[key]
+                if g["workloads"] < g["of"]:
+                    c["pass"] = None
+                    c["note"] = "only %d of %d workloads measured" % (g["workloads"], g["of"])
+                else:
+                    c["pass"] = g[key] <= limit
+            targets.append(c)
+    entry["targets"] = targets
+    entry["pass"] = verdict_of(targets)
+    return entry
+
+
+def analyse_b9(results, threads):
+    """B9: per peer and thread count, the median RSS held after the threads
+    freed everything (above the baseline with the same threads started);
+    the growth per thread from the fewest to the most threads, and uslub's
+    against B9_VS's."""
+    lo, hi = min(threads), max(threads)
+    entry = {"title": BENCH_TITLES["B9"], "unit": BENCH_UNITS["B9"], "threads": threads,
+             "limit": B9_LIMIT, "min_slope_kb": B9_MIN_SLOPE, "peers": {}}
+    fields = ("rss_held_kb", "rss_baseline_kb", "rss_live_kb", "rss_cached_kb",
+              "rss_joined_kb", "rss_nothreads_kb")
+    for p in SUITE_PEERS:
+        d = {f: {} for f in fields}
+        d["held_kb_range"], d["rounds"] = {}, {}
+        for n in threads:
+            runs = results[("B9", n)].get(p, {}).get("runs")
+            if not runs:
+                continue
+            for f in fields:
+                d[f][str(n)] = statistics.median(r[f] for r in runs)
+            held = [r["rss_held_kb"] for r in runs]
+            d["held_kb_range"][str(n)] = [min(held), max(held)]
+            d["rounds"][str(n)] = len(runs)
+        if not d["rss_held_kb"]:
+            continue
+        h = d["rss_held_kb"]
+        d["held_per_thread_kb"] = {k: round(v / int(k), 2) for k, v in h.items()}
+        if str(lo) in h and str(hi) in h and hi > lo:
+            d["slope_kb_per_thread"] = round((h[str(hi)] - h[str(lo)]) / (hi - lo), 3)
+        entry["peers"][p] = d
+    slopes = {p: d["slope_kb_per_thread"] for p, d in entry["peers"].items()
+              if "slope_kb_per_thread" in d}
+    entry["slope_ratios"] = {}
+    if "uslub" in slopes:
+        entry["slope_ratios"] = {p: round(slopes["uslub"] / v, 4) for p, v in slopes.items()
+                                 if p != "uslub" and v >= B9_MIN_SLOPE}
+    c = {"target": "RSS growth per thread <= %.1fx %s's" % (B9_LIMIT, B9_VS),
+         "peer": B9_VS, "limit": B9_LIMIT}
+    u, m = slopes.get("uslub"), slopes.get(B9_VS)
+    if u is None or m is None:
+        c.update(ratio=None, note="not measured (%s missing)" % ("uslub" if u is None else B9_VS),
+                 pass_=None)
+    elif m < B9_MIN_SLOPE:
+        # the peer is flat: the ratio means nothing, uslub must be flat too
+        c.update(ratio=None, note="%s flat (%.2f KiB/thread); uslub %.2f KiB/thread" % (
+            B9_VS, m, u), pass_=u < B9_MIN_SLOPE)
+    else:
+        c.update(ratio=round(u / m, 4), pass_=u / m <= B9_LIMIT)
+    c["slope_kb_per_thread"] = {"uslub": u, B9_VS: m}
+    c["pass"] = c.pop("pass_")
+    entry["targets"] = [c]
+    entry["pass"] = verdict_of(entry["targets"])
+    return entry
+
+
+def analyse(results, configs, peers, mode):
     out = {}
     if any(b == "B2" for b, _ in configs):
         size = [sz for b, sz in configs if b == "B2"][0]
@@ -1015,6 +1290,12 @@ def analyse(results, configs, peers):
             out[b] = fn(results, sizes)
     if any(b == "B-meta" for b, _ in configs):
         out["B-meta"] = analyse_bmeta(results)
+    workloads = [w for b, w in configs if b == "B8"]
+    if workloads and SUITE:
+        out["B8"] = analyse_b8(results, workloads, mode)
+    nthreads = [n for b, n in configs if b == "B9"]
+    if nthreads and SUITE:
+        out["B9"] = analyse_b9(results, nthreads)
     for (bench, size) in configs:
         if bench in OWN:
             continue
@@ -1101,7 +1382,9 @@ def print_table(data):
     log("targets (SPEC §3):")
     width = max([36] + [len(t["target"]) for b in BENCH_ORDER if b in data and b != "B2"
                         for s in data[b].get("sizes", {}).values()
-                        for t in s.get("targets", [])])
+                        for t in s.get("targets", [])] +
+                [len(t["target"]) for b in SUITE_BENCHES if b in data
+                 for t in data[b].get("targets", [])])
     bwidth = max([2] + [len(b) for b in BENCH_ORDER if b in data and b != "B2"
                         and data[b].get("sizes")])
     for bench in BENCH_ORDER:
@@ -1112,6 +1395,19 @@ def print_table(data):
             continue
         if bench == "B-meta":
             log("  B-meta      no SPEC target (a layout report, above)")
+            continue
+        if bench in SUITE_BENCHES:
+            for t in data[bench]["targets"]:
+                if t["pass"] is None:
+                    verdict = "SKIP"
+                    ratio = ("%.2fx " % t["ratio"] if t.get("ratio") is not None else "") + \
+                        t.get("note", "")
+                else:
+                    verdict = "PASS" if t["pass"] else "FAIL"
+                    ratio = "%.3fx" % t["ratio"] if t.get("ratio") is not None else \
+                        t.get("note", "")
+                log("  %-*s %6s  %-*s %-8s %s" % (bwidth, bench, "", width, t["target"],
+                                                  ratio, verdict))
             continue
         for size, s in data[bench]["sizes"].items():
             for t in s["targets"]:
@@ -1309,8 +1605,79 @@ def print_bdebug(e, log):
             log(line.rstrip())
 
 
+def print_b8(e, log):
+    ws = e["workloads"]
+    peers = [p for p in SUITE_PEERS if any(p in s["time_ms"] for s in ws.values())]
+    others = [p for p in peers if p != "uslub"]
+    rounds = sorted({n for s in ws.values() for n in s["rounds"].values()})
+    log("")
+    log("%s  %s  (%s)" % ("B8", e["title"], e["unit"]))
+    log("  uslub-bench-mallocsuite --scale %g, one process per workload, peer and round; "
+        "median of %s rounds; ratio = uslub / peer" % (
+            e["scale"], "/".join(str(r) for r in rounds) or "0"))
+    for w, s in ws.items():
+        what = s["what"].replace("~P MiB", "%d MiB" % e["phase1_mib"])
+        log("  %-9s %s" % (w, what))
+    hdr = "".join("%10s" % p for p in peers) + "   " + \
+        "".join("%9s" % ("u/" + p[:6]) for p in others)
+    for metric, key, rkey, label in (("time", "time_ms", "time_ratio", "time, ms"),
+                                     ("rss", "peak_rss_mib", "rss_ratio", "peak RSS, MiB")):
+        log("  %-14s%s" % (label, hdr))
+        for w, s in ws.items():
+            vals = "".join(("%10.1f" % s[key][p]) if p in s[key] else "%10s" % "-"
+                           for p in peers)
+            rats = "".join(("%8.2fx" % s[rkey][p]) if p in s[rkey] else "%9s" % "-"
+                           for p in others)
+            log("  %-14s%s   %s" % (w, vals, rats))
+        geo = "".join(("%8.2fx" % e["geomean"][p][metric]) if p in e["geomean"] else "%9s" % "-"
+                      for p in others)
+        log("  %-14s%s   %s" % ("geomean", " " * (10 * len(peers)), geo))
+    ph = ws.get("phases", {}).get("phases")
+    if ph:
+        log("  phases: RSS in MiB at phase 1's peak, right after its frees, after the %d ms "
+            "purge wait (%% of the peak, both above" % e["purge_ms"])
+        log("  the RSS before phase 1; returned = below %d%%) and at the end of phase 2"
+            % (e["returned_below"] * 100))
+        log("  %-10s %9s %9s %9s %7s %9s  %s" % ("allocator", "peak", "freed", "waited", "%",
+                                                "end", "returned"))
+        for p in peers:
+            if p not in ph:
+                continue
+            d = ph[p]
+            log("  %-10s %9.1f %9.1f %9.1f %6.0f%% %9.1f  %s" % (
+                p, d["rss_phase1_peak_mib"], d["rss_after_free_nowait_mib"],
+                d["rss_after_free_mib"], d["after_free_frac"] * 100, d["rss_phase2_end_mib"],
+                "yes" if d["memory_returned"] else "no"))
+
+
+def print_b9(e, log):
+    ns = [str(n) for n in e["threads"]]
+    peers = [p for p in SUITE_PEERS if p in e["peers"]]
+    log("")
+    log("%s  %s  (%s)" % ("B9", e["title"], e["unit"]))
+    log("  N threads each allocate 1000 objects of 16/32/64/128/256 B, free them all and wait; "
+        "held = VmRSS then minus")
+    log("  VmRSS with the same threads started but before they called malloc (baseline); "
+        "median over the rounds;")
+    log("  slope = (held(%s) - held(%s)) / %d per thread; ratio = uslub's slope / the peer's"
+        % (ns[-1], ns[0], int(ns[-1]) - int(ns[0])))
+    log("  %-10s %s %s %10s %11s" % (
+        "allocator", "".join("%11s" % ("held N=" + n) for n in ns),
+        "".join("%9s" % ("/thr " + n) for n in ns[-1:]), "slope KiB", "uslub/peer"))
+    for p in peers:
+        d = e["peers"][p]
+        held = "".join(("%11.0f" % d["rss_held_kb"][n]) if n in d["rss_held_kb"]
+                       else "%11s" % "-" for n in ns)
+        pt = "".join(("%9.1f" % d["held_per_thread_kb"][n]) if n in d["held_per_thread_kb"]
+                     else "%9s" % "-" for n in ns[-1:])
+        sl = d.get("slope_kb_per_thread")
+        r = e["slope_ratios"].get(p)
+        log("  %-10s %s %s %10s %11s" % (p, held, pt, "%.1f" % sl if sl is not None else "-",
+                                        "%.2fx" % r if r is not None else "-"))
+
+
 OWN_PRINTERS = {"B5": print_b5, "B6": print_b6, "B7": print_b7, "B-meta": print_bmeta,
-                "B-debug": print_bdebug}
+                "B-debug": print_bdebug, "B8": print_b8, "B9": print_b9}
 
 
 def fmt_ratio(x, missed=False):
@@ -1459,9 +1826,14 @@ def plot(data, png):
         own.append("B7")
     if "B-debug" in data and any(s["median_ns"] for s in data["B-debug"]["sizes"].values()):
         own.append("B-debug")
-    if not panels and not extra and not own:
+    suite = []         # fourth row: B8 (time, peak RSS), B9
+    if "B8" in data and any(s["time_ms"] for s in data["B8"]["workloads"].values()):
+        suite += [("B8", "time"), ("B8", "rss")]
+    if "B9" in data and data["B9"]["peers"]:
+        suite.append(("B9", None))
+    if not panels and not extra and not own and not suite:
         raise ValueError("nothing to plot")
-    rows = [r for r in (panels, extra, own) if r]
+    rows = [r for r in (panels, extra, own, suite) if r]
     ncols = max(len(r) for r in rows)
     fig, axes = plt.subplots(len(rows), ncols, figsize=(4.6 * ncols, 4.4 * len(rows)),
                              squeeze=False)
@@ -1480,6 +1852,12 @@ def plot(data, png):
                 plot_b7(ax, data["B7"])
             else:
                 plot_b56(ax, data[b], b)
+    if suite:
+        for ax, (b, what) in zip(axes[rows.index(suite)], suite):
+            if b == "B8":
+                plot_b8(ax, data["B8"], what)
+            else:
+                plot_b9(ax, data["B9"])
     for ax, (b, sz, s) in zip(axes[0] if panels else [], panels):
         names = [p for p in PEER_ORDER if p in s["median_ns"]]
         vals = [s["median_ns"][p] for p in names]
@@ -1511,6 +1889,66 @@ def plot(data, png):
     fig.tight_layout()
     fig.savefig(png, dpi=110)
     plt.close(fig)
+
+
+def plot_b8(ax, e, what):
+    """B8: per workload, uslub's ratio to each peer (time or peak RSS), with
+    the geometric means and the target line; the peers' own values (log
+    scale) when uslub was not measured."""
+    ws = list(e["workloads"])
+    key, rkey, metric, limit = (("time_ms", "time_ratio", "time", e["time_limit"])
+                                if what == "time" else
+                                ("peak_rss_mib", "rss_ratio", "rss", e["rss_limit"]))
+    have_uslub = any(e["workloads"][w][rkey] for w in ws)
+    peers = [p for p in SUITE_PEERS[1:] if any(p in e["workloads"][w][key] for w in ws)]
+    if not have_uslub:
+        peers = [p for p in SUITE_PEERS if any(p in e["workloads"][w][key] for w in ws)]
+    labels = ws + (["geomean"] if have_uslub else [])
+    width = 0.8 / max(1, len(peers))
+    for j, p in enumerate(peers):
+        if have_uslub:
+            vals = [e["workloads"][w][rkey].get(p, 0) for w in ws] + \
+                [e["geomean"].get(p, {}).get(metric, 0)]
+        else:
+            vals = [e["workloads"][w][key].get(p, 0) for w in ws]
+        xs = [i + (j - (len(peers) - 1) / 2) * width for i in range(len(labels))]
+        ax.bar(xs, vals, width, color=PLOT_COLORS.get(p, "#17becf"),
+               label=("uslub / %s" % p) if have_uslub else p)
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels(labels, rotation=30, ha="right", fontsize=7)
+    name = "time" if what == "time" else "peak RSS"
+    if have_uslub:
+        ax.axhline(1.0, color="black", lw=0.8)
+        ax.axhline(limit, color="black", lw=1, ls=":")
+        ax.set_ylabel("uslub / peer, %s (< 1: uslub better)" % name, fontsize=8)
+        ax.set_title("B8 malloc workloads, %s: uslub / peer\n(target: geomean <= %.1fx "
+                     "mimalloc and jemalloc)" % (name, limit), fontsize=9)
+    else:
+        ax.set_yscale("log")
+        ax.set_ylabel(("ms" if what == "time" else "MiB") + " (uslub not measured)", fontsize=8)
+        ax.set_title("B8 malloc workloads, %s" % name, fontsize=9)
+    ax.legend(fontsize=6)
+
+
+def plot_b9(ax, e):
+    """B9: RSS held against the number of threads, one line per peer."""
+    ns = e["threads"]
+    for p in SUITE_PEERS:
+        d = e["peers"].get(p)
+        if not d:
+            continue
+        pts = [(n, d["rss_held_kb"][str(n)] / 1024) for n in ns if str(n) in d["rss_held_kb"]]
+        sl = d.get("slope_kb_per_thread")
+        ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", ms=3,
+                color=PLOT_COLORS.get(p, "#17becf"),
+                label="%s (%s KiB/thread)" % (p, "%.0f" % sl if sl is not None else "?"))
+    ax.set_xticks(ns)
+    ax.set_xticklabels([str(n) for n in ns], fontsize=7)
+    ax.set_xlabel("threads (linear: the slope is the growth per thread)", fontsize=8)
+    ax.set_ylabel("RSS held after the frees, MiB (lower is better)", fontsize=8)
+    ax.set_title("B9 RSS held in per-thread caches\n(target: slope <= %s's)" % B9_VS,
+                 fontsize=9)
+    ax.legend(fontsize=6)
 
 
 B2_STYLES = {
@@ -1731,7 +2169,7 @@ def main():
     mode_name = "quick" if args.quick else "full"
     mode = dict(MODES[mode_name])
     if args.rounds:
-        mode["rounds"] = args.rounds
+        mode["rounds"] = mode["B8_rounds"] = mode["B9_rounds"] = args.rounds
     if args.repeats:
         mode["repeats"] = args.repeats
     if args.b3_mib:
@@ -1788,7 +2226,10 @@ def main():
                              Bmeta_caches=["%s=%s" % (l_, s_) for l_, s_, _ in BMETA_CACHES]),
             "peers": {p: (e.get("LD_PRELOAD") or os.path.relpath(a, REPO))
                       for p, a, e in peers}}
-    data.update(analyse(results, configs, peers))
+    if SUITE and any(b in SUITE_BENCHES for b, _ in configs):
+        data["suite_peers"] = {p: (e.get("LD_PRELOAD") or os.path.relpath(a, REPO))
+                               for p, a, e in SUITE}
+    data.update(analyse(results, configs, peers, mode))
     if failures:
         data["failures"] = failures
 

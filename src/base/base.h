@@ -102,6 +102,7 @@ static inline void list_del(struct list_head *e)
 	X(FREELIST_RANDOM,  0, "shuffle the object order of new slabs of every cache (CONFIG_SLAB_FREELIST_RANDOM); per cache: USLUB_RANDOM_FREELIST / USLUB_NO_RANDOM_FREELIST flags") \
 	X(FREELIST_HARDENED, 0, "obfuscate free pointers and check every pointer taken from a freelist, in every cache (CONFIG_SLAB_FREELIST_HARDENED); per cache: USLUB_HARDENED_FREELIST flag") \
 	X(SHEAVES,          0, "1 = give every cache per-CPU sheaves (the 7.0 kernel's default), not only those asking for a sheaf_capacity") \
+	X(KMALLOC_SHEAVES,  1, "1 = the kmalloc caches (and so malloc) have per-CPU sheaves, as every cache in the 7.0 kernel; 0 = cpu slabs only") \
 	X(PROFILING,        0, "1 = allocation profiling: tag every object with its call site (allocinfo); fixed at startup") \
 	X(ACCOUNT_BATCH, 8192, "bytes an accounting group is charged at once into a thread's stock (the kernel's obj_stock); 0 = charge every object directly") \
 	X(DEBUG,  USLUB_OPT_STRING, "slub_debug syntax: <flags>[,<cache>[,<cache>...]][;...]; flags F sanity checks, Z red zones, P poisoning, U owner tracking, T trace, A failslab filter, O off where it would raise the order, - none; a cache name may end in *") \

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 struct kmem_cache *_uslub_kmalloc_caches[KMALLOC_SHIFT_HIGH + 1];
 
@@ -52,8 +53,12 @@ static void kmalloc_init_once(void)
 	bool fatal = _uslub_kmalloc_fatal_errors();
 	for (unsigned int i = 1; i <= KMALLOC_SHIFT_HIGH; i++) {
 		size_t size = kmalloc_index_size(i);
-		size_t align = i == 1 ? 32 : i == 2 ? 64 : size;
-		struct kmem_cache *s = uslub_cache_create(names[i], size, align, 0, NULL);
+		struct uslub_cache_args args = {
+			.align = i == 1 ? 32 : i == 2 ? 64 : size,
+			.sheaf_capacity = _uslub_option(USLUB_OPT_KMALLOC_SHEAVES) ?
+					  sheaf_default_capacity(size) : 0,
+		};
+		struct kmem_cache *s = uslub_cache_create_args(names[i], size, &args, 0);
 		if (!s) {
 			_uslub_report("uslub: cannot create the kmalloc caches\n");
 			goto out;
@@ -198,6 +203,80 @@ static size_t huge_len(const void *p)
 	return len;
 }
 
+/*
+ * A few freed mappings are kept for reuse (a program that allocates and
+ * frees large buffers in a loop would otherwise pay an mmap, a munmap and
+ * a page fault per page each time): at most HUGE_CACHE_SLOTS of them, of at
+ * most HUGE_CACHE_BYTES together, each unmapped once it has waited
+ * USLUB_DECAY_MS. A request takes a kept mapping at most 1.5x its size.
+ */
+#define HUGE_CACHE_SLOTS 8
+#define HUGE_CACHE_BYTES (32ul << 20)
+static struct { void *p; size_t len; uint64_t since_ns; } hcache[HUGE_CACHE_SLOTS]; /* huge_lock */
+static unsigned int hc_n;                /* huge_lock */
+static size_t hc_bytes;                  /* huge_lock */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void hcache_del_locked(unsigned int i)
+{
+	hc_bytes -= hcache[i].len;
+	hcache[i] = hcache[--hc_n];
+}
+
+/* Move the kept mappings that waited long enough (all with @all) to
+ * @out (unmapped by the caller, outside the lock); returns how many. */
+static unsigned int hcache_expire_locked(bool all, void **out, size_t *lens)
+{
+	uint64_t delay = (uint64_t)_uslub_option(USLUB_OPT_DECAY_MS) * 1000000ull;
+	uint64_t now = hc_n ? mono_ns() : 0;
+	unsigned int k = 0;
+	for (unsigned int i = 0; i < hc_n;)
+		if (all || now - hcache[i].since_ns >= delay) {
+			out[k] = hcache[i].p;
+			lens[k++] = hcache[i].len;
+			hcache_del_locked(i);
+		} else {
+			i++;
+		}
+	return k;
+}
+
+static void unmap_all(void **p, size_t *lens, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		munmap(p[i], lens[i]);
+}
+
+/* A kept mapping for @len bytes (page aligned), or NULL; its length in
+ * *@got. */
+static void *hcache_take(size_t len, size_t *got)
+{
+	void *old[HUGE_CACHE_SLOTS];
+	size_t lens[HUGE_CACHE_SLOTS];
+	void *p = NULL;
+	uslub_mutex_lock(&huge_lock, RANK_HUGE);
+	unsigned int k = hcache_expire_locked(false, old, lens);
+	int best = -1;
+	for (unsigned int i = 0; i < hc_n; i++)
+		if (hcache[i].len >= len && hcache[i].len - len <= len / 2 &&
+		    (best < 0 || hcache[i].len < hcache[best].len))
+			best = (int)i;
+	if (best >= 0) {
+		p = hcache[best].p;
+		*got = hcache[best].len;
+		hcache_del_locked((unsigned int)best);
+	}
+	uslub_mutex_unlock(&huge_lock, RANK_HUGE);
+	unmap_all(old, lens, k);
+	return p;
+}
+
 static void *huge_alloc(size_t size, size_t align, uslub_gfp_t gfp)
 {
 	if (size > USLUB_KMALLOC_MAX_SIZE || align > USLUB_KMALLOC_MAX_SIZE) {
@@ -206,6 +285,23 @@ static void *huge_alloc(size_t size, size_t align, uslub_gfp_t gfp)
 	}
 	size_t len = ALIGN_UP(size, PAGE_SIZE);
 	size_t extra = align > PAGE_SIZE ? align - PAGE_SIZE : 0;
+	if (!extra) {
+		size_t got;
+		void *p = hcache_take(len, &got);
+		if (p) {
+			uslub_mutex_lock(&huge_lock, RANK_HUGE);
+			bool ok = huge_insert_locked((uintptr_t)p, got, align);
+			uslub_mutex_unlock(&huge_lock, RANK_HUGE);
+			if (ok) {
+				KSTAT_ADD(huge_allocs, 1);
+				KSTAT_ADD(huge_bytes, got);
+				if (gfp & USLUB_GFP_ZERO)
+					memset(p, 0, size);
+				return p;
+			}
+			munmap(p, got);
+		}
+	}
 	for (;;) {
 		char *base = mmap(NULL, len + extra, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -237,17 +333,43 @@ static bool huge_free(const void *p)
 {
 	if ((uintptr_t)p & (PAGE_SIZE - 1))
 		return false;
+	void *old[HUGE_CACHE_SLOTS + 1];
+	size_t lens[HUGE_CACHE_SLOTS + 1];
+	unsigned int k = 0;
+	size_t len = 0;
+	bool kept = false;
 	uslub_mutex_lock(&huge_lock, RANK_HUGE);
 	struct huge_entry *e = huge_find_locked((uintptr_t)p);
-	size_t len = 0;
 	if (e) {
 		len = e->len;
+		bool keep = len <= HUGE_CACHE_BYTES / 2 && e->align <= PAGE_SIZE &&
+			    _uslub_option(USLUB_OPT_DECAY_MS);
 		huge_remove_locked(e);
+		k = hcache_expire_locked(false, old, lens);
+		while (keep && (hc_n == HUGE_CACHE_SLOTS || hc_bytes + len > HUGE_CACHE_BYTES)) {
+			unsigned int oldest = 0;     /* make room: the oldest goes */
+			for (unsigned int i = 1; i < hc_n; i++)
+				if (hcache[i].since_ns < hcache[oldest].since_ns)
+					oldest = i;
+			old[k] = hcache[oldest].p;
+			lens[k++] = hcache[oldest].len;
+			hcache_del_locked(oldest);
+		}
+		if (keep) {
+			hcache[hc_n].p = (void *)p;
+			hcache[hc_n].len = len;
+			hcache[hc_n].since_ns = mono_ns();
+			hc_n++;
+			hc_bytes += len;
+			kept = true;
+		}
 	}
 	uslub_mutex_unlock(&huge_lock, RANK_HUGE);
 	if (!e)
 		return false;
-	munmap((void *)p, len);
+	unmap_all(old, lens, k);
+	if (!kept)
+		munmap((void *)p, len);
 	KSTAT_ADD(huge_frees, 1);
 	KSTAT_ADD(huge_bytes, -len);
 	return true;
