@@ -288,6 +288,26 @@ struct slot {
 	uint32_t tag;
 };
 
+/* Fill slot @s with a fresh block of @n bytes, patterned by @salt. */
+static inline void slot_fill(struct slot *s, size_t n, uint32_t salt)
+{
+	unsigned char t = tag_of(n, salt);
+	s->p = malloc(n);
+	if (!s->p)
+		oom(n);
+	touch(s->p, 0, n, t);
+	s->n = (uint32_t)n;
+	s->tag = t;
+}
+
+/* Check and free the block in @s, then fill it anew. */
+static inline void slot_replace(struct slot *s, size_t n, uint32_t salt)
+{
+	check(s->p, s->n, (unsigned char)s->tag);
+	free(s->p);
+	slot_fill(s, n, salt);
+}
+
 #define BURST 16
 #define BURST_EVERY 64
 
@@ -314,28 +334,12 @@ static void *churn_run(void *argp)
 	if (a->start)
 		pthread_barrier_wait(a->start);
 	for (uint32_t i = 0; i < a->live; i++) {
-		size_t n = size_oct(&r, 8, 5);
-		unsigned char t = tag_of(n, i);
-		s[i].p = malloc(n);
-		if (!s[i].p)
-			oom(n);
-		touch(s[i].p, 0, n, t);
-		s[i].n = (uint32_t)n;
-		s[i].tag = t;
+		slot_fill(&s[i], size_oct(&r, 8, 5), i);
 		allocs++;
 	}
 	for (uint64_t op = 0; op < a->ops; op++) {
 		uint32_t i = rng_below(&r, a->live);
-		check(s[i].p, s[i].n, (unsigned char)s[i].tag);
-		free(s[i].p);
-		size_t n = size_oct(&r, 8, 5);
-		unsigned char t = tag_of(n, (uint32_t)op);
-		s[i].p = malloc(n);
-		if (!s[i].p)
-			oom(n);
-		touch(s[i].p, 0, n, t);
-		s[i].n = (uint32_t)n;
-		s[i].tag = t;
+		slot_replace(&s[i], size_oct(&r, 8, 5), (uint32_t)op);
 		allocs++;
 		if (op % BURST_EVERY == BURST_EVERY - 1) {
 			size_t bn = size_oct(&r, 8, 5);
@@ -823,27 +827,11 @@ static uint64_t wl_phases(void)
 	uint64_t p2_ops = scaled(1.5e5);
 	t0 = now_ns();
 	for (uint32_t i = 0; i < nslots; i++) {
-		size_t n = size_oct(&r, 512, 4);
-		unsigned char t = tag_of(n, i);
-		s[i].p = malloc(n);
-		if (!s[i].p)
-			oom(n);
-		touch(s[i].p, 0, n, t);
-		s[i].n = (uint32_t)n;
-		s[i].tag = t;
+		slot_fill(&s[i], size_oct(&r, 512, 4), i);
 	}
 	for (uint64_t op = 0; op < p2_ops; op++) {
 		uint32_t i = rng_below(&r, nslots);
-		check(s[i].p, s[i].n, (unsigned char)s[i].tag);
-		free(s[i].p);
-		size_t n = size_oct(&r, 512, 4);
-		unsigned char t = tag_of(n, (uint32_t)op);
-		s[i].p = malloc(n);
-		if (!s[i].p)
-			oom(n);
-		touch(s[i].p, 0, n, t);
-		s[i].n = (uint32_t)n;
-		s[i].tag = t;
+		slot_replace(&s[i], size_oct(&r, 512, 4), (uint32_t)op);
 	}
 	uint64_t t_p2 = now_ns() - t0;
 	long rss_end = rss_kb();

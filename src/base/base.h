@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <assert.h>
+#include <time.h>
 
 #define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -43,6 +44,14 @@
 static inline unsigned int fls_u(unsigned long x)
 {
 	return x ? (unsigned int)(64 - __builtin_clzl(x)) : 0;
+}
+
+/* CLOCK_MONOTONIC (or its cheap _COARSE variant, tick resolution) in ns. */
+static inline uint64_t monotonic_ns(clockid_t clock)
+{
+	struct timespec ts;
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* Smallest order with (PAGE_SIZE << order) >= size. */

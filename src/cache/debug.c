@@ -144,9 +144,7 @@ void _uslub_debug_emit(const char *fmt, ...)
 
 static uint64_t now_ns(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return monotonic_ns(CLOCK_MONOTONIC);
 }
 
 /* The thread's id, cached (a fork child's thread gets a new one: reset

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 
 struct kmem_cache *_uslub_kmalloc_caches[KMALLOC_SHIFT_HIGH + 1];
 
@@ -216,13 +215,6 @@ static struct { void *p; size_t len; uint64_t since_ns; } hcache[HUGE_CACHE_SLOT
 static unsigned int hc_n;                /* huge_lock */
 static size_t hc_bytes;                  /* huge_lock */
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void hcache_del_locked(unsigned int i)
 {
 	hc_bytes -= hcache[i].len;
@@ -234,7 +226,7 @@ static void hcache_del_locked(unsigned int i)
 static unsigned int hcache_expire_locked(bool all, void **out, size_t *lens)
 {
 	uint64_t delay = (uint64_t)_uslub_option(USLUB_OPT_DECAY_MS) * 1000000ull;
-	uint64_t now = hc_n ? mono_ns() : 0;
+	uint64_t now = hc_n ? monotonic_ns(CLOCK_MONOTONIC_COARSE) : 0;
 	unsigned int k = 0;
 	for (unsigned int i = 0; i < hc_n;)
 		if (all || now - hcache[i].since_ns >= delay) {
@@ -358,7 +350,7 @@ static bool huge_free(const void *p)
 		if (keep) {
 			hcache[hc_n].p = (void *)p;
 			hcache[hc_n].len = len;
-			hcache[hc_n].since_ns = mono_ns();
+			hcache[hc_n].since_ns = monotonic_ns(CLOCK_MONOTONIC_COARSE);
 			hc_n++;
 			hc_bytes += len;
 			kept = true;

@@ -58,9 +58,7 @@ static pthread_once_t page_once = PTHREAD_ONCE_INIT;
 
 static uint64_t now_ns(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return monotonic_ns(CLOCK_MONOTONIC_COARSE);
 }
 
 static int count_sys_nodes(void)
