@@ -633,6 +633,8 @@ struct uslub_slabinfo {
 	size_t size;             /* object + metadata + alignment padding     */
 	size_t align;
 	size_t offset;           /* free pointer offset inside the object     */
+	size_t free_mark_offset; /* the free mark's word (double-free check);
+	                            >= object_size: outside the object        */
 	unsigned int objs_per_slab;
 	unsigned int order;      /* slab = 2^order pages                      */
 	unsigned int pages_per_slab;

@@ -133,6 +133,19 @@
  * objects behind it stay counted as in use, so they leak instead of being
  * handed out twice.
  *
+ * Double frees (the free mark, slub.h): a user's free of an object of a
+ * cache without slub_debug tests the object's free_mark word against the
+ * cache's secret and writes it *before* the object is published (pushed
+ * on a cpu freelist or sheaf, or CASed onto its slab), so no other thread
+ * can have taken it yet; every hand-out to a user clears it after the
+ * object is taken. Internal moves (sheaf refill and flush, barn, thread
+ * exit, fork child, failed bulk) neither test nor touch it. Invariant:
+ *   object holds free_mark <=> freed by a user and not handed out since
+ * (up to a program storing the secret, which it can only read out of
+ * freed memory). A match is refused, reported (naming this thread's cpu
+ * freelist or sheaf when the first free is there) and the object left
+ * alone, so it is never handed out twice wherever the first free put it.
+ *
  * Debug caches (slub_debug; FASTPATH_OFF_SLUB_DEBUG): none of the lockless
  * paths above. They have no cpu slab, no cpu partial slabs and no sheaves;
  * every allocation and free (single, bulk, prefill, sheaf return) goes
@@ -1437,13 +1450,16 @@ static __always_inline void *slab_alloc_nohooks(struct kmem_cache *s, uslub_gfp_
 	if (likely(obj && slab && !gfp && node == USLUB_NUMA_NO_NODE) &&
 	    likely(obj_is_valid(s, slab, obj))) {
 		c->freelist = get_freepointer(s, obj);
+		free_mark_clear(s, obj);
 		return obj;
 	}
 	/* a sheaf cache's common case: pop the main sheaf */
 	struct slab_sheaf *main = c->main;
 	if (likely(!obj && main && main->size && !gfp && node == USLUB_NUMA_NO_NODE)) {
 		stat(c, ALLOC_PCS);
-		return main->objects[--main->size];
+		obj = main->objects[--main->size];
+		free_mark_clear(s, obj);
+		return obj;
 	}
 	if (kmem_cache_debug(s))      /* it has neither a cpu freelist nor sheaves */
 		return debug_slab_alloc(s, gfp, node, addr);
@@ -1497,6 +1513,7 @@ static __noinline void *slab_alloc_hooked(struct kmem_cache *s, uslub_gfp_t gfp,
 	struct uslub_alloc_tag *tag = (hooks & HOOK_PROFILE) ? uslub_alloc_tag_cur : NULL;
 	if (!objcg && !tag) {
 		c->freelist = get_freepointer_raw(s, obj);
+		free_mark_clear(s, obj);
 		return obj;
 	}
 	/* a cpu freelist means a real cpu area: t != NULL */
@@ -1510,6 +1527,7 @@ static __noinline void *slab_alloc_hooked(struct kmem_cache *s, uslub_gfp_t gfp,
 		return slab_alloc_hooked_slow(s, gfp, node, addr);
 
 	c->freelist = get_freepointer_raw(s, obj);
+	free_mark_clear(s, obj);
 	uintptr_t off = (uintptr_t)obj - (uintptr_t)c->slab_addr;
 	struct slabobj_ext *ext = (struct slabobj_ext *)
 		(base + (uintptr_t)slab_offset_to_index(off, s->reciprocal_size) * s->ext_stride);
@@ -1561,6 +1579,7 @@ static __noinline void *slab_alloc_slow_path(struct kmem_cache *s, uslub_gfp_t g
 		if (unlikely(!obj))
 			return NULL;
 	}
+	free_mark_clear(s, obj);
 	if (gfp & USLUB_GFP_ZERO)
 		memset(obj, 0, s->object_size);
 	return obj;
@@ -1583,6 +1602,7 @@ static __always_inline void *slab_alloc_node(struct kmem_cache *s, uslub_gfp_t g
 		return slab_alloc_slow(s, gfp, node, (uintptr_t)__builtin_return_address(0));
 	}
 	c->freelist = get_freepointer_raw(s, obj);   /* counted by derivation: see loaded */
+	free_mark_clear(s, obj);
 	return obj;
 }
 
@@ -1698,19 +1718,42 @@ static __cold void report_invalid_free(struct kmem_cache *s, void *x, struct sla
 	abort_if_fatal(s);
 }
 
-/* Is @x (checked to be an object of @slab) cached for this thread? The
- * naive double-free check: the object freed last is the head of the cpu
- * freelist or the top of the main sheaf. */
-static __always_inline bool double_free_naive(const struct kmem_cache_cpu *c, const void *x)
+static bool sheaf_holds(const struct slab_sheaf *sheaf, const void *x)
 {
-	return x == c->freelist || (c->main && c->main->size &&
-				    c->main->objects[c->main->size - 1] == x);
+	for (unsigned int i = 0; sheaf && i < sheaf->size; i++)
+		if (sheaf->objects[i] == x)
+			return true;
+	return false;
 }
 
-static __cold void report_double_free(struct kmem_cache *s, const void *x)
+/* Where the first free of @x (an object of @slab holding the free mark)
+ * put it, as far as this thread can see without locks: its own cpu
+ * freelist and sheaves. Elsewhere (another thread's cache, the barn, the
+ * slab's freelist) it is just as free, and no less a double free. */
+static __cold const char *already_free_where(struct kmem_cache *s, struct slab *slab, void *x)
 {
-	_uslub_report_error("uslub: %s: double free of %p (it was the last object freed); "
-			    "left alone\n", s->name, x);
+	if (!this_cpu_is_real())
+		return "freed earlier";
+	struct kmem_cache_cpu *c = this_cpu(s);
+	if (c->slab == slab) {
+		unsigned int k = 0;
+		for (void *p = c->freelist; p && k <= s->objects; p = get_freepointer(s, p), k++) {
+			if (p == x)
+				return "on this thread's cpu freelist";
+			if (!walk_ok(s, slab, p))
+				break;
+		}
+	}
+	if (sheaf_holds(c->main, x) || sheaf_holds(c->spare, x))
+		return "in this thread's per-CPU sheaf";
+	return "freed earlier, now cached by another thread, the barn or its slab";
+}
+
+/* A user frees @x (an object of @slab) that holds the free mark. */
+static __cold void report_double_free(struct kmem_cache *s, struct slab *slab, void *x)
+{
+	_uslub_report_error("uslub: %s: double free of %p: the object is already free (%s); "
+			    "left alone\n", s->name, x, already_free_where(s, slab, x));
 	abort_if_fatal(s);
 }
 
@@ -1733,7 +1776,9 @@ static __always_inline void slab_free_nohooks_inline(struct kmem_cache *s, void 
 	struct kmem_cache_cpu *c = this_cpu(s);
 	struct slab *cpu_slab = c->slab;
 	void *head = c->freelist;
-	if (likely(cpu_slab) && likely(obj_is_valid(s, cpu_slab, x)) && likely(x != head)) {
+	if (likely(cpu_slab) && likely(obj_is_valid(s, cpu_slab, x)) &&
+	    likely(!free_mark_test(s, x))) {
+		free_mark_set(s, x);
 		set_freepointer(s, x, head);
 		c->freelist = x;
 		stat(c, FREE_FASTPATH);
@@ -1745,7 +1790,8 @@ static __always_inline void slab_free_nohooks_inline(struct kmem_cache *s, void 
 	struct slab *slab;
 	if (likely(main && main->size < main->capacity) && (slab = virt_to_slab(x)) &&
 	    likely(slab->slab_cache == s && obj_is_valid(s, slab, x)) &&
-	    likely(slab_nid(slab) == home_node()) && likely(!double_free_naive(c, x))) {
+	    likely(slab_nid(slab) == home_node()) && likely(!free_mark_test(s, x))) {
+		free_mark_set(s, x);
 		main->objects[main->size] = x;
 		barrier();      /* a fork child flushes objects[0, size) */
 		main->size++;
@@ -1782,8 +1828,8 @@ static __noinline void slab_free_hooked(struct kmem_cache *s, void *x, struct km
 	/* entered by a tail call: the return address is the public caller's */
 #define addr ((uintptr_t)__builtin_return_address(0))
 	unsigned int idx = slab_offset_to_index(off, s->reciprocal_size);
-	if (unlikely(off >= c->slab_span || (uintptr_t)idx * s->size != off || x == head ||
-		     cache_hardened(s)))
+	if (unlikely(off >= c->slab_span || (uintptr_t)idx * s->size != off ||
+		     free_mark_test(s, x) || cache_hardened(s)))
 		return slab_free_hooked_slow(s, x, addr);
 	struct slabobj_ext *ext = slab_obj_ext_idx(s, c->slab, idx);
 	if (ext) {
@@ -1808,6 +1854,7 @@ static __noinline void slab_free_hooked(struct kmem_cache *s, void *x, struct km
 			}
 		}
 	}
+	free_mark_set(s, x);
 	set_freepointer_raw(s, x, head);
 	c->freelist = x;
 	stat(c, FREE_FASTPATH);
@@ -1821,6 +1868,10 @@ static __noinline void slab_free_hooked_slow(struct kmem_cache *s, void *x, uint
 	struct slab *slab = virt_to_slab(x);
 	if (unlikely(!x || !slab || slab->slab_cache != s || !obj_is_valid(s, slab, x))) {
 		slab_free_slow_path(s, x, addr);     /* reports it (NULL: nothing) */
+		return;
+	}
+	if (!kmem_cache_debug(s) && free_mark_test(s, x)) {   /* before any uncharge */
+		report_double_free(s, slab, x);
 		return;
 	}
 	free_hook(s, slab, x);
@@ -1844,8 +1895,7 @@ static __noinline void slab_free_slow_path(struct kmem_cache *s, void *x, uintpt
 }
 
 /* @x is an object of @slab of @s (checked): a debug cache's checked free,
- * or the naive double-free check, then the main sheaf or the slab with
- * the CAS. */
+ * or the free-mark check, then the main sheaf or the slab with the CAS. */
 static __always_inline void slab_free_checked(struct kmem_cache *s, void *x, struct slab *slab,
 					      uintptr_t addr)
 {
@@ -1854,13 +1904,13 @@ static __always_inline void slab_free_checked(struct kmem_cache *s, void *x, str
 		debug_slab_free(s, slab, x, addr);
 		return;
 	}
+	if (free_mark_test(s, x)) {
+		report_double_free(s, slab, x);
+		return;
+	}
+	free_mark_set(s, x);          /* before anyone else can take it */
 	if (likely(this_cpu_is_real() || _uslub_thread_init())) {
 		c = this_cpu(s);
-		if (unlikely(double_free_naive(c, x))) {
-			report_double_free(s, x);
-			return;
-		}
-
 		if (s->sheaf_capacity && slab_nid(slab) == home_node()) {
 			struct slab_sheaf *main = c->main;
 			if (likely(main && main->size < main->capacity)) {
@@ -1888,8 +1938,8 @@ static __always_inline void slab_free_checked(struct kmem_cache *s, void *x, str
  * The fast path: x inside our cpu slab of this cache (one subtraction and
  * compare against the cpu slot, no descriptor load: the range proves the
  * pointer is ours and of this cache), at an object start (reciprocal
- * multiply), and not the object freed last (naive double-free check)
- * -> push onto the cpu freelist. Anything else -> slow path. (A cache
+ * multiply), and without the free mark (not already free) -> mark it and
+ * push it onto the cpu freelist. Anything else -> slow path. (A cache
  * whose fast paths are off has an empty range: see set_cpu_slab().)
  */
 static __always_inline void slab_free(struct kmem_cache *s, void *x)
@@ -1900,7 +1950,8 @@ static __always_inline void slab_free(struct kmem_cache *s, void *x)
 
 	if (likely(off < c->slab_bytes) &&
 	    likely(slab_offset_to_index(off, s->reciprocal_size) * (uintptr_t)s->size == off) &&
-	    likely(x != head)) {
+	    likely(!free_mark_test(s, x))) {
+		free_mark_set(s, x);
 		set_freepointer_raw(s, x, head);
 		c->freelist = x;
 		stat(c, FREE_FASTPATH);
@@ -1926,6 +1977,11 @@ void _uslub_free_noinit(struct kmem_cache *s, void *x)
 		report_invalid_free(s, x, slab);
 		return;
 	}
+	if (free_mark_test(s, x)) {
+		report_double_free(s, slab, x);
+		return;
+	}
+	free_mark_set(s, x);
 	struct kmem_cache_cpu tmp;
 	memset(&tmp, 0, sizeof(tmp));
 	if (__slab_free(s, slab, x, x, 1, &tmp, false))
@@ -2230,8 +2286,11 @@ static bool alloc_bulk_once(struct kmem_cache *s, struct kmem_cache_cpu *c, uslu
 		got = alloc_bulk_sheaves(s, c, gfp, n, p);
 	else
 		got = alloc_bulk_cpu(s, c, n, p, cache_partials && s->cpu_partial_slabs, &popped);
-	if (likely(got == n))
+	if (likely(got == n)) {
+		for (size_t i = 0; i < n; i++)
+			free_mark_clear(s, p[i]);
 		return true;
+	}
 	WRITE_ONCE(c->loaded, c->loaded - popped);
 	WRITE_ONCE(c->stat[USLUB_ALLOC_SLOWPATH], slow0);
 	WRITE_ONCE(c->stat[USLUB_ALLOC_PCS], pcs0);
@@ -2351,12 +2410,14 @@ static __always_inline struct slab *bulk_object_slab(struct kmem_cache *s, void 
  * Take the last object of p[0..size) and every other object of its slab
  * (scanning down, giving up after BULK_LOOKAHEAD objects of other slabs)
  * into one detached freelist, clearing the entries taken. Returns the
- * length of p[] still to scan.
+ * length of p[] still to scan. @user: the objects are a user's (counted,
+ * and each one's free mark checked and set, so a double free, within p[]
+ * or of an object freed before, is refused before any free pointer is
+ * written); otherwise they come from the allocator's own caches.
  */
 static size_t build_detached_freelist(struct kmem_cache *s, size_t size, void **p,
-				      struct detached_freelist *df, bool count)
+				      struct detached_freelist *df, bool user)
 {
-	void *cpu_head = NULL, *slab_head = NULL;
 	df->slab = NULL;
 	while (size && !df->slab) {
 		void *x = p[--size];
@@ -2364,27 +2425,17 @@ static size_t build_detached_freelist(struct kmem_cache *s, size_t size, void **
 		if (!x || !(df->slab = bulk_object_slab(s, x, &df->s)))
 			continue;
 		if (unlikely(kmem_cache_debug(df->s))) {
-			__debug_slab_free(df->s, df->slab, x, 0, count);  /* checked, one by one */
+			__debug_slab_free(df->s, df->slab, x, 0, user);  /* checked, one by one */
 			df->slab = NULL;
 			continue;
 		}
-		/* The naive double-free checks come before any free pointer is
-		 * written: a rejected object may be on a live freelist. */
-		cpu_head = NULL;
-		if (this_cpu_is_real()) {
-			struct kmem_cache_cpu *c = this_cpu(df->s);
-			if (unlikely(double_free_naive(c, x))) {
-				report_double_free(df->s, x);
+		if (user) {
+			if (free_mark_test(df->s, x)) {
+				report_double_free(df->s, df->slab, x);
 				df->slab = NULL;
 				continue;
 			}
-			cpu_head = c->freelist;
-		}
-		slab_head = fl_ptr(df->s, df->slab, FC_FREELIST(slab_counters(df->slab)));
-		if (unlikely(x == slab_head)) {
-			report_double_free(df->s, x);
-			df->slab = NULL;
-			continue;
+			free_mark_set(df->s, x);
 		}
 		/* the tail's free pointer is written by whoever frees the group */
 		df->head = df->tail = x;
@@ -2406,9 +2457,11 @@ static size_t build_detached_freelist(struct kmem_cache *s, size_t size, void **
 			p[i] = NULL;
 			if (unlikely(!obj_is_valid(df->s, df->slab, x))) {
 				report_invalid_free(df->s, x, df->slab);
-			} else if (unlikely(x == df->head || x == cpu_head || x == slab_head)) {
-				report_double_free(df->s, x);
+			} else if (user && free_mark_test(df->s, x)) {
+				report_double_free(df->s, df->slab, x);
 			} else {
+				if (user)
+					free_mark_set(df->s, x);
 				set_freepointer(df->s, x, df->head);
 				df->head = x;
 				df->cnt++;
@@ -2431,7 +2484,8 @@ static void free_detached_user(struct detached_freelist *df)
 	if (likely(this_cpu_is_real() || _uslub_thread_init())) {
 		struct kmem_cache_cpu *c = this_cpu(s);
 		if (df->slab == c->slab) {
-			/* build_detached_freelist() already rejected c->freelist */
+			/* build_detached_freelist() already refused objects
+			 * that were free (their free mark) */
 			set_freepointer(s, df->tail, c->freelist);
 			c->freelist = df->head;
 			stat_add(c, FREE_FASTPATH, df->cnt);
@@ -2497,13 +2551,15 @@ static size_t free_bulk_to_sheaves(struct kmem_cache *s, size_t n, void **p)
 			left++;
 			continue;
 		}
+		if (free_mark_test(s, x)) {
+			report_double_free(s, virt_to_slab(x), x);
+			p[i] = NULL;
+			continue;
+		}
 		if (likely(size < cap)) {
-			if (unlikely((size && main->objects[size - 1] == x) || x == c->freelist)) {
-				report_double_free(s, x);
-			} else {
-				main->objects[size++] = x;
-				pushed++;
-			}
+			free_mark_set(s, x);
+			main->objects[size++] = x;
+			pushed++;
 			p[i] = NULL;
 			continue;
 		}
@@ -2522,7 +2578,9 @@ static size_t free_bulk_to_sheaves(struct kmem_cache *s, size_t n, void **p)
 				continue;
 			}
 		}
+		free_mark_set(s, x);
 		if (!_uslub_sheaf_free_slow(s, c, x)) {
+			free_mark_clear(s, x);   /* still the user's: the detached path frees it */
 			left += n - i;
 			main = NULL;
 			break;
@@ -2543,7 +2601,7 @@ static size_t free_bulk_to_sheaves(struct kmem_cache *s, size_t n, void **p)
 /*
  * The objects of the calling thread's cpu slab go straight onto the cpu
  * freelist, checked the way the free fast path checks one (range, object
- * start, not the head), with one store each; the entries taken are
+ * start, the free mark), with two stores each; the entries taken are
  * cleared and the rest are left for the detached freelists. A cache whose
  * fast paths are off has an empty range here, so nothing is taken.
  */
@@ -2561,7 +2619,8 @@ static size_t free_bulk_to_cpu(struct kmem_cache *s, size_t n, void **p)
 		uintptr_t off = (uintptr_t)x - lo;
 		if (off < bytes &&
 		    slab_offset_to_index(off, s->reciprocal_size) * (uintptr_t)s->size == off &&
-		    x != head) {
+		    !free_mark_test(s, x)) {
+			free_mark_set(s, x);
 			set_freepointer_raw(s, x, head);
 			head = x;
 			p[i] = NULL;
@@ -2703,6 +2762,19 @@ static bool calculate_sizes(struct kmem_cache *s, size_t object_size, size_t ali
 		/* mid-object, away from the ends overflows tend to hit */
 		s->offset = (unsigned int)ALIGN_DOWN(object_size / 2, sizeof(void *));
 	}
+	s->free_mark_offset = 0;
+	if (!dbg && USLUB_FREE_MARK) {
+		/* the free mark: a word apart from the free pointer; outside
+		 * the object where its contents must survive a free (ctor,
+		 * a caller-placed free pointer) or where there is no second
+		 * word (8-byte objects) */
+		if (s->ctor || (args && args->use_freeptr_offset) || size < 2 * sizeof(void *)) {
+			s->free_mark_offset = (unsigned int)size;
+			size += sizeof(void *);
+		} else if (s->offset == 0) {
+			s->free_mark_offset = sizeof(void *);
+		}
+	}
 	if (dbg & USLUB_DBG_U) {
 		s->track_offset = (unsigned int)size;
 		size += 2 * sizeof(struct track);
@@ -2827,6 +2899,7 @@ static void init_cache(struct kmem_cache *s, const char *name, unsigned int flag
 	s->ctor = ctor;
 	s->index = slot;
 	s->fp_secret = (uintptr_t)seed64() | 1;
+	s->free_mark = (uintptr_t)seed64() | 1;      /* never 0: a live object's */
 	s->cpu_offset = (unsigned int)slot * CPU_SLOT_SIZE;
 	snprintf(s->name, sizeof(s->name), "%s", name);
 	INIT_LIST_HEAD(&s->list);
@@ -2991,9 +3064,10 @@ struct kmem_cache *_uslub_cache_create(const char *name, size_t size,
 		_uslub_sheaf_cache_destroy(s);
 		goto fail;
 	}
-	uintptr_t secret = s->fp_secret;
+	uintptr_t secret = s->fp_secret, mark = s->free_mark;
 	init_cache(s, name, flags, args->ctor, slot);
 	s->fp_secret = secret;
+	s->free_mark = mark;
 	list_add_tail(&s->list, &_uslub_slab_caches);
 	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	if (_uslub_option(USLUB_OPT_VERBOSE))

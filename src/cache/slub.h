@@ -160,6 +160,12 @@ struct kmem_cache {
 	uintptr_t fp_secret;         /* freelist hardening: stored = fp ^ secret ^ swab(&slot) */
 	unsigned int fastpath_off;   /* != 0: every alloc/free takes the checked slow path
 	                                (hardened; later debug caches)                   */
+	unsigned int free_mark_offset; /* where a free object holds free_mark (a word
+	                                never overlapping the free pointer; outside
+	                                the object for ctor caches and 8-byte objects) */
+	uintptr_t free_mark;         /* per-cache secret written into every object a
+	                                user frees and cleared when one is handed
+	                                out: the double-free check (see free_mark_*) */
 	unsigned int objects;        /* objects per slab at the preferred order        */
 	unsigned int order;          /* preferred slab order                           */
 	unsigned int inuse;          /* object + free pointer (if outside): the bytes
@@ -167,6 +173,7 @@ struct kmem_cache {
 	unsigned int red_left_pad;   /* bytes before object 0 of a slab (a left red
 	                                zone; 0 without red zones): objects start at
 	                                slab_address + red_left_pad                 */
+	/* -- end of the fast paths' first line -- */
 	unsigned int min_objects_fallback; /* objects per slab at the fallback order   */
 	unsigned int min_order;      /* fallback order (one object fits)               */
 	unsigned int align;
@@ -208,6 +215,8 @@ struct kmem_cache {
 	char name[CACHE_NAME_MAX];
 	struct kmem_cache_node *node[MAX_NUMNODES];
 };
+static_assert(offsetof(struct kmem_cache, red_left_pad) + sizeof(unsigned int) <=
+	      USLUB_CACHELINE, "the fast paths read one line of struct kmem_cache");
 
 /* ------------------------------------------------------------------------
  * Per-thread cpu areas (cpu.c)
@@ -528,6 +537,61 @@ static __always_inline void set_freepointer(const struct kmem_cache *s, void *ob
 		*slot = (uintptr_t)fp ^ fp_mask(s, slot);
 	else
 		*slot = (uintptr_t)fp;
+}
+
+/* ------------------------------------------------------------------------
+ * The free mark: double frees caught wherever they land
+ *
+ * Every free by a user (single, bulk, kfree, free) of an object of a cache
+ * without slub_debug tests the word at free_mark_offset against the
+ * cache's secret free_mark, then writes the mark; every path that hands an
+ * object to a user clears it. So
+ *
+ *   object holds free_mark  <=>  it was freed by a user and not handed out
+ *                                 since (or the program wrote the secret
+ *                                 there itself, which it can only read out
+ *                                 of freed memory)
+ *
+ * and a second free of an object wherever the first one put it (a cpu
+ * freelist, any sheaf, the barn, a slab's freelist, a remote thread's
+ * cache) is refused before it could be handed out twice. The word never
+ * overlaps the free pointer; internal moves between the per-CPU layer,
+ * the barn and the slabs leave it alone. Objects a slab never handed out
+ * may hold anything (a new slab is not written): clearing on every
+ * hand-out is what keeps live objects mark-free. Debug caches do not use
+ * it (their frees check the slab's freelist under list_lock instead).
+ * ---------------------------------------------------------------------- */
+#ifdef USLUB_NO_FREE_MARK
+/* Only for `make bench`'s measure of what the check costs (B-dfree): the
+ * same core without it. Never installed. */
+#define USLUB_FREE_MARK 0
+#else
+#define USLUB_FREE_MARK 1
+#endif
+
+static __always_inline uintptr_t *free_mark_slot(const struct kmem_cache *s, void *obj)
+{
+	return (uintptr_t *)((char *)obj + s->free_mark_offset);
+}
+
+/* Handing @obj out: it is live from now on. */
+static __always_inline void free_mark_clear(const struct kmem_cache *s, void *obj)
+{
+	if (USLUB_FREE_MARK)
+		*free_mark_slot(s, obj) = 0;
+}
+
+/* Is @obj (a valid object of @s) already free? */
+static __always_inline bool free_mark_test(const struct kmem_cache *s, void *obj)
+{
+	return USLUB_FREE_MARK && unlikely(*free_mark_slot(s, obj) == s->free_mark);
+}
+
+/* A user frees @obj (checked with free_mark_test()). */
+static __always_inline void free_mark_set(const struct kmem_cache *s, void *obj)
+{
+	if (USLUB_FREE_MARK)
+		*free_mark_slot(s, obj) = s->free_mark;
 }
 
 /* Object 0 of @slab: the slab's first byte, after a left red zone when the

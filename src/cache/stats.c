@@ -47,6 +47,7 @@ static void slabinfo_locked(const struct kmem_cache *s, struct uslub_slabinfo *o
 	o->size = s->size;
 	o->align = s->align;
 	o->offset = s->offset;
+	o->free_mark_offset = s->free_mark_offset;
 	o->objs_per_slab = s->objects;
 	o->order = s->order;
 	o->pages_per_slab = 1u << s->order;

@@ -321,6 +321,22 @@ static void *huge_alloc(size_t size, size_t align, uslub_gfp_t gfp)
 	}
 }
 
+/* The starts of the last HUGE_FREED_RING mappings freed (huge_lock), so
+ * that a second free of one is named a double free. */
+#define HUGE_FREED_RING 64
+static uintptr_t hfreed[HUGE_FREED_RING];
+static unsigned int hfreed_next;
+
+static bool huge_freed_before(const void *p)
+{
+	bool found = false;
+	uslub_mutex_lock(&huge_lock, RANK_HUGE);
+	for (unsigned int i = 0; i < HUGE_FREED_RING && !found; i++)
+		found = hfreed[i] == (uintptr_t)p;
+	uslub_mutex_unlock(&huge_lock, RANK_HUGE);
+	return found;
+}
+
 static bool huge_free(const void *p)
 {
 	if ((uintptr_t)p & (PAGE_SIZE - 1))
@@ -337,6 +353,7 @@ static bool huge_free(const void *p)
 		bool keep = len <= HUGE_CACHE_BYTES / 2 && e->align <= PAGE_SIZE &&
 			    _uslub_option(USLUB_OPT_DECAY_MS);
 		huge_remove_locked(e);
+		hfreed[hfreed_next++ % HUGE_FREED_RING] = (uintptr_t)p;
 		k = hcache_expire_locked(false, old, lens);
 		while (keep && (hc_n == HUGE_CACHE_SLOTS || hc_bytes + len > HUGE_CACHE_BYTES)) {
 			unsigned int oldest = 0;     /* make room: the oldest goes */
@@ -442,9 +459,11 @@ void *_uslub_kmalloc_slow(size_t size, size_t align, uslub_gfp_t gfp, int node)
 	return huge_alloc(size, align, gfp);
 }
 
-static __cold void invalid_free(const void *p, const char *why, bool fatal)
+/* A free (or a realloc: @op) of @p that cannot be done: @why names the
+ * cause. */
+static __cold void invalid_op(const char *op, const void *p, const char *why, bool fatal)
 {
-	_uslub_report_error("uslub: free of %p: %s; left alone\n", p, why);
+	_uslub_report_error("uslub: %s of %p: %s; left alone\n", op, p, why);
 	if (fatal) {
 		_uslub_report("uslub: aborting (USLUB_MALLOC_ABORT=0 reports and goes on)\n");
 		abort();
@@ -466,16 +485,29 @@ void _uslub_kfree_cold(const void *p, bool fatal)
 			free_large(head);
 			return;
 		}
-		invalid_free(p, (f & PG_large) ? "inside a kmalloc page run, not its start"
-					       : "not inside any allocation (already freed?)", fatal);
+		invalid_op("free", p, (f & PG_large) ? "inside a kmalloc page run, not its start" :
+				!((uintptr_t)p & (PAGE_SIZE - 1)) ?
+				"nothing is allocated there: a double free of a kmalloc page run "
+				"(8 KiB - 2 MiB), or a pointer into freed memory" :
+				"not inside any allocation (a pointer into freed memory)", fatal);
 		return;
 	}
 	if (huge_free(p))
 		return;
-	invalid_free(p, "a pointer uslub did not allocate", fatal);
+	if (huge_freed_before(p))
+		invalid_op("free", p, "double free of a huge block (a mapping above 2 MiB freed "
+			   "before)", fatal);
+	else if (_uslub_owns_segment(p) && !((uintptr_t)p & (PAGE_SIZE - 1)))
+		invalid_op("free", p, "nothing is allocated there: a double free of a kmalloc "
+			   "page run (8 KiB - 2 MiB), or a pointer into freed memory", fatal);
+	else if (_uslub_owns_segment(p))
+		invalid_op("free", p, "not inside any allocation (a pointer into freed memory)",
+			   fatal);
+	else
+		invalid_op("free", p, "a pointer uslub did not allocate", fatal);
 }
 
-enum kind { K_INVALID, K_SLAB, K_LARGE, K_HUGE };
+enum kind { K_INVALID, K_FREED, K_SLAB, K_LARGE, K_HUGE };
 
 /* What @p is and its usable size, without side effects. */
 static enum kind classify(const void *p, size_t *usable, struct kmem_cache **sp)
@@ -490,6 +522,8 @@ static enum kind classify(const void *p, size_t *usable, struct kmem_cache **sp)
 				return K_INVALID;
 			*sp = s;
 			*usable = s->object_size;
+			if (!kmem_cache_debug(s) && free_mark_test(s, (void *)p))
+				return K_FREED;   /* a user freed it (the free mark) */
 			return K_SLAB;
 		}
 		if ((f & PG_large) && page_address(head) == p) {
@@ -516,6 +550,12 @@ size_t _uslub_ksize(const void *p, bool fatal)
 	case K_LARGE:
 	case K_HUGE:
 		return usable;
+	case K_FREED:
+		_uslub_report_error("uslub: %s: size of %p asked, which is already free (use "
+				    "after free)\n", s->name, p);
+		if (fatal)
+			abort();
+		return 0;
 	default:
 		_uslub_report_error("uslub: size of %p asked, which uslub did not allocate\n", p);
 		if (fatal)
@@ -533,8 +573,9 @@ void *_uslub_krealloc(void *p, size_t new_size, uslub_gfp_t gfp, bool malloc_sem
 	size_t usable = 0;
 	struct kmem_cache *s = NULL;
 	enum kind k = classify(p, &usable, &s);
-	if (k == K_INVALID) {
-		invalid_free(p, "realloc of a pointer uslub did not allocate",
+	if (k == K_INVALID || k == K_FREED) {
+		invalid_op("realloc", p, k == K_FREED ? "the object is already free (a realloc "
+			   "after free)" : "a pointer uslub did not allocate",
 			     malloc_semantics && _uslub_option(USLUB_OPT_MALLOC_ABORT));
 		errno = EINVAL;
 		return NULL;
@@ -688,10 +729,15 @@ __public void uslub_kfree_bulk(size_t n, void **p)
 
 __public void uslub_kfree_sensitive(const void *p)
 {
-	size_t n = _uslub_ksize(p, false);
-	if (n)
-		memset((void *)p, 0, n);
-	uslub_kfree(p);
+	size_t usable = 0;
+	struct kmem_cache *s = NULL;
+	enum kind k = USLUB_ZERO_OR_NULL_PTR(p) ? K_INVALID : classify(p, &usable, &s);
+	if (k == K_SLAB || k == K_LARGE || k == K_HUGE) {
+		if (k == K_SLAB && kmem_cache_debug(s))   /* all of it is written */
+			_uslub_debug_set_orig_size(s, (void *)p, s->object_size);
+		memset((void *)p, 0, usable);
+	}
+	uslub_kfree(p);         /* reports a pointer that is not live */
 }
 
 __public size_t uslub_ksize(const void *p)

@@ -739,6 +739,8 @@ __public void *uslub_cache_alloc_from_sheaf_noprof(struct kmem_cache *s, uslub_g
 		return NULL;
 	}
 	void *obj = sheaf->objects[--sheaf->size];
+	if (!kmem_cache_debug(s))
+		free_mark_clear(s, obj);
 	/* never fails while the sheaf holds objects: the charge may go
 	 * past the group's limit (the kernel passes __GFP_NOFAIL here too) */
 	_uslub_post_alloc_hook(s, gfp | USLUB_GFP_NOFAIL, 1, &obj);

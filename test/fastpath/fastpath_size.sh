@@ -28,8 +28,10 @@ check() {
 	fi
 }
 # alloc: pop + one test for "empty freelist, gfp bits or fast paths off"
-#        (hardened caches) + the node test
-# free:  push + range + object start + naive double free (x != head)
-check uslub_cache_alloc_noprof 16
-check uslub_cache_free 26
+#        (hardened caches) + the node test + clearing the free mark (2)
+# free:  push + range + object start + the free-mark test and store (6:
+#        offset and mark loads, compare, branch, the address, the store;
+#        the naive x != head test it replaced was 2)
+check uslub_cache_alloc_noprof 17
+check uslub_cache_free 30
 exit $status

@@ -50,10 +50,12 @@ static bool poisons(uslub_cache_t *s)
 	all &= p[size - 1] == 0xa5;
 	if (all)
 		return true;
-	/* not poisoned: then nothing but the free pointer changed */
+	/* not poisoned: then nothing but the free pointer and the free
+	 * mark (the double-free check) changed */
 	struct uslub_slabinfo si = slabinfo_get(s);
 	for (size_t i = 0; i < size; i++)
-		if (i < si.offset || i >= si.offset + sizeof(void *))
+		if ((i < si.offset || i >= si.offset + sizeof(void *)) &&
+		    (i < si.free_mark_offset || i >= si.free_mark_offset + sizeof(void *)))
 			CHECK_MSG(p[i] == 0x11, "%s: byte %zu of a freed object is %#x, neither "
 				  "poison nor what was written", uslub_cache_name(s), i, p[i]);
 	return false;

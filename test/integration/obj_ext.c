@@ -78,7 +78,8 @@ static int rule(const struct uslub_slabinfo *si, bool fp_outside)
 	size_t left = slab > tail ? slab - tail : 0;
 	if (left >= (size_t)si->objs_per_slab * EXT_SIZE)
 		return USLUB_OBJ_EXT_LEFTOVER;
-	size_t used = align_up(si->object_size, 8) + (fp_outside ? sizeof(void *) : 0);
+	size_t used = align_up(si->object_size, 8) + (fp_outside ? sizeof(void *) : 0) +
+		      (si->free_mark_offset >= si->object_size ? sizeof(void *) : 0);
 	if (si->size >= used + EXT_SIZE)
 		return USLUB_OBJ_EXT_PADDING;
 	return USLUB_OBJ_EXT_ARRAY;
@@ -430,7 +431,7 @@ static void test_placements_work(void)
 	exercise(s, false, false, USLUB_OBJ_EXT_PADDING, "padding-80");
 
 	/* ctor: the free pointer sits after the object, the extension after it */
-	l = (struct layout){ 40, 64, 0, true, false };
+	l = (struct layout){ 32, 64, 0, true, false };
 	s = make_cache(&l, true);
 	CHECK(s);
 	exercise(s, true, false, USLUB_OBJ_EXT_PADDING, "padding-ctor");

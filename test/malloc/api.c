@@ -44,6 +44,7 @@
 #include <fcntl.h>
 #include <gnu/libc-version.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <sys/mman.h>
@@ -974,16 +975,28 @@ static char static_buf[256];
 
 enum bad_kind { BAD_STACK, BAD_INTERIOR8, BAD_INTERIOR16, BAD_INTERIOR_PAGE,
 		BAD_INTERIOR_MAP, BAD_STATIC, BAD_MMAP, BAD_DOUBLE_FREE,
-		BAD_DOUBLE_FREE_RUN, BAD_DOUBLE_FREE_MAP, BAD_REALLOC_STACK,
-		BAD_REALLOC_INTERIOR };
+		BAD_DOUBLE_FREE_RUN, BAD_DOUBLE_FREE_MAP, BAD_DOUBLE_FREE_APART,
+		BAD_DOUBLE_FREE_LATER, BAD_DOUBLE_FREE_TINY, BAD_DOUBLE_FREE_THREAD,
+		BAD_REALLOC_STACK, BAD_REALLOC_INTERIOR, BAD_REALLOC_FREED };
 
 static const char *bad_name[] = { "free(stack)", "free(malloc(64) + 8)",
 				  "free(malloc(64) + 16)", "free(malloc(64 KiB) + 4096)",
 				  "free(malloc(8 MiB) + 4096)", "free(static data)",
 				  "free(foreign mmap)", "free(p) twice in a row",
 				  "free(malloc(64 KiB)) twice", "free(malloc(8 MiB)) twice",
+				  "free(a) free(b) free(a)",
+				  "free(a), 1000 mallocs and frees, free(a)",
+				  "free(malloc(1)) free(b) free(a)",
+				  "free(a) in a thread, then free(a)",
 				  "realloc(stack)",
-				  "realloc(malloc(100) + 16)" };
+				  "realloc(malloc(100) + 16)",
+				  "realloc(a) after free(a) free(b)" };
+
+static void *free_in_thread(void *p)
+{
+	f_free(p);
+	return NULL;
+}
 
 static __attribute__((noinline)) void do_bad(enum bad_kind k)
 {
@@ -1036,6 +1049,51 @@ static __attribute__((noinline)) void do_bad(enum bad_kind k)
 		f_free(p);
 		f_free(p);
 		break;
+	case BAD_DOUBLE_FREE_APART: {
+		unsigned char *b = f_malloc(64);
+		p = f_malloc(64);
+		f_free(p);
+		f_free(b);
+		f_free(p);
+		break;
+	}
+	case BAD_DOUBLE_FREE_LATER: {
+		void *keep[1000];
+		p = f_malloc(48);
+		f_free(p);
+		for (int i = 0; i < 1000; i++)   /* other classes: p stays free */
+			keep[i] = f_malloc(100 + (size_t)i % 900);
+		for (int i = 0; i < 1000; i++)
+			f_free(keep[i]);
+		f_free(p);
+		break;
+	}
+	case BAD_DOUBLE_FREE_TINY: {
+		unsigned char *b = f_malloc(1);
+		p = f_malloc(1);
+		f_free(p);
+		f_free(b);
+		f_free(p);
+		break;
+	}
+	case BAD_DOUBLE_FREE_THREAD: {
+		pthread_t th;
+		p = f_malloc(200);
+		if (pthread_create(&th, NULL, free_in_thread, p) == 0 &&
+		    pthread_join(th, NULL) == 0)
+			f_free(p);
+		else
+			_exit(3);
+		break;
+	}
+	case BAD_REALLOC_FREED: {
+		unsigned char *b = f_malloc(100);
+		p = f_malloc(100);
+		f_free(p);
+		f_free(b);
+		(void)!f_realloc(p, 50);
+		break;
+	}
 	case BAD_REALLOC_STACK:
 		(void)!f_realloc((void *)vs, 100);
 		break;
@@ -1044,6 +1102,14 @@ static __attribute__((noinline)) void do_bad(enum bad_kind k)
 		(void)!f_realloc(p + 16, 200);
 		break;
 	}
+}
+
+static int count_lines(const char *text, const char *prefix)
+{
+	int n = 0;
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+		n += !strncmp(l, prefix, strlen(prefix));
+	return n;
 }
 
 static void expect_abort(enum bad_kind k, bool check_msg)
@@ -1084,18 +1150,25 @@ static void expect_abort(enum bad_kind k, bool check_msg)
 			  "%s: message does not mention free: '%s'", bad_name[k], msg);
 		CHECK_MSG(is_free || strstr(msg, "realloc") != NULL,
 			  "%s: message does not mention realloc: '%s'", bad_name[k], msg);
+		bool twice = (k >= BAD_DOUBLE_FREE && k <= BAD_DOUBLE_FREE_THREAD) ||
+			     k == BAD_REALLOC_FREED;
+		CHECK_MSG(!twice || strstr(msg, "double free") || strstr(msg, "already free"),
+			  "%s: message does not say double free: '%s'", bad_name[k], msg);
+		CHECK_MSG(count_lines(msg, "uslub:") == 2,   /* the report, then "aborting" */
+			  "%s: want exactly one report and the abort line: '%s'", bad_name[k], msg);
 	}
 }
 
 static void test_invalid_free(void)
 {
 	if (on_uslub) {
-		for (int k = BAD_STACK; k <= BAD_REALLOC_INTERIOR; k++)
+		for (int k = BAD_STACK; k <= BAD_REALLOC_FREED; k++)
 			expect_abort((enum bad_kind)k, true);
 	} else {
 		/* What glibc itself detects. */
 		expect_abort(BAD_STACK, false);
 		expect_abort(BAD_DOUBLE_FREE, false);
+		expect_abort(BAD_DOUBLE_FREE_APART, false);
 		expect_abort(BAD_REALLOC_STACK, false);
 	}
 }

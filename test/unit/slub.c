@@ -40,7 +40,8 @@ static void noop_ctor(void *p)
 static void test_geometry(void)
 {
 	static const struct { size_t size; unsigned order, objects; } exact[] = {
-		{ 8, 0, 512 }, { 64, 0, 64 }, { 4096, 3, 8 }, { 1u << 21, 9, 1 },
+		{ 8, 0, 256 },  /* the free mark needs a second word */
+		{ 64, 0, 64 }, { 4096, 3, 8 }, { 1u << 21, 9, 1 },
 		{ (1u << 20) + 8, 9, 1 },
 	};
 	for (unsigned i = 0; i < sizeof(exact) / sizeof(exact[0]); i++) {
@@ -60,13 +61,18 @@ static void test_geometry(void)
 		CHECK((PAGE_SIZE << s->order) % s->size <= (PAGE_SIZE << s->order) / 2);
 		CHECK(s->offset + sizeof(void *) <= s->size);
 		CHECK(s->offset <= size / 2 || size < sizeof(void *));
+		/* the free mark: its own word of the stride, never the free pointer's */
+		CHECK(s->free_mark_offset + sizeof(void *) <= s->size);
+		CHECK(s->free_mark_offset + sizeof(void *) <= s->offset ||
+		      s->offset + sizeof(void *) <= s->free_mark_offset);
+		CHECK(s->free_mark != 0);
 		CHECK(s->min_partial >= 5 && s->min_partial <= 10);
 		CHECK(s->min_order <= s->order);
 		CHECK_EQ(uslub_cache_destroy(s), 0);
 	}
 	/* ctor: free pointer after the object, constructed state survives */
 	struct kmem_cache *s = uslub_cache_create("geo-ctor", 100, 0, 0, noop_ctor);
-	CHECK(s && s->offset == 104 && s->size == 112);
+	CHECK(s && s->offset == 104 && s->free_mark_offset == 112 && s->size == 120);
 	CHECK_EQ(uslub_cache_destroy(s), 0);
 	/* HWCACHE_ALIGN halves the line for small objects */
 	s = uslub_cache_create("geo-hw", 20, 0, USLUB_HWCACHE_ALIGN, NULL);
