@@ -100,32 +100,38 @@ static inline void list_del(struct list_head *e)
 
 /* ------------------------------------------------------------------------
  * Options: one table, one prefix (USLUB_), read once without allocating.
+ * X(name, default, max, doc): numeric options take 0..max (decimal digits,
+ * or on/yes/true = 1, off/no/false = 0); a value outside that, or any other
+ * text, is reported and the default used. Options whose default is
+ * USLUB_OPT_STRING keep their text (max unused). In a secure-execution
+ * program (getauxval(AT_SECURE): set-uid, set-gid, file capabilities) no
+ * USLUB_ variable is read at all: every option keeps its default.
  * ---------------------------------------------------------------------- */
 #define USLUB_OPTIONS(X)                                                     \
-	X(DECAY_MS,      1000, "ms an empty 4 MiB segment waits before its pages are returned (MADV_DONTNEED); 0 = at once") \
-	X(FAKE_NODES,       0, "pretend the machine has this many NUMA nodes (testing); 0 = what /sys reports") \
-	X(CPU_PARTIAL,      1, "keep per-CPU partial slabs (CONFIG_SLUB_CPU_PARTIAL); 0 = off") \
-	X(MAX_ORDER,        3, "slub_max_order: largest slab order preferred by calculate_order") \
-	X(MIN_ORDER,        0, "slub_min_order: smallest slab order") \
-	X(MIN_OBJECTS,      0, "slub_min_objects; 0 = 4 * (fls(nr_cpus) + 1)") \
-	X(FREELIST_RANDOM,  0, "shuffle the object order of new slabs of every cache (CONFIG_SLAB_FREELIST_RANDOM); per cache: USLUB_RANDOM_FREELIST / USLUB_NO_RANDOM_FREELIST flags") \
-	X(FREELIST_HARDENED, 0, "obfuscate free pointers and check every pointer taken from a freelist, in every cache (CONFIG_SLAB_FREELIST_HARDENED); per cache: USLUB_HARDENED_FREELIST flag") \
-	X(SHEAVES,          0, "1 = give every cache per-CPU sheaves (the 7.0 kernel's default), not only those asking for a sheaf_capacity") \
-	X(KMALLOC_SHEAVES,  1, "1 = the kmalloc caches (and so malloc) have per-CPU sheaves, as every cache in the 7.0 kernel; 0 = cpu slabs only") \
-	X(PROFILING,        0, "1 = allocation profiling: tag every object with its call site (allocinfo); fixed at startup") \
-	X(ACCOUNT_BATCH, 8192, "bytes an accounting group is charged at once into a thread's stock (the kernel's obj_stock); 0 = charge every object directly") \
-	X(DEBUG,  USLUB_OPT_STRING, "slub_debug syntax: <flags>[,<cache>[,<cache>...]][;...]; flags F sanity checks, Z red zones, P poisoning, U owner tracking, T trace, A failslab filter, O off where it would raise the order, - none; a cache name may end in *") \
-	X(FAILSLAB, USLUB_OPT_STRING, "fault injection (the kernel's failslab): probability=<percent>,interval=<n>,times=<n|-1>,space=<bytes>,seed=<n>,ignore-gfp-wait=<0|1>,cache-filter=<0|1>,verbose=<0|1>") \
-	X(PUBLISH_MS,       0, "publish slabinfo and group tables to /dev/shm/uslub.<pid>.{txt,json} every N ms for `uslub slabinfo|top PID`; 0 = off") \
-	X(ABORT_ON_ERROR,   0, "abort() after reporting an invalid free or a corrupted freelist") \
-	X(VERBOSE,          0, "print every option and the layout of each new cache to stderr") \
-	X(REPORT, USLUB_OPT_STRING, "at exit, write slabinfo (and allocinfo with USLUB_PROFILING=1) to this file; %p in it is replaced by the pid; - is stderr (`uslub run --report` sets it)") \
-	X(MALLOC_ABORT,     1, "malloc front end: abort() after reporting a free() of a pointer uslub does not own, an interior pointer or a double free (0: report and leave it alone)")
+	X(DECAY_MS,      1000, 86400000, "ms an empty 4 MiB segment waits before its pages are returned (MADV_DONTNEED); 0 = at once") \
+	X(FAKE_NODES,       0, 64,   "pretend the machine has this many NUMA nodes (testing); 0 = what /sys reports") \
+	X(CPU_PARTIAL,      1, 1,    "keep per-CPU partial slabs (CONFIG_SLUB_CPU_PARTIAL); 0 = off") \
+	X(MAX_ORDER,        3, 9,    "slub_max_order: largest slab order preferred by calculate_order") \
+	X(MIN_ORDER,        0, 9,    "slub_min_order: smallest slab order") \
+	X(MIN_OBJECTS,      0, 32767, "slub_min_objects; 0 = 4 * (fls(nr_cpus) + 1)") \
+	X(FREELIST_RANDOM,  0, 1,    "shuffle the object order of new slabs of every cache (CONFIG_SLAB_FREELIST_RANDOM); per cache: USLUB_RANDOM_FREELIST / USLUB_NO_RANDOM_FREELIST flags") \
+	X(FREELIST_HARDENED, 0, 1,   "obfuscate free pointers and check every pointer taken from a freelist, in every cache (CONFIG_SLAB_FREELIST_HARDENED); per cache: USLUB_HARDENED_FREELIST flag") \
+	X(SHEAVES,          0, 1,    "1 = give every cache per-CPU sheaves (the 7.0 kernel's default), not only those asking for a sheaf_capacity") \
+	X(KMALLOC_SHEAVES,  1, 1,    "1 = the kmalloc caches (and so malloc) have per-CPU sheaves, as every cache in the 7.0 kernel; 0 = cpu slabs only") \
+	X(PROFILING,        0, 1,    "1 = allocation profiling: tag every object with its call site (allocinfo); fixed at startup") \
+	X(ACCOUNT_BATCH, 8192, 1073741824, "bytes an accounting group is charged at once into a thread's stock (the kernel's obj_stock); 0 = charge every object directly") \
+	X(DEBUG,  USLUB_OPT_STRING, 0, "slub_debug syntax: <flags>[,<cache>[,<cache>...]][;...]; flags F sanity checks, Z red zones, P poisoning, U owner tracking, T trace, A failslab filter, O off where it would raise the order, - none; a cache name may end in *") \
+	X(FAILSLAB, USLUB_OPT_STRING, 0, "fault injection (the kernel's failslab): probability=<percent>,interval=<n>,times=<n|-1>,space=<bytes>,seed=<n>,ignore-gfp-wait=<0|1>,cache-filter=<0|1>,verbose=<0|1>") \
+	X(PUBLISH_MS,       0, 86400000, "publish slabinfo and group tables to /dev/shm/uslub.<pid>.{txt,json} every N ms for `uslub slabinfo|top PID`; 0 = off") \
+	X(ABORT_ON_ERROR,   0, 1,    "abort() after reporting an invalid free or a corrupted freelist") \
+	X(VERBOSE,          0, 1,    "print every option and the layout of each new cache to stderr") \
+	X(REPORT, USLUB_OPT_STRING, 0, "at exit, write slabinfo (and allocinfo with USLUB_PROFILING=1) to this file; %p in it is replaced by the pid; - is stderr (`uslub run --report` sets it)") \
+	X(MALLOC_ABORT,     1, 1,    "malloc front end: abort() after reporting a free() of a pointer uslub does not own, an interior pointer or a double free (0: report and leave it alone)")
 
 #define USLUB_OPT_STRING (-1)          /* default of an option whose value is text */
 
 enum uslub_option {
-#define USLUB_OPT_X(name, def, doc) USLUB_OPT_##name,
+#define USLUB_OPT_X(name, def, max, doc) USLUB_OPT_##name,
 	USLUB_OPTIONS(USLUB_OPT_X)
 #undef USLUB_OPT_X
 	USLUB_NR_OPTIONS
@@ -133,6 +139,30 @@ enum uslub_option {
 
 __internal void _uslub_options_init(void);
 __internal long _uslub_option(enum uslub_option o);
+__internal long _uslub_option_default(enum uslub_option o);
+__internal long _uslub_option_max(enum uslub_option o);
+__internal const char *_uslub_option_name(enum uslub_option o);
+/* Is this a secure-execution program (getauxval(AT_SECURE))? */
+__internal bool _uslub_secure_exec(void);
+/* Parse @text as the value of numeric option @o: true with *@out set, or
+ * false with a reason in @why (e.g. "out of range (0..9)"). No allocation,
+ * no stdio. */
+__internal bool _uslub_parse_option(enum uslub_option o, const char *text, long *out,
+				    char *why, size_t whylen);
+/* The option values an environment @env gives (*@v, *@str: one per option;
+ * every default when @secure); each rejected value reported when @report.
+ * _uslub_options_init() calls it with environ and _uslub_secure_exec(). */
+__internal void _uslub_options_from_env(char *const *env, bool secure, bool report,
+					long *v, const char **str);
+/* Strict decimal for option values: [@s, @s + @len) must be digits only,
+ * at most @max. 0, or one of these: */
+enum { USLUB_NUM_EMPTY = 1, USLUB_NUM_JUNK, USLUB_NUM_RANGE };
+__internal int _uslub_parse_u64(const char *s, size_t len, uint64_t max, uint64_t *out);
+/* Append to a NUL-terminated @buf of @len bytes (truncating): text, or an
+ * unsigned or signed decimal; no stdio. Return @buf. */
+__internal char *_uslub_str_append(char *buf, size_t len, const char *s);
+__internal char *_uslub_str_append_u64(char *buf, size_t len, uint64_t v);
+__internal char *_uslub_str_append_long(char *buf, size_t len, long v);
 
 /* slub_debug letters (debug_opts.c) */
 #define USLUB_DBG_F 0x01u        /* consistency checks                     */
@@ -147,6 +177,10 @@ __internal long _uslub_option(enum uslub_option o);
 #define USLUB_DBG_DEFAULT (USLUB_DBG_F | USLUB_DBG_Z | USLUB_DBG_P | USLUB_DBG_U)
 /* The flags slub_debug-syntax @spec gives the cache @name (debug_opts.c). */
 __internal unsigned int _uslub_debug_flags(const char *spec, const char *name);
+/* Is slub_debug-syntax @spec well formed? false with the first problem in
+ * @why (unknown flag, empty cache name, ...); the problem is ignored by
+ * _uslub_debug_flags. */
+__internal bool _uslub_debug_check(const char *spec, char *why, size_t whylen);
 /* The text of a string option (USLUB_OPT_STRING), "" when unset; points
  * into environ, never allocated. */
 __internal const char *_uslub_option_str(enum uslub_option o);

@@ -14,15 +14,17 @@
  * tracking are dropped where they would raise the minimum slab order. An
  * empty flag field (USLUB_DEBUG=, or ",cache") means the default set
  * F Z P U, as slub_debug with no options does.
+ *
+ * Unknown flag letters and empty cache names (",,", a trailing ',') are
+ * ignored; _uslub_debug_check() finds them so that option parsing
+ * (options.c) reports the first one once, at startup.
  */
 #include "base/base.h"
 #include <string.h>
 
-static bool reported;    /* report a malformed spec once, not per cache */
-
 /* Flags of the block at @p (up to ',' ';' or the end); *@end: where the
- * flags stop. */
-static unsigned int parse_flags(const char *p, const char **end, const char *spec)
+ * flags stop; *@bad: the first unknown letter (if @bad and none yet). */
+static unsigned int parse_flags(const char *p, const char **end, const char **bad)
 {
 	unsigned int f = 0;
 	const char *q = p;
@@ -37,26 +39,30 @@ static unsigned int parse_flags(const char *p, const char **end, const char *spe
 		case 'o': f |= USLUB_DBG_O; break;
 		case 'x': f |= USLUB_DBG_X; break;
 		default:
-			if (*q == '-') {
+			if (*q == '-')
 				f = 0;
-			} else if (*q != ' ' && !__atomic_exchange_n(&reported, true, __ATOMIC_RELAXED)) {
-				_uslub_report("uslub: USLUB_DEBUG=\"%s\": unknown flag '%c' ignored\n",
-					      spec, *q);
-			}
+			else if (*q != ' ' && bad && !*bad)
+				*bad = q;
 		}
 	}
 	*end = q;
 	return q == p ? USLUB_DBG_DEFAULT : f;
 }
 
+/* The list entry [*p, *q) without the blanks around it. */
+static size_t trim(const char **p, const char **q)
+{
+	while (*p < *q && **p == ' ')
+		(*p)++;
+	while (*q > *p && (*q)[-1] == ' ')
+		(*q)--;
+	return (size_t)(*q - *p);
+}
+
 /* Does the list entry [p, q) name @name? */
 static bool name_matches(const char *p, const char *q, const char *name)
 {
-	while (p < q && *p == ' ')
-		p++;
-	while (q > p && q[-1] == ' ')
-		q--;
-	size_t len = (size_t)(q - p);
+	size_t len = trim(&p, &q);
 	if (!len)
 		return false;
 	if (p[len - 1] == '*')
@@ -74,7 +80,7 @@ unsigned int _uslub_debug_flags(const char *spec, const char *name)
 		if (!*p)
 			break;                  /* an empty last block: nothing */
 		const char *q;
-		unsigned int f = parse_flags(p, &q, spec);
+		unsigned int f = parse_flags(p, &q, NULL);
 		if (*q == ',') {                /* a block with a cache list */
 			const char *e = q + 1;
 			for (;;) {
@@ -96,4 +102,38 @@ unsigned int _uslub_debug_flags(const char *spec, const char *name)
 		p = q + 1;
 	}
 	return global;
+}
+
+bool _uslub_debug_check(const char *spec, char *why, size_t whylen)
+{
+	const char *bad = NULL;
+	if (whylen)
+		why[0] = 0;
+	if (!spec)
+		return true;
+	for (const char *p = spec; *p;) {
+		const char *q;
+		parse_flags(p, &q, &bad);
+		if (bad) {
+			char c[2] = { *bad, 0 };
+			_uslub_str_append(why, whylen, "unknown flag '");
+			_uslub_str_append(why, whylen, c);
+			_uslub_str_append(why, whylen, "' ignored (flags: F Z P U T A O X -)");
+			return false;
+		}
+		while (*q == ',') {            /* the cache list */
+			const char *s = ++q;
+			while (*q && *q != ',' && *q != ';')
+				q++;
+			const char *e = q;
+			if (!trim(&s, &e)) {
+				_uslub_str_append(why, whylen, "empty cache name ignored");
+				return false;
+			}
+		}
+		if (*q != ';')
+			break;
+		p = q + 1;
+	}
+	return true;
 }

@@ -6,7 +6,12 @@
  *                  space=<bytes>,seed=<n>,ignore-gfp-wait=<0|1>,
  *                  cache-filter=<0|1>,verbose=<0|1>
  *
- * or uslub_failslab_configure() with the same text. An allocation call
+ * or uslub_failslab_configure() with the same text. Values are decimal
+ * digits only (times also takes -1), within each key's range; a spec with
+ * an empty field, an unknown key, an empty or malformed value or one out
+ * of range is rejected as a whole, with one message saying which field and
+ * why, and changes nothing (from the environment: fault injection stays
+ * off). A key given twice: the last wins. An allocation call
  * (one per bulk or prefill call) of a cache that may fail goes through
  * should_fail(), in the kernel's order: the cache filter (only caches
  * with the 'A' debug flag, from USLUB_DEBUG or uslub_cache_set_failslab,
@@ -23,20 +28,11 @@
  * otherwise.
  */
 #include "cache/slub.h"
+#include "cache/failslab.h"
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct failslab {
-	long probability;             /* percent, 0..100                        */
-	unsigned long interval;       /* every n-th eligible call (1: each)     */
-	long times;                   /* failures left; -1 unlimited            */
-	long space;                   /* bytes that pass before any failure     */
-	uint64_t seed;
-	int ignore_gfp_wait;
-	int cache_filter;
-	int verbose;
-};
 
 static pthread_mutex_t failslab_lock = PTHREAD_MUTEX_INITIALIZER; /* leaf lock */
 static struct failslab attr = { .interval = 1, .times = -1 };
@@ -52,51 +48,116 @@ static uint64_t mix64(uint64_t z)
 	return z ^ (z >> 31);
 }
 
-/* Parse @spec into @a; false (with a report) on a malformed one. */
-static bool parse(const char *spec, struct failslab *a)
+/* The keys, their ranges, where they go. */
+enum fs_key { FS_PROBABILITY, FS_INTERVAL, FS_TIMES, FS_SPACE, FS_SEED, FS_IGNORE_GFP_WAIT,
+	      FS_CACHE_FILTER, FS_VERBOSE, FS_NR };
+static const struct {
+	const char *key;
+	uint64_t min, max;            /* min 0 or 1; times alone also takes -1 */
+} fs_keys[FS_NR] = {
+	[FS_PROBABILITY]     = { "probability", 0, 100 },
+	[FS_INTERVAL]        = { "interval", 1, LONG_MAX },
+	[FS_TIMES]           = { "times", 0, LONG_MAX },
+	[FS_SPACE]           = { "space", 0, LONG_MAX },
+	[FS_SEED]            = { "seed", 0, UINT64_MAX },
+	[FS_IGNORE_GFP_WAIT] = { "ignore-gfp-wait", 0, 1 },
+	[FS_CACHE_FILTER]    = { "cache-filter", 0, 1 },
+	[FS_VERBOSE]         = { "verbose", 0, 1 },
+};
+
+/* why = "<key>: <what>" (the key as written, at most 32 bytes of it) */
+static bool fs_bad(char *why, size_t whylen, const char *key, size_t klen, const char *what)
+{
+	char k[40];
+	size_t n = MIN(klen, sizeof(k) - 8);
+	memcpy(k, key, n);
+	k[n] = 0;
+	if (n < klen)
+		_uslub_str_append(k, sizeof(k), "...");
+	_uslub_str_append(why, whylen, "\"");
+	_uslub_str_append(why, whylen, k);
+	_uslub_str_append(why, whylen, "\": ");
+	_uslub_str_append(why, whylen, what);
+	return false;
+}
+
+bool _uslub_failslab_parse(const char *spec, struct failslab *a, char *why, size_t whylen)
 {
 	struct failslab n = { .interval = 1, .times = -1 };
-	const char *p = spec;
-	while (p && *p) {
+	if (whylen)
+		why[0] = 0;
+	if (!spec) {
+		_uslub_str_append(why, whylen, "no spec");
+		return false;
+	}
+	for (const char *p = spec; *p;) {
 		const char *e = strchr(p, ',');
 		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (!len) {
+			_uslub_str_append(why, whylen, "empty field (\",,\" or a ',' at either end)");
+			return false;
+		}
 		const char *eq = memchr(p, '=', len);
 		if (!eq)
-			goto bad;
+			return fs_bad(why, whylen, p, len, "not key=value");
 		size_t klen = (size_t)(eq - p);
-		char *end;
-		long long v = strtoll(eq + 1, &end, 0);
-		if (end != p + len)
-			goto bad;
-#define KEY(k) (klen == sizeof(k) - 1 && !strncmp(p, k, klen))
-		if (KEY("probability") && v >= 0 && v <= 100)
-			n.probability = (long)v;
-		else if (KEY("interval") && v >= 1)
-			n.interval = (unsigned long)v;
-		else if (KEY("times") && v >= -1)
-			n.times = (long)v;
-		else if (KEY("space") && v >= 0)
-			n.space = (long)v;
-		else if (KEY("seed"))
-			n.seed = (uint64_t)v;
-		else if (KEY("ignore-gfp-wait") && (v == 0 || v == 1))
-			n.ignore_gfp_wait = (int)v;
-		else if (KEY("cache-filter") && (v == 0 || v == 1))
-			n.cache_filter = (int)v;
-		else if (KEY("verbose") && (v == 0 || v == 1))
-			n.verbose = (int)v;
+		int k = 0;
+		while (k < FS_NR && (strlen(fs_keys[k].key) != klen ||
+				     strncmp(p, fs_keys[k].key, klen)))
+			k++;
+		if (k == FS_NR)
+			return fs_bad(why, whylen, p, klen,
+				      "unknown key (probability, interval, times, space, seed, "
+				      "ignore-gfp-wait, cache-filter, verbose)");
+		const char *val = eq + 1;
+		size_t vlen = len - klen - 1;
+		uint64_t v = 0;
+		int err;
+		if (k == FS_TIMES && vlen == 2 && !strncmp(val, "-1", 2))
+			err = 0, v = UINT64_MAX;     /* unlimited */
 		else
-			goto bad;
-#undef KEY
-		p = e ? e + 1 : NULL;
+			err = _uslub_parse_u64(val, vlen, fs_keys[k].max, &v);
+		if (!err && v < fs_keys[k].min)     /* interval=0 */
+			err = USLUB_NUM_RANGE;
+		if (err) {
+			char r[64] = "";
+			if (err == USLUB_NUM_EMPTY) {
+				_uslub_str_append(r, sizeof(r), "empty value");
+			} else if (err == USLUB_NUM_JUNK) {
+				_uslub_str_append(r, sizeof(r), "not a decimal number");
+				if (k == FS_TIMES)
+					_uslub_str_append(r, sizeof(r), " or -1");
+			} else {
+				_uslub_str_append(r, sizeof(r), "out of range (");
+				_uslub_str_append(r, sizeof(r), k == FS_TIMES ? "-1" : "");
+				if (k != FS_TIMES)
+					_uslub_str_append_u64(r, sizeof(r), fs_keys[k].min);
+				_uslub_str_append(r, sizeof(r), "..");
+				_uslub_str_append_u64(r, sizeof(r), fs_keys[k].max);
+				_uslub_str_append(r, sizeof(r), ")");
+			}
+			return fs_bad(why, whylen, p, klen, r);
+		}
+		switch (k) {
+		case FS_PROBABILITY: n.probability = (long)v; break;
+		case FS_INTERVAL: n.interval = (unsigned long)v; break;
+		case FS_TIMES: n.times = v == UINT64_MAX ? -1 : (long)v; break;
+		case FS_SPACE: n.space = (long)v; break;
+		case FS_SEED: n.seed = v; break;
+		case FS_IGNORE_GFP_WAIT: n.ignore_gfp_wait = (int)v; break;
+		case FS_CACHE_FILTER: n.cache_filter = (int)v; break;
+		case FS_VERBOSE: n.verbose = (int)v; break;
+		}
+		if (!e)
+			break;
+		p = e + 1;
+		if (!*p) {
+			_uslub_str_append(why, whylen, "empty field (\",,\" or a ',' at either end)");
+			return false;
+		}
 	}
 	*a = n;
 	return true;
-bad:
-	_uslub_report("uslub: failslab \"%s\": expected key=value pairs among probability "
-		      "(0..100), interval (>= 1), times (>= -1), space, seed, ignore-gfp-wait, "
-		      "cache-filter, verbose (0/1); not changed\n", spec);
-	return false;
 }
 
 /* May @s fail at all? (Internal caches never.) */
@@ -139,10 +200,16 @@ void _uslub_failslab_init(void)
 {
 	const char *spec = _uslub_option_str(USLUB_OPT_FAILSLAB);
 	struct failslab a;
-	if (*spec && parse(spec, &a)) {
-		attr = a;
-		active = a.probability > 0;
+	char why[160];
+	if (!*spec)
+		return;
+	if (!_uslub_failslab_parse(spec, &a, why, sizeof(why))) {
+		_uslub_report("uslub: ignoring USLUB_FAILSLAB=\"%s\": %s; fault injection stays off\n",
+			      spec, why);
+		return;
 	}
+	attr = a;
+	active = a.probability > 0;
 }
 
 /* A new cache: armed if fault injection is on (slab_mutex not held). */
@@ -155,7 +222,7 @@ bool _uslub_should_failslab(struct kmem_cache *s, uslub_gfp_t gfp, size_t size)
 {
 	if (!READ_ONCE(active) || !cache_eligible(s))
 		return false;
-	bool fail = false;
+	bool fail = false, verbose;
 	pthread_mutex_lock(&failslab_lock);
 	if (attr.cache_filter && !(READ_ONCE(s->debug) & USLUB_DBG_A))
 		goto out;
@@ -176,7 +243,7 @@ bool _uslub_should_failslab(struct kmem_cache *s, uslub_gfp_t gfp, size_t size)
 	fail = true;
 	ATOMIC_ADD(injected, 1);
 out:
-	bool verbose = attr.verbose;
+	verbose = attr.verbose;
 	pthread_mutex_unlock(&failslab_lock);
 	if (fail && verbose)
 		_uslub_report("uslub: failslab: failing an allocation of %zu bytes from %s\n",
@@ -188,7 +255,10 @@ __public int uslub_failslab_configure(const char *spec)
 {
 	_uslub_init();
 	struct failslab a;
-	if (!spec || !parse(spec, &a)) {
+	char why[160];
+	if (!_uslub_failslab_parse(spec, &a, why, sizeof(why))) {
+		if (spec)
+			_uslub_report("uslub: failslab \"%s\": %s; not changed\n", spec, why);
 		errno = EINVAL;
 		return -1;
 	}

@@ -381,6 +381,18 @@ static void write_report(FILE *f)
 	}
 }
 
+/* Why USLUB_REPORT could not be written: the file and the cause (@err:
+ * errno saved right after the call that failed). A path too long for one
+ * report line is shown by its two ends. */
+static void report_failed(const char *what, const char *path, bool cut, int err)
+{
+	size_t len = strlen(path);
+	int head = len > 400 || cut ? 200 : (int)len;
+	const char *tail = len > 400 ? path + len - 160 : "";
+	_uslub_report("uslub: USLUB_REPORT: cannot %s \"%.*s%s%s\": %s\n", what, head, path,
+		      len > 400 || cut ? "..." : "", tail, strerror(err));
+}
+
 static void report_at_exit(void)
 {
 	const char *spec = _uslub_option_str(USLUB_OPT_REPORT);
@@ -391,7 +403,8 @@ static void report_at_exit(void)
 	}
 	char path[4096];
 	size_t k = 0;
-	for (const char *c = spec; *c && k + 24 < sizeof(path); c++) {
+	const char *c = spec;
+	for (; *c && k + 24 < sizeof(path); c++) {
 		if (c[0] == '%' && c[1] == 'p') {
 			k += (size_t)snprintf(path + k, sizeof(path) - k, "%d", (int)getpid());
 			c++;
@@ -400,13 +413,24 @@ static void report_at_exit(void)
 		}
 	}
 	path[k] = 0;
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		_uslub_report("uslub: USLUB_REPORT: cannot write %s\n", path);
+	if (*c) {                   /* longer than any path can be */
+		report_failed("open", path, true, ENAMETOOLONG);
 		return;
 	}
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		report_failed("open", path, false, errno);
+		return;
+	}
+	errno = 0;
 	write_report(f);
-	fclose(f);
+	int err = 0;
+	if (fflush(f) == EOF || ferror(f))
+		err = errno ? errno : EIO;
+	if (fclose(f) == EOF && !err)
+		err = errno ? errno : EIO;
+	if (err)
+		report_failed("write", path, false, err);
 }
 
 /* An exit handler registered from a constructor (never from inside

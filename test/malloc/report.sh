@@ -1,0 +1,42 @@
+#!/bin/bash
+# malloc_report: USLUB_REPORT at exit. A path that cannot be opened or
+# written gives one message naming the file and the real cause (strerror
+# of the failing call's errno); %p becomes the pid; - is stderr.
+#
+#   report.sh PROG       (PROG: a program linked with libuslub-malloc)
+set -u
+prog=$1
+T=$(mktemp -d) || exit 1
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; echo "--- stderr:"; head -c 2000 "$T/err"; echo; exit 1; }
+
+# run REPORT-VALUE: stderr in $T/err; C messages (env -i: no locale)
+run() { env -i PATH=/usr/bin:/bin USLUB_REPORT="$1" "$prog" run 0 >"$T/out" 2>"$T/err"; }
+expect_msg() { # REPORT-VALUE MESSAGE
+	run "$1"
+	grep -qxF "$2" "$T/err" || fail "USLUB_REPORT=\"$1\": want the line: $2"
+	[ "$(wc -l <"$T/err")" = 1 ] || fail "USLUB_REPORT=\"$1\": more than one line on stderr"
+}
+
+expect_msg "$T/no/such/dir/r" "uslub: USLUB_REPORT: cannot open \"$T/no/such/dir/r\": No such file or directory"
+expect_msg "$T" "uslub: USLUB_REPORT: cannot open \"$T\": Is a directory"
+if [ -w /dev/full ]; then
+	expect_msg /dev/full 'uslub: USLUB_REPORT: cannot write "/dev/full": No space left on device'
+fi
+long=$(printf 'd%.0s' $(seq 5000))
+run "$T/$long"
+grep -q '^uslub: USLUB_REPORT: cannot open "/.*\.\.\.d*": File name too long$' "$T/err" ||
+	fail "a 5000-byte USLUB_REPORT: no 'File name too long' message"
+if [ "$(id -u)" != 0 ]; then
+	touch "$T/ro" && chmod 400 "$T/ro"
+	expect_msg "$T/ro" "uslub: USLUB_REPORT: cannot open \"$T/ro\": Permission denied"
+fi
+
+# what works: %p, and - for stderr
+run "$T/r.%p"
+pid=$(sed -n 's/^pid=//p' "$T/out")
+[ -s "$T/r.$pid" ] && grep -q "^uslub report: pid $pid" "$T/r.$pid" || fail "%p: no $T/r.$pid"
+[ ! -s "$T/err" ] || fail "a good USLUB_REPORT printed on stderr"
+run -
+grep -q '^uslub report: pid ' "$T/err" || fail "USLUB_REPORT=-: no report on stderr"
+echo "PASS"
