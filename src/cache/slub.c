@@ -1700,7 +1700,10 @@ static __cold void abort_if_fatal(const struct kmem_cache *s)
 
 static __cold void report_invalid_free(struct kmem_cache *s, void *x, struct slab *slab)
 {
-	if (!_uslub_owns_segment(x))
+	if (READ_ONCE(s->fastpath_off) & FASTPATH_OFF_DEAD)
+		_uslub_report_error("uslub: %s: free of %p into a cache that was destroyed; "
+				    "left alone\n", s->name, x);
+	else if (!_uslub_owns_segment(x))
 		_uslub_report_error("uslub: %s: free of %p, a pointer uslub does not own; "
 				    "left alone\n", s->name, x);
 	else if (!slab)
@@ -1992,8 +1995,17 @@ void _uslub_free_noinit(struct kmem_cache *s, void *x)
 /* ------------------------------------------------------------------------
  * Public allocation API
  * ---------------------------------------------------------------------- */
+static __cold void *alloc_null_cache(void)
+{
+	uslub_alloc_tag_cur = NULL;
+	_uslub_bad_cache(NULL, "allocation");
+	return NULL;
+}
+
 __public void *uslub_cache_alloc_noprof(struct kmem_cache *s, uslub_gfp_t gfp)
 {
+	if (unlikely(!s))
+		return alloc_null_cache();
 	return slab_alloc_node(s, gfp, USLUB_NUMA_NO_NODE);
 }
 /* The plain names, as functions (untagged: no tag is left in the slot),
@@ -2001,11 +2013,15 @@ __public void *uslub_cache_alloc_noprof(struct kmem_cache *s, uslub_gfp_t gfp)
 __public void *(uslub_cache_alloc)(struct kmem_cache *s, uslub_gfp_t gfp)
 {
 	uslub_alloc_tag_cur = NULL;
+	if (unlikely(!s))
+		return alloc_null_cache();
 	return slab_alloc_node(s, gfp, USLUB_NUMA_NO_NODE);
 }
 
 __public void *uslub_cache_alloc_node_noprof(struct kmem_cache *s, uslub_gfp_t gfp, int node)
 {
+	if (unlikely(!s))
+		return alloc_null_cache();
 	if (node != USLUB_NUMA_NO_NODE && (node < 0 || node >= _uslub_nr_nodes())) {
 		uslub_alloc_tag_cur = NULL;      /* nothing allocated: nothing tagged */
 		_uslub_report("uslub: %s: alloc on node %d, but there are %d nodes\n",
@@ -2024,6 +2040,8 @@ __public void *(uslub_cache_alloc_node)(struct kmem_cache *s, uslub_gfp_t gfp, i
 __public void *uslub_kmalloc_trace(struct kmem_cache *s, uslub_gfp_t gfp, size_t size)
 {
 	uslub_alloc_tag_cur = NULL;
+	if (unlikely(!s))
+		return alloc_null_cache();
 	if (unlikely(size > s->object_size)) {
 		_uslub_report("uslub: %s: kmalloc_trace of %zu bytes, objects have %u\n", s->name,
 			      size, s->object_size);
@@ -2055,8 +2073,15 @@ __internal void _uslub_kfree_slab(struct kmem_cache *s, void *x)
 	slab_free(s, x);
 }
 
+static __cold void free_null_cache(void)
+{
+	_uslub_bad_cache(NULL, "uslub_cache_free");
+}
+
 __public void uslub_cache_free(struct kmem_cache *s, void *x)
 {
+	if (unlikely(!s))
+		return free_null_cache();
 	slab_free(s, x);      /* NULL is never inside a cpu slab: slow path */
 }
 
@@ -2308,8 +2333,10 @@ __public int uslub_cache_alloc_bulk_noprof(struct kmem_cache *s, uslub_gfp_t gfp
 	struct uslub_alloc_tag *tag = uslub_alloc_tag_cur;
 	if (tag)
 		uslub_alloc_tag_cur = NULL;
-	if (unlikely(!s || (!p && n))) {
-		_uslub_report("uslub: alloc_bulk: %s is NULL\n", s ? "the array" : "the cache");
+	if (unlikely(cache_bad(s, "uslub_cache_alloc_bulk")))
+		return 0;
+	if (unlikely(!p && n)) {
+		_uslub_report("uslub: %s: alloc_bulk: the array is NULL\n", s->name);
 		errno = EINVAL;
 		return 0;
 	}
@@ -2653,6 +2680,8 @@ __public void uslub_cache_free_bulk(struct kmem_cache *s, size_t n, void **p)
 {
 	if (unlikely(!p) || !n)
 		return;
+	if (s && cache_bad(s, "uslub_cache_free_bulk"))   /* NULL: each object's cache */
+		return;
 	if (!s || READ_ONCE(s->hooks))
 		free_bulk_hooks(s, n, p);
 	free_bulk(s, n, p);
@@ -2872,7 +2901,7 @@ static void calculate_obj_ext(struct kmem_cache *s, unsigned int flags)
 static int take_slot(void)
 {
 	for (int i = 0; i < USLUB_MAX_CACHES; i++)
-		if (!(cache_slots[i / 64] & (1ull << (i % 64)))) {
+		if (i != CACHE_SLOT_DEAD && !(cache_slots[i / 64] & (1ull << (i % 64)))) {
 			cache_slots[i / 64] |= 1ull << (i % 64);
 			return i;
 		}
@@ -3060,7 +3089,7 @@ struct kmem_cache *_uslub_cache_create(const char *name, size_t size,
 	if (slot < 0) {
 		uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 		_uslub_report("uslub: cannot create cache \"%s\": all %d cache slots in use\n",
-			      name, USLUB_MAX_CACHES);
+			      name, USLUB_MAX_CACHES - 1);
 		_uslub_sheaf_cache_destroy(s);
 		goto fail;
 	}
@@ -3151,6 +3180,8 @@ static int shrink_node(struct kmem_cache *s, struct kmem_cache_node *n, struct k
 
 __public int uslub_cache_shrink(struct kmem_cache *s)
 {
+	if (cache_bad(s, "uslub_cache_shrink"))
+		return -1;
 	struct kmem_cache_cpu tmp, *c = &tmp;
 	memset(&tmp, 0, sizeof(tmp));
 	if (this_cpu_is_real()) {
@@ -3242,6 +3273,45 @@ static void list_leaks_cb(struct page *head, void *arg)
 			_uslub_debug_print_leak(s, slab, index_to_obj(s, slab, i));
 }
 
+/*
+ * Destroyed caches: the struct stays allocated in a FIFO of the last
+ * QUARANTINE destroyed ones, marked FASTPATH_OFF_DEAD, its cpu slot the
+ * dead one (always empty) and its nodes freed, so that an allocation,
+ * free, validate, shrink or second destroy through a stale pointer is
+ * reported instead of reaching freed memory; older ones are freed.
+ */
+#define QUARANTINE 64
+static struct kmem_cache *quarantine[QUARANTINE];   /* slab_mutex */
+static unsigned int quarantine_next;                 /* slab_mutex */
+
+static void kill_cache(struct kmem_cache *s)
+{
+	for (int i = 0; i < MAX_NUMNODES; i++)
+		if (s->node[i]) {
+			pthread_mutex_destroy(&s->node[i]->list_lock);
+			uslub_cache_free(&boot_kmem_cache_node, s->node[i]);
+			s->node[i] = NULL;
+		}
+	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+	WRITE_ONCE(s->fastpath_off, s->fastpath_off | FASTPATH_OFF_DEAD);
+	WRITE_ONCE(s->cpu_offset, (unsigned int)CACHE_SLOT_DEAD * CPU_SLOT_SIZE);
+	struct kmem_cache *old = quarantine[quarantine_next % QUARANTINE];
+	quarantine[quarantine_next++ % QUARANTINE] = s;
+	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+	if (old)
+		uslub_cache_free(&boot_kmem_cache, old);
+}
+
+void _uslub_bad_cache(const struct kmem_cache *s, const char *call)
+{
+	if (!s)
+		_uslub_report_error("uslub: %s with a NULL cache\n", call);
+	else
+		_uslub_report_error("uslub: %s on cache %s (%p), which was destroyed\n", call,
+				    s->name, (const void *)s);
+	errno = EINVAL;
+}
+
 __public int uslub_cache_destroy(struct kmem_cache *s)
 {
 	if (!s)
@@ -3250,6 +3320,8 @@ __public int uslub_cache_destroy(struct kmem_cache *s)
 		errno = EINVAL;
 		return -1;
 	}
+	if (cache_bad(s, "uslub_cache_destroy"))
+		return -1;
 	/* Quiescence is the caller's promise: flush every thread's cpu state. */
 	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);
 	struct list_head *pos;
@@ -3295,12 +3367,16 @@ __public int uslub_cache_destroy(struct kmem_cache *s)
 	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
 	_uslub_sheaf_cache_destroy(s);
 	free_random_seq(s);
-	free_cache_struct(s);
+	kill_cache(s);
 	return 0;
 }
 
 __public const char *uslub_cache_name(const struct kmem_cache *s)
 {
+	if (!s) {
+		_uslub_bad_cache(s, "uslub_cache_name");
+		return NULL;
+	}
 	return s->name;
 }
 
@@ -3447,6 +3523,8 @@ static long validate_cpu(struct kmem_cache *s, struct validate_ctx *v);
 
 __public long uslub_cache_validate(struct kmem_cache *s)
 {
+	if (cache_bad(s, "uslub_cache_validate"))
+		return -1;
 	struct validate_ctx local, *v = &local;
 	memset(v, 0, sizeof(*v));
 	v->s = s;

@@ -297,6 +297,11 @@ __internal struct kmem_cache_cpu *_uslub_thread_cpu(struct uslub_thread *t,
 #define FASTPATH_OFF_SLUB_DEBUG 8u   /* slub_debug: every alloc and free of the
                                         cache takes the debug paths, under
                                         list_lock (debug.c; slub.c's contract) */
+#define FASTPATH_OFF_DEAD    16u     /* destroyed: the struct is kept a while
+                                        (quarantine) so that a use is reported */
+/* The cpu slot no cache owns: always empty in every cpu area, so a
+ * destroyed cache pointed at it takes the slow paths. */
+#define CACHE_SLOT_DEAD (USLUB_MAX_CACHES - 1)
 /* The USLUB_DEBUG letters that put a cache on the debug paths. */
 #define USLUB_DBG_PATHS (USLUB_DBG_F | USLUB_DBG_Z | USLUB_DBG_P | USLUB_DBG_U | USLUB_DBG_T)
 
@@ -402,14 +407,33 @@ __internal void _uslub_failslab_prefork(void);
 __internal void _uslub_failslab_postfork_parent(void);
 __internal void _uslub_failslab_postfork_child(void);
 
-/* The checked slow paths' fault-injection test (inline: one bit test). */
+/* A use of a destroyed (quarantined) cache, or of NULL: reported, errno
+ * EINVAL (slub.c). */
+__internal void _uslub_bad_cache(const struct kmem_cache *s, const char *call);
+
+/* The checked slow paths' gate (inline: one bit test): fault injection,
+ * and a destroyed cache (its fastpath_off sends everything here). */
 static __always_inline bool failslab(struct kmem_cache *s, uslub_gfp_t gfp, size_t n)
 {
-	if (likely(!(READ_ONCE(s->fastpath_off) & FASTPATH_OFF_DEBUG)))
+	unsigned int off = READ_ONCE(s->fastpath_off);
+	if (likely(!(off & (FASTPATH_OFF_DEBUG | FASTPATH_OFF_DEAD))))
 		return false;
+	if (unlikely(off & FASTPATH_OFF_DEAD)) {
+		_uslub_bad_cache(s, "allocation");
+		return true;
+	}
 	if (!_uslub_should_failslab(s, gfp, n * s->object_size))
 		return false;
 	errno = ENOMEM;
+	return true;
+}
+
+/* NULL or destroyed: report for @call (errno EINVAL) and say so. */
+static inline bool cache_bad(const struct kmem_cache *s, const char *call)
+{
+	if (likely(s && !(READ_ONCE(s->fastpath_off) & FASTPATH_OFF_DEAD)))
+		return false;
+	_uslub_bad_cache(s, call);
 	return true;
 }
 

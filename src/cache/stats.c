@@ -33,6 +33,10 @@ static void cache_stats_locked(const struct kmem_cache *s, uint64_t out[USLUB_NR
 
 __public void uslub_cache_stats(const struct kmem_cache *s, uint64_t out[USLUB_NR_STATS])
 {
+	if (cache_bad(s, "uslub_cache_stats")) {
+		memset(out, 0, sizeof(uint64_t) * USLUB_NR_STATS);
+		return;
+	}
 	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);
 	cache_stats_locked(s, out);
 	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
@@ -96,6 +100,8 @@ static void slabinfo_locked(const struct kmem_cache *s, struct uslub_slabinfo *o
 __public int uslub_cache_slabinfo(const struct kmem_cache *s, struct uslub_slabinfo *out)
 {
 	uint64_t st[USLUB_NR_STATS];
+	if (cache_bad(s, "uslub_cache_slabinfo") || !out)
+		return -1;
 	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);
 	cache_stats_locked(s, st);
 	slabinfo_locked(s, out, st);

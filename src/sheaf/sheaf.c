@@ -703,11 +703,8 @@ static struct slab_sheaf *prefill(struct kmem_cache *s, struct cpu_ref *ref, usl
 __public struct uslub_sheaf *uslub_cache_prefill_sheaf(struct kmem_cache *s, uslub_gfp_t gfp,
 						       unsigned int size)
 {
-	if (unlikely(!s)) {
-		bad_sheaf(s, NULL, __func__);
-		errno = EINVAL;
+	if (unlikely(cache_bad(s, __func__)))
 		return NULL;
-	}
 	if (size > s->sheaf_capacity && !oversize_fits(size)) {
 		errno = EINVAL;
 		return NULL;

@@ -32,6 +32,7 @@ check() {
 # free:  push + range + object start + the free-mark test and store (6:
 #        offset and mark loads, compare, branch, the address, the store;
 #        the naive x != head test it replaced was 2)
-check uslub_cache_alloc_noprof 17
-check uslub_cache_free 30
+# both:  + a NULL cache test (2: test, branch to a cold report)
+check uslub_cache_alloc_noprof 19
+check uslub_cache_free 32
 exit $status
