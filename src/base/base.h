@@ -215,17 +215,36 @@ static inline void _uslub_lockdep_acquire(enum uslub_lock_rank r) { (void)r; }
 static inline void _uslub_lockdep_release(enum uslub_lock_rank r) { (void)r; }
 #endif
 
+/* How many ranked locks the calling thread holds (kept by the wrappers
+ * below in every build; the fork handlers' raw locks are not counted).
+ * Code that must not run under a uslub lock (dladdr, user callbacks)
+ * checks it: see "What may be called with a uslub lock held" in the
+ * contract. Initial-exec like every thread-local variable of the library:
+ * a dynamic-TLS access calls __tls_get_addr, which may free(). */
+__internal extern __thread unsigned int _uslub_locks_held __tls_ie;
+
 static inline void uslub_mutex_lock(pthread_mutex_t *m, enum uslub_lock_rank r)
 {
 	_uslub_lockdep_acquire(r);
 	pthread_mutex_lock(m);
+	_uslub_locks_held++;
 }
 
 static inline void uslub_mutex_unlock(pthread_mutex_t *m, enum uslub_lock_rank r)
 {
+	_uslub_locks_held--;
 	pthread_mutex_unlock(m);
 	_uslub_lockdep_release(r);
 }
+
+/* In the lock-checking builds: abort with a report when the caller holds
+ * a uslub lock where the contract says it holds none (before dladdr(),
+ * a user callback, formatting into a FILE). No-op otherwise. */
+#ifdef USLUB_LOCKDEP
+__internal void _uslub_lockdep_assert_unlocked(const char *what);
+#else
+static inline void _uslub_lockdep_assert_unlocked(const char *what) { (void)what; }
+#endif
 
 /* Reports: formatted on the stack, written with write(2); never allocate. */
 __internal void _uslub_report(const char *fmt, ...)
@@ -235,5 +254,24 @@ __internal void _uslub_report_error(const char *fmt, ...)
 /* Count one error already reported line by line; abort() when
  * USLUB_ABORT_ON_ERROR is set or @abort_too. */
 __internal void _uslub_count_error(bool abort_too);
+
+/*
+ * Text built with a uslub lock held, written to a FILE after the locks
+ * are dropped: a FILE may malloc() its buffer on first use (or grow it:
+ * open_memstream), which re-enters the allocator. The buffer is mmap'ed
+ * and grown with mremap; the formats are plain (%s %d %u %lu %zu %x %p,
+ * small widths), for which vsnprintf does not allocate. If memory runs
+ * out the text is cut short. _uslub_buf_write() writes it and unmaps it.
+ */
+#include <stdio.h>
+struct uslub_buf {
+	char *p;
+	size_t len, cap;
+	bool cut;                  /* memory ran out: the text is cut short */
+};
+__internal void _uslub_buf_printf(struct uslub_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+__internal void _uslub_buf_json_string(struct uslub_buf *b, const char *str);
+__internal void _uslub_buf_write(struct uslub_buf *b, FILE *f);
 
 #endif /* USLUB_BASE_H */

@@ -1,9 +1,17 @@
-/* Reports to stderr without allocating: vsnprintf into a stack buffer. */
+/* Reports to stderr without allocating: vsnprintf into a stack buffer.
+ * Text for a FILE built under a lock: an mmap'ed buffer (struct uslub_buf). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE         /* mremap */
+#endif
 #include "base/base.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
+
+__thread unsigned int _uslub_locks_held __tls_ie;
 
 static void vreport(const char *fmt, va_list ap)
 {
@@ -54,10 +62,93 @@ __public unsigned long uslub_error_count(void)
 	return __atomic_load_n(&error_count, __ATOMIC_RELAXED);
 }
 
+/* ------------------------------------------------------------------------
+ * struct uslub_buf: formatted under locks, written to a FILE after them
+ * ---------------------------------------------------------------------- */
+#define BUF_MIN (64u << 10)
+
+/* Room for @need more bytes; false when memory ran out (b->cut). */
+static bool buf_reserve(struct uslub_buf *b, size_t need)
+{
+	if (b->cut)
+		return false;                   /* nothing after a gap */
+	if (b->len + need <= b->cap)
+		return true;
+	size_t cap = b->cap ? b->cap : BUF_MIN;
+	while (cap < b->len + need)
+		cap *= 2;
+	void *p = b->p ? mremap(b->p, b->cap, cap, MREMAP_MAYMOVE)
+		       : mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		b->cut = true;
+		return false;
+	}
+	b->p = p;
+	b->cap = cap;
+	return true;
+}
+
+static void buf_putc(struct uslub_buf *b, char ch)
+{
+	if (buf_reserve(b, 1))
+		b->p[b->len++] = ch;
+}
+
+void _uslub_buf_printf(struct uslub_buf *b, const char *fmt, ...)
+{
+	if (b->cut)
+		return;
+	size_t room = b->cap - b->len;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? room : 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= room) {            /* did not fit (with its NUL) */
+		if (!buf_reserve(b, (size_t)n + 1))
+			return;
+		va_start(ap, fmt);
+		vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+		va_end(ap);
+	}
+	b->len += (size_t)n;
+}
+
+void _uslub_buf_json_string(struct uslub_buf *b, const char *str)
+{
+	buf_putc(b, '"');
+	for (const char *p = str; *p; p++) {
+		unsigned char ch = (unsigned char)*p;
+		if (ch == '"' || ch == '\\')
+			_uslub_buf_printf(b, "\\%c", ch);
+		else if (ch < 0x20)
+			_uslub_buf_printf(b, "\\u%04x", ch);
+		else
+			buf_putc(b, (char)ch);
+	}
+	buf_putc(b, '"');
+}
+
+/* Write the text to @f (no uslub lock held) and free the buffer. */
+void _uslub_buf_write(struct uslub_buf *b, FILE *f)
+{
+	_uslub_lockdep_assert_unlocked("writing to a FILE");
+	if (b->len)
+		fwrite(b->p, 1, b->len, f);
+	if (b->cut)
+		fputs("\n(uslub: out of memory: output cut short)\n", f);
+	if (b->p)
+		munmap(b->p, b->cap);
+	b->p = NULL;
+	b->len = b->cap = 0;
+	b->cut = false;
+}
+
 #ifdef USLUB_LOCKDEP
 /* Lock-order checking for the test builds: per thread, how many locks of
  * each rank are held. */
-static __thread unsigned char lockdep_held[RANK_NR];
+static __thread unsigned char lockdep_held[RANK_NR] __tls_ie;
 static const char *const rank_names[RANK_NR] = {
 	"thread_lock", "slab_mutex", "groups_lock", "tags_lock", "barn.lock", "list_lock",
 	"page_node.lock", "reserve_lock", "huge_lock",
@@ -77,5 +168,15 @@ void _uslub_lockdep_acquire(enum uslub_lock_rank r)
 void _uslub_lockdep_release(enum uslub_lock_rank r)
 {
 	lockdep_held[r]--;
+}
+
+void _uslub_lockdep_assert_unlocked(const char *what)
+{
+	for (int k = 0; k < RANK_NR; k++)
+		if (lockdep_held[k]) {
+			_uslub_report("uslub: %s with %s held (may enter the libc allocator or the "
+				      "dynamic loader)\n", what, rank_names[k]);
+			abort();
+		}
 }
 #endif

@@ -36,12 +36,16 @@
  * as placeholders (\1 + 16 hex digits + \2), and _uslub_debug_flush()
  * writes them out, symbolized, once the caller holds no uslub lock
  * (symbolized first, then written under flush_lock, which nothing else
- * nests in). A full buffer, or an abort, writes it out unsymbolized.
+ * nests in). A full buffer, an abort, or a flush from a debug alloc/free
+ * nested in a section holding a uslub lock (_uslub_locks_held) writes it
+ * out unsymbolized. The thread-local variables here are initial-exec, as
+ * all of the library's: a dynamic-TLS access (__tls_get_addr) under
+ * list_lock may free() an unloaded module's TLS block into this cache.
  */
 #define RBUF_SIZE (128u << 10)
 #define SYM_MARK_LEN 18
-static __thread char *rbuf;              /* mmap'ed on a thread's first report */
-static __thread size_t rlen;
+static __thread char *rbuf __tls_ie;            /* mmap'ed on a thread's first report */
+static __thread size_t rlen __tls_ie;
 static pthread_mutex_t flush_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void write_all(const char *p, size_t n)
@@ -100,6 +104,12 @@ void _uslub_debug_flush(void)
 {
 	if (likely(!rlen))
 		return;
+	if (unlikely(_uslub_locks_held)) {
+		/* a debug alloc/free nested in a locked section (a struct
+		 * freed under thread_lock or slab_mutex): no dladdr() */
+		flush_raw();
+		return;
+	}
 	char *out = mmap(NULL, 2 * RBUF_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 			 -1, 0);
 	if (out == MAP_FAILED) {
@@ -149,7 +159,7 @@ static uint64_t now_ns(void)
 
 /* The thread's id, cached (a fork child's thread gets a new one: reset
  * in _uslub_debug_postfork_child()). */
-static __thread int cached_tid;
+static __thread int cached_tid __tls_ie;
 
 static int current_tid(void)
 {
@@ -232,6 +242,7 @@ void _uslub_debug_set_orig_size(struct kmem_cache *s, void *obj, unsigned int si
 void _uslub_debug_symbolize(uintptr_t addr, char *buf, size_t len)
 {
 	Dl_info info;
+	_uslub_lockdep_assert_unlocked("dladdr()");
 	if (!addr) {
 		snprintf(buf, len, "(unknown)");
 		return;

@@ -45,6 +45,32 @@
  *   lock held: dladdr() takes the dynamic loader's lock. Its flush_lock
  *   (debug.c) nests in nothing.)
  *
+ * What may be called with a uslub lock held (any lock above, and the
+ * leaves pub_lock, failslab_lock, flush_lock): nothing that can enter the
+ * libc allocator or the dynamic loader. malloc may be uslub (LD_PRELOAD),
+ * so that is a self-deadlock or an out-of-order lock, and the loader's
+ * lock is held by dlopen()/dlclose() while they allocate. Allowed: system
+ * calls (mmap, mremap, munmap, madvise, mbind, getrandom, write,
+ * nanosleep, sched_yield, getcpu), clock_gettime, sched_getcpu, sysconf
+ * (_SC_NPROCESSORS_ONLN: sysfs read into a stack buffer), mem and str
+ * functions, snprintf/vsnprintf with plain conversions (%s %c %d %u %lu
+ * %zu %x %p, small widths; no %ls, no %f, no positional arguments: those
+ * may malloc), _uslub_report*(), _uslub_debug_emit(), abort(). Not
+ * allowed: malloc and friends; stdio on a FILE (fprintf, fputs, fwrite: a
+ * FILE mallocs its buffer on first use, open_memstream reallocs), so the
+ * uslub_*_print() reports build their text in a struct uslub_buf (mmap)
+ * under the locks and write it to the FILE after; dladdr, dlopen, dlsym,
+ * dlerror; qsort, strdup, strerror, localtime, backtrace, syslog;
+ * pthread_create, pthread_key_create, pthread_setspecific, pthread_atfork,
+ * atexit; user callbacks (ctor, reclaim: _uslub_lockdep_assert_unlocked()
+ * in the lockdep builds); and dynamic TLS: every thread-local variable is
+ * initial-exec (__tls_ie, and -ftls-model=initial-exec for the library;
+ * test/tls/tls_model.sh checks the built libraries), because
+ * __tls_get_addr, after a dlclose() of a module with TLS, free()s that
+ * module's blocks. _uslub_locks_held (base.h) counts the ranked locks the
+ * thread holds: _uslub_debug_flush() symbolizes only when it is 0 (a
+ * debug free nested under thread_lock or slab_mutex writes raw addresses).
+ *
  * Slab states (seed 002's final scheme; "flag" = slab_test_node_partial):
  *
  *   | state             | on node partial list (flag) | frozen |
@@ -628,6 +654,8 @@ static struct slab *allocate_slab(struct kmem_cache *s, int node, struct kmem_ca
 	slab_init_obj_exts(s, slab, objects);
 
 	char *p = slab_obj_base(s, slab);
+	if (s->ctor)     /* user code: may malloc, so no uslub lock is held */
+		_uslub_lockdep_assert_unlocked("a constructor");
 	if (s->ctor)
 		for (unsigned int i = 0; i < objects; i++)
 			s->ctor(p + (size_t)i * s->size);

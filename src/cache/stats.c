@@ -132,21 +132,25 @@ void _uslub_json_string(FILE *f, const char *str)
 
 /*
  * One code path for both formats. The table is /proc/slabinfo's shape plus
- * uslub's columns, then the non-zero counters of each cache.
+ * uslub's columns, then the non-zero counters of each cache. Built under
+ * thread_lock and slab_mutex into an mmap'ed buffer, written to @f after
+ * they are dropped: a FILE may malloc() (its buffer on first use, or
+ * open_memstream's growth), and malloc may be uslub.
  */
 __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 {
+	struct uslub_buf b = { 0 };
 	_uslub_init();
 	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);
 	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	struct uslub_page_stats ps;
 	uslub_page_stats(&ps);
 	if (fmt == USLUB_FMT_JSON)
-		fprintf(f, "{\"page\":{\"segments\":%lu,\"bytes_reserved\":%lu,"
+		_uslub_buf_printf(&b, "{\"page\":{\"segments\":%lu,\"bytes_reserved\":%lu,"
 			"\"bytes_in_slabs\":%lu,\"bytes_purged\":%lu,\"purges\":%lu},\"caches\":[",
 			ps.segments, ps.bytes_reserved, ps.bytes_in_slabs, ps.bytes_purged, ps.purges);
 	else
-		fprintf(f, "# %-20s %10s %10s %10s %7s %7s %8s %8s %8s %12s %12s\n", "name",
+		_uslub_buf_printf(&b, "# %-20s %10s %10s %10s %7s %7s %8s %8s %8s %12s %12s\n", "name",
 			"<active>", "<num_objs>", "<live>", "<objsz>", "<size>", "<perslab>",
 			"<pages>", "<slabs>", "<partial>", "<mem_used>");
 	struct list_head *pos;
@@ -158,9 +162,9 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 		cache_stats_locked(s, st);
 		slabinfo_locked(s, &si, st);
 		if (fmt == USLUB_FMT_JSON) {
-			fprintf(f, "%s{\"name\":", first ? "" : ",");
-			_uslub_json_string(f, s->name);
-			fprintf(f, ",\"object_size\":%zu,\"size\":%zu,\"align\":%zu,\"offset\":%zu,"
+			_uslub_buf_printf(&b, "%s{\"name\":", first ? "" : ",");
+			_uslub_buf_json_string(&b, s->name);
+			_uslub_buf_printf(&b, ",\"object_size\":%zu,\"size\":%zu,\"align\":%zu,\"offset\":%zu,"
 				"\"objs_per_slab\":%u,\"order\":%u,\"pages_per_slab\":%u,"
 				"\"min_partial\":%u,\"cpu_partial_slabs\":%u,\"num_slabs\":%lu,"
 				"\"num_objs\":%lu,\"active_objs\":%lu,\"live_objs\":%lu,"
@@ -179,41 +183,42 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 				uslub_obj_ext_placement_name(si.obj_ext), si.obj_ext_size,
 				si.obj_ext_bytes, si.debug, si.isolated_slabs);
 			for (int i = 0; i < USLUB_NR_STATS; i++)
-				fprintf(f, "%s\"%s\":%llu", i ? "," : "", stat_names[i],
+				_uslub_buf_printf(&b, "%s\"%s\":%llu", i ? "," : "", stat_names[i],
 					(unsigned long long)st[i]);
-			fprintf(f, "}}");
+			_uslub_buf_printf(&b, "}}");
 		} else {
-			fprintf(f, "%-22s %10lu %10lu %10lu %7zu %7zu %8u %8u %8lu %12lu %12lu\n",
+			_uslub_buf_printf(&b, "%-22s %10lu %10lu %10lu %7zu %7zu %8u %8u %8lu %12lu %12lu\n",
 				s->name, si.active_objs, si.num_objs, si.live_objs, si.object_size,
 				si.size, si.objs_per_slab, si.pages_per_slab, si.num_slabs,
 				si.nr_partial, si.memory_used);
 			if (si.sheaf_capacity || si.random_freelist || si.hardened_freelist)
-				fprintf(f, "    sheaf_capacity=%u barn_full=%lu barn_empty=%lu%s%s\n",
+				_uslub_buf_printf(&b, "    sheaf_capacity=%u barn_full=%lu barn_empty=%lu%s%s\n",
 					si.sheaf_capacity, si.barn_full, si.barn_empty,
 					si.random_freelist ? " random_freelist" : "",
 					si.hardened_freelist ? " hardened_freelist" : "");
 			if (si.obj_ext)
-				fprintf(f, "    obj_ext=%s obj_ext_size=%u metadata_bytes_per_object=%u\n",
+				_uslub_buf_printf(&b, "    obj_ext=%s obj_ext_size=%u metadata_bytes_per_object=%u\n",
 					uslub_obj_ext_placement_name(si.obj_ext), si.obj_ext_size,
 					si.obj_ext_bytes);
 			if (si.debug[0] || si.isolated_slabs)
-				fprintf(f, "    debug=%s isolated_slabs=%lu\n", si.debug,
+				_uslub_buf_printf(&b, "    debug=%s isolated_slabs=%lu\n", si.debug,
 					si.isolated_slabs);
 			bool any = false;
 			for (int i = 0; i < USLUB_NR_STATS; i++) {
 				if (!st[i])
 					continue;
-				fprintf(f, "%s%s=%llu", any ? " " : "    ", stat_names[i],
+				_uslub_buf_printf(&b, "%s%s=%llu", any ? " " : "    ", stat_names[i],
 					(unsigned long long)st[i]);
 				any = true;
 			}
 			if (any)
-				fputc('\n', f);
+				_uslub_buf_printf(&b, "\n");
 		}
 		first = false;
 	}
 	if (fmt == USLUB_FMT_JSON)
-		fprintf(f, "]}\n");
+		_uslub_buf_printf(&b, "]}\n");
 	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
+	_uslub_buf_write(&b, f);
 }

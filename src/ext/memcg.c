@@ -199,6 +199,7 @@ bool _uslub_charge_slow(struct obj_cgroup *objcg, size_t bytes, uslub_gfp_t gfp)
 		if (fn && reclaims < RECLAIM_RETRIES && !(gfp & USLUB_GFP_NOWAIT)) {
 			reclaims++;
 			ATOMIC_ADD(over->reclaims, 1);
+			_uslub_lockdep_assert_unlocked("a reclaim callback");
 			if (fn(over, missing, arg) > 0)
 				continue;
 		}
@@ -559,22 +560,22 @@ static void group_path(const struct uslub_group *g, char *buf, size_t len)
 }
 
 /* Depth-first walk of the tree (groups_lock held). */
-static void print_groups_locked(FILE *f, int fmt, struct uslub_group *g, bool *first)
+static void print_groups_locked(struct uslub_buf *b, int fmt, struct uslub_group *g, bool *first)
 {
 	char path[512];
 	group_path(g, path, sizeof(path));
 	size_t limit = READ_ONCE(g->limit);
 	if (fmt == USLUB_FMT_JSON) {
-		fprintf(f, "%s{\"name\":", *first ? "" : ",");
-		_uslub_json_string(f, g->name);
-		fprintf(f, ",\"path\":");
-		_uslub_json_string(f, path);
-		fprintf(f, ",\"usage\":%zu,\"limit\":", READ_ONCE(g->usage));
+		_uslub_buf_printf(b, "%s{\"name\":", *first ? "" : ",");
+		_uslub_buf_json_string(b, g->name);
+		_uslub_buf_printf(b, ",\"path\":");
+		_uslub_buf_json_string(b, path);
+		_uslub_buf_printf(b, ",\"usage\":%zu,\"limit\":", READ_ONCE(g->usage));
 		if (limit == SIZE_MAX)
-			fprintf(f, "null");
+			_uslub_buf_printf(b, "null");
 		else
-			fprintf(f, "%zu", limit);
-		fprintf(f, ",\"failcnt\":%lu,\"reclaims\":%lu,\"children\":%lu}",
+			_uslub_buf_printf(b, "%zu", limit);
+		_uslub_buf_printf(b, ",\"failcnt\":%lu,\"reclaims\":%lu,\"children\":%lu}",
 			READ_ONCE(g->failcnt), READ_ONCE(g->reclaims), g->nr_children);
 	} else {
 		char lim[32];
@@ -582,17 +583,18 @@ static void print_groups_locked(FILE *f, int fmt, struct uslub_group *g, bool *f
 			snprintf(lim, sizeof(lim), "max");
 		else
 			snprintf(lim, sizeof(lim), "%zu", limit);
-		fprintf(f, "%-32s %14zu %14s %8lu %8lu\n", path, READ_ONCE(g->usage), lim,
+		_uslub_buf_printf(b, "%-32s %14zu %14s %8lu %8lu\n", path, READ_ONCE(g->usage), lim,
 			READ_ONCE(g->failcnt), READ_ONCE(g->reclaims));
 	}
 	*first = false;
 	struct list_head *pos;
 	for (pos = g->children.next; pos != &g->children; pos = pos->next)
-		print_groups_locked(f, fmt, list_entry(pos, struct uslub_group, sibling), first);
+		print_groups_locked(b, fmt, list_entry(pos, struct uslub_group, sibling), first);
 }
 
 __public void uslub_group_report_print(FILE *f, int fmt)
 {
+	struct uslub_buf b = { 0 };
 	_uslub_init();
 	pthread_once(&caches_once, create_caches);
 	unsigned long *by_id = NULL;
@@ -605,14 +607,14 @@ __public void uslub_group_report_print(FILE *f, int fmt)
 	groups_lock_take();
 	bool first = true;
 	if (fmt == USLUB_FMT_JSON) {
-		fprintf(f, "{\"groups\":[");
-		print_groups_locked(f, fmt, &root_group, &first);
-		fprintf(f, "],\"usage\":[");
+		_uslub_buf_printf(&b, "{\"groups\":[");
+		print_groups_locked(&b, fmt, &root_group, &first);
+		_uslub_buf_printf(&b, "],\"usage\":[");
 	} else {
-		fprintf(f, "# %-30s %14s %14s %8s %8s\n", "group", "usage", "limit", "failcnt",
+		_uslub_buf_printf(&b, "# %-30s %14s %14s %8s %8s\n", "group", "usage", "limit", "failcnt",
 			"reclaims");
-		print_groups_locked(f, fmt, &root_group, &first);
-		fprintf(f, "# %-30s %-24s %10s %14s\n", "group", "cache", "objects", "bytes");
+		print_groups_locked(&b, fmt, &root_group, &first);
+		_uslub_buf_printf(&b, "# %-30s %-24s %10s %14s\n", "group", "cache", "objects", "bytes");
 	}
 	first = true;
 	struct list_head *pos;
@@ -634,24 +636,25 @@ __public void uslub_group_report_print(FILE *f, int fmt)
 			char path[512];
 			group_path(g, path, sizeof(path));
 			if (fmt == USLUB_FMT_JSON) {
-				fprintf(f, "%s{\"group\":", first ? "" : ",");
-				_uslub_json_string(f, path);
-				fprintf(f, ",\"cache\":");
-				_uslub_json_string(f, s->name);
-				fprintf(f, ",\"objects\":%lu,\"bytes\":%zu}", n, n * (size_t)s->charge);
+				_uslub_buf_printf(&b, "%s{\"group\":", first ? "" : ",");
+				_uslub_buf_json_string(&b, path);
+				_uslub_buf_printf(&b, ",\"cache\":");
+				_uslub_buf_json_string(&b, s->name);
+				_uslub_buf_printf(&b, ",\"objects\":%lu,\"bytes\":%zu}", n, n * (size_t)s->charge);
 			} else {
-				fprintf(f, "%-32s %-24s %10lu %14zu\n", path, s->name, n,
+				_uslub_buf_printf(&b, "%-32s %-24s %10lu %14zu\n", path, s->name, n,
 					n * (size_t)s->charge);
 			}
 			first = false;
 		}
 	}
 	if (fmt == USLUB_FMT_JSON)
-		fprintf(f, "]}\n");
+		_uslub_buf_printf(&b, "]}\n");
 	groups_lock_drop();
 	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	if (by_id)
 		munmap(by_id, map_len);
+	_uslub_buf_write(&b, f);     /* no lock held: a FILE may malloc() */
 }
 
 /* fork: groups_lock is taken before fork (after slab_mutex) and reset in
