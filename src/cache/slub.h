@@ -499,8 +499,6 @@ __internal void _uslub_debug_postfork_child(void);
 __internal void _uslub_publish_init(void);
 __internal void _uslub_publish_postfork_child(void);
 
-/* @str as a JSON string literal (stats.c). */
-__internal void _uslub_json_string(FILE *f, const char *str);
 
 /* Every slab of @s, with the node's page lock held (no other uslub lock
  * may be taken by @fn). */

@@ -115,21 +115,6 @@ __public const char *uslub_obj_ext_placement_name(int placement)
 	return (unsigned int)placement < ARRAY_SIZE(names) ? names[placement] : "?";
 }
 
-void _uslub_json_string(FILE *f, const char *str)
-{
-	fputc('"', f);
-	for (const char *p = str; *p; p++) {
-		unsigned char ch = (unsigned char)*p;
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
-
 /*
  * One code path for both formats. The table is /proc/slabinfo's shape plus
  * uslub's columns, then the non-zero counters of each cache. Built under

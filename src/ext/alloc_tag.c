@@ -269,30 +269,36 @@ __public void uslub_allocinfo_print(FILE *f, int fmt)
 		bytes += all[i].bytes;
 		calls += all[i].calls;
 	}
+	/* formatted into a buffer, then written: the same path as slabinfo */
+	struct uslub_buf b;
+	memset(&b, 0, sizeof(b));
 	if (fmt == USLUB_FMT_JSON) {
-		fprintf(f, "{\"profiling\":%s,\"total_bytes\":%lld,\"total_calls\":%lld,"
-			"\"sites\":[", _uslub_profiling ? "true" : "false", (long long)bytes,
-			(long long)calls);
+		_uslub_buf_printf(&b, "{\"profiling\":%s,\"total_bytes\":%lld,\"total_calls\":%lld,"
+				  "\"sites\":[", _uslub_profiling ? "true" : "false",
+				  (long long)bytes, (long long)calls);
 		for (size_t i = 0; i < n; i++) {
-			fprintf(f, "%s{\"bytes\":%lld,\"calls\":%lld,\"file\":", i ? "," : "",
-				(long long)all[i].bytes, (long long)all[i].calls);
-			_uslub_json_string(f, all[i].file);
-			fprintf(f, ",\"line\":%u,\"func\":", all[i].line);
-			_uslub_json_string(f, all[i].func);
-			fputc('}', f);
+			_uslub_buf_printf(&b, "%s{\"bytes\":%lld,\"calls\":%lld,\"file\":",
+					  i ? "," : "", (long long)all[i].bytes,
+					  (long long)all[i].calls);
+			_uslub_buf_json_string(&b, all[i].file);
+			_uslub_buf_printf(&b, ",\"line\":%u,\"func\":", all[i].line);
+			_uslub_buf_json_string(&b, all[i].func);
+			_uslub_buf_printf(&b, "}");
 		}
-		fprintf(f, "]}\n");
+		_uslub_buf_printf(&b, "]}\n");
 	} else {
-		fprintf(f, "allocinfo - profiling %s; %lld bytes in %lld objects\n",
-			_uslub_profiling ? "on" : "off (USLUB_PROFILING=1)", (long long)bytes,
-			(long long)calls);
-		fprintf(f, "# %12s %10s <site> <func>\n", "<bytes>", "<calls>");
+		_uslub_buf_printf(&b, "allocinfo - profiling %s; %lld bytes in %lld objects\n",
+				  _uslub_profiling ? "on" : "off (USLUB_PROFILING=1)",
+				  (long long)bytes, (long long)calls);
+		_uslub_buf_printf(&b, "# %12s %10s <site> <func>\n", "<bytes>", "<calls>");
 		for (size_t i = 0; i < n; i++)
-			fprintf(f, "%14lld %10lld %s:%u func:%s\n", (long long)all[i].bytes,
-				(long long)all[i].calls, all[i].file, all[i].line, all[i].func);
+			_uslub_buf_printf(&b, "%14lld %10lld %s:%u func:%s\n",
+					  (long long)all[i].bytes, (long long)all[i].calls,
+					  all[i].file, all[i].line, all[i].func);
 	}
 	if (all)
 		munmap(all, len);
+	_uslub_buf_write(&b, f);
 }
 
 /* Called from _uslub_init(), options read, before any cache exists. */
