@@ -144,15 +144,35 @@ __public void uslub_flush_thread(void)
 }
 
 /* fork: every lock in the contract's order, then released in reverse. */
+/* The fork handlers of the layer above (kmalloc's huge_lock, the last
+ * rank): its lock is taken after every lock of the core and released
+ * first, which separate pthread_atfork handlers (run in reverse order of
+ * registration) would not do. */
+static void (*tail_prepare)(void), (*tail_parent)(void), (*tail_child)(void);
+
+void _uslub_fork_tail_register(void (*prepare)(void), void (*parent)(void),
+			       void (*child)(void))
+{
+	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);   /* no fork meanwhile */
+	tail_prepare = prepare;
+	tail_parent = parent;
+	tail_child = child;
+	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
+}
+
 static void prefork(void)
 {
 	pthread_mutex_lock(&_uslub_thread_lock);
 	_uslub_slub_prefork();
 	_uslub_page_prefork();
+	if (tail_prepare)
+		tail_prepare();
 }
 
 static void postfork_parent(void)
 {
+	if (tail_parent)
+		tail_parent();
 	_uslub_page_postfork_parent();
 	_uslub_slub_postfork_parent();
 	pthread_mutex_unlock(&_uslub_thread_lock);
@@ -163,6 +183,8 @@ static void postfork_parent(void)
  * went offline. */
 static void postfork_child(void)
 {
+	if (tail_child)
+		tail_child();
 	_uslub_page_postfork_child();
 	_uslub_slub_postfork_child();
 	pthread_mutex_init(&_uslub_thread_lock, NULL);

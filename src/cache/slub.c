@@ -38,7 +38,7 @@
  *                                     node's dirty-page count and the
  *                                     PG_clean marks of its free blocks
  *   6. reserve_lock (page.c)          the mmap reservation cursor
- *   7. huge_lock (kmalloc/kmalloc.c)  the table of huge kmalloc mappings;
+ *   7. huge_lock (kmalloc/kmalloc.c)  the table of huge kmalloc mappings (at fork: taken last, inside the core's handlers);
  *                                     nothing is taken under it
  *   (slub_debug reports made under list_lock and the page lock are
  *   buffered per thread and written by _uslub_debug_flush() with no uslub

@@ -273,6 +273,10 @@ __internal extern struct list_head _uslub_threads;
 
 /* cpu.c */
 __internal bool _uslub_thread_init(void);
+/* fork handlers of the layer above, run inside the core's: prepare after
+ * every core lock is taken, parent and child before any is released. */
+__internal void _uslub_fork_tail_register(void (*prepare)(void), void (*parent)(void),
+					  void (*child)(void));
 __internal void _uslub_init(void);
 __internal struct kmem_cache_cpu *_uslub_thread_cpu(struct uslub_thread *t,
 						     const struct kmem_cache *s);

@@ -66,7 +66,7 @@ static void kmalloc_init_once(void)
 			s->flags |= SLAB_ABORT_ON_ERROR;
 		__atomic_store_n(&_uslub_kmalloc_caches[i], s, __ATOMIC_RELEASE);
 	}
-	pthread_atfork(huge_prefork, huge_postfork_parent, huge_postfork_child);
+	_uslub_fork_tail_register(huge_prefork, huge_postfork_parent, huge_postfork_child);
 	kmalloc_ok = true;
 out:
 	_uslub_tls.init_depth--;

@@ -93,7 +93,8 @@ __internal size_t _uslub_ksize(const void *p, bool fatal);
  * valid and not ZERO_OR_NULL, @new_size > 0. NULL on failure, p intact. */
 __internal void *_uslub_krealloc(void *p, size_t new_size, uslub_gfp_t gfp, bool malloc_semantics);
 
-/* fork: huge_lock in the parent's prepare handler (registered by init). */
+/* fork: huge_lock is taken last and released first, inside the core's fork
+ * handlers (_uslub_fork_tail_register, from init). */
 
 /* Totals of the page runs and huge mappings handed out. */
 struct kmalloc_large_stats {
