@@ -11,10 +11,17 @@
  *   uslub help [COMMAND]             usage and every USLUB_* option
  *
  * A process publishes its statistics when started with
- * USLUB_PUBLISH_MS=<ms> (src/cache/publish.c): /dev/shm/uslub.<pid>.txt
- * and .json, replaced atomically and removed at exit. slabinfo, allocinfo
- * and top only read them, so watching costs the process nothing but the
- * publisher's snapshots.
+ * USLUB_PUBLISH_MS=<ms> (src/cache/publish.c): <pid>.txt and <pid>.json
+ * in /dev/shm/uslub-<euid>/, a directory private to its effective uid,
+ * replaced atomically and removed at exit (leftovers of processes that
+ * exec'd or were killed are swept; src/cache/publish_dir.h). slabinfo,
+ * allocinfo and top only read them, so watching costs the process nothing
+ * but the publisher's snapshots; they check the directory, the file, its
+ * owner, the pid and start time it records and the publisher's lock
+ * before they print anything, and print no control character from it.
+ *
+ * `uslub run` refuses a set-uid, set-gid or file-capability CMD (exit
+ * 126): it would run in secure-execution mode, without the preload.
  *
  * `uslub run` without --report execs CMD itself (the pid, the signals and
  * the exit status are CMD's); with --report it stays as CMD's parent,
@@ -38,9 +45,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/xattr.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/* The directory protocol shared with the publisher (header only, libc). */
+#include "../src/cache/publish_dir.h"
 
 /* include/uslub.h: every USLUB_* option, its default and meaning. */
 void uslub_options_fprint(FILE *f);
@@ -73,6 +84,7 @@ void uslub_options_fprint(FILE *f);
 /* Exit statuses of the tool's own failures (those of CMD pass through). */
 #define EXIT_USAGE   2
 #define EXIT_TOOL    125   /* uslub itself failed (no library, no temp dir) */
+#define EXIT_SECURE  126   /* CMD is set-uid/set-gid/has file capabilities */
 #define EXIT_NOEXEC  127   /* CMD could not be executed                     */
 
 static const char usage_text[] =
@@ -96,8 +108,11 @@ static const char run_help[] =
 	"    --profile           allocation profiling (USLUB_PROFILING=1)\n"
 	"  Other options are passed in the environment, e.g.\n"
 	"    USLUB_PUBLISH_MS=500 uslub run -- CMD   (then: uslub top PID)\n"
+	"  In secure-execution mode (set-uid/set-gid programs, file capabilities: AT_SECURE)\n"
+	"  uslub reads no USLUB_* variable at all; uslub run refuses such a CMD (exit 126).\n"
 	"  Exit status: CMD's; 128+N when CMD was killed by signal N; 127 when CMD could\n"
-	"  not be executed; 125 when uslub itself failed; 2 on bad usage.\n";
+	"  not be executed; 126 when CMD is set-uid/set-gid or has file capabilities;\n"
+	"  125 when uslub itself failed; 2 on bad usage.\n";
 
 static const char pid_help[] =
 	"uslub slabinfo PID [--json]       the caches of a running process (one snapshot)\n"
@@ -108,8 +123,13 @@ static const char pid_help[] =
 	"                                  (default 1000), COUNT times (default: until\n"
 	"                                  Ctrl-C)\n"
 	"  They read what the process publishes when started with USLUB_PUBLISH_MS=<ms>\n"
-	"  (/dev/shm/uslub.<pid>.txt and .json), e.g.\n"
-	"    USLUB_PUBLISH_MS=500 uslub run -- CMD\n";
+	"  (/dev/shm/uslub-<euid>/<pid>.txt and .json, private to the process's effective\n"
+	"  uid: run them as that user or root), e.g.\n"
+	"    USLUB_PUBLISH_MS=500 uslub run -- CMD\n"
+	"  They refuse a snapshot that is not the process's own (directory or file not\n"
+	"  owned by its uid, a symbolic link, another pid or start time: a reused pid, or\n"
+	"  a process that exec'd), remove stale snapshots of others when they may, and\n"
+	"  print no control character from the file (shown as '?').\n";
 
 static const char bench_help[] =
 	"uslub bench [ARGS...]\n"
@@ -126,6 +146,10 @@ static void print_options(FILE *f)
 		   "  %-22s the library `uslub run` preloads (default: " MALLOC_LIB " next to\n"
 		   "  %-22s this program, or in its ../%s)\n", "USLUB_LIBRARY", "",
 		USLUB_INSTALL_LIBDIR);
+	fprintf(f, "Read by this tool and by USLUB_PUBLISH_MS processes:\n"
+		   "  %-22s where the uslub-<euid> directories are (default " PUBDIR_ROOT_DEFAULT
+		   "; an\n  %-22s absolute path, e.g. a private one for tests)\n",
+		PUBDIR_ROOT_ENV, "");
 }
 
 static int help(const char *topic)
@@ -198,84 +222,302 @@ static int exe_dir(char *buf, size_t len)
  * slabinfo, allocinfo, top: read the published snapshot
  * ---------------------------------------------------------------------- */
 
-static void snapshot_path(char *buf, size_t len, long pid, int json)
+/*
+ * The snapshot of a process is trusted only after the checks below (the
+ * protocol is in src/cache/publish_dir.h): the directory of the process's
+ * effective uid (from /proc/PID/status) is a real directory owned by that
+ * uid and not writable by group or others; the file is a regular file
+ * opened with O_NOFOLLOW and owned by that uid; it records PID and the
+ * start time /proc/PID/stat shows now (else the pid was reused); and PID
+ * holds the lock of its files (else it exec'd a program that does not
+ * publish, or its publisher stopped). Each check that fails is said, and
+ * the command exits with 1. Once per command, a reader that may write the
+ * directory removes the stale files of other processes in it, as a
+ * publisher does when it starts.
+ */
+struct snapshot {
+	long pid;
+	unsigned int uid;
+	int dfd;                        /* the checked directory, or -1 */
+	char dir[PUBDIR_PATH_MAX];
+	char path[PUBDIR_PATH_MAX + 32];
+	char *doc;                      /* the file, NUL-terminated */
+	size_t len;
+};
+
+static int swept;
+
+/* Remove the stale files of @dfd, once per command. */
+static void sweep(int dfd)
 {
-	snprintf(buf, len, "/dev/shm/uslub.%ld.%s", pid, json ? "json" : "txt");
+	if (dfd >= 0 && !swept) {
+		swept = 1;
+		pubdir_sweep(dfd, 0);
+	}
 }
 
-/* A snapshot left by a process that died without its exit handlers (a
- * fatal signal): 1 with a message. */
-static int stale(long pid, const char *path)
+/* The effective uid of @pid (the second field of the Uid: line of
+ * /proc/PID/status), or -1. */
+static long proc_euid(long pid)
 {
-	if (!(kill((pid_t)pid, 0) && errno == ESRCH))
-		return 0;
-	fprintf(stderr, "uslub: no process %ld (%s is a stale snapshot: the process was "
-		"killed before its exit handlers ran)\n", pid, path);
+	char buf[4096];
+	if (pubdir_read_proc((pid_t)pid, "status", buf, sizeof(buf)) < 0)
+		return -1;
+	const char *p = strstr(buf, "\nUid:");
+	unsigned long ruid, euid;
+	if (!p || sscanf(p + 5, "%lu %lu", &ruid, &euid) != 2)
+		return -1;
+	return (long)euid;
+}
+
+/* The process is gone: say so, and sweep what we may (our own directory). */
+static int no_process(long pid)
+{
+	fprintf(stderr, "uslub: no process %ld\n", pid);
+	char dir[PUBDIR_PATH_MAX], why[PUBDIR_PATH_MAX + 160];
+	int dfd;
+	pubdir_path(dir, sizeof(dir), (unsigned int)geteuid());
+	if (!pubdir_open(dir, (unsigned int)geteuid(), "uid", 022, &dfd, why, sizeof(why))) {
+		sweep(dfd);
+		close(dfd);
+	}
 	return 1;
 }
 
-static void no_snapshot(long pid, const char *path, int err)
+static void no_snapshot(const struct snapshot *s, const char *what)
 {
-	if (kill((pid_t)pid, 0) && errno == ESRCH)
-		fprintf(stderr, "uslub: no process %ld\n", pid);
-	else
-		fprintf(stderr, "uslub: process %ld publishes no statistics (%s: %s); start "
-			"it with USLUB_PUBLISH_MS=500\n", pid, path, strerror(err));
+	fprintf(stderr, "uslub: process %ld publishes no statistics (%s: %s); start it with "
+		"USLUB_PUBLISH_MS=500\n", s->pid, s->path, what);
 }
 
-/* The whole file (NUL-terminated, malloc'ed) or NULL with errno. */
-static char *slurp(const char *path, size_t *lenp)
+static int refuse(const struct snapshot *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int refuse(const struct snapshot *s, const char *fmt, ...)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
+	va_list ap;
+	fprintf(stderr, "uslub: refusing the snapshot of process %ld (%s): ", s->pid, s->path);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+/* The whole file @fd (NUL-terminated, malloc'ed, at most 256 MiB) or
+ * NULL with errno. */
+static char *slurp_fd(int fd, size_t *lenp)
+{
 	size_t cap = 65536, len = 0;
 	char *buf = malloc(cap + 1);
 	while (buf) {
-		size_t n = fread(buf + len, 1, cap - len, f);
-		len += n;
-		if (len < cap)
+		ssize_t n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+			free(buf);
+			errno = e;
+			return NULL;
+		}
+		if (n == 0)
 			break;
-		cap *= 2;
-		char *nb = realloc(buf, cap + 1);
+		len += (size_t)n;
+		if (len < cap)
+			continue;
+		char *nb = cap < (256u << 20) ? realloc(buf, cap * 2 + 1) : NULL;
 		if (!nb) {
 			free(buf);
-			buf = NULL;
-			errno = ENOMEM;
+			errno = cap < (256u << 20) ? ENOMEM : EFBIG;
+			return NULL;
 		}
 		buf = nb;
+		cap *= 2;
 	}
-	int err = errno;
-	fclose(f);
-	if (!buf) {
-		errno = err;
+	if (!buf)
 		return NULL;
-	}
 	buf[len] = '\0';
 	*lenp = len;
 	return buf;
 }
 
+static int json_member(const char *doc, const char *key, const char **vs, const char **ve);
+
+/* The pid and start time the snapshot records: 0, or -1. */
+static int recorded(const struct snapshot *s, int json, long *pid, unsigned long long *start)
+{
+	if (!json) {
+		int p;
+		if (sscanf(s->doc, "uslub pid %d (start time %llu ticks)", &p, start) != 2)
+			return -1;
+		*pid = p;
+		return 0;
+	}
+	const char *ps, *pe, *ts, *te;
+	if (!json_member(s->doc, "pid", &ps, &pe) ||
+	    !json_member(s->doc, "start_time", &ts, &te))
+		return -1;
+	char *end;
+	*pid = strtol(ps, &end, 10);
+	if (end != pe || *ps == '-')
+		return -1;
+	*start = strtoull(ts, &end, 10);
+	return end == te && *ts != '-' ? 0 : -1;
+}
+
+/* Load and check the snapshot of @pid into @s: 0, or 1 with a message. */
+static int load(struct snapshot *s, long pid, int json)
+{
+	char why[PUBDIR_PATH_MAX + 160];
+	unsigned long long start, rstart;
+	memset(s, 0, sizeof(*s));
+	s->pid = pid;
+	s->dfd = -1;
+	if (pubdir_start_time((pid_t)pid, &start)) {
+		if (errno == ENOENT || errno == ESRCH)
+			return no_process(pid);
+		fprintf(stderr, "uslub: cannot read /proc/%ld/stat: %s\n", pid, strerror(errno));
+		return 1;
+	}
+	long uid = proc_euid(pid);
+	if (uid < 0) {
+		if (kill((pid_t)pid, 0) && errno == ESRCH)
+			return no_process(pid);
+		fprintf(stderr, "uslub: cannot read the uid of process %ld (/proc/%ld/status)\n",
+			pid, pid);
+		return 1;
+	}
+	s->uid = (unsigned int)uid;
+	pubdir_path(s->dir, sizeof(s->dir), s->uid);
+	snprintf(s->path, sizeof(s->path), "%s/%ld.%s", s->dir, pid, json ? "json" : "txt");
+	if (pubdir_open(s->dir, s->uid, "the process's uid", 022, &s->dfd, why, sizeof(why))) {
+		if (errno == ENOENT) {
+			no_snapshot(s, "no such directory");
+		} else if (errno == EPERM) {
+			fprintf(stderr, "uslub: refusing the statistics of process %ld: %s\n", pid,
+				why);
+		} else if (errno == EACCES) {
+			fprintf(stderr, "uslub: may not read the statistics of process %ld (uid "
+				"%u): %s; run as uid %u or root\n", pid, s->uid, why, s->uid);
+		} else {
+			fprintf(stderr, "uslub: %s\n", why);
+		}
+		return 1;
+	}
+
+	char name[32];
+	snprintf(name, sizeof(name), "%ld.%s", pid, json ? "json" : "txt");
+	int fd = openat(s->dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			no_snapshot(s, "no such file");
+		else if (errno == ELOOP)
+			refuse(s, "it is a symbolic link");
+		else if (errno == EACCES)
+			fprintf(stderr, "uslub: may not read %s: %s; run as uid %u or root\n",
+				s->path, strerror(errno), s->uid);
+		else
+			fprintf(stderr, "uslub: %s: %s\n", s->path, strerror(errno));
+		return 1;
+	}
+	struct stat st;
+	int bad = 1;
+	if (fstat(fd, &st))
+		fprintf(stderr, "uslub: %s: %s\n", s->path, strerror(errno));
+	else if (!S_ISREG(st.st_mode))
+		refuse(s, "not a regular file");
+	else if (st.st_uid != s->uid)
+		refuse(s, "owned by uid %u, not the process's uid %u", (unsigned)st.st_uid,
+		       s->uid);
+	else if (st.st_mode & 022)
+		refuse(s, "mode %04o: group or others may write it",
+		       (unsigned)(st.st_mode & 07777));
+	else if (!(s->doc = slurp_fd(fd, &s->len)))
+		fprintf(stderr, "uslub: %s: %s\n", s->path, strerror(errno));
+	else
+		bad = 0;
+	close(fd);
+	if (bad)
+		return 1;
+
+	long rpid;
+	if (recorded(s, json, &rpid, &rstart))
+		return refuse(s, "it records no pid and start time (not a snapshot of this "
+			      "uslub)");
+	if (rpid != pid)
+		return refuse(s, "it is the snapshot of pid %ld", rpid);
+	if (rstart != start)
+		return refuse(s, "stale snapshot of a process that has exited (pid reused: it "
+			      "records start time %llu, process %ld started at %llu)", rstart,
+			      pid, start);
+	pid_t holder = pubdir_lock_holder(s->dfd, (pid_t)pid);
+	if (holder != (pid_t)pid)
+		return refuse(s, "stale snapshot: process %ld no longer publishes (it exec'd a "
+			      "program that does not, or its publisher stopped; %s)", pid,
+			      holder < 0 ? "no lock file" : holder ? "its lock is another's" :
+			      "nobody holds its lock");
+	return 0;
+}
+
+/* Sweep the directory once (stale files of others) and let go of @s. */
+static void unload(struct snapshot *s)
+{
+	sweep(s->dfd);
+	if (s->dfd >= 0)
+		close(s->dfd);
+	free(s->doc);
+	s->doc = NULL;
+	s->dfd = -1;
+}
+
+/*
+ * Everything printed from a snapshot goes through emit(): the file was
+ * written by another process, and a terminal obeys what it is sent (ESC
+ * and CSI sequences move the cursor, clear or retitle the window, set the
+ * clipboard, on some terminals answer back into the input). Kept:
+ * printable ASCII, '\n', '\t', and well-formed UTF-8 of code points from
+ * U+00A0 on; every other byte (the C0 controls, ESC among them, DEL, the
+ * C1 controls U+0080..U+009F raw or encoded, malformed UTF-8) is printed
+ * as '?'. JSON stays JSON: a raw control byte is invalid inside a JSON
+ * string anyway, and escapes such as \u001b are plain text.
+ */
+static void emit(const char *str, size_t n, FILE *out)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	for (size_t i = 0; i < n;) {
+		unsigned char c = s[i];
+		if ((c >= 0x20 && c < 0x7f) || c == '\n' || c == '\t') {
+			putc(c, out);
+			i++;
+			continue;
+		}
+		size_t len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 && c <= 0xef ? 3 :
+			     c >= 0xc2 && c <= 0xdf ? 2 : 0;
+		unsigned long cp = len == 4 ? c & 0x07u : len == 3 ? c & 0x0fu : c & 0x1fu;
+		size_t k = 1;
+		for (; len && k < len && i + k < n && (s[i + k] & 0xc0) == 0x80; k++)
+			cp = cp << 6 | (s[i + k] & 0x3fu);
+		int ok = len && k == len && cp >= 0xa0 && cp <= 0x10ffff &&
+			 !(cp >= 0xd800 && cp <= 0xdfff) &&
+			 !(len == 3 && cp < 0x800) && !(len == 4 && cp < 0x10000);
+		if (ok) {
+			fwrite(s + i, 1, len, out);
+			i += len;
+		} else {
+			putc('?', out);
+			i++;
+		}
+	}
+}
+
 /* Print the published file of @pid; 0, or 1 with a message. */
 static int show(long pid, int json)
 {
-	char path[96];
-	snapshot_path(path, sizeof(path), pid, json);
-	FILE *f = fopen(path, "r");
-	if (!f) {
-		no_snapshot(pid, path, errno);
-		return 1;
-	}
-	if (stale(pid, path)) {
-		fclose(f);
-		return 1;
-	}
-	char buf[65536];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		fwrite(buf, 1, n, stdout);
-	fclose(f);
-	return 0;
+	struct snapshot s;
+	int ret = load(&s, pid, json);
+	if (!ret)
+		emit(s.doc, s.len, stdout);
+	unload(&s);
+	return ret;
 }
 
 /* Minimal JSON scanning: the end of the value starting at @p (after
@@ -376,18 +618,12 @@ static void no_allocinfo(long pid)
  */
 static int show_allocinfo(long pid, int json)
 {
-	char path[96];
-	snapshot_path(path, sizeof(path), pid, json);
-	size_t len;
-	char *doc = slurp(path, &len);
-	if (!doc) {
-		no_snapshot(pid, path, errno);
+	struct snapshot s;
+	if (load(&s, pid, json)) {
+		unload(&s);
 		return 1;
 	}
-	if (stale(pid, path)) {
-		free(doc);
-		return 1;
-	}
+	const char *doc = s.doc;
 	int ret = 0;
 	if (json) {
 		const char *as, *ae, *ps, *pe, *ts, *te;
@@ -396,11 +632,19 @@ static int show_allocinfo(long pid, int json)
 			ret = 1;
 		} else {
 			printf("{");
-			if (json_member(doc, "pid", &ps, &pe))
-				printf("\"pid\":%.*s,", (int)(pe - ps), ps);
-			if (json_member(doc, "time_ns", &ts, &te))
-				printf("\"time_ns\":%.*s,", (int)(te - ts), ts);
-			printf("\"allocinfo\":%.*s}\n", (int)(ae - as), as);
+			if (json_member(doc, "pid", &ps, &pe)) {
+				printf("\"pid\":");
+				emit(ps, (size_t)(pe - ps), stdout);
+				printf(",");
+			}
+			if (json_member(doc, "time_ns", &ts, &te)) {
+				printf("\"time_ns\":");
+				emit(ts, (size_t)(te - ts), stdout);
+				printf(",");
+			}
+			printf("\"allocinfo\":");
+			emit(as, (size_t)(ae - as), stdout);
+			printf("}\n");
 		}
 	} else {
 		const char *sec = NULL;
@@ -414,15 +658,15 @@ static int show_allocinfo(long pid, int json)
 			ret = 1;
 		} else {
 			const char *end = strstr(sec, "\n\n");
-			end = end ? end + 1 : doc + len;
+			end = end ? end + 1 : doc + s.len;
 			if (!strncmp(doc, "uslub pid", 9) && doc != sec) {
 				const char *nl = strchr(doc, '\n');
-				fwrite(doc, 1, (size_t)(nl - doc) + 1, stdout);
+				emit(doc, (size_t)(nl - doc) + 1, stdout);
 			}
-			fwrite(sec, 1, (size_t)(end - sec), stdout);
+			emit(sec, (size_t)(end - sec), stdout);
 		}
 	}
-	free(doc);
+	unload(&s);
 	return ret;
 }
 
@@ -459,8 +703,11 @@ static int cmd_pid(int argc, char **argv)
 		return show(pid, json);
 	if (!strcmp(cmd, "allocinfo"))
 		return show_allocinfo(pid, json);
+	/* The screen is cleared only on a terminal: piped, top prints
+	 * no escape sequence of its own either. */
+	int tty = isatty(STDOUT_FILENO);
 	for (long k = 0; count < 0 || k < count; k++) {
-		if (!json)
+		if (!json && tty)
 			fputs("\033[H\033[2J", stdout);       /* home, clear */
 		if (show(pid, json))
 			return 1;
@@ -717,6 +964,67 @@ static int run_and_report(char **cmd)
 	return exit_status(status);
 }
 
+/*
+ * The file execvp() would run for @name: a name with a slash as it is;
+ * otherwise the first regular, executable file of that name in the
+ * directories of PATH (default "/bin:/usr/bin", as glibc's; an empty entry
+ * is the current directory). 0 with the path in @out, or -1 when there is
+ * none (execvp says so then).
+ */
+static int resolve_cmd(const char *name, char *out, size_t len)
+{
+	if (strchr(name, '/')) {
+		snprintf(out, len, "%s", name);
+		return 0;
+	}
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/bin:/usr/bin";
+	for (const char *p = path;; ) {
+		const char *colon = strchr(p, ':');
+		size_t dl = colon ? (size_t)(colon - p) : strlen(p);
+		struct stat st;
+		if (dl == 0)
+			snprintf(out, len, "%s", name);
+		else
+			snprintf(out, len, "%.*s/%s", (int)dl, p, name);
+		if (!stat(out, &st) && S_ISREG(st.st_mode) && !access(out, X_OK))
+			return 0;
+		if (!colon)
+			return -1;
+		p = colon + 1;
+	}
+}
+
+/*
+ * A program the kernel runs in secure-execution mode (AT_SECURE): set-uid,
+ * set-gid (with group execute; without it the bit means mandatory
+ * locking), or with file capabilities. The dynamic loader ignores an
+ * LD_PRELOAD of a path outside the system directories for it, and uslub
+ * reads no USLUB_* variable there: `uslub run` would preload it half-way
+ * at best. 1 with the reason in @why, else 0. Conservative: a set-uid
+ * program whose owner is the caller is refused too.
+ */
+static int secure_target(const char *file, char *why, size_t len)
+{
+	struct stat st;
+	if (stat(file, &st))
+		return 0;
+	if (st.st_mode & S_ISUID) {
+		snprintf(why, len, "set-uid (to uid %u)", (unsigned)st.st_uid);
+		return 1;
+	}
+	if ((st.st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP)) {
+		snprintf(why, len, "set-gid (to gid %u)", (unsigned)st.st_gid);
+		return 1;
+	}
+	if (getxattr(file, "security.capability", NULL, 0) >= 0) {
+		snprintf(why, len, "has file capabilities (security.capability)");
+		return 1;
+	}
+	return 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	int report = 0, profile = 0, i;
@@ -754,6 +1062,14 @@ static int cmd_run(int argc, char **argv)
 		return usage("run: --report prints the report, --report-file keeps it in a "
 			     "file: give one of them");
 	char **cmd = argv + i;
+
+	char file[PATH_MAX + 256], why[64];
+	if (!resolve_cmd(cmd[0], file, sizeof(file)) && secure_target(file, why, sizeof(why))) {
+		fprintf(stderr, "uslub run: %s is %s: it runs in secure-execution mode (AT_SECURE), "
+			"where the dynamic loader does not preload " MALLOC_LIB " and uslub reads "
+			"no USLUB_* variable; run it without uslub\n", file, why);
+		return EXIT_SECURE;
+	}
 
 	char lib[PATH_MAX];
 	if (find_library(lib, sizeof(lib)))

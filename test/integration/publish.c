@@ -3,7 +3,7 @@
  * cache of its own; `uslub slabinfo PID` (table and JSON) and `uslub top
  * PID` show it while it runs, `uslub top` is driven in tmux (when tmux is
  * installed) and its screen checked, and after the child exits its files
- * are gone and the tool says so.
+ * are gone and the tool says so. The files are private: mode 0600.
  * Usage: integration_publish [<path of the uslub tool>] (default: the
  * build tree's, next to the test directory)
  */
@@ -91,9 +91,13 @@ int main(int argc, char **argv)
 		_exit(99);
 	}
 	close(pipefd[0]);
-	char txt[96], json[96], cmd[8192];
-	snprintf(txt, sizeof(txt), "/dev/shm/uslub.%d.txt", (int)pid);
-	snprintf(json, sizeof(json), "/dev/shm/uslub.%d.json", (int)pid);
+	/* Where the child publishes: <root>/uslub-<euid>/<pid>.{txt,json}. */
+	char txt[4200], json[4200], cmd[8192];
+	const char *root = getenv("USLUB_PUBLISH_ROOT");
+	if (!root || root[0] != '/')
+		root = "/dev/shm";
+	snprintf(txt, sizeof(txt), "%s/uslub-%u/%d.txt", root, (unsigned)geteuid(), (int)pid);
+	snprintf(json, sizeof(json), "%s/uslub-%u/%d.json", root, (unsigned)geteuid(), (int)pid);
 	struct stat st;
 	int waited = 0;
 	while ((stat(txt, &st) || stat(json, &st)) && waited < 10000) {
@@ -101,6 +105,7 @@ int main(int argc, char **argv)
 		waited += 10;
 	}
 	CHECK_MSG(!stat(txt, &st) && !stat(json, &st), "no published files after 10 s");
+	CHECK_MSG((st.st_mode & 0777) == 0600, "%s has mode %o", json, st.st_mode & 0777);
 	usleep(200000);                        /* a snapshot after the allocations */
 
 	int status;

@@ -166,12 +166,13 @@ left=$(ls -A "$TMPDIR")
 [ -z "$left" ] && pass "no temporary files left" || fail "left in TMPDIR: $left"
 
 # ---- slabinfo / allocinfo of a publishing process -------------------------
+SHM=${USLUB_PUBLISH_ROOT:-/dev/shm}/uslub-$(id -u)
 # (A Python that exits normally on SIGTERM, so that its snapshot is removed.)
 USLUB_PUBLISH_MS=50 USLUB_PROFILING=1 "$USLUB" run -- "$PY" -c \
 	'import signal, sys, time; signal.signal(signal.SIGTERM, lambda *a: sys.exit(0)); time.sleep(30)' &
 spid=$!
 for _ in $(seq 100); do
-	[ -e /dev/shm/uslub.$spid.json ] && break
+	[ -e $SHM/$spid.json ] && break
 	sleep 0.05
 done
 expect 0 "slabinfo PID" "$USLUB" slabinfo $spid
@@ -195,20 +196,20 @@ for j in "" --json; do
 	fi
 done
 kill $spid; wait $spid
-[ -e /dev/shm/uslub.$spid.txt ] && fail "the snapshot outlived the process"
+[ -e $SHM/$spid.txt ] && fail "the snapshot outlived the process"
 expect 1 "slabinfo of an exited process" "$USLUB" slabinfo $spid
 has "$WORK/err" "no process" "slabinfo: no process"
 # Killed outright, a process leaves its snapshot: the tool says it is stale.
 USLUB_PUBLISH_MS=50 "$USLUB" run -- sleep 30 &
 spid=$!
 for _ in $(seq 100); do
-	[ -e /dev/shm/uslub.$spid.txt ] && break
+	[ -e $SHM/$spid.txt ] && break
 	sleep 0.05
 done
 kill -KILL $spid; wait $spid 2>/dev/null
 expect 1 "slabinfo of a killed process" "$USLUB" slabinfo $spid
 has "$WORK/err" "no process" "slabinfo of a killed process: no process"
-rm -f /dev/shm/uslub.$spid.txt /dev/shm/uslub.$spid.json
+[ -e "$SHM/$spid.txt" ] && fail "the tool did not sweep the killed process's snapshot"
 
 # ---- bench ----------------------------------------------------------------
 expect 0 "bench --help (run.py's)" "$USLUB" bench --help
