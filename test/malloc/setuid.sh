@@ -7,7 +7,7 @@
 #   - USLUB_DEBUG=T traces nothing, USLUB_VERBOSE=1 dumps nothing, junk
 #     values give no message: nothing at all on stderr;
 #   - USLUB_FAILSLAB=probability=100,times=-1: no allocation fails;
-#   - USLUB_PUBLISH_MS=1: no /dev/shm/uslub.<pid>.* snapshot;
+#   - USLUB_PUBLISH_MS=1: no /dev/shm/uslub-<euid>/<pid>.* snapshot;
 #   - USLUB_MALLOC_ABORT=0: an invalid free still aborts;
 #   - the slab layout (USLUB_MAX_ORDER, _MIN_OBJECTS, _DEBUG, ...) is the
 #     one of a run without any USLUB_ variable.
@@ -121,7 +121,7 @@ check_secure() { # NAME: nothing any variable could cause
 	expect "$n" published 0
 	local pid
 	pid=$(val "$n" pid)
-	ls /dev/shm/uslub."$pid".* >/dev/null 2>&1 && fail "$n: /dev/shm/uslub.$pid.* exists"
+	ls /dev/shm/uslub-*/"$pid".* >/dev/null 2>&1 && fail "$n: /dev/shm/uslub-*/$pid.* exists"
 	[ "$(layout "$n")" = "$(layout clean)" ] || fail "$n: slab layout differs from a run without USLUB_ variables"
 	[ "$(stat -c '%s %Y %u %a' "$T/secret"; sha256sum <"$T/secret")" = "$secret_before" ] ||
 		fail "$n: the root-only file USLUB_REPORT named was touched"

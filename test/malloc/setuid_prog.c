@@ -5,7 +5,7 @@
  *   secure=       getauxval(AT_SECURE)
  *   alloc_failures= allocations that returned NULL (USLUB_FAILSLAB)
  *   injected=     uslub_failslab_injected()
- *   published=    1 if /dev/shm/uslub.<pid>.txt appeared (USLUB_PUBLISH_MS)
+ *   published=    1 if /dev/shm/uslub-<euid>/<pid>.txt appeared (USLUB_PUBLISH_MS)
  *   pid=
  * then the slab layout of the kmalloc caches (name, object size, stride,
  * objects and pages per slab), which USLUB_MAX_ORDER, USLUB_MIN_OBJECTS,
@@ -86,8 +86,9 @@ int main(int argc, char **argv)
 	say("alloc_failures", failures);
 	say("injected", (long)uslub_failslab_injected());
 
-	char shm[64];
-	snprintf(shm, sizeof(shm), "/dev/shm/uslub.%d.txt", (int)getpid());
+	char shm[96];
+	snprintf(shm, sizeof(shm), "/dev/shm/uslub-%u/%d.txt", (unsigned)geteuid(),
+		 (int)getpid());
 	long published = 0;
 	for (long t = 0; t < wait_ms && !published; t += 5) {
 		sleep_ms(5);
