@@ -14,6 +14,10 @@ B8 (malloc workloads: time and peak RSS) and B9 (RSS held in per-thread
 caches with 2, 64, 512 threads) run uslub-bench-mallocsuite as is (glibc)
 and with LD_PRELOAD of uslub's libuslub-malloc.so, jemalloc, mimalloc and
 tcmalloc.
+B-dfree (what the double-free check costs) runs B1 on uslub-bench-uslub and
+uslub-bench-uslub-nomark, and B8's workloads with LD_PRELOAD of
+libuslub-malloc.so and libuslub-malloc-nomark.so: the same core with the
+free mark and compiled without it (USLUB_NO_FREE_MARK).
 R rounds interleaved round-robin across the peers, takes medians, prints a
 ratio table (uslub time / peer time) with the SPEC §3 targets, and writes
 bench/results/bench.json and bench/results/bench.png.
@@ -53,6 +57,8 @@ BENCH_TITLES = {
     "B-debug": "non-debug cache with a debug cache in the process (USLUB_DEBUG) vs none, hot",
     "B8": "malloc workloads: time and peak RSS",
     "B9": "threads: RSS held in caches with 2, 64, 512 threads",
+    "B-dfree": "the double-free check's cost: uslub with the free mark vs the same core "
+               "without it",
 }
 BENCH_UNITS = {
     "B1": "ns per alloc+free pair",
@@ -66,8 +72,10 @@ BENCH_UNITS = {
     "B-debug": "ns per alloc+free pair (hot pair), per object (batch)",
     "B8": "ms per workload run; peak RSS (VmHWM) in MiB",
     "B9": "KiB of RSS held after every thread freed its objects",
+    "B-dfree": "B1: ns per alloc+free pair; B8: ms per workload run",
 }
-BENCH_ORDER = ["B1", "B2", "B3", "B4", "B5", "B6", "B7", "B-meta", "B-debug", "B8", "B9"]
+BENCH_ORDER = ["B1", "B2", "B3", "B4", "B5", "B6", "B7", "B-meta", "B-debug", "B8", "B9",
+               "B-dfree"]
 
 # B2: the batch sizes of seed 001's table; the sheaf capacity asked for the
 # "uslub-sheaves" variant (uslub_cache_create_args with sheaf_capacity).
@@ -141,6 +149,20 @@ USLUB_MALLOC_LIB = "libuslub-malloc.so"
 SUITE_BENCHES = ("B8", "B9")
 # filled by discover_peers(): [(peer, argv0, extra_env)] of the suite
 SUITE = []
+# B-dfree: the double-free check's cost. Each round runs B1 (64 and 256 B)
+# on uslub-bench-uslub and on uslub-bench-uslub-nomark, and each B8
+# workload on uslub-bench-mallocsuite with LD_PRELOAD of libuslub-malloc.so
+# and of libuslub-malloc-nomark.so: the same core with the free mark (as
+# built) and compiled with USLUB_NO_FREE_MARK (bench/CMakeLists.txt), the
+# two one after the other. Its configurations are ("B-dfree", (sub-bench,
+# size or workload)); each runs the sub-bench's own command line and
+# environment, so it measures what B1 and B8 measure. No target: a report.
+BDFREE_PEERS = ["uslub", "uslub-nomark"]
+BDFREE_SUBS = [("B1", 64), ("B1", 256)] + [("B8", w) for w in B8_WORKLOADS]
+USLUB_NOMARK_BENCH = "uslub-bench-uslub-nomark"
+USLUB_NOMARK_MALLOC_LIB = "libuslub-malloc-nomark.so"
+# filled by discover_dfree(): sub-bench -> [(peer, argv0, extra_env)]
+DFREE = {}
 
 # Profiling is fixed per process by USLUB_PROFILING; the benchmarks that
 # do not measure it run with it off, so they measure what they say.
@@ -176,16 +198,18 @@ MODES = {
     # B8_rounds, B9_rounds: rounds of B8 and B9 (their processes are
     # longer; --rounds sets them too); B8_scale: the suite's --scale;
     # B8_phase1_mib, B8_purge_ms: the phases workload's phase 1 and wait.
+    # Bdfree_rounds: rounds of B-dfree, its B1 and B8 parts alike (short
+    # processes; the difference it measures is small).
     "quick": {"rounds": 5, "repeats": 3, "B1_iters": 5_000_000,
               "B4_objects": 1_500_000, "B2_objects": 500_000,
               "B3_bytes": 64 << 20, "B5_iters": 5_000_000,
               "B8_rounds": 2, "B9_rounds": 2, "B8_scale": 0.25, "B8_phase1_mib": 64,
-              "B8_purge_ms": 1500, "timeout": 60},
+              "B8_purge_ms": 1500, "Bdfree_rounds": 5, "timeout": 60},
     "full": {"rounds": 7, "repeats": 3, "B1_iters": 20_000_000,
              "B4_objects": 5_000_000, "B2_objects": 2_000_000,
              "B3_bytes": 256 << 20, "B5_iters": 20_000_000,
              "B8_rounds": 5, "B9_rounds": 5, "B8_scale": 1.0, "B8_phase1_mib": 200,
-             "B8_purge_ms": 1500, "timeout": 180},
+             "B8_purge_ms": 1500, "Bdfree_rounds": 9, "timeout": 180},
 }
 
 # What each benchmark runs: (bench, object size).
@@ -194,9 +218,10 @@ CONFIGS = [("B1", 64), ("B1", 256), ("B2", 64),
            ("B4", 64),
            ("B5", 64), ("B5", 256), ("B6", 64), ("B6", 256),
            ("B7", 512), ("B7", 192), ("B-meta", 0), ("B-debug", 64), ("B-debug", 256)] + \
-    [("B8", w) for w in B8_WORKLOADS] + [("B9", n) for n in B9_THREADS]
+    [("B8", w) for w in B8_WORKLOADS] + [("B9", n) for n in B9_THREADS] + \
+    [("B-dfree", sub) for sub in BDFREE_SUBS]
 # Benchmarks with their own analysis and table (not one row per peer).
-OWN = ("B2", "B3", "B5", "B6", "B7", "B-meta", "B-debug", "B8", "B9")
+OWN = ("B2", "B3", "B5", "B6", "B7", "B-meta", "B-debug", "B8", "B9", "B-dfree")
 
 
 def _log(msg=""):
@@ -285,6 +310,45 @@ def discover_peers(build, wanted):
     return peers, missing_required
 
 
+def find_build_lib(build, name):
+    """A library the build made (libuslub-malloc*.so), or None."""
+    for p in (os.path.join(build, name), os.path.join(build, "bench", name),
+              os.path.join(build, "src", name), os.path.join(build, "src", "malloc", name)):
+        if os.path.isfile(p):
+            return p
+    return None
+
+
+def discover_dfree(build, wanted):
+    """B-dfree's pairs into DFREE: B1 on uslub-bench-uslub and
+    uslub-bench-uslub-nomark; B8 on uslub-bench-mallocsuite with LD_PRELOAD
+    of libuslub-malloc.so and of libuslub-malloc-nomark.so. The same
+    environment as B1's and B8's uslub. A part whose binaries are missing is
+    skipped, with one line saying so."""
+    DFREE.clear()
+    if wanted and "uslub" not in wanted:
+        log("bench: skipping B-dfree: it measures uslub (not in --peers)")
+        return
+    ub = find_binary(build, "uslub-bench-uslub")
+    nb = find_binary(build, USLUB_NOMARK_BENCH)
+    sb = find_binary(build, "uslub-bench-mallocsuite")
+    lib = find_build_lib(build, USLUB_MALLOC_LIB)
+    nlib = find_build_lib(build, USLUB_NOMARK_MALLOC_LIB)
+    if ub and nb:
+        DFREE["B1"] = [("uslub", ub, {}), ("uslub-nomark", nb, {})]
+    if sb and lib and nlib:
+        DFREE["B8"] = [("uslub", sb, {"LD_PRELOAD": lib}),
+                       ("uslub-nomark", sb, {"LD_PRELOAD": nlib})]
+    missing = [n for n, have in ((USLUB_NOMARK_BENCH, nb), (USLUB_NOMARK_MALLOC_LIB, nlib),
+                                 ("uslub-bench-uslub", ub), ("uslub-bench-mallocsuite", sb),
+                                 (USLUB_MALLOC_LIB, lib)) if not have]
+    if missing:
+        log("bench: %s B-dfree: %s not found under %s (bench/CMakeLists.txt builds the "
+            "nomark pair; none in sanitizer builds)" % (
+                "skipping" if not DFREE else "skipping part of",
+                " / ".join(missing), build))
+
+
 def discover_suite(build, wanted):
     """B8/B9's peers into SUITE: uslub-bench-mallocsuite as is (glibc) and
     with LD_PRELOAD of libuslub-malloc.so (uslub) and of each peer malloc.
@@ -299,13 +363,7 @@ def discover_suite(build, wanted):
         if wanted and peer not in wanted:
             continue
         if peer == "uslub":
-            lib = None
-            for p in (os.path.join(build, USLUB_MALLOC_LIB),
-                      os.path.join(build, "src", USLUB_MALLOC_LIB),
-                      os.path.join(build, "src", "malloc", USLUB_MALLOC_LIB)):
-                if os.path.isfile(p):
-                    lib = p
-                    break
+            lib = find_build_lib(build, USLUB_MALLOC_LIB)
             if not lib:
                 log("bench: B8/B9: skipping uslub: %s not found under %s (not built yet?)"
                     % (USLUB_MALLOC_LIB, build))
@@ -393,6 +451,8 @@ def machine_info(build):
 # ---------------------------------------------------------------------------
 
 def bench_argv(argv0, peer, bench, size, mode):
+    if bench == "B-dfree":
+        return bench_argv(argv0, peer, size[0], size[1], mode)
     if bench == "B8":
         return [argv0, "--workload", size, "--scale", "%g" % mode["B8_scale"],
                 "--phase1-mib", str(mode["B8_phase1_mib"]),
@@ -431,13 +491,16 @@ def bench_argv(argv0, peer, bench, size, mode):
             "--repeats", str(mode["repeats"]), "--label", peer]
 
 
-def peers_for(bench, peers):
+def peers_for(bench, peers, size=None):
     """The peers a benchmark runs on. B1, B4: all. B2: the slab/mempool ones
     (uslub, uslub with sheaves, DPDK); malloc has no bulk API. B3, B5,
     B-meta: uslub, which they compare with itself. B6: uslub with profiling
     on and off. B7: uslub in its two modes (shared, per-group). B-debug:
     uslub without USLUB_DEBUG and with it naming the other cache. B8, B9:
-    the malloc suite's peers (SUITE), uslub through libuslub-malloc.so."""
+    the malloc suite's peers (SUITE), uslub through libuslub-malloc.so.
+    B-dfree (@size is (sub-bench, size)): uslub and uslub-nomark (DFREE)."""
+    if bench == "B-dfree":
+        return list(DFREE.get(size[0], []))
     if bench in SUITE_BENCHES:
         return list(SUITE)
     if bench == "B2":
@@ -535,6 +598,8 @@ def config_label(bench, size):
         return str(size)
     if bench == "B9":
         return "%d threads" % size
+    if bench == "B-dfree":
+        return "%s %s" % (size[0], config_label(size[0], size[1]))
     return "%s B" % size
 
 
@@ -542,6 +607,8 @@ def rounds_of(bench, mode):
     """Rounds of one benchmark: B8 and B9 have their own count."""
     if bench in SUITE_BENCHES:
         return mode["%s_rounds" % bench]
+    if bench == "B-dfree":
+        return mode["Bdfree_rounds"]
     return mode["rounds"]
 
 
@@ -645,13 +712,13 @@ def run_all(peers, configs, mode):
     dead = set()           # (peer, bench, size) that failed: not run again
     warned = set()
     max_rounds = max([rounds_of(b, mode) for b, _ in configs] or [0])
-    total = sum(len(peers_for(b, peers)) for rnd in range(max_rounds)
-                for b, _ in configs if not (b in ONCE and rnd) and rnd < rounds_of(b, mode))
+    total = sum(len(peers_for(b, peers, sz)) for rnd in range(max_rounds)
+                for b, sz in configs if not (b in ONCE and rnd) and rnd < rounds_of(b, mode))
     step = 0
     t_start = time.time()
     for rnd in range(max_rounds):
         for (bench, size) in configs:
-            cpeers = peers_for(bench, peers)
+            cpeers = peers_for(bench, peers, size)
             if not cpeers or (bench in ONCE and rnd) or rnd >= rounds_of(bench, mode):
                 continue
             # rotate the order every round so no peer always runs first
@@ -663,7 +730,7 @@ def run_all(peers, configs, mode):
                 if bench == "B-meta":
                     prefix = "[%3d/%d] round %d/%d  %s  %s" % (
                         step, total, rnd + 1, mode["rounds"], bench, peer)
-                elif bench in SUITE_BENCHES:
+                elif bench in SUITE_BENCHES + ("B-dfree",):
                     prefix = "[%3d/%d] round %d/%d  %s %-11s %-9s" % (
                         step, total, rnd + 1, rounds_of(bench, mode), bench,
                         config_label(bench, size), peer)
@@ -686,10 +753,23 @@ def run_all(peers, configs, mode):
                         crashed = True
                         log(prefix + " FAILED: " + err)
                     continue
-                for w in check_warnings(bench, size, res):
+                wb, wsz = size if bench == "B-dfree" else (bench, size)
+                for w in check_warnings(wb, wsz, res):
                     if w not in warned:         # once, not every round
                         warned.add(w)
                         log("bench: warning: " + w)
+                if bench == "B-dfree":
+                    # the round each run belongs to: the per-round ratios
+                    res["round"] = rnd
+                    slot = results[(bench, size)].setdefault(peer, {"samples": [], "runs": []})
+                    slot["runs"].append(res)
+                    if size[0] == "B8":
+                        log(prefix + " " + result_summary("B8", res))
+                    else:
+                        slot["samples"].extend(res["samples_ns"])
+                        log(prefix + " %9.2f ns  (median of this run's %d samples)" % (
+                            statistics.median(res["samples_ns"]), len(res["samples_ns"])))
+                    continue
                 if bench in ("B7", "B-meta") + SUITE_BENCHES:
                     slot = results[(bench, size)].setdefault(peer, {"runs": []})
                     slot["runs"].append(res)
@@ -1051,6 +1131,79 @@ def analyse_bdebug(results, sizes):
     return entry
 
 
+def analyse_bdfree(results, subs, mode):
+    """B-dfree: per (sub-bench, size or workload), results[("B-dfree", sub)]
+    [peer]: B1's samples ("samples") or B8's runs ("runs", time_ns), peer
+    uslub (with the free mark) or uslub-nomark (without). Per row: the
+    medians, with / without, the cost in %, and the ratios of the two
+    processes of each round; the geometric means of the B1 and the B8
+    rows."""
+    mark, nomark = BDFREE_PEERS
+    entry = {"title": BENCH_TITLES["B-dfree"], "unit": BENCH_UNITS["B-dfree"],
+             "peers": {mark: "with the free mark (as built)",
+                       nomark: "the same core compiled with USLUB_NO_FREE_MARK"},
+             "rounds": mode["Bdfree_rounds"], "B1_iters": mode["B1_iters"],
+             "B8_scale": mode["B8_scale"], "rows": {}, "geomean": {}, "targets": [],
+             "note": "no target: what the double-free check costs", "pass": None}
+    for sub in subs:
+        b, x = sub
+        per = results[("B-dfree", sub)]
+        row = {"bench": b, "size" if b == "B1" else "workload": x,
+               "unit": "ns per alloc+free pair" if b == "B1" else "ms per workload run",
+               "median": {}, "p25": {}, "p75": {}, "rounds": {}, "round_values": {},
+               "runs": {}}
+        by_round = {}
+        for p in BDFREE_PEERS:
+            runs = per.get(p, {}).get("runs")
+            if not runs:
+                continue
+            if b == "B1":
+                xs = per[p]["samples"]
+                rv = [statistics.median(r["samples_ns"]) for r in runs]
+            else:
+                xs = rv = [r["time_ns"] / 1e6 for r in runs]
+                rs = [r["peak_rss_kb"] / 1024 for r in runs]
+                row.setdefault("peak_rss_mib", {})[p] = round(statistics.median(rs), 3)
+            st = stats_of(xs)
+            row["median"][p], row["p25"][p], row["p75"][p] = st["median"], st["p25"], st["p75"]
+            # the fastest sample: other load only adds time
+            row.setdefault("min", {})[p] = round(min(xs), 4)
+            row["rounds"][p] = len(runs)
+            row["round_values"][p] = [round(v, 4) for v in rv]
+            by_round[p] = {r.get("round"): v for r, v in zip(runs, rv)}
+            if b == "B1":
+                row["samples_ns"] = dict(row.get("samples_ns", {}), **{p: xs})
+            row["runs"][p] = run_extras(runs, drop=("samples_ns", "bench", "peer", "size",
+                                                    "workload", "label"))
+        if not row["median"]:
+            continue
+        med = row["median"]
+        if mark in med and nomark in med:
+            r = med[mark] / med[nomark]
+            row["ratio"] = round(r, 4)
+            row["cost_pct"] = round((r - 1) * 100, 2)
+            rr = [by_round[mark][k] / by_round[nomark][k] for k in sorted(by_round[mark])
+                  if k in by_round[nomark] and by_round[nomark][k]]
+            row["round_ratios"] = [round(v, 4) for v in rr]
+            if rr:
+                row["round_ratio_median"] = round(statistics.median(rr), 4)
+            if "peak_rss_mib" in row and row["peak_rss_mib"].get(nomark):
+                row["rss_ratio"] = round(row["peak_rss_mib"][mark] /
+                                         row["peak_rss_mib"][nomark], 4)
+        entry["rows"][config_label("B-dfree", sub)] = row
+    for b in ("B1", "B8"):
+        rows = [r for r in entry["rows"].values() if r["bench"] == b and "ratio" in r]
+        if not rows:
+            continue
+        g = geomean([r["ratio"] for r in rows])
+        gr = [r["round_ratio_median"] for r in rows if "round_ratio_median" in r]
+        entry["geomean"][b] = {
+            "ratio": round(g, 4), "cost_pct": round((g - 1) * 100, 2),
+            "round_ratio_median": round(geomean(gr), 4) if len(gr) == len(rows) else None,
+            "rows": len(rows), "of": len([s_ for s_ in subs if s_[0] == b])}
+    return entry
+
+
 LAYOUT_FIELDS = ("object_size", "stride", "align", "objs_per_slab", "order",
                  "pages_per_slab", "obj_ext", "obj_ext_size", "obj_ext_bytes",
                  "sheaf_capacity")
@@ -1296,6 +1449,9 @@ def analyse(results, configs, peers, mode):
     nthreads = [n for b, n in configs if b == "B9"]
     if nthreads and SUITE:
         out["B9"] = analyse_b9(results, nthreads)
+    dfree_subs = [sub for b, sub in configs if b == "B-dfree"]
+    if dfree_subs and DFREE:
+        out["B-dfree"] = analyse_bdfree(results, dfree_subs, mode)
     for (bench, size) in configs:
         if bench in OWN:
             continue
@@ -1395,6 +1551,9 @@ def print_table(data):
             continue
         if bench == "B-meta":
             log("  B-meta      no SPEC target (a layout report, above)")
+            continue
+        if bench == "B-dfree":
+            log("  B-dfree     no target (the double-free check's cost, above)")
             continue
         if bench in SUITE_BENCHES:
             for t in data[bench]["targets"]:
@@ -1676,8 +1835,44 @@ def print_b9(e, log):
                                         "%.2fx" % r if r is not None else "-"))
 
 
+def print_bdfree(e, log):
+    mark, nomark = BDFREE_PEERS
+    log("")
+    log("%s  %s  (%s)" % ("B-dfree", e["title"], e["unit"]))
+    log("  with = uslub as built (each free tests and writes the free mark, each allocation "
+        "clears it); without = %s," % nomark)
+    log("  the same core compiled with USLUB_NO_FREE_MARK; per round B1 on "
+        "uslub-bench-uslub / %s (%d pairs" % (USLUB_NOMARK_BENCH, e["B1_iters"]))
+    log("  per sample) and each B8 workload (--scale %g) under LD_PRELOAD of %s / %s," % (
+        e["B8_scale"], USLUB_MALLOC_LIB, USLUB_NOMARK_MALLOC_LIB))
+    log("  the two back to back, %d rounds; ratio = with / without (ratio of medians), "
+        "cost = ratio - 1;" % e["rounds"])
+    log("  rounds = median (min..max) of the per-round ratios; no target")
+    log("  %-11s %9s %15s %9s %15s %7s %7s  %-20s %s" % (
+        "", "with", "p25-p75", "without", "p25-p75", "ratio", "cost", "rounds",
+        "peak RSS MiB w/wo"))
+    for key, r in e["rows"].items():
+        def spread(p):
+            return "%.2f-%.2f" % (r["p25"][p], r["p75"][p]) if p in r["p25"] else "-"
+        rr = r.get("round_ratios") or []
+        rss = r.get("peak_rss_mib", {})
+        log(("  %-11s %s %15s %s %15s %7s %7s  %-20s %s" % (
+            key, fmt_ns(r["median"].get(mark)), spread(mark), fmt_ns(r["median"].get(nomark)),
+            spread(nomark), fmt_ratio(r.get("ratio")),
+            "%+.1f%%" % r["cost_pct"] if "cost_pct" in r else "-",
+            "%.3fx (%.2f..%.2f)" % (r["round_ratio_median"], min(rr), max(rr)) if rr else "-",
+            "%.1f/%.1f" % (rss[mark], rss[nomark]) if mark in rss and nomark in rss else
+            "")).rstrip())
+    for b, g in e["geomean"].items():
+        log("  %-11s %9s %15s %9s %15s %7s %7s  %s" % (
+            "geomean " + b, "", "", "", "", fmt_ratio(g["ratio"]), "%+.1f%%" % g["cost_pct"],
+            ("%.3fx" % g["round_ratio_median"] if g.get("round_ratio_median") else "-") +
+            ("" if g["rows"] == g["of"] else "  (%d of %d rows)" % (g["rows"], g["of"]))))
+
+
 OWN_PRINTERS = {"B5": print_b5, "B6": print_b6, "B7": print_b7, "B-meta": print_bmeta,
-                "B-debug": print_bdebug, "B8": print_b8, "B9": print_b9}
+                "B-debug": print_bdebug, "B8": print_b8, "B9": print_b9,
+                "B-dfree": print_bdfree}
 
 
 def fmt_ratio(x, missed=False):
@@ -1826,6 +2021,8 @@ def plot(data, png):
         own.append("B7")
     if "B-debug" in data and any(s["median_ns"] for s in data["B-debug"]["sizes"].values()):
         own.append("B-debug")
+    if "B-dfree" in data and any("ratio" in r for r in data["B-dfree"]["rows"].values()):
+        own.append("B-dfree")
     suite = []         # fourth row: B8 (time, peak RSS), B9
     if "B8" in data and any(s["time_ms"] for s in data["B8"]["workloads"].values()):
         suite += [("B8", "time"), ("B8", "rss")]
@@ -1850,6 +2047,8 @@ def plot(data, png):
         for ax, b in zip(axes[rows.index(own)], own):
             if b == "B7":
                 plot_b7(ax, data["B7"])
+            elif b == "B-dfree":
+                plot_bdfree(ax, data["B-dfree"])
             else:
                 plot_b56(ax, data[b], b)
     if suite:
@@ -2089,6 +2288,30 @@ def plot_b56(ax, e, bench):
     ax.margins(y=0.2)
 
 
+def plot_bdfree(ax, e):
+    """B-dfree: the cost of the free mark (with / without - 1, in %) per row
+    and the geometric means, with the per-round min..max as whiskers."""
+    rows = [(k, r) for k, r in e["rows"].items() if "ratio" in r]
+    labels = [k for k, _ in rows] + ["geomean %s" % b for b in e["geomean"]]
+    vals = [r["cost_pct"] for _, r in rows] + [g["cost_pct"] for g in e["geomean"].values()]
+    lo, hi = [], []
+    for _, r in rows:
+        rr = r.get("round_ratios") or [r["ratio"]]
+        lo.append(max(0.0, r["cost_pct"] - (min(rr) - 1) * 100))
+        hi.append(max(0.0, (max(rr) - 1) * 100 - r["cost_pct"]))
+    lo += [0.0] * len(e["geomean"])
+    hi += [0.0] * len(e["geomean"])
+    colors = ["#d62728" if k.startswith("B1") else "#1f77b4" for k, _ in rows] + \
+        ["#7f7f7f"] * len(e["geomean"])
+    ax.bar(range(len(labels)), vals, yerr=[lo, hi], capsize=2, color=colors)
+    ax.axhline(0.0, color="black", lw=0.8)
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels(labels, rotation=30, ha="right", fontsize=7)
+    ax.set_ylabel("cost, %: with / without the free mark - 1 (whiskers: rounds)", fontsize=8)
+    ax.set_title("B-dfree: the double-free check's cost\n(B1 ns per pair, B8 ms per run; "
+                 "no target)", fontsize=9)
+
+
 def plot_b7(ax, e):
     """B7: slab pages of both modes per size and N (log scale), labelled
     with the saving."""
@@ -2169,7 +2392,8 @@ def main():
     mode_name = "quick" if args.quick else "full"
     mode = dict(MODES[mode_name])
     if args.rounds:
-        mode["rounds"] = mode["B8_rounds"] = mode["B9_rounds"] = args.rounds
+        mode["rounds"] = mode["B8_rounds"] = mode["B9_rounds"] = mode["Bdfree_rounds"] = \
+            args.rounds
     if args.repeats:
         mode["repeats"] = args.repeats
     if args.b3_mib:
@@ -2198,6 +2422,8 @@ def main():
     log("bench: %s mode, %d rounds x %d samples per peer; build %s" % (
         mode_name, mode["rounds"], mode["repeats"], build))
     peers, missing = discover_peers(build, wanted)
+    if any(b == "B-dfree" for b, _ in configs):
+        discover_dfree(build, wanted)
     if missing:
         return 1
     if not peers:
@@ -2229,6 +2455,9 @@ def main():
     if SUITE and any(b in SUITE_BENCHES for b, _ in configs):
         data["suite_peers"] = {p: (e.get("LD_PRELOAD") or os.path.relpath(a, REPO))
                                for p, a, e in SUITE}
+    if DFREE and any(b == "B-dfree" for b, _ in configs):
+        data["dfree_peers"] = {b: {p: (e.get("LD_PRELOAD") or os.path.relpath(a, REPO))
+                                   for p, a, e in ps} for b, ps in DFREE.items()}
     data.update(analyse(results, configs, peers, mode))
     if failures:
         data["failures"] = failures
