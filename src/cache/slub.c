@@ -1630,7 +1630,7 @@ static __always_inline void *slab_alloc_node(struct kmem_cache *s, uslub_gfp_t g
 		return slab_alloc_slow(s, gfp, node, (uintptr_t)__builtin_return_address(0));
 	}
 	c->freelist = get_freepointer_raw(s, obj);   /* counted by derivation: see loaded */
-	free_mark_clear(s, obj);
+	free_mark_clear0(obj);
 	return obj;
 }
 
@@ -1981,8 +1981,8 @@ static __always_inline void slab_free(struct kmem_cache *s, void *x)
 
 	if (likely(off < c->slab_bytes) &&
 	    likely(slab_offset_to_index(off, s->reciprocal_size) * (uintptr_t)s->size == off) &&
-	    likely(!free_mark_test(s, x))) {
-		free_mark_set(s, x);
+	    likely(!free_mark_test0(s, x))) {
+		free_mark_set0(s, x);
 		set_freepointer_raw(s, x, head);
 		c->freelist = x;
 		stat(c, FREE_FASTPATH);
@@ -2816,21 +2816,22 @@ static bool calculate_sizes(struct kmem_cache *s, size_t object_size, size_t ali
 		s->offset = (unsigned int)size;
 		size += sizeof(void *);
 	} else {
-		/* mid-object, away from the ends overflows tend to hit */
+		/* mid-object, away from the ends overflows tend to hit; never
+		 * word 0, which holds the free mark (8-byte objects: the free
+		 * pointer goes after the object) */
 		s->offset = (unsigned int)ALIGN_DOWN(object_size / 2, sizeof(void *));
+		if (!dbg && USLUB_FREE_MARK && !s->offset) {
+			s->offset = sizeof(void *);
+			size = MAX(size, 2 * sizeof(void *));
+		}
 	}
 	s->free_mark_offset = 0;
-	if (!dbg && USLUB_FREE_MARK) {
-		/* the free mark: a word apart from the free pointer; outside
-		 * the object where its contents must survive a free (ctor,
-		 * a caller-placed free pointer) or where there is no second
-		 * word (8-byte objects) */
-		if (s->ctor || (args && args->use_freeptr_offset) || size < 2 * sizeof(void *)) {
-			s->free_mark_offset = (unsigned int)size;
-			size += sizeof(void *);
-		} else if (s->offset == 0) {
-			s->free_mark_offset = sizeof(void *);
-		}
+	if (!dbg && USLUB_FREE_MARK && (s->ctor || (args && args->use_freeptr_offset))) {
+		/* the free mark: word 0, or after the object where its
+		 * contents must survive a free (ctor, a caller-placed free
+		 * pointer); those caches' inline fast paths are off */
+		s->free_mark_offset = (unsigned int)size;
+		size += sizeof(void *);
 	}
 	if (dbg & USLUB_DBG_U) {
 		s->track_offset = (unsigned int)size;
@@ -3082,6 +3083,8 @@ struct kmem_cache *_uslub_cache_create(const char *name, size_t size,
 		tmp.debug &= ~(USLUB_DBG_Z | USLUB_DBG_P | USLUB_DBG_U);
 		calculate_sizes(&tmp, size, align, args);
 	}
+	if (tmp.free_mark_offset)
+		tmp.fastpath_off |= FASTPATH_OFF_MARK;
 	if (tmp.debug & USLUB_DBG_PATHS) {
 		/* every alloc and free on the checked paths: no cpu slabs,
 		 * no cpu partial slabs, no sheaves */

@@ -28,11 +28,12 @@ check() {
 	fi
 }
 # alloc: pop + one test for "empty freelist, gfp bits or fast paths off"
-#        (hardened caches) + the node test + clearing the free mark (2)
-# free:  push + range + object start + the free-mark test and store (6:
-#        offset and mark loads, compare, branch, the address, the store;
-#        the naive x != head test it replaced was 2)
+#        (hardened caches) + the node test + clearing the free mark (1:
+#        word 0, a constant offset)
+# free:  push + range + object start + the free-mark test and store (4:
+#        the mark's load, compare, branch, store; the naive x != head
+#        test it replaced was 2)
 # both:  + a NULL cache test (2: test, branch to a cold report)
-check uslub_cache_alloc_noprof 19
-check uslub_cache_free 32
+check uslub_cache_alloc_noprof 18
+check uslub_cache_free 30
 exit $status

@@ -60,7 +60,8 @@ static void test_geometry(void)
 		/* at most half the slab wasted, as calculate_order guarantees */
 		CHECK((PAGE_SIZE << s->order) % s->size <= (PAGE_SIZE << s->order) / 2);
 		CHECK(s->offset + sizeof(void *) <= s->size);
-		CHECK(s->offset <= size / 2 || size < sizeof(void *));
+		CHECK(s->offset <= size / 2 || size < 2 * sizeof(void *));  /* word 0: the mark */
+		CHECK(s->free_mark_offset == 0);
 		/* the free mark: its own word of the stride, never the free pointer's */
 		CHECK(s->free_mark_offset + sizeof(void *) <= s->size);
 		CHECK(s->free_mark_offset + sizeof(void *) <= s->offset ||
