@@ -208,6 +208,7 @@ static uint64_t cache_slots[USLUB_MAX_CACHES / 64];   /* slab_mutex */
 
 /* The caches that hold struct kmem_cache and struct kmem_cache_node. */
 static struct kmem_cache boot_kmem_cache, boot_kmem_cache_node;
+static uint32_t slab_generation;    /* slabs made (wraps): each one's free mark */
 static struct kmem_cache_node boot_nodes[2][MAX_NUMNODES];
 
 #define DEACTIVATE_TO_HEAD_POS 0
@@ -647,7 +648,8 @@ static struct slab *allocate_slab(struct kmem_cache *s, int node, struct kmem_ca
 
 	struct slab *slab = page_slab(page);
 	slab->slab_cache = s;
-	slab_objects_bytes(slab) = (unsigned long)objects * s->size;
+	slab->__unused[0] = (uint64_t)__atomic_add_fetch(&slab_generation, 1, __ATOMIC_RELAXED) << 32 |
+			    (uint32_t)((unsigned long)objects * s->size);   /* see slab_gen() */
 	slab->next = NULL;
 	if (kmem_cache_debug(s))
 		_uslub_debug_init_slab(s, slab, objects);   /* before extensions and ctor */
@@ -919,6 +921,7 @@ static __always_inline void set_cpu_slab(struct kmem_cache_cpu *c, struct slab *
 				  !slab->slab_cache->sheaf_capacity ?
 				  slab_objects_bytes(slab) : 0);
 	WRITE_ONCE(c->slab_span, slab ? slab_objects_bytes(slab) : 0);
+	WRITE_ONCE(c->free_mark, slab ? slab_free_mark(slab->slab_cache, slab) : 0);
 }
 
 /* ------------------------------------------------------------------------
@@ -1808,8 +1811,8 @@ static __always_inline void slab_free_nohooks_inline(struct kmem_cache *s, void 
 	struct slab *cpu_slab = c->slab;
 	void *head = c->freelist;
 	if (likely(cpu_slab) && likely(obj_is_valid(s, cpu_slab, x)) &&
-	    likely(!free_mark_test(s, x))) {
-		free_mark_set(s, x);
+	    likely(!free_mark_test(s, x, c->free_mark))) {
+		free_mark_set(s, x, c->free_mark);
 		set_freepointer(s, x, head);
 		c->freelist = x;
 		stat(c, FREE_FASTPATH);
@@ -1821,8 +1824,9 @@ static __always_inline void slab_free_nohooks_inline(struct kmem_cache *s, void 
 	struct slab *slab;
 	if (likely(main && main->size < main->capacity) && (slab = virt_to_slab(x)) &&
 	    likely(slab->slab_cache == s && obj_is_valid(s, slab, x)) &&
-	    likely(slab_nid(slab) == home_node()) && likely(!free_mark_test(s, x))) {
-		free_mark_set(s, x);
+	    likely(slab_nid(slab) == home_node()) &&
+	    likely(!free_mark_test(s, x, slab_free_mark(s, slab)))) {
+		free_mark_set(s, x, slab_free_mark(s, slab));
 		main->objects[main->size] = x;
 		barrier();      /* a fork child flushes objects[0, size) */
 		main->size++;
@@ -1860,7 +1864,7 @@ static __noinline void slab_free_hooked(struct kmem_cache *s, void *x, struct km
 #define addr ((uintptr_t)__builtin_return_address(0))
 	unsigned int idx = slab_offset_to_index(off, s->reciprocal_size);
 	if (unlikely(off >= c->slab_span || (uintptr_t)idx * s->size != off ||
-		     free_mark_test(s, x) || cache_hardened(s)))
+		     free_mark_test(s, x, c->free_mark) || cache_hardened(s)))
 		return slab_free_hooked_slow(s, x, addr);
 	struct slabobj_ext *ext = slab_obj_ext_idx(s, c->slab, idx);
 	if (ext) {
@@ -1885,7 +1889,7 @@ static __noinline void slab_free_hooked(struct kmem_cache *s, void *x, struct km
 			}
 		}
 	}
-	free_mark_set(s, x);
+	free_mark_set(s, x, c->free_mark);
 	set_freepointer_raw(s, x, head);
 	c->freelist = x;
 	stat(c, FREE_FASTPATH);
@@ -1901,7 +1905,8 @@ static __noinline void slab_free_hooked_slow(struct kmem_cache *s, void *x, uint
 		slab_free_slow_path(s, x, addr);     /* reports it (NULL: nothing) */
 		return;
 	}
-	if (!kmem_cache_debug(s) && free_mark_test(s, x)) {   /* before any uncharge */
+	if (!kmem_cache_debug(s) && free_mark_test(s, x, slab_free_mark(s, slab))) {
+		/* before any uncharge */
 		report_double_free(s, slab, x);
 		return;
 	}
@@ -1935,11 +1940,11 @@ static __always_inline void slab_free_checked(struct kmem_cache *s, void *x, str
 		debug_slab_free(s, slab, x, addr);
 		return;
 	}
-	if (free_mark_test(s, x)) {
+	if (free_mark_test(s, x, slab_free_mark(s, slab))) {
 		report_double_free(s, slab, x);
 		return;
 	}
-	free_mark_set(s, x);          /* before anyone else can take it */
+	free_mark_set(s, x, slab_free_mark(s, slab));   /* before anyone else can take it */
 	if (likely(this_cpu_is_real() || _uslub_thread_init())) {
 		c = this_cpu(s);
 		if (s->sheaf_capacity && slab_nid(slab) == home_node()) {
@@ -1981,8 +1986,8 @@ static __always_inline void slab_free(struct kmem_cache *s, void *x)
 
 	if (likely(off < c->slab_bytes) &&
 	    likely(slab_offset_to_index(off, s->reciprocal_size) * (uintptr_t)s->size == off) &&
-	    likely(!free_mark_test0(s, x))) {
-		free_mark_set0(s, x);
+	    likely(!free_mark_test0(x, c->free_mark))) {
+		free_mark_set0(x, c->free_mark);
 		set_freepointer_raw(s, x, head);
 		c->freelist = x;
 		stat(c, FREE_FASTPATH);
@@ -2008,11 +2013,11 @@ void _uslub_free_noinit(struct kmem_cache *s, void *x)
 		report_invalid_free(s, x, slab);
 		return;
 	}
-	if (free_mark_test(s, x)) {
+	if (free_mark_test(s, x, slab_free_mark(s, slab))) {
 		report_double_free(s, slab, x);
 		return;
 	}
-	free_mark_set(s, x);
+	free_mark_set(s, x, slab_free_mark(s, slab));
 	struct kmem_cache_cpu tmp;
 	memset(&tmp, 0, sizeof(tmp));
 	if (__slab_free(s, slab, x, x, 1, &tmp, false))
@@ -2207,9 +2212,13 @@ static unsigned int take_from_new_slabs(struct kmem_cache *s, int node, struct k
 	return got;
 }
 
-unsigned int _uslub_refill_objects(struct kmem_cache *s, struct kmem_cache_cpu *c, void **p,
-				   unsigned int min, unsigned int max, int node)
+/* _uslub_refill_objects(), and *@used: how many of the objects (p[0, used))
+ * came from partial slabs, so may hold a free mark; the rest are a new
+ * slab's, never handed out. */
+static unsigned int refill_objects(struct kmem_cache *s, struct kmem_cache_cpu *c, void **p,
+				   unsigned int min, unsigned int max, int node, unsigned int *used)
 {
+	*used = 0;
 	if (unlikely(kmem_cache_debug(s))) {
 		uintptr_t addr = (uintptr_t)__builtin_return_address(0);
 		unsigned int got = 0;
@@ -2232,6 +2241,7 @@ unsigned int _uslub_refill_objects(struct kmem_cache *s, struct kmem_cache_cpu *
 				got += take_from_node_partial(s, n, c, p + got, max - got);
 		}
 	}
+	*used = got;
 	if (got < max)
 		got += take_from_new_slabs(s, search, c, p + got, max - got);
 	if (got < min) {
@@ -2239,6 +2249,13 @@ unsigned int _uslub_refill_objects(struct kmem_cache *s, struct kmem_cache_cpu *
 		return 0;
 	}
 	return got;
+}
+
+unsigned int _uslub_refill_objects(struct kmem_cache *s, struct kmem_cache_cpu *c, void **p,
+				   unsigned int min, unsigned int max, int node)
+{
+	unsigned int used;
+	return refill_objects(s, c, p, min, max, node, &used);
 }
 
 /*
@@ -2257,7 +2274,9 @@ static size_t alloc_bulk_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c, siz
 			size_t start = i;
 			do {
 				p[i++] = obj;
-				obj = get_freepointer_raw(s, obj);
+				void *next = get_freepointer_raw(s, obj);
+				free_mark_clear(s, obj);
+				obj = next;
 			} while (obj && i < n);
 			c->freelist = obj;          /* ALLOC_FASTPATH, derived */
 			*popped += i - start;
@@ -2270,10 +2289,13 @@ static size_t alloc_bulk_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c, siz
 				continue;
 			}
 			c->freelist = get_freepointer(s, obj);   /* ALLOC_FASTPATH, derived */
+			free_mark_clear(s, obj);
 			p[i++] = obj;
 			(*popped)++;
 			continue;
 		}
+		/* k > 0: objects a new slab hands out directly, never handed out
+		 * before: no mark to clear (slab_free_mark()), left untouched */
 		unsigned int want = (unsigned int)MIN(n - i, (size_t)MAX_OBJS_PER_SLAB);
 		int k = refill_cpu(s, USLUB_NUMA_NO_NODE, c, cache_partials, home_node(), p + i, want);
 		if (k < 0)
@@ -2300,6 +2322,8 @@ static size_t alloc_bulk_sheaves(struct kmem_cache *s, struct kmem_cache_cpu *c,
 			unsigned int k = (unsigned int)MIN(n - i, (size_t)main->size);
 			main->size -= k;
 			memcpy(p + i, main->objects + main->size, k * sizeof(void *));
+			for (unsigned int j = 0; j < k; j++)
+				free_mark_clear(s, p[i + j]);
 			stat_add(c, ALLOC_PCS, k);
 			i += k;
 			continue;
@@ -2310,13 +2334,16 @@ static size_t alloc_bulk_sheaves(struct kmem_cache *s, struct kmem_cache_cpu *c,
 		}
 		void *obj = _uslub_sheaf_alloc_slow(s, c, gfp);   /* counts ALLOC_PCS */
 		if (obj) {
+			free_mark_clear(s, obj);
 			p[i++] = obj;
 			continue;
 		}
-		unsigned int want = (unsigned int)MIN(n - i, (size_t)MAX_OBJS_PER_SLAB);
-		unsigned int k = _uslub_refill_objects(s, c, p + i, want, want, USLUB_NUMA_NO_NODE);
+		unsigned int want = (unsigned int)MIN(n - i, (size_t)MAX_OBJS_PER_SLAB), used;
+		unsigned int k = refill_objects(s, c, p + i, want, want, USLUB_NUMA_NO_NODE, &used);
 		if (!k)
 			break;
+		for (unsigned int j = 0; j < used; j++)     /* a new slab's: untouched */
+			free_mark_clear(s, p[i + j]);
 		stat_add(c, ALLOC_SLOWPATH, k);
 		i += k;
 	}
@@ -2339,11 +2366,8 @@ static bool alloc_bulk_once(struct kmem_cache *s, struct kmem_cache_cpu *c, uslu
 		got = alloc_bulk_sheaves(s, c, gfp, n, p);
 	else
 		got = alloc_bulk_cpu(s, c, n, p, cache_partials && s->cpu_partial_slabs, &popped);
-	if (likely(got == n)) {
-		for (size_t i = 0; i < n; i++)
-			free_mark_clear(s, p[i]);
+	if (likely(got == n))
 		return true;
-	}
 	WRITE_ONCE(c->loaded, c->loaded - popped);
 	WRITE_ONCE(c->stat[USLUB_ALLOC_SLOWPATH], slow0);
 	WRITE_ONCE(c->stat[USLUB_ALLOC_PCS], pcs0);
@@ -2485,12 +2509,12 @@ static size_t build_detached_freelist(struct kmem_cache *s, size_t size, void **
 			continue;
 		}
 		if (user) {
-			if (free_mark_test(df->s, x)) {
+			if (free_mark_test(df->s, x, slab_free_mark(df->s, df->slab))) {
 				report_double_free(df->s, df->slab, x);
 				df->slab = NULL;
 				continue;
 			}
-			free_mark_set(df->s, x);
+			free_mark_set(df->s, x, slab_free_mark(df->s, df->slab));
 		}
 		/* the tail's free pointer is written by whoever frees the group */
 		df->head = df->tail = x;
@@ -2501,6 +2525,7 @@ static size_t build_detached_freelist(struct kmem_cache *s, size_t size, void **
 
 	char *base = slab_obj_base(df->s, df->slab);
 	unsigned long bytes = slab_objects_bytes(df->slab);
+	uintptr_t mark = slab_free_mark(df->s, df->slab);
 	unsigned int lookahead = BULK_LOOKAHEAD;
 	size_t first_skipped = 0;
 	for (size_t i = size; i-- > 0;) {
@@ -2512,11 +2537,11 @@ static size_t build_detached_freelist(struct kmem_cache *s, size_t size, void **
 			p[i] = NULL;
 			if (unlikely(!obj_is_valid(df->s, df->slab, x))) {
 				report_invalid_free(df->s, x, df->slab);
-			} else if (user && free_mark_test(df->s, x)) {
+			} else if (user && free_mark_test(df->s, x, mark)) {
 				report_double_free(df->s, df->slab, x);
 			} else {
 				if (user)
-					free_mark_set(df->s, x);
+					free_mark_set(df->s, x, mark);
 				set_freepointer(df->s, x, df->head);
 				df->head = x;
 				df->cnt++;
@@ -2582,7 +2607,7 @@ static size_t free_bulk_to_sheaves(struct kmem_cache *s, size_t n, void **p)
 		return n;
 	struct kmem_cache_cpu *c = this_cpu(s);
 	int home = home_node();
-	uintptr_t lo = 0, span = 0;
+	uintptr_t lo = 0, span = 0, mark = 0;
 	struct slab_sheaf *main = c->main;
 	unsigned int size = main ? main->size : 0, cap = main ? main->capacity : 0;
 	unsigned long pushed = 0;
@@ -2600,19 +2625,20 @@ static size_t free_bulk_to_sheaves(struct kmem_cache *s, size_t n, void **p)
 			}
 			lo = (uintptr_t)slab_obj_base(s, slab);
 			span = slab_objects_bytes(slab);
+			mark = slab_free_mark(s, slab);
 			off = (uintptr_t)x - lo;
 		}
 		if (unlikely(slab_offset_to_index(off, s->reciprocal_size) * (uintptr_t)s->size != off)) {
 			left++;
 			continue;
 		}
-		if (free_mark_test(s, x)) {
+		if (free_mark_test(s, x, mark)) {
 			report_double_free(s, virt_to_slab(x), x);
 			p[i] = NULL;
 			continue;
 		}
 		if (likely(size < cap)) {
-			free_mark_set(s, x);
+			free_mark_set(s, x, mark);
 			main->objects[size++] = x;
 			pushed++;
 			p[i] = NULL;
@@ -2633,7 +2659,7 @@ static size_t free_bulk_to_sheaves(struct kmem_cache *s, size_t n, void **p)
 				continue;
 			}
 		}
-		free_mark_set(s, x);
+		free_mark_set(s, x, mark);
 		if (!_uslub_sheaf_free_slow(s, c, x)) {
 			free_mark_clear(s, x);   /* still the user's: the detached path frees it */
 			left += n - i;
@@ -2674,8 +2700,8 @@ static size_t free_bulk_to_cpu(struct kmem_cache *s, size_t n, void **p)
 		uintptr_t off = (uintptr_t)x - lo;
 		if (off < bytes &&
 		    slab_offset_to_index(off, s->reciprocal_size) * (uintptr_t)s->size == off &&
-		    !free_mark_test(s, x)) {
-			free_mark_set(s, x);
+		    !free_mark_test(s, x, c->free_mark)) {
+			free_mark_set(s, x, c->free_mark);
 			set_freepointer_raw(s, x, head);
 			head = x;
 			p[i] = NULL;

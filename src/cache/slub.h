@@ -63,7 +63,8 @@ struct tag_counter {
  *   slab == NULL  <=> slab_bytes == 0, and then freelist == NULL
  *   slab != NULL  => FC_FROZEN(slab->counters), slab_addr == slab_address(slab),
  *                    slab_span == objects * size of the slab, slab_bytes ==
- *                    (fast paths on ? slab_span : 0), and every
+ *                    (fast paths on ? slab_span : 0), free_mark ==
+ *                    slab_free_mark(s, slab), and every
  *                    object on freelist belongs to slab
  *   partial: unfrozen slabs off every node list, linked by slab->next;
  *            |partial| == partial_slabs <= s->cpu_partial_slabs
@@ -82,10 +83,11 @@ struct kmem_cache_cpu {
 	struct slab *slab;
 	char *slab_addr;
 	unsigned long slab_bytes;
+	uintptr_t free_mark;         /* slab_free_mark() of slab (0: none)     */
+	uint64_t stat[USLUB_NR_STATS];
 	unsigned long slab_span;     /* objects * size of slab (0: none), whatever
 	                                the fast paths say: the hooked paths'
 	                                range check                            */
-	uint64_t stat[USLUB_NR_STATS];
 	struct slab *partial;
 	unsigned long partial_slabs;
 	unsigned long loaded;
@@ -573,23 +575,27 @@ static __always_inline void set_freepointer(const struct kmem_cache *s, void *ob
  * The free mark: double frees caught wherever they land
  *
  * Every free by a user (single, bulk, kfree, free) of an object of a cache
- * without slub_debug tests the word at free_mark_offset against the
- * cache's secret free_mark, then writes the mark; every path that hands an
- * object to a user clears it. So
+ * without slub_debug tests the word at free_mark_offset against its slab's
+ * mark, then writes the mark; every path that hands an object to a user
+ * clears it, except for objects of a slab that never handed them out. So
  *
- *   object holds free_mark  <=>  it was freed by a user and not handed out
- *                                 since (or the program wrote the secret
- *                                 there itself, which it can only read out
- *                                 of freed memory)
+ *   object holds slab_free_mark(s, slab)  <=>  it was freed by a user and
+ *       not handed out since (or the program wrote the secret there
+ *       itself, which it can only read out of freed memory)
  *
  * and a second free of an object wherever the first one put it (a cpu
  * freelist, any sheaf, the barn, a slab's freelist, a remote thread's
  * cache) is refused before it could be handed out twice. The word never
  * overlaps the free pointer; internal moves between the per-CPU layer,
- * the barn and the slabs leave it alone. Objects a slab never handed out
- * may hold anything (a new slab is not written): clearing on every
- * hand-out is what keeps live objects mark-free. Debug caches do not use
- * it (their frees check the slab's freelist under list_lock instead).
+ * the barn and the slabs leave it alone.
+ *
+ * The mark is the cache's secret mixed with the slab's generation (a
+ * global 32-bit count of slabs made, in the slab descriptor): a new slab's
+ * objects may hold anything, marks of an earlier slab on the same pages
+ * included, and none of it matches the new slab's mark. So objects a new
+ * slab hands out directly (deferred freelist construction, seed 000) need
+ * no clearing and stay untouched: bulk allocation from new slabs writes
+ * nothing into the objects. A cpu slot caches its cpu slab's mark.
  * ---------------------------------------------------------------------- */
 #ifdef USLUB_NO_FREE_MARK
 /* Only for `make bench`'s measure of what the check costs (B-dfree): the
@@ -598,6 +604,22 @@ static __always_inline void set_freepointer(const struct kmem_cache *s, void *ob
 #else
 #define USLUB_FREE_MARK 1
 #endif
+
+/* slab->__unused[0]: objects * size of this slab (low 32 bits) and its
+ * generation (high 32 bits); immutable while it lives. */
+#define slab_objects_bytes(slab) ((uint32_t)(slab)->__unused[0])
+
+static __always_inline uint32_t slab_gen(const struct slab *slab)
+{
+	return (uint32_t)(slab->__unused[0] >> 32);
+}
+
+/* The free mark of @slab's objects: never 0, a live object's value. */
+static __always_inline uintptr_t slab_free_mark(const struct kmem_cache *s,
+						 const struct slab *slab)
+{
+	return (s->free_mark ^ ((uintptr_t)slab_gen(slab) * 0x9e3779b97f4a7c15ull)) | 1;
+}
 
 static __always_inline uintptr_t *free_mark_slot(const struct kmem_cache *s, void *obj)
 {
@@ -611,25 +633,25 @@ static __always_inline void free_mark_clear(const struct kmem_cache *s, void *ob
 		*free_mark_slot(s, obj) = 0;
 }
 
-/* Is @obj (a valid object of @s) already free? */
-static __always_inline bool free_mark_test(const struct kmem_cache *s, void *obj)
+/* Is @obj (a valid object of a slab whose mark is @mark) already free? */
+static __always_inline bool free_mark_test(const struct kmem_cache *s, void *obj, uintptr_t mark)
 {
-	return USLUB_FREE_MARK && unlikely(*free_mark_slot(s, obj) == s->free_mark);
+	return USLUB_FREE_MARK && unlikely(*free_mark_slot(s, obj) == mark);
 }
 
 /* A user frees @obj (checked with free_mark_test()). */
-static __always_inline void free_mark_set(const struct kmem_cache *s, void *obj)
+static __always_inline void free_mark_set(const struct kmem_cache *s, void *obj, uintptr_t mark)
 {
 	if (USLUB_FREE_MARK)
-		*free_mark_slot(s, obj) = s->free_mark;
+		*free_mark_slot(s, obj) = mark;
 }
 
 /*
  * The inline fast paths' versions: the mark at word 0, a constant (a cache
- * whose mark is elsewhere has FASTPATH_OFF_MARK, so it never gets here).
- * Measured on B1 (AMD EPYC VM), an offset loaded from the cache made the
- * check cost three times as much: the store's address then waits for
- * that load as well as for the object's.
+ * whose mark is elsewhere has FASTPATH_OFF_MARK, so it never gets here),
+ * and the cpu slot's c->free_mark. Measured on B1 (AMD EPYC VM), an offset
+ * loaded from the cache made the check cost three times as much: the
+ * store's address then waits for that load as well as for the object's.
  */
 static __always_inline void free_mark_clear0(void *obj)
 {
@@ -637,15 +659,15 @@ static __always_inline void free_mark_clear0(void *obj)
 		*(uintptr_t *)obj = 0;
 }
 
-static __always_inline bool free_mark_test0(const struct kmem_cache *s, void *obj)
+static __always_inline bool free_mark_test0(void *obj, uintptr_t mark)
 {
-	return USLUB_FREE_MARK && unlikely(*(uintptr_t *)obj == s->free_mark);
+	return USLUB_FREE_MARK && unlikely(*(uintptr_t *)obj == mark);
 }
 
-static __always_inline void free_mark_set0(const struct kmem_cache *s, void *obj)
+static __always_inline void free_mark_set0(void *obj, uintptr_t mark)
 {
 	if (USLUB_FREE_MARK)
-		*(uintptr_t *)obj = s->free_mark;
+		*(uintptr_t *)obj = mark;
 }
 
 /* Object 0 of @slab: the slab's first byte, after a left red zone when the
@@ -681,8 +703,6 @@ static __always_inline unsigned int fl_idx(const struct kmem_cache *s,
 	return obj ? obj_to_index(s, slab, obj) : SLAB_FL_NONE;
 }
 
-/* slab->__unused[0]: objects * size of this slab (immutable while it lives). */
-#define slab_objects_bytes(slab) ((slab)->__unused[0])
 
 /* Is @x the start of an object of @slab? Two multiplies, no division. */
 static __always_inline bool obj_is_valid(const struct kmem_cache *s,

@@ -522,7 +522,7 @@ static enum kind classify(const void *p, size_t *usable, struct kmem_cache **sp)
 				return K_INVALID;
 			*sp = s;
 			*usable = s->object_size;
-			if (!kmem_cache_debug(s) && free_mark_test(s, (void *)p))
+			if (!kmem_cache_debug(s) && free_mark_test(s, (void *)p, slab_free_mark(s, slab)))
 				return K_FREED;   /* a user freed it (the free mark) */
 			return K_SLAB;
 		}
