@@ -574,20 +574,30 @@ static __always_inline void *slab_obj_iter_next(struct slab_obj_iter *it)
 	return it->start + (size_t)idx * it->size;
 }
 
-/* Chain the next @cnt objects of @it into a freelist; returns its head
- * (NULL for cnt == 0). */
-static void *slab_obj_iter_chain(const struct kmem_cache *s, struct slab_obj_iter *it,
-				 unsigned int cnt)
+/* Chain the next @cnt objects of @it (of @slab) into a freelist; returns
+ * its head (NULL for cnt == 0). The objects linked are free, so they get
+ * the slab's free mark with their free pointer (their lines are written
+ * anyway): a free of a stale pointer into an earlier slab on these pages
+ * is then refused like any double free. Debug caches check their
+ * freelists instead. */
+static void *slab_obj_iter_chain(const struct kmem_cache *s, const struct slab *slab,
+				 struct slab_obj_iter *it, unsigned int cnt)
 {
 	if (!cnt)
 		return NULL;
+	bool mark = !kmem_cache_debug(s);
+	uintptr_t m = slab_free_mark(s, slab);
 	void *head = slab_obj_iter_next(it), *prev = head;
 	for (unsigned int i = 1; i < cnt; i++) {
 		void *obj = slab_obj_iter_next(it);
 		set_freepointer(s, prev, obj);
+		if (mark)
+			free_mark_set(s, prev, m);
 		prev = obj;
 	}
 	set_freepointer(s, prev, NULL);
+	if (mark)
+		free_mark_set(s, prev, m);
 	return head;
 }
 
@@ -668,7 +678,7 @@ static struct slab *allocate_slab(struct kmem_cache *s, int node, struct kmem_ca
 	if (unlikely((s->flags & USLUB_EAGER_FREELIST) || kmem_cache_debug(s))) {
 		struct slab_obj_iter it;
 		slab_obj_iter_init(&it, s, slab, objects);
-		void *head = slab_obj_iter_chain(s, &it, objects);
+		void *head = slab_obj_iter_chain(s, slab, &it, objects);
 		counters = fc_make(obj_to_index(s, slab, head), 0, objects, false);
 	}
 	__atomic_store_n(&slab->counters, counters, __ATOMIC_RELAXED);
@@ -700,6 +710,8 @@ static unsigned int new_slab_objects(struct kmem_cache *s, struct slab *slab, vo
 		for (unsigned int i = 0; i < k; i++) {
 			p[i] = obj;
 			obj = get_freepointer(s, obj);
+			if (!kmem_cache_debug(s))
+				free_mark_clear(s, p[i]);   /* marked by the chain */
 		}
 		*rest = obj;
 		return k;
@@ -708,7 +720,7 @@ static unsigned int new_slab_objects(struct kmem_cache *s, struct slab *slab, vo
 	slab_obj_iter_init(&it, s, slab, objects);
 	for (unsigned int i = 0; i < k; i++)
 		p[i] = slab_obj_iter_next(&it);
-	*rest = slab_obj_iter_chain(s, &it, objects - k);
+	*rest = slab_obj_iter_chain(s, slab, &it, objects - k);
 	return k;
 }
 
@@ -2212,13 +2224,14 @@ static unsigned int take_from_new_slabs(struct kmem_cache *s, int node, struct k
 	return got;
 }
 
-/* _uslub_refill_objects(), and *@used: how many of the objects (p[0, used))
- * came from partial slabs, so may hold a free mark; the rest are a new
- * slab's, never handed out. */
+/* _uslub_refill_objects(), for a user (@user: the objects are handed out,
+ * and those of partial slabs, which hold the free mark, are cleared) or
+ * for the allocator's own caches (sheaves: free objects, so those a new
+ * slab handed out directly get its mark). Objects a new slab hands to a
+ * user stay untouched: nothing in them can match its mark. */
 static unsigned int refill_objects(struct kmem_cache *s, struct kmem_cache_cpu *c, void **p,
-				   unsigned int min, unsigned int max, int node, unsigned int *used)
+				   unsigned int min, unsigned int max, int node, bool user)
 {
-	*used = 0;
 	if (unlikely(kmem_cache_debug(s))) {
 		uintptr_t addr = (uintptr_t)__builtin_return_address(0);
 		unsigned int got = 0;
@@ -2241,12 +2254,19 @@ static unsigned int refill_objects(struct kmem_cache *s, struct kmem_cache_cpu *
 				got += take_from_node_partial(s, n, c, p + got, max - got);
 		}
 	}
-	*used = got;
+	unsigned int partial = got;
 	if (got < max)
 		got += take_from_new_slabs(s, search, c, p + got, max - got);
 	if (got < min) {
 		_uslub_free_to_slabs(s, c, got, p);
 		return 0;
+	}
+	if (user) {
+		for (unsigned int i = 0; i < partial; i++)
+			free_mark_clear(s, p[i]);
+	} else {
+		for (unsigned int i = partial; i < got; i++)
+			free_mark_set(s, p[i], slab_free_mark(s, virt_to_slab(p[i])));
 	}
 	return got;
 }
@@ -2254,8 +2274,7 @@ static unsigned int refill_objects(struct kmem_cache *s, struct kmem_cache_cpu *
 unsigned int _uslub_refill_objects(struct kmem_cache *s, struct kmem_cache_cpu *c, void **p,
 				   unsigned int min, unsigned int max, int node)
 {
-	unsigned int used;
-	return refill_objects(s, c, p, min, max, node, &used);
+	return refill_objects(s, c, p, min, max, node, false);
 }
 
 /*
@@ -2338,12 +2357,10 @@ static size_t alloc_bulk_sheaves(struct kmem_cache *s, struct kmem_cache_cpu *c,
 			p[i++] = obj;
 			continue;
 		}
-		unsigned int want = (unsigned int)MIN(n - i, (size_t)MAX_OBJS_PER_SLAB), used;
-		unsigned int k = refill_objects(s, c, p + i, want, want, USLUB_NUMA_NO_NODE, &used);
+		unsigned int want = (unsigned int)MIN(n - i, (size_t)MAX_OBJS_PER_SLAB);
+		unsigned int k = refill_objects(s, c, p + i, want, want, USLUB_NUMA_NO_NODE, true);
 		if (!k)
 			break;
-		for (unsigned int j = 0; j < used; j++)     /* a new slab's: untouched */
-			free_mark_clear(s, p[i + j]);
 		stat_add(c, ALLOC_SLOWPATH, k);
 		i += k;
 	}

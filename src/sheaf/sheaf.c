@@ -618,6 +618,8 @@ static __cold bool bad_sheaf(const struct kmem_cache *s, const struct slab_sheaf
 {
 	if (!s)
 		_uslub_report_error("uslub: %s: NULL cache; ignored\n", fn);
+	else if (READ_ONCE(s->fastpath_off) & FASTPATH_OFF_DEAD)
+		_uslub_bad_cache(s, fn);
 	else if (!sheaf)
 		_uslub_report_error("uslub: %s: %s: NULL sheaf; ignored\n", s->name, fn);
 	else if (!_uslub_owns_segment(sheaf))
@@ -632,7 +634,8 @@ static __cold bool bad_sheaf(const struct kmem_cache *s, const struct slab_sheaf
 
 static inline bool sheaf_ok(const struct kmem_cache *s, const struct slab_sheaf *sheaf)
 {
-	return likely(s && sheaf && _uslub_owns_segment(sheaf) && sheaf->cache == s);
+	return likely(s && !(READ_ONCE(s->fastpath_off) & FASTPATH_OFF_DEAD) && sheaf &&
+		      _uslub_owns_segment(sheaf) && sheaf->cache == s);
 }
 
 static void nofail_wait(void)

@@ -74,6 +74,30 @@ int main(void)
 	CHECK(rc == -1 && errno == EINVAL);
 	printf("  destroyed cache: every call reports it\n");
 
+	/* a prefilled sheaf, emptied, outlives its cache: the sheaf calls
+	 * report the destroyed cache */
+	struct uslub_cache_args args;
+	memset(&args, 0, sizeof(args));
+	args.sheaf_capacity = 8;
+	uslub_cache_t *sc = uslub_cache_create_args("bad-cache-sheafy", 64, &args, 0);
+	CHECK(sc);
+	struct uslub_sheaf *sh = uslub_cache_prefill_sheaf(sc, 0, 4);
+	CHECK(sh);
+	void *o[64];
+	int no = 0;
+	while (uslub_cache_sheaf_size(sh) && no < 64)
+		o[no++] = uslub_cache_alloc_from_sheaf(sc, 0, sh);
+	for (int i = 0; i < no; i++)
+		uslub_cache_free(sc, o[i]);
+	uslub_cache_shrink(sc);
+	CHECK(uslub_cache_destroy(sc) == 0);
+	BEGIN(); void *q = uslub_cache_alloc_from_sheaf(sc, 0, sh); END("alloc_from_sheaf", "destroyed");
+	CHECK(q == NULL);
+	BEGIN(); int rr = uslub_cache_refill_sheaf(sc, 0, &sh, 4); END("refill_sheaf", "destroyed");
+	CHECK(rr != 0);
+	BEGIN(); uslub_cache_return_sheaf(sc, 0, sh); END("return_sheaf", "destroyed");
+	printf("  destroyed cache: the sheaf calls report it\n");
+
 	/* new caches take the freed cpu slot: the stale pointer still fails */
 	uslub_cache_t *fresh[4];
 	for (int i = 0; i < 4; i++) {

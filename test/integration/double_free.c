@@ -319,6 +319,49 @@ static void stale_marks(void)
 	CHECK(uslub_cache_destroy(s) == 0);
 }
 
+/* A pointer freed, its slab discarded (and with @purge the pages given
+ * back, reading zero), a new slab of the same cache on those pages, then
+ * the pointer freed again: refused once (every free object of the new slab
+ * holds its mark, the objects it links into its freelist included), and
+ * never handed out twice. */
+static void stale_pointer(bool purge)
+{
+	kname = purge ? "stale-purged" : "stale-discarded";
+	uslub_cache_t *s = uslub_cache_create("df-stale-ptr", 64, 0, 0, NULL);
+	CHECK(s);
+	enum { N = 4096 };
+	static void *orig[N], *v[N];
+	for (int i = 0; i < N; i++)
+		CHECK((orig[i] = uslub_cache_alloc(s, 0)) != NULL);
+	for (int i = 0; i < N; i++)
+		uslub_cache_free(s, orig[i]);
+	uslub_flush_thread();
+	uslub_cache_shrink(s);
+	if (purge)
+		uslub_trim();
+	void *y = uslub_cache_alloc(s, 0);          /* a new slab */
+	CHECK(y);
+	void *x = NULL;
+	for (int i = 0; i < N && !x; i++)
+		if (orig[i] != y && ((uintptr_t)orig[i] >> 12) == ((uintptr_t)y >> 12))
+			x = orig[i];
+	CHECK_MSG(x, "%s: no object of the old slabs on the new one: the case is not exercised",
+		  kname);
+	EXPECT_ONE(uslub_cache_free(s, x), "free of a pointer into a discarded slab");
+	int hits = 0;
+	for (int i = 0; i < N; i++) {
+		v[i] = uslub_cache_alloc(s, 0);
+		CHECK(v[i]);
+		hits += v[i] == x;
+	}
+	CHECK_MSG(hits <= 1, "%s: %p handed out %d times", kname, x, hits);
+	for (int i = 0; i < N; i++)
+		uslub_cache_free(s, v[i]);
+	uslub_cache_free(s, y);
+	CHECK(uslub_cache_validate(s) == 0);
+	CHECK(uslub_cache_destroy(s) == 0);
+}
+
 int main(void)
 {
 	struct rng rng = { test_seed(20261124) };
@@ -329,6 +372,9 @@ int main(void)
 	}
 	kmalloc_cases();
 	printf("  kmalloc      kfree, kfree_bulk, krealloc, ksize, kfree_sensitive, runs, mappings\n");
+	stale_pointer(false);
+	stale_pointer(true);
+	printf("  stale ptr    a second free after the slab was discarded (and purged): reported\n");
 	stale_marks();
 	printf("  stale        new slabs on pages of freed objects: no false alarm\n");
 	no_false_alarm(&rng);
