@@ -593,9 +593,11 @@ static __always_inline void set_freepointer(const struct kmem_cache *s, void *ob
  * global 32-bit count of slabs made, in the slab descriptor): a new slab's
  * objects may hold anything, marks of an earlier slab on the same pages
  * included, and none of it matches the new slab's mark. So objects a new
- * slab hands out directly (deferred freelist construction, seed 000) need
- * no clearing and stay untouched: bulk allocation from new slabs writes
- * nothing into the objects. A cpu slot caches its cpu slab's mark.
+ * slab hands to a user directly (deferred freelist construction, seed 000)
+ * need no clearing and stay untouched: bulk allocation from new slabs
+ * writes nothing into them. The objects it links into a freelist or hands
+ * to a sheaf are free, and get the mark (with their free pointer): every
+ * free object holds its slab's mark. A cpu slot caches its cpu slab's.
  * ---------------------------------------------------------------------- */
 #ifdef USLUB_NO_FREE_MARK
 /* Only for `make bench`'s measure of what the check costs (B-dfree): the
