@@ -659,7 +659,7 @@ static struct slab *allocate_slab(struct kmem_cache *s, int node, struct kmem_ca
 	struct slab *slab = page_slab(page);
 	slab->slab_cache = s;
 	slab->__unused[0] = (uint64_t)__atomic_add_fetch(&slab_generation, 1, __ATOMIC_RELAXED) << 32 |
-			    (uint32_t)((unsigned long)objects * s->size);   /* see slab_gen() */
+			    (uint32_t)((unsigned long)objects * s->size);   /* see slab_free_mark() */
 	slab->next = NULL;
 	if (kmem_cache_debug(s))
 		_uslub_debug_init_slab(s, slab, objects);   /* before extensions and ctor */
@@ -2265,8 +2265,16 @@ static unsigned int refill_objects(struct kmem_cache *s, struct kmem_cache_cpu *
 		for (unsigned int i = 0; i < partial; i++)
 			free_mark_clear(s, p[i]);
 	} else {
-		for (unsigned int i = partial; i < got; i++)
-			free_mark_set(s, p[i], slab_free_mark(s, virt_to_slab(p[i])));
+		uintptr_t lo = 0, span = 0, mark = 0;     /* the last slab seen */
+		for (unsigned int i = partial; i < got; i++) {
+			if ((uintptr_t)p[i] - lo >= span) {
+				struct slab *slab = virt_to_slab(p[i]);
+				lo = (uintptr_t)slab_obj_base(s, slab);
+				span = slab_objects_bytes(slab);
+				mark = slab_free_mark(s, slab);
+			}
+			free_mark_set(s, p[i], mark);
+		}
 	}
 	return got;
 }

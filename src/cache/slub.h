@@ -611,16 +611,13 @@ static __always_inline void set_freepointer(const struct kmem_cache *s, void *ob
  * generation (high 32 bits); immutable while it lives. */
 #define slab_objects_bytes(slab) ((uint32_t)(slab)->__unused[0])
 
-static __always_inline uint32_t slab_gen(const struct slab *slab)
-{
-	return (uint32_t)(slab->__unused[0] >> 32);
-}
-
-/* The free mark of @slab's objects: never 0, a live object's value. */
+/* The free mark of @slab's objects: never 0, a live object's value. The
+ * descriptor word holds the generation in its high half, so two slabs'
+ * marks differ there (one load and an xor: no multiply on the free path). */
 static __always_inline uintptr_t slab_free_mark(const struct kmem_cache *s,
 						 const struct slab *slab)
 {
-	return (s->free_mark ^ ((uintptr_t)slab_gen(slab) * 0x9e3779b97f4a7c15ull)) | 1;
+	return (s->free_mark ^ (uintptr_t)slab->__unused[0]) | 1;
 }
 
 static __always_inline uintptr_t *free_mark_slot(const struct kmem_cache *s, void *obj)
