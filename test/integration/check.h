@@ -489,4 +489,21 @@ static inline const char *capture_end(void)
 #define CHECK_HAS(text, needle) \
 	CHECK_MSG(strstr((text), (needle)), "output lacks \"%s\":\n%s", (needle), (text))
 
+/* The uslub tool: @arg if given, else <build>/uslub next to the test's
+ * <build>/test/ directory. NULL (the test is skipped) when it is not there. */
+static inline TEST_UNUSED const char *uslub_tool_path(const char *arg, char *buf, size_t len)
+{
+	const char *tool = arg;
+	if (!tool) {
+		ssize_t n = readlink("/proc/self/exe", buf, len - 16);
+		CHECK(n > 0);
+		buf[n] = 0;
+		char *slash = strrchr(buf, '/');
+		CHECK(slash);
+		strcpy(slash, "/../uslub");
+		tool = buf;
+	}
+	return access(tool, X_OK) ? NULL : tool;
+}
+
 #endif /* USLUB_TEST_CHECK_H */

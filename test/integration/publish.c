@@ -63,19 +63,10 @@ int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "--child"))
 		return child_main();
-	char toolbuf[4096];
-	const char *tool = argc == 2 ? argv[1] : NULL;
-	if (!tool) {       /* the build tree: <build>/test/this and <build>/uslub */
-		ssize_t n = readlink("/proc/self/exe", toolbuf, sizeof(toolbuf) - 16);
-		CHECK(n > 0);
-		toolbuf[n] = 0;
-		char *slash = strrchr(toolbuf, '/');
-		CHECK(slash);
-		strcpy(slash, "/../uslub");
-		tool = toolbuf;
-	}
-	if (access(tool, X_OK)) {
-		printf("publish: skipped: no uslub tool at %s\n", tool);
+	static char toolbuf[4096];
+	const char *tool = uslub_tool_path(argc == 2 ? argv[1] : NULL, toolbuf, sizeof(toolbuf));
+	if (!tool) {
+		printf("publish: skipped: no uslub tool next to the test\n");
 		return 77;
 	}
 
