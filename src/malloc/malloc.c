@@ -258,15 +258,22 @@ __public int malloc_trim(size_t pad)
 	return uslub_trim() > 0;
 }
 
-/* glibc's internal names, which parts of glibc call directly. */
-__public void *__libc_malloc(size_t) __attribute__((alias("malloc"), copy(malloc)));
-__public void __libc_free(void *) __attribute__((alias("free"), copy(free)));
-__public void *__libc_calloc(size_t, size_t) __attribute__((alias("calloc"), copy(calloc)));
-__public void *__libc_realloc(void *, size_t) __attribute__((alias("realloc"), copy(realloc)));
-__public void *__libc_memalign(size_t, size_t) __attribute__((alias("memalign"), copy(memalign)));
-__public void *__libc_valloc(size_t) __attribute__((alias("valloc"), copy(valloc)));
-__public void *__libc_pvalloc(size_t) __attribute__((alias("pvalloc"), copy(pvalloc)));
-__public int __posix_memalign(void **, size_t, size_t) __attribute__((alias("posix_memalign"), copy(posix_memalign)));
+/* glibc's internal names, which parts of glibc call directly. gcc copies
+ * the target's attributes onto an alias (copy); clang has no such
+ * attribute and needs none. */
+#ifdef __clang__
+#define ALIAS_OF(f) __attribute__((alias(#f)))
+#else
+#define ALIAS_OF(f) __attribute__((alias(#f), copy(f)))
+#endif
+__public void *__libc_malloc(size_t) ALIAS_OF(malloc);
+__public void __libc_free(void *) ALIAS_OF(free);
+__public void *__libc_calloc(size_t, size_t) ALIAS_OF(calloc);
+__public void *__libc_realloc(void *, size_t) ALIAS_OF(realloc);
+__public void *__libc_memalign(size_t, size_t) ALIAS_OF(memalign);
+__public void *__libc_valloc(size_t) ALIAS_OF(valloc);
+__public void *__libc_pvalloc(size_t) ALIAS_OF(pvalloc);
+__public int __posix_memalign(void **, size_t, size_t) ALIAS_OF(posix_memalign);
 
 /* ------------------------------------------------------------------------
  * C++ operator new and delete (the Itanium ABI names, x86-64). A failed

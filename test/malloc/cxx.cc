@@ -337,7 +337,8 @@ static void test_impossible()
 	bool thrown = false;
 	try {
 		volatile size_t count = SIZE_MAX / 16;
-		char *c = new char[count * 8];
+		// escapes, so that clang cannot elide the pair ([expr.new]/10)
+		char *c = static_cast<char *>(launder_ptr(new char[count * 8]));
 		delete[] c;
 	} catch (const std::bad_alloc &) {
 		thrown = true;
