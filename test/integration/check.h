@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define TEST_UNUSED __attribute__((unused))
@@ -504,6 +505,28 @@ static inline TEST_UNUSED const char *uslub_tool_path(const char *arg, char *buf
 		tool = buf;
 	}
 	return access(tool, X_OK) ? NULL : tool;
+}
+
+/* Run the shell command line @cmd: its output (to free) and its exit
+ * status in *@status (-1: killed). */
+static inline TEST_UNUSED char *run_command(const char *cmd, int *status)
+{
+	FILE *f = popen(cmd, "r");
+	CHECK(f);
+	size_t cap = 1 << 16, len = 0, n;
+	char *buf = malloc(cap);
+	CHECK(buf);
+	while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+		len += n;
+		if (len + 1 >= cap) {
+			cap *= 2;
+			CHECK((buf = realloc(buf, cap)) != NULL);
+		}
+	}
+	buf[len] = 0;
+	int st = pclose(f);
+	*status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	return buf;
 }
 
 #endif /* USLUB_TEST_CHECK_H */

@@ -29,27 +29,6 @@ static int child_main(void)
 	return 0;                             /* exit() removes the files */
 }
 
-/* Run @cmd, return its output (to free) and exit status in *@status. */
-static char *run(const char *cmd, int *status)
-{
-	FILE *f = popen(cmd, "r");
-	CHECK(f);
-	size_t cap = 1 << 16, len = 0;
-	char *buf = malloc(cap);
-	CHECK(buf);
-	size_t n;
-	while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-		len += n;
-		if (len + 1 >= cap) {
-			cap *= 2;
-			CHECK((buf = realloc(buf, cap)) != NULL);
-		}
-	}
-	buf[len] = 0;
-	int st = pclose(f);
-	*status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	return buf;
-}
 
 static int count(const char *hay, const char *needle)
 {
@@ -101,18 +80,18 @@ int main(int argc, char **argv)
 
 	int status;
 	snprintf(cmd, sizeof(cmd), "%s slabinfo %d", tool, (int)pid);
-	char *out = run(cmd, &status);
+	char *out = run_command(cmd, &status);
 	CHECK_EQ(status, 0);
 	CHECK_MSG(strstr(out, CACHE_NAME), "slabinfo shows no " CACHE_NAME ":\n%s", out);
 	free(out);
 	snprintf(cmd, sizeof(cmd), "%s slabinfo %d --json", tool, (int)pid);
-	out = run(cmd, &status);
+	out = run_command(cmd, &status);
 	CHECK_EQ(status, 0);
 	CHECK_MSG(json_valid(out), "slabinfo --json does not parse:\n%s", out);
 	CHECK(strstr(out, "\"" CACHE_NAME "\""));
 	free(out);
 	snprintf(cmd, sizeof(cmd), "%s top %d -n 3 -d 60", tool, (int)pid);
-	out = run(cmd, &status);
+	out = run_command(cmd, &status);
 	CHECK_EQ(status, 0);
 	CHECK_EQ(count(out, CACHE_NAME), 3);
 	CHECK_EQ(count(out, "uslub top"), 3);
@@ -131,7 +110,7 @@ int main(int argc, char **argv)
 			usleep(100000);
 			snprintf(cmd, sizeof(cmd), "tmux capture-pane -p -t %s 2>/dev/null", sess);
 			free(screen);
-			screen = run(cmd, &status);
+			screen = run_command(cmd, &status);
 			if (strstr(screen, CACHE_NAME) && strstr(screen, "uslub top"))
 				break;
 		}
@@ -149,7 +128,7 @@ int main(int argc, char **argv)
 	CHECK_MSG(WIFEXITED(wst) && WEXITSTATUS(wst) == 0, "child status %d", wst);
 	CHECK_MSG(stat(txt, &st) && stat(json, &st), "files left after exit");
 	snprintf(cmd, sizeof(cmd), "%s slabinfo %d 2>/dev/null", tool, (int)pid);
-	out = run(cmd, &status);
+	out = run_command(cmd, &status);
 	CHECK_EQ(status, 1);
 	free(out);
 	printf("publish: ok: slabinfo, --json, top%s, files removed at exit\n",

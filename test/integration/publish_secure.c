@@ -151,22 +151,7 @@ static char *run(int *status, const char *fmt, ...)
 	vsnprintf(cmd, sizeof(cmd), fmt, ap);
 	va_end(ap);
 	strcat(cmd, " 2>&1");
-	FILE *f = popen(cmd, "r");
-	CHECK(f);
-	size_t cap = 1 << 16, len = 0, n;
-	char *buf = malloc(cap);
-	CHECK(buf);
-	while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-		len += n;
-		if (len + 1 >= cap) {
-			cap *= 2;
-			CHECK((buf = realloc(buf, cap)) != NULL);
-		}
-	}
-	buf[len] = 0;
-	int st = pclose(f);
-	*status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	return buf;
+	return run_command(cmd, status);
 }
 
 /* A child of this program in @mode that publishes every @ms: it waits for
