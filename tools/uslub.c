@@ -146,10 +146,6 @@ static void print_options(FILE *f)
 		   "  %-22s the library `uslub run` preloads (default: " MALLOC_LIB " next to\n"
 		   "  %-22s this program, or in its ../%s)\n", "USLUB_LIBRARY", "",
 		USLUB_INSTALL_LIBDIR);
-	fprintf(f, "Read by this tool and by USLUB_PUBLISH_MS processes:\n"
-		   "  %-22s where the uslub-<euid> directories are (default " PUBDIR_ROOT_DEFAULT
-		   "; an\n  %-22s absolute path, e.g. a private one for tests)\n",
-		PUBDIR_ROOT_ENV, "");
 }
 
 static int help(const char *topic)
@@ -252,7 +248,7 @@ static void sweep(int dfd)
 {
 	if (dfd >= 0 && !swept) {
 		swept = 1;
-		pubdir_sweep(dfd, 0);
+		_uslub_pubdir_sweep(dfd, 0);
 	}
 }
 
@@ -261,7 +257,7 @@ static void sweep(int dfd)
 static long proc_euid(long pid)
 {
 	char buf[4096];
-	if (pubdir_read_proc((pid_t)pid, "status", buf, sizeof(buf)) < 0)
+	if (_uslub_pubdir_read_proc((pid_t)pid, "status", buf, sizeof(buf)) < 0)
 		return -1;
 	const char *p = strstr(buf, "\nUid:");
 	unsigned long ruid, euid;
@@ -276,8 +272,8 @@ static int no_process(long pid)
 	fprintf(stderr, "uslub: no process %ld\n", pid);
 	char dir[PUBDIR_PATH_MAX], why[PUBDIR_PATH_MAX + 160];
 	int dfd;
-	pubdir_path(dir, sizeof(dir), (unsigned int)geteuid());
-	if (!pubdir_open(dir, (unsigned int)geteuid(), "uid", 022, &dfd, why, sizeof(why))) {
+	_uslub_pubdir_path(dir, sizeof(dir), (unsigned int)geteuid());
+	if (!_uslub_pubdir_open(dir, (unsigned int)geteuid(), "uid", 022, &dfd, why, sizeof(why))) {
 		sweep(dfd);
 		close(dfd);
 	}
@@ -372,7 +368,7 @@ static int load(struct snapshot *s, long pid, int json)
 	memset(s, 0, sizeof(*s));
 	s->pid = pid;
 	s->dfd = -1;
-	if (pubdir_start_time((pid_t)pid, &start)) {
+	if (_uslub_pubdir_start_time((pid_t)pid, &start)) {
 		if (errno == ENOENT || errno == ESRCH)
 			return no_process(pid);
 		fprintf(stderr, "uslub: cannot read /proc/%ld/stat: %s\n", pid, strerror(errno));
@@ -387,9 +383,9 @@ static int load(struct snapshot *s, long pid, int json)
 		return 1;
 	}
 	s->uid = (unsigned int)uid;
-	pubdir_path(s->dir, sizeof(s->dir), s->uid);
+	_uslub_pubdir_path(s->dir, sizeof(s->dir), s->uid);
 	snprintf(s->path, sizeof(s->path), "%s/%ld.%s", s->dir, pid, json ? "json" : "txt");
-	if (pubdir_open(s->dir, s->uid, "the process's uid", 022, &s->dfd, why, sizeof(why))) {
+	if (_uslub_pubdir_open(s->dir, s->uid, "the process's uid", 022, &s->dfd, why, sizeof(why))) {
 		if (errno == ENOENT) {
 			no_snapshot(s, "no such directory");
 		} else if (errno == EPERM) {
@@ -449,7 +445,7 @@ static int load(struct snapshot *s, long pid, int json)
 		return refuse(s, "stale snapshot of a process that has exited (pid reused: it "
 			      "records start time %llu, process %ld started at %llu)", rstart,
 			      pid, start);
-	pid_t holder = pubdir_lock_holder(s->dfd, (pid_t)pid);
+	pid_t holder = _uslub_pubdir_lock_holder(s->dfd, (pid_t)pid);
 	if (holder != (pid_t)pid)
 		return refuse(s, "stale snapshot: process %ld no longer publishes (it exec'd a "
 			      "program that does not, or its publisher stopped; %s)", pid,

@@ -123,6 +123,7 @@ static inline void list_del(struct list_head *e)
 	X(DEBUG,  USLUB_OPT_STRING, 0, "slub_debug syntax: <flags>[,<cache>[,<cache>...]][;...]; flags F sanity checks, Z red zones, P poisoning, U owner tracking, T trace, A failslab filter, O off where it would raise the order, - none; a cache name may end in *") \
 	X(FAILSLAB, USLUB_OPT_STRING, 0, "fault injection (the kernel's failslab): probability=<percent>,interval=<n>,times=<n|-1>,space=<bytes>,seed=<n>,ignore-gfp-wait=<0|1>,cache-filter=<0|1>,verbose=<0|1>") \
 	X(PUBLISH_MS,       0, 86400000, "publish slabinfo and group tables to /dev/shm/uslub-<euid>/<pid>.{txt,json} (0600, in a private 0700 directory) every N ms for `uslub slabinfo|top PID`; 0 = off") \
+	X(PUBLISH_ROOT, USLUB_OPT_STRING, 0, "absolute directory holding the per-user snapshot directories instead of /dev/shm (tests)") \
 	X(ABORT_ON_ERROR,   0, 1,    "abort() after reporting an invalid free or a corrupted freelist") \
 	X(VERBOSE,          0, 1,    "print every option and the layout of each new cache to stderr") \
 	X(REPORT, USLUB_OPT_STRING, 0, "at exit, write slabinfo (and allocinfo with USLUB_PROFILING=1) to this file; %p in it is replaced by the pid; - is stderr (`uslub run --report` sets it)") \

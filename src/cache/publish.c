@@ -56,8 +56,8 @@ static unsigned long long now_ns(clockid_t clk)
 static void write_file(pid_t self, int json)
 {
 	char name[32], tmp[32];
-	pubdir_name(name, sizeof(name), json ? PUB_JSON : PUB_TXT, self);
-	pubdir_name(tmp, sizeof(tmp), json ? PUB_JSON_TMP : PUB_TXT_TMP, self);
+	_uslub_pubdir_name(name, sizeof(name), json ? PUB_JSON : PUB_TXT, self);
+	_uslub_pubdir_name(tmp, sizeof(tmp), json ? PUB_JSON_TMP : PUB_TXT_TMP, self);
 	int fd = -1;
 	/* A temporary left by an earlier image of this pid (or a link
 	 * planted by name): O_EXCL|O_NOFOLLOW refuse it; remove, try again. */
@@ -125,14 +125,14 @@ static int open_dir(void)
 {
 	char path[PUBDIR_PATH_MAX], why[PUBDIR_PATH_MAX + 160];
 	unsigned int euid = (unsigned int)geteuid();
-	pubdir_path(path, sizeof(path), euid);
+	_uslub_pubdir_path(path, sizeof(path), euid);
 	if (mkdir(path, 0700) && errno != EEXIST) {
 		snprintf(why, sizeof(why), "cannot create %s: %s", path, strerror(errno));
 		refuse(why);
 		return -1;
 	}
 	int fd;
-	if (pubdir_open(path, euid, "this process's euid", 077, &fd, why, sizeof(why))) {
+	if (_uslub_pubdir_open(path, euid, "this process's euid", 077, &fd, why, sizeof(why))) {
 		refuse(why);
 		return -1;
 	}
@@ -151,7 +151,7 @@ static int open_dir(void)
 static int take_lock(pid_t self)
 {
 	char name[32];
-	pubdir_name(name, sizeof(name), PUB_LOCK, self);
+	_uslub_pubdir_name(name, sizeof(name), PUB_LOCK, self);
 	for (int tries = 0; tries < 200; tries++) {
 		if (READ_ONCE(stopping))
 			return -1;
@@ -170,7 +170,7 @@ static int take_lock(pid_t self)
 		}
 		struct flock l = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
 		if (!fcntl(fd, F_SETLK, &l)) {
-			if (pubdir_same(dir_fd, name, fd)) {
+			if (_uslub_pubdir_same(dir_fd, name, fd)) {
 				fchmod(fd, 0600);
 				lock_fd = fd;
 				return 0;
@@ -193,7 +193,7 @@ static int take_lock(pid_t self)
 static int setup(pid_t self)
 {
 	unsigned long long start;
-	if (pubdir_start_time(0, &start)) {
+	if (_uslub_pubdir_start_time(0, &start)) {
 		_uslub_report("uslub: USLUB_PUBLISH_MS: not publishing: cannot read the start "
 			      "time of pid %d from /proc/self/stat: %s\n", (int)self,
 			      strerror(errno));
@@ -207,7 +207,7 @@ static int setup(pid_t self)
 		goto out;
 	/* What an earlier image of this pid (before exec, or a dead process
 	 * whose pid this is now) left: ours now, and out of date. */
-	pubdir_remove_files(dir_fd, self);
+	_uslub_pubdir_remove_files(dir_fd, self);
 	pub_start = start;
 	ret = 0;
 out:
@@ -221,7 +221,7 @@ static void *publisher(void *arg)
 	pid_t self = getpid();
 	if (setup(self))
 		return NULL;
-	pubdir_sweep(dir_fd, self);
+	_uslub_pubdir_sweep(dir_fd, self);
 	unsigned long long last_sweep = now_ns(CLOCK_MONOTONIC);
 	for (;;) {
 		if (READ_ONCE(stopping))
@@ -229,7 +229,7 @@ static void *publisher(void *arg)
 		write_file(self, 0);
 		write_file(self, 1);
 		if (now_ns(CLOCK_MONOTONIC) - last_sweep >= SWEEP_INTERVAL_S * 1000000000ull) {
-			pubdir_sweep(dir_fd, self);
+			_uslub_pubdir_sweep(dir_fd, self);
 			last_sweep = now_ns(CLOCK_MONOTONIC);
 		}
 		struct timespec d = { interval_ms / 1000, (interval_ms % 1000) * 1000000 };
@@ -244,8 +244,8 @@ static void at_exit(void)
 	WRITE_ONCE(stopping, true);
 	if (pub_pid == getpid() && lock_fd >= 0 && dir_fd >= 0) {
 		char name[32];
-		pubdir_remove_files(dir_fd, pub_pid);
-		pubdir_name(name, sizeof(name), PUB_LOCK, pub_pid);
+		_uslub_pubdir_remove_files(dir_fd, pub_pid);
+		_uslub_pubdir_name(name, sizeof(name), PUB_LOCK, pub_pid);
 		unlinkat(dir_fd, name, 0);
 	}
 	pthread_mutex_unlock(&pub_lock);

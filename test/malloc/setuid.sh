@@ -60,7 +60,7 @@ declare -A hostile=(
 	[DECAY_MS]=0 [FAKE_NODES]=3 [CPU_PARTIAL]=0 [MAX_ORDER]=0 [MIN_ORDER]=2
 	[MIN_OBJECTS]=1 [FREELIST_RANDOM]=1 [FREELIST_HARDENED]=1 [SHEAVES]=1
 	[KMALLOC_SHEAVES]=0 [PROFILING]=1 [ACCOUNT_BATCH]=0 [DEBUG]=T
-	[FAILSLAB]=probability=100,times=-1 [PUBLISH_MS]=1 [ABORT_ON_ERROR]=1
+	[FAILSLAB]=probability=100,times=-1 [PUBLISH_MS]=1 [PUBLISH_ROOT]=/tmp [ABORT_ON_ERROR]=1
 	[VERBOSE]=1 [REPORT]="$T/secret" [MALLOC_ABORT]=0
 )
 names=$(sed -n 's/^[[:space:]]*X(\([A-Z_]*\),.*/\1/p' "$base_h")
@@ -122,6 +122,7 @@ check_secure() { # NAME: nothing any variable could cause
 	local pid
 	pid=$(val "$n" pid)
 	ls /dev/shm/uslub-*/"$pid".* >/dev/null 2>&1 && fail "$n: /dev/shm/uslub-*/$pid.* exists"
+	ls /tmp/uslub-*/"$pid".* >/dev/null 2>&1 && fail "$n: /tmp/uslub-*/$pid.* exists"
 	[ "$(layout "$n")" = "$(layout clean)" ] || fail "$n: slab layout differs from a run without USLUB_ variables"
 	[ "$(stat -c '%s %Y %u %a' "$T/secret"; sha256sum <"$T/secret")" = "$secret_before" ] ||
 		fail "$n: the root-only file USLUB_REPORT named was touched"

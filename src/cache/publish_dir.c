@@ -1,0 +1,312 @@
+/*
+ * The directory protocol of the published statistics (publish_dir.h):
+ * paths, the checked open, liveness by pid + start time and the lock
+ * file, and the sweep of stale files. Used by the publisher (publish.c)
+ * and the uslub tool. libc and the option table only.
+ */
+#define _GNU_SOURCE
+#include "base/base.h"
+#include "cache/publish_dir.h"
+
+static const char *const pubdir_fmt[PUB_NR_KINDS] = {
+	[PUB_LOCK]	= "%d.lock",
+	[PUB_TXT]	= "%d.txt",
+	[PUB_JSON]	= "%d.json",
+	[PUB_TXT_TMP]	= ".%d.txt.tmp",
+	[PUB_JSON_TMP]	= ".%d.json.tmp",
+};
+
+/* Where the per-user directories are made: /dev/shm, or an absolute
+ * USLUB_PUBLISH_ROOT (the tests use private ones; like every option it is
+ * not read in a secure-execution program). */
+static const char *pubdir_root(void)
+{
+	const char *r = _uslub_option_str(USLUB_OPT_PUBLISH_ROOT);
+	if (r[0] == '/' && strlen(r) < PUBDIR_PATH_MAX - 32)
+		return r;
+	return PUBDIR_ROOT_DEFAULT;
+}
+
+void _uslub_pubdir_path(char *buf, size_t len, unsigned int uid)
+{
+	snprintf(buf, len, "%s/uslub-%u", pubdir_root(), uid);
+}
+
+void _uslub_pubdir_name(char *buf, size_t len, int kind, pid_t pid)
+{
+	snprintf(buf, len, pubdir_fmt[kind], (int)pid);
+}
+
+/* One of our names: 1 with its pid and kind, else 0 (left alone). */
+static int pubdir_parse(const char *name, pid_t *pid, int *kind)
+{
+	static const char *const sfx[PUB_NR_KINDS] = {
+		".lock", ".txt", ".json", ".txt.tmp", ".json.tmp"
+	};
+	int tmp = name[0] == '.';
+	const char *p = name + tmp;
+	long v = 0;
+	if (*p < '1' || *p > '9')
+		return 0;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		v = v * 10 + (*p - '0');
+		if (v > 0x7fffffff)
+			return 0;
+	}
+	for (int k = 0; k < PUB_NR_KINDS; k++) {
+		if ((k >= PUB_TXT_TMP) != tmp || strcmp(p, sfx[k]))
+			continue;
+		*pid = (pid_t)v;
+		*kind = k;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Read /proc/<pid>/<file> (pid 0: /proc/self) into @buf (NUL-terminated,
+ * without allocating): its length, or -1 with errno (ENOENT: no such
+ * process).
+ */
+ssize_t _uslub_pubdir_read_proc(pid_t pid, const char *file, char *buf,
+					      size_t len)
+{
+	char path[64];
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	else
+		snprintf(path, sizeof(path), "/proc/self/%s", file);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t n = 0;
+	while (n < len - 1) {
+		ssize_t r = read(fd, buf + n, len - 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	buf[n] = '\0';
+	return (ssize_t)n;
+}
+
+/*
+ * The start time of @pid: field 22 of /proc/<pid>/stat, counted after the
+ * command name (field 2, in parentheses, may itself hold spaces and
+ * parentheses: the last ')' ends it). 0, or -1 with errno.
+ */
+int _uslub_pubdir_start_time(pid_t pid, unsigned long long *start)
+{
+	char buf[1024];
+	if (_uslub_pubdir_read_proc(pid, "stat", buf, sizeof(buf)) < 0)
+		return -1;
+	char *p = strrchr(buf, ')');
+	if (!p) {
+		errno = EINVAL;
+		return -1;
+	}
+	p++;
+	for (int field = 3; field < 22; field++) {     /* p is before field 3 */
+		while (*p == ' ')
+			p++;
+		while (*p && *p != ' ')
+			p++;
+		if (!*p) {
+			errno = EINVAL;
+			return -1;
+		}
+	}
+	char *end;
+	errno = 0;
+	*start = strtoull(p, &end, 10);
+	if (end == p || errno) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Open the directory @path for @uid and check it (see the comment at the
+ * top): 0 and *@dfd, or -1 with errno (ENOENT: not there; EPERM: there but
+ * not to be trusted) and the reason in @why. @whose names @uid in it
+ * ("the process's uid"); @forbidden: the mode bits it must not have
+ * (publisher: 077; reader: 022).
+ */
+int _uslub_pubdir_open(const char *path, unsigned int uid, const char *whose,
+				     mode_t forbidden, int *dfd, char *why, size_t wlen)
+{
+	char root[PUBDIR_PATH_MAX];
+	struct stat st, lst;
+	snprintf(root, sizeof(root), "%s", path);
+	char *slash = strrchr(root, '/');
+	if (slash && slash != root)
+		*slash = '\0';
+	else if (slash)
+		slash[1] = '\0';
+	if (stat(root, &st)) {
+		int e = errno;
+		snprintf(why, wlen, "%s: %s", root, strerror(e));
+		errno = e;
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode) || (st.st_uid != 0 && st.st_uid != uid) ||
+	    ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))) {
+		snprintf(why, wlen, "%s (uid %u, mode %04o) is not a directory owned by root "
+			 "or uid %u, sticky when others may write it", root,
+			 (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), uid);
+		errno = EPERM;
+		return -1;
+	}
+	if (lstat(path, &lst)) {
+		int e = errno;
+		snprintf(why, wlen, "%s: %s", path, strerror(e));
+		errno = e;
+		return -1;
+	}
+	if (S_ISLNK(lst.st_mode)) {
+		snprintf(why, wlen, "%s is a symbolic link", path);
+		errno = EPERM;
+		return -1;
+	}
+	if (!S_ISDIR(lst.st_mode)) {
+		snprintf(why, wlen, "%s is not a directory", path);
+		errno = EPERM;
+		return -1;
+	}
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		snprintf(why, wlen, "%s: %s", path, strerror(e));
+		errno = e == ELOOP || e == ENOTDIR ? EPERM : e;
+		return -1;
+	}
+	if (fstat(fd, &st) || !S_ISDIR(st.st_mode) || st.st_dev != lst.st_dev ||
+	    st.st_ino != lst.st_ino) {
+		snprintf(why, wlen, "%s changed while it was checked", path);
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	if (st.st_uid != uid) {
+		snprintf(why, wlen, "%s is owned by uid %u, not %s %u", path,
+			 (unsigned)st.st_uid, whose, uid);
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	if (st.st_mode & forbidden) {
+		snprintf(why, wlen, "%s has mode %04o: group or other may %s it", path,
+			 (unsigned)(st.st_mode & 07777), forbidden & 044 ? "use" : "write");
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	*dfd = fd;
+	return 0;
+}
+
+/* Remove the snapshots and temporaries of @pid (not its lock file). */
+void _uslub_pubdir_remove_files(int dfd, pid_t pid)
+{
+	char name[32];
+	for (int k = PUB_TXT; k < PUB_NR_KINDS; k++) {
+		_uslub_pubdir_name(name, sizeof(name), k, pid);
+		unlinkat(dfd, name, 0);
+	}
+}
+
+/* Whether @fd (open, locked) is still what @name refers to in @dfd. */
+int _uslub_pubdir_same(int dfd, const char *name, int fd)
+{
+	struct stat a, b;
+	return !fstat(fd, &a) && !fstatat(dfd, name, &b, AT_SYMLINK_NOFOLLOW) &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/*
+ * The files of @pid when nobody holds its lock: remove them (the lock file
+ * last, while holding its lock). 1 when they were stale, else 0.
+ */
+static int pubdir_reap(int dfd, pid_t pid)
+{
+	char name[32];
+	_uslub_pubdir_name(name, sizeof(name), PUB_LOCK, pid);
+	int fd = openat(dfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ELOOP) {          /* a link by that name: no lock */
+			_uslub_pubdir_remove_files(dfd, pid);
+			unlinkat(dfd, name, 0);
+			return 1;
+		}
+		return 0;
+	}
+	struct flock l = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	int stale = 0;
+	if (!fcntl(fd, F_SETLK, &l) && _uslub_pubdir_same(dfd, name, fd)) {
+		_uslub_pubdir_remove_files(dfd, pid);
+		unlinkat(dfd, name, 0);
+		stale = 1;
+	}
+	close(fd);                               /* drops our lock */
+	return stale;
+}
+
+/*
+ * Remove every stale file set of the directory but @self's: those whose
+ * lock can be taken, and snapshots or temporaries without a lock file.
+ * The number of file sets and lone files removed.
+ */
+int _uslub_pubdir_sweep(int dfd, pid_t self)
+{
+	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return 0;
+	}
+	int swept = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		pid_t pid;
+		int kind;
+		char lock[32];
+		struct stat st;
+		if (!pubdir_parse(e->d_name, &pid, &kind) || pid == self)
+			continue;
+		if (kind == PUB_LOCK) {
+			swept += pubdir_reap(dfd, pid);
+			continue;
+		}
+		_uslub_pubdir_name(lock, sizeof(lock), PUB_LOCK, pid);
+		if (fstatat(dfd, lock, &st, AT_SYMLINK_NOFOLLOW) && errno == ENOENT &&
+		    !unlinkat(dfd, e->d_name, 0))
+			swept++;
+	}
+	closedir(d);
+	return swept;
+}
+
+/*
+ * Who holds the lock of @pid's files: its pid, 0 when nobody, -1 when
+ * there is no lock file (or it cannot be asked).
+ */
+pid_t _uslub_pubdir_lock_holder(int dfd, pid_t pid)
+{
+	char name[32];
+	_uslub_pubdir_name(name, sizeof(name), PUB_LOCK, pid);
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct flock l = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	pid_t holder = -1;
+	if (!fcntl(fd, F_GETLK, &l))
+		holder = l.l_type == F_UNLCK ? 0 : l.l_pid;
+	close(fd);
+	return holder;
+}
