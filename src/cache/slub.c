@@ -160,17 +160,26 @@
  * handed out twice.
  *
  * Double frees (the free mark, slub.h): a user's free of an object of a
- * cache without slub_debug tests the object's free_mark word against the
- * cache's secret and writes it *before* the object is published (pushed
- * on a cpu freelist or sheaf, or CASed onto its slab), so no other thread
- * can have taken it yet; every hand-out to a user clears it after the
- * object is taken. Internal moves (sheaf refill and flush, barn, thread
- * exit, fork child, failed bulk) neither test nor touch it. Invariant:
- *   object holds free_mark <=> freed by a user and not handed out since
- * (up to a program storing the secret, which it can only read out of
- * freed memory). A match is refused, reported (naming this thread's cpu
- * freelist or sheaf when the first free is there) and the object left
- * alone, so it is never handed out twice wherever the first free put it.
+ * cache without slub_debug tests the object's mark word against its
+ * slab's mark (slab_free_mark(): the cache's secret and the slab's
+ * generation) and writes it *before* the object is published (pushed on a
+ * cpu freelist or sheaf, or CASed onto its slab), so no other thread can
+ * have taken it yet; every hand-out to a user clears it after the object
+ * is taken. A new slab marks the objects it links into its freelist or
+ * hands to a sheaf, and leaves those it hands to a user untouched. Other
+ * internal moves (sheaf refill and flush, barn, thread exit, fork child,
+ * failed bulk) neither test nor touch it. Invariant:
+ *   object holds its slab's mark <=> it is free
+ * (up to a program storing the mark, which it can only read out of freed
+ * memory, and the 32-bit generation wrapping). A match is refused,
+ * reported (naming this thread's cpu freelist or sheaf when the first
+ * free is there) and the object left alone, so it is never handed out
+ * twice wherever the first free put it.
+ *
+ * Destroyed caches: the struct stays in a quarantine of 64 with
+ * FASTPATH_OFF_DEAD and cpu_offset pointing at CACHE_SLOT_DEAD, a slot no
+ * cache owns and nothing writes, so every fast path misses into a slow
+ * path that reports the use; its nodes are freed.
  *
  * Debug caches (slub_debug; FASTPATH_OFF_SLUB_DEBUG): none of the lockless
  * paths above. They have no cpu slab, no cpu partial slabs and no sheaves;
