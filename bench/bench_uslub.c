@@ -5,6 +5,13 @@
  * cache made by uslub_cache_create_args with sheaf_capacity = N),
  * linked statically with libuslub.
  *
+ * Mode-agnostic: the caches are made without USLUB_CPU_SLAB (except B3's,
+ * below), so they take whichever per-CPU model the process runs: per-CPU
+ * sheaves (the default) or the 6.x cpu slabs (USLUB_CPU_SLABS=1; run.py
+ * runs B1, B2 and B4 both ways). The result line reports every non-zero
+ * SLUB counter of the cache, whichever mode's they are, and its
+ * sheaf_capacity (0: the cache runs on cpu slabs).
+ *
  * B3 (fresh-slab allocation, deferred vs eager freelist) compares uslub
  * with itself, so its loop lives here, below the shared harness; so do
  * B5 (accounted vs plain cache), B6 (profiling on vs off: run.py runs this
@@ -31,7 +38,9 @@ static const char peer_default_label[] = "uslub";
 #define PEER_HAS_SHEAVES 1
 #define PEER_HAS_B3 1
 #define PEER_HAS_USLUB_ONLY 1
-static unsigned int peer_sheaves;   /* --sheaves: 0 = a cache without sheaves */
+static unsigned int peer_sheaves;   /* --sheaves: 0 = the default (sheaves of
+				       the default capacity, or none with
+				       USLUB_CPU_SLABS=1) */
 struct bench_opts;
 static int peer_bench_b3(const struct bench_opts *o);
 static int peer_bench_uslub_only(const struct bench_opts *o);
@@ -122,6 +131,11 @@ static void peer_extra_json(struct peer_ctx *c, FILE *f)
  * with the minor page faults taken during the timed parts.
  * The caches take turns round by round (the first one rotates), after
  * --warmup untimed rounds each (default 1: it faults the pages in).
+ * The caches have no per-CPU sheaves (USLUB_CPU_SLAB): B3 measures the
+ * slab layer's new slabs, a slab's worth handed out by one bulk call with
+ * no free pointer written. uslub's bulk path with sheaves refills the
+ * main sheaf first (a capacity's worth: slabs split, freelists linked,
+ * pointers copied twice, one slab more per round), which is not that.
  * ---------------------------------------------------------------------- */
 #define B3_VARIANTS 4
 
@@ -155,12 +169,15 @@ static int peer_bench_b3(const struct bench_opts *o)
 {
 	struct b3_variant v[B3_VARIANTS] = {
 		{ .name = "eager-norandom",
-		  .flags = USLUB_EAGER_FREELIST | USLUB_NO_RANDOM_FREELIST },
-		{ .name = "deferred-norandom", .flags = USLUB_NO_RANDOM_FREELIST },
+		  .flags = USLUB_CPU_SLAB | USLUB_EAGER_FREELIST | USLUB_NO_RANDOM_FREELIST },
+		{ .name = "deferred-norandom",
+		  .flags = USLUB_CPU_SLAB | USLUB_NO_RANDOM_FREELIST },
 		{ .name = "eager-random",
-		  .flags = USLUB_EAGER_FREELIST | USLUB_RANDOM_FREELIST },
-		{ .name = "deferred-random", .flags = USLUB_RANDOM_FREELIST },
+		  .flags = USLUB_CPU_SLAB | USLUB_EAGER_FREELIST | USLUB_RANDOM_FREELIST },
+		{ .name = "deferred-random", .flags = USLUB_CPU_SLAB | USLUB_RANDOM_FREELIST },
 	};
+	for (int k = 0; k < B3_VARIANTS; k++)
+		v[k].flags |= USLUB_CPU_SLAB;     /* no sheaves: see above */
 	struct bench_opts oo = *o;
 	unsigned long bytes = o->bytes ? o->bytes : 32ul << 20;
 	unsigned long max_objs = 0;

@@ -1,10 +1,16 @@
 #!/usr/bin/env python3
 """uslub benchmark driver: runs uslub and its peers side by side.
 
-Runs B1 (single alloc+free, hot) and B4 (remote free) on uslub, glibc malloc,
-jemalloc, mimalloc, tcmalloc (LD_PRELOAD of uslub-bench-malloc) and DPDK's
-rte_mempool; B2 (bulk alloc+free against one by one) on uslub without and
-with sheaves and DPDK; B3 (fresh-slab allocation, deferred against eager
+uslub runs in both of its per-CPU models: "uslub" is the build as is
+(per-CPU sheaves on every cache, the Linux 7.0 model and the default) and
+"uslub-cpuslabs" the same binary or library with USLUB_CPU_SLABS=1 (the 6.x
+cpu slab, cpu partial slabs and lockless remote free), in B1, B2, B4 and B8,
+interleaved in the same rounds, each with its own target rows.
+
+Runs B1 (single alloc+free, hot) and B4 (remote free) on uslub (both
+modes), glibc malloc, jemalloc, mimalloc, tcmalloc (LD_PRELOAD of
+uslub-bench-malloc) and DPDK's rte_mempool; B2 (bulk alloc+free against one
+by one) on uslub in both modes and DPDK; B3 (fresh-slab allocation, deferred against eager
 freelist) on uslub alone; and uslub against itself: B5 (accounted against
 plain cache), B6 (allocation profiling on against off), B7 (slab pages of
 many small groups: one shared accounted cache against one cache per group),
@@ -12,8 +18,8 @@ B-meta (where accounted caches keep their per-object extension) and B-debug
 (a plain cache with a slub_debug cache in the process against without).
 B8 (malloc workloads: time and peak RSS) and B9 (RSS held in per-thread
 caches with 2, 64, 512 threads) run uslub-bench-mallocsuite as is (glibc)
-and with LD_PRELOAD of uslub's libuslub-malloc.so, jemalloc, mimalloc and
-tcmalloc.
+and with LD_PRELOAD of uslub's libuslub-malloc.so (B8: in both modes),
+jemalloc, mimalloc and tcmalloc.
 B-dfree (what the double-free check costs) runs B1 on uslub-bench-uslub and
 uslub-bench-uslub-nomark, and B8's workloads with LD_PRELOAD of
 libuslub-malloc.so and libuslub-malloc-nomark.so: the same core with the
@@ -77,11 +83,30 @@ BENCH_UNITS = {
 BENCH_ORDER = ["B1", "B2", "B3", "B4", "B5", "B6", "B7", "B-meta", "B-debug", "B8", "B9",
                "B-dfree"]
 
-# B2: the batch sizes of seed 001's table; the sheaf capacity asked for the
-# "uslub-sheaves" variant (uslub_cache_create_args with sheaf_capacity).
+# Both per-CPU models of uslub in one run. "uslub" is the build as is: every
+# cache has per-CPU sheaves (Linux 7.0, the default). "uslub-cpuslabs" is the
+# same binary or library with USLUB_CPU_SLABS=1 in its environment: the 6.x
+# cpu slab, cpu freelist, cpu partial slabs and lockless remote free (no
+# sheaves unless a cache asks for a sheaf_capacity). B1, B2, B4 and B8 run
+# both, interleaved in the same rounds; each has its own target rows.
+# B8 goes through malloc, whose kmalloc caches keep their sheaves in both
+# models unless USLUB_KMALLOC_SHEAVES=0: its cpu-slab peer sets that too (an
+# unknown USLUB_ variable is ignored, so this is harmless where the option
+# does not exist). run_one() checks that the mode took (sheaf_capacity 0
+# in the cpu-slab peer's result line); discover_suite() does the same for
+# malloc once, through USLUB_VERBOSE's layout line of kmalloc-64.
+CPUSLABS = "uslub-cpuslabs"
+CPUSLABS_ENV = {"USLUB_CPU_SLABS": "1"}
+CPUSLABS_MALLOC_ENV = {"USLUB_CPU_SLABS": "1", "USLUB_KMALLOC_SHEAVES": "0"}
+USLUB_SERIES = ["uslub", CPUSLABS]
+USLUB_MODE = {"uslub": "per-CPU sheaves (Linux 7.0, the default)",
+              CPUSLABS: "cpu slabs, USLUB_CPU_SLABS=1 (Linux 6.x)"}
+# B2: the batch sizes of seed 001's table; the sheaf capacity each uslub
+# peer asks for (--sheaves; 0: the cache's default, which is per-CPU sheaves
+# of the kernel's default capacity, or none with USLUB_CPU_SLABS=1).
 B2_NS = [1, 2, 3, 4, 8, 16, 30, 32, 34, 48, 64, 128, 158, 250]
-B2_SHEAVES = 32
-B2_PEERS = ["uslub", "uslub-sheaves", "dpdk"]
+B2_SHEAVES = {"uslub": 0, CPUSLABS: 0}
+B2_PEERS = ["uslub", CPUSLABS, "dpdk"]
 B2_MODES = [("bulk", "bulk"), ("single", "one-by-one")]
 # B3: the four caches of each process (bench_uslub.c), as (random, eager).
 B3_VARIANTS = ["eager-norandom", "deferred-norandom", "eager-random", "deferred-random"]
@@ -144,11 +169,19 @@ B9_THREADS = [2, 64, 512]
 B9_VS = "mimalloc"
 B9_LIMIT = 1.0
 B9_MIN_SLOPE = 0.5                      # KiB per thread: below it a slope is "flat"
-SUITE_PEERS = ["uslub", "glibc", "jemalloc", "mimalloc", "tcmalloc"]
+# B4's target: uslub / mimalloc (SPEC §3).
+B4_VS = "mimalloc"
+B4_LIMIT = 1.0
+SUITE_PEERS = ["uslub", CPUSLABS, "glibc", "jemalloc", "mimalloc", "tcmalloc"]
+SUITE_OTHERS = [p for p in SUITE_PEERS if p not in USLUB_SERIES]
+# B9 runs only the default mode (uslub): its 512-thread processes are long.
+B9_SKIP = (CPUSLABS,)
 USLUB_MALLOC_LIB = "libuslub-malloc.so"
 SUITE_BENCHES = ("B8", "B9")
 # filled by discover_peers(): [(peer, argv0, extra_env)] of the suite
 SUITE = []
+# filled by discover_suite(): uslub series -> kmalloc-64's sheaf capacity
+SUITE_MODES = {}
 # B-dfree: the double-free check's cost. Each round runs B1 (64 and 256 B)
 # on uslub-bench-uslub and on uslub-bench-uslub-nomark, and each B8
 # workload on uslub-bench-mallocsuite with LD_PRELOAD of libuslub-malloc.so
@@ -175,7 +208,11 @@ MALLOC_PEERS = [
     ("tcmalloc", ["libtcmalloc_minimal.so.4"]),
 ]
 MALLOCS = ["glibc", "jemalloc", "mimalloc", "tcmalloc"]
-PEER_ORDER = ["uslub", "uslub-hardened", "dpdk", "glibc", "jemalloc", "mimalloc", "tcmalloc"]
+PEER_ORDER = ["uslub", CPUSLABS, "uslub-hardened", "dpdk", "glibc", "jemalloc", "mimalloc",
+              "tcmalloc"]
+# Variants of uslub's binary that peers_for() adds beside "uslub" (--peers
+# uslub selects them too).
+USLUB_VARIANTS = ("uslub-hardened", CPUSLABS)
 # B1 also runs uslub with freelist hardening on (USLUB_FREELIST_HARDENED=1):
 # hardening is on by default only if this variant meets the B1 target.
 HARDENED_ENV = {"USLUB_FREELIST_HARDENED": "1"}
@@ -277,8 +314,8 @@ def discover_peers(build, wanted):
     for peer in PEER_ORDER:
         if wanted and peer not in wanted:
             continue
-        if peer == "uslub-hardened":
-            continue        # a variant of uslub's binary, added by peers_for()
+        if peer in USLUB_VARIANTS:
+            continue        # variants of uslub's binary, added by peers_for()
         if peer == "uslub":
             if not ub:
                 log("bench: uslub-bench-uslub not found under %s (build it first)" % build)
@@ -360,15 +397,19 @@ def discover_suite(build, wanted):
             "skipping B8 and B9" % build)
         return
     for peer in SUITE_PEERS:
-        if wanted and peer not in wanted:
+        if wanted and peer not in wanted and not (peer == CPUSLABS and "uslub" in wanted):
             continue
-        if peer == "uslub":
+        if peer in USLUB_SERIES:
             lib = find_build_lib(build, USLUB_MALLOC_LIB)
             if not lib:
-                log("bench: B8/B9: skipping uslub: %s not found under %s (not built yet?)"
-                    % (USLUB_MALLOC_LIB, build))
+                if peer == "uslub":
+                    log("bench: B8/B9: skipping uslub: %s not found under %s (not built yet?)"
+                        % (USLUB_MALLOC_LIB, build))
                 continue
-            SUITE.append((peer, sb, {"LD_PRELOAD": lib}))
+            env = {"LD_PRELOAD": lib}
+            if peer == CPUSLABS:
+                env.update(CPUSLABS_MALLOC_ENV)
+            SUITE.append((peer, sb, env))
         elif peer == "glibc":
             SUITE.append((peer, sb, {}))
         else:
@@ -379,6 +420,36 @@ def discover_suite(build, wanted):
                     (peer, " / ".join(sonames), ", ".join(lib_dirs())))
                 continue
             SUITE.append((peer, sb, {"LD_PRELOAD": lib}))
+    SUITE_MODES.clear()
+    for peer, argv0, env in SUITE:
+        if peer in USLUB_SERIES:
+            SUITE_MODES[peer] = malloc_sheaf_capacity(argv0, env)
+    got = SUITE_MODES.get(CPUSLABS)
+    if got:
+        log("bench: B8: warning: %s's kmalloc-64 has sheaf_capacity %d with %s: malloc "
+            "does not run on cpu slabs, %s measures sheaves too" % (
+                CPUSLABS, got, " ".join("%s=%s" % kv for kv in CPUSLABS_MALLOC_ENV.items()),
+                CPUSLABS))
+
+
+def malloc_sheaf_capacity(argv0, env):
+    """The sheaf capacity of kmalloc-64 under LD_PRELOAD of libuslub-malloc.so
+    with @env: one short run of the suite with USLUB_VERBOSE=1, whose layout
+    line of each new cache says it. None when it cannot be told."""
+    e = dict(os.environ, USLUB_VERBOSE="1", **env)
+    try:
+        r = subprocess.run([argv0, "--workload", "churn", "--scale", "0.001", "--label", "probe"],
+                           env=e, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    for line in r.stderr.splitlines():
+        if line.startswith("uslub: cache kmalloc-64:") and "sheaf_capacity" in line:
+            try:
+                return int(line.split("sheaf_capacity", 1)[1].split()[0])
+            except (ValueError, IndexError):
+                return None
+    return None
 
 
 # ---------------------------------------------------------------------------
@@ -463,8 +534,8 @@ def bench_argv(argv0, peer, bench, size, mode):
         argv = [argv0, "--bench", bench, "--size", str(size),
                 "--iters", str(mode["B2_objects"]),
                 "--ns", ",".join(str(n) for n in B2_NS)]
-        if peer == "uslub-sheaves":
-            argv += ["--sheaves", str(B2_SHEAVES)]
+        if B2_SHEAVES.get(peer):
+            argv += ["--sheaves", str(B2_SHEAVES[peer])]
         return argv + ["--repeats", str(mode["repeats"]), "--label", peer]
     if bench == "B3":
         return [argv0, "--bench", bench, "--size", str(size),
@@ -492,23 +563,26 @@ def bench_argv(argv0, peer, bench, size, mode):
 
 
 def peers_for(bench, peers, size=None):
-    """The peers a benchmark runs on. B1, B4: all. B2: the slab/mempool ones
-    (uslub, uslub with sheaves, DPDK); malloc has no bulk API. B3, B5,
+    """The peers a benchmark runs on. B1, B4: all, uslub in both modes (and
+    B1 with hardening). B2: the slab/mempool ones (uslub in both modes,
+    DPDK); malloc has no bulk API. B3, B5,
     B-meta: uslub, which they compare with itself. B6: uslub with profiling
     on and off. B7: uslub in its two modes (shared, per-group). B-debug:
     uslub without USLUB_DEBUG and with it naming the other cache. B8, B9:
     the malloc suite's peers (SUITE), uslub through libuslub-malloc.so.
-    B-dfree (@size is (sub-bench, size)): uslub and uslub-nomark (DFREE)."""
+    B-dfree (@size is (sub-bench, size)): uslub and uslub-nomark (DFREE).
+    uslub-cpuslabs: uslub's binary with CPUSLABS_ENV (B8: library, with
+    CPUSLABS_MALLOC_ENV; B9 runs the default mode only)."""
     if bench == "B-dfree":
         return list(DFREE.get(size[0], []))
     if bench in SUITE_BENCHES:
-        return list(SUITE)
+        return [p for p in SUITE if bench != "B9" or p[0] not in B9_SKIP]
     if bench == "B2":
         out = []
         for p in peers:
             if p[0] == "uslub":
                 out.append(p)
-                out.append(("uslub-sheaves", p[1], p[2]))
+                out.append((CPUSLABS, p[1], dict(p[2], **CPUSLABS_ENV)))
             elif p[0] == "dpdk":
                 out.append(p)
         return out
@@ -524,12 +598,14 @@ def peers_for(bench, peers, size=None):
     if bench == "B-debug":
         return [(name, p[1], dict(p[2], USLUB_DEBUG=spec, **NO_PROFILING))
                 for p in peers if p[0] == "uslub" for name, spec in BDEBUG_PEERS]
-    if bench == "B1":
+    if bench in ("B1", "B4"):
         out = []
         for p in peers:
             out.append(p)
             if p[0] == "uslub":
-                out.append(("uslub-hardened", p[1], dict(p[2], **HARDENED_ENV)))
+                out.append((CPUSLABS, p[1], dict(p[2], **CPUSLABS_ENV)))
+                if bench == "B1":
+                    out.append(("uslub-hardened", p[1], dict(p[2], **HARDENED_ENV)))
         return out
     return peers
 
@@ -581,6 +657,10 @@ def run_one(peer, argv0, extra_env, bench, size, mode):
         return None, "%s B-debug %d B: USLUB_DEBUG=%s did not take (%s is %sa debug cache)" % (
             peer, size, extra_env.get("USLUB_DEBUG"), other.get("name"),
             "" if other.get("debug") else "not ")
+    if extra_env.get("USLUB_CPU_SLABS") == "1" and res.get("sheaf_capacity"):
+        # the cpu-slab peer got sheaves: it would measure the default mode
+        return None, "%s %s %s: USLUB_CPU_SLABS=1 did not take (sheaf_capacity %s)" % (
+            peer, bench, config_label(bench, size), res.get("sheaf_capacity"))
     if "LD_PRELOAD" in extra_env:
         lib = res.get("malloc_lib", "")
         want = os.path.basename(extra_env["LD_PRELOAD"]).split(".so")[0]
@@ -796,16 +876,34 @@ def run_all(peers, configs, mode):
 # Analysis
 # ---------------------------------------------------------------------------
 
+def series_prefix(series):
+    """How a target of @series is named: uslub's as before (no prefix), the
+    cpu-slab mode's with "uslub-cpuslabs " in front."""
+    return "" if series == "uslub" else series + " "
+
+
 def target_checks(bench, med):
-    """Targets of SPEC §3 for one benchmark and size: list of dicts."""
-    u = med.get("uslub")
+    """Targets of SPEC §3 for one benchmark and size: list of dicts. One set
+    per uslub mode (USLUB_SERIES; "series" says which): uslub's always, the
+    cpu-slab mode's when it was measured."""
+    checks = []
+    for series in USLUB_SERIES:
+        if series != "uslub" and series not in med:
+            continue
+        checks += series_checks(bench, med, series)
+    return checks
+
+
+def series_checks(bench, med, series):
+    u = med.get(series)
+    pre = series_prefix(series)
     checks = []
 
     def check(name, peer, peer_ns, limit):
-        c = {"target": name, "peer": peer, "limit": limit}
+        c = {"target": pre + name, "series": series, "peer": peer, "limit": limit}
         if u is None or peer_ns is None:
             c.update(ratio=None, peer_ns=peer_ns, pass_=None,
-                     note="not measured (%s missing)" % ("uslub" if u is None else peer))
+                     note="not measured (%s missing)" % (series if u is None else peer))
         else:
             ratio = u / peer_ns
             c.update(ratio=round(ratio, 4), peer_ns=round(peer_ns, 4),
@@ -819,16 +917,17 @@ def target_checks(bench, med):
         if mallocs:
             best = min(mallocs, key=mallocs.get)
             check("<= 0.8x the best malloc (%s)" % best, best, mallocs[best], 0.8)
-            if med.get("uslub-hardened") is not None:
+            if series == "uslub" and med.get("uslub-hardened") is not None:
                 # informational: decides whether hardening may be on by default
                 h = med["uslub-hardened"] / mallocs[best]
-                checks.append({"target": "hardened <= 0.8x the best malloc (%s)" % best, "peer": best, "limit": 0.8,
+                checks.append({"target": "hardened <= 0.8x the best malloc (%s)" % best,
+                               "series": "uslub-hardened", "peer": best, "limit": 0.8,
                                "ratio": round(h, 4), "peer_ns": round(mallocs[best], 4),
                                "pass": h <= 0.8, "informational": True})
         else:
             check("<= 0.8x the best malloc", "best malloc", None, 0.8)
     elif bench == "B4":
-        check("<= 1.0x mimalloc", "mimalloc", med.get("mimalloc"), 1.0)
+        check("<= %.1fx %s" % (B4_LIMIT, B4_VS), B4_VS, med.get(B4_VS), B4_LIMIT)
     return checks
 
 
@@ -874,7 +973,8 @@ def analyse_b2(per, size):
             caps[p] = sorted({r.get("sheaf_capacity") for r in per[p]["runs"]},
                              key=lambda x: -1 if x is None else x)
     entry = {"title": BENCH_TITLES["B2"], "unit": BENCH_UNITS["B2"], "size": size,
-             "ns": ns, "sheaves_asked": {"uslub": 0, "uslub-sheaves": B2_SHEAVES},
+             "ns": ns, "sheaves_asked": dict(B2_SHEAVES),
+             "modes": {p: USLUB_MODE[p] for p in USLUB_SERIES if p in per},
              "sheaf_capacity": caps, "n": {},
              "runs": {p: run_extras(per[p]["runs"]) for p in B2_PEERS if p in per}}
     checks_all = []
@@ -897,11 +997,11 @@ def analyse_b2(per, size):
                 ratios["%s / %s" % (a, b)] = round(med[a] / med[b], 4)
         for p in B2_PEERS:
             ratio("%s bulk" % p, "%s one-by-one" % p)
-        for p in ("uslub", "uslub-sheaves"):
+        for p in USLUB_SERIES:
             ratio("%s bulk" % p, "dpdk bulk")
             ratio("%s one-by-one" % p, "dpdk one-by-one")
         checks = []
-        for p in ("uslub", "uslub-sheaves"):
+        for p in USLUB_SERIES:
             if p not in per:
                 continue
             if n >= 16:
@@ -1332,34 +1432,82 @@ def analyse_b8(results, workloads, mode):
                     "memory_returned": frac < B8_RETURNED,
                     "returned_rounds": sum(1 for r in runs if r.get("memory_returned")),
                 }
-        if "uslub" in s["time_ms"]:
-            for p in SUITE_PEERS[1:]:
+        # each uslub mode against the other peers: "time_ratio"/"rss_ratio"
+        # are uslub's (the default mode); "series_ratios" the other modes'
+        # ({mode: {"time": {peer: r}, "rss": {peer: r}}}); "mode_ratio" is
+        # uslub / uslub-cpuslabs (time and rss)
+        s["series_ratios"] = {}
+        for series in USLUB_SERIES:
+            if series not in s["time_ms"]:
+                continue
+            tr, rr = {}, {}
+            for p in SUITE_OTHERS:
                 if p in s["time_ms"]:
-                    s["time_ratio"][p] = round(s["time_ms"]["uslub"] / s["time_ms"][p], 4)
-                    s["rss_ratio"][p] = round(s["peak_rss_mib"]["uslub"] / s["peak_rss_mib"][p], 4)
+                    tr[p] = round(s["time_ms"][series] / s["time_ms"][p], 4)
+                    rr[p] = round(s["peak_rss_mib"][series] / s["peak_rss_mib"][p], 4)
+            if series == "uslub":
+                s["time_ratio"], s["rss_ratio"] = tr, rr
+            else:
+                s["series_ratios"][series] = {"time": tr, "rss": rr}
+        if "uslub" in s["time_ms"] and CPUSLABS in s["time_ms"]:
+            s["mode_ratio"] = {
+                "time": round(s["time_ms"]["uslub"] / s["time_ms"][CPUSLABS], 4),
+                "rss": round(s["peak_rss_mib"]["uslub"] / s["peak_rss_mib"][CPUSLABS], 4)}
         entry["workloads"][w] = s
-    geo = {}
-    for p in SUITE_PEERS[1:]:
-        common = [w for w in workloads if p in entry["workloads"][w]["time_ratio"]]
-        if not common:
+
+    def ratios_of(series, w):
+        s = entry["workloads"][w]
+        if series == "uslub":
+            return s["time_ratio"], s["rss_ratio"]
+        d = s["series_ratios"].get(series, {})
+        return d.get("time", {}), d.get("rss", {})
+
+    # geomean: uslub's (as before); geomean_series: the other modes'
+    entry["geomean"], entry["geomean_series"] = {}, {}
+    for series in USLUB_SERIES:
+        geo = {}
+        for p in SUITE_OTHERS:
+            common = [w for w in workloads if p in ratios_of(series, w)[0]]
+            if not common:
+                continue
+            geo[p] = {"time": round(geomean([ratios_of(series, w)[0][p] for w in common]), 4),
+                      "rss": round(geomean([ratios_of(series, w)[1][p] for w in common]), 4),
+                      "workloads": len(common), "of": len(workloads)}
+        if series == "uslub":
+            entry["geomean"] = geo
+        elif geo:
+            entry["geomean_series"][series] = geo
+    both = [w for w in workloads if "mode_ratio" in entry["workloads"][w]]
+    if both:
+        entry["geomean_modes"] = {
+            "time": round(geomean([entry["workloads"][w]["mode_ratio"]["time"] for w in both]), 4),
+            "rss": round(geomean([entry["workloads"][w]["mode_ratio"]["rss"] for w in both]), 4),
+            "workloads": len(both), "of": len(workloads)}
+    targets = []
+    for series in USLUB_SERIES:
+        measured = any(series in e["time_ms"] for e in entry["workloads"].values())
+        if series != "uslub" and not measured:
             continue
-        geo[p] = {"time": round(geomean([entry["workloads"][w]["time_ratio"][p]
-                                         for w in common]), 4),
-                  "rss": round(geomean([entry["workloads"][w]["rss_ratio"][p]
-                                        for w in common]), 4),
-                  "workloads": len(common), "of": len(workloads)}
-    entry["geomean"] = geo
+        geo = entry["geomean"] if series == "uslub" else entry["geomean_series"].get(series, {})
+        targets += b8_targets(series, geo, measured)
+    entry["targets"] = targets
+    entry["pass"] = verdict_of(targets)
+    return entry
+
+
+def b8_targets(series, geo, measured):
+    """B8's targets for one uslub mode from its geometric means @geo."""
     targets = []
     for what, key, limit in (("time", "time", B8_TIME_LIMIT),
                              ("peak RSS", "rss", B8_RSS_LIMIT)):
         for p in B8_VS:
-            c = {"target": "geometric mean %s <= %.1fx %s" % (what, limit, p),
-                 "peer": p, "metric": key, "limit": limit}
+            c = {"target": "%sgeometric mean %s <= %.1fx %s" % (
+                series_prefix(series), what, limit, p),
+                 "series": series, "peer": p, "metric": key, "limit": limit}
             g = geo.get(p)
             if not g:
                 c.update(ratio=None, note="not measured (%s missing)" % (
-                    "uslub" if not any("uslub" in e["time_ms"]
-                                       for e in entry["workloads"].values()) else p))
+                    series if not measured else p))
                 c["pass"] = None
             else:
                 c["ratio"] = g[key]
@@ -1369,9 +1517,7 @@ def analyse_b8(results, workloads, mode):
                 else:
                     c["pass"] = g[key] <= limit
             targets.append(c)
-    entry["targets"] = targets
-    entry["pass"] = verdict_of(targets)
-    return entry
+    return targets
 
 
 def analyse_b9(results, threads):
@@ -1479,6 +1625,11 @@ def analyse(results, configs, peers, mode):
         if "uslub" in med:
             s["ratios"] = {p: round(med["uslub"] / med[p], 4)
                            for p in PEER_ORDER if p in med and p != "uslub"}
+        # the other modes' ratios to every peer but uslub's modes
+        s["series_ratios"] = {
+            series: {p: round(med[series] / med[p], 4) for p in PEER_ORDER
+                     if p in med and p not in USLUB_SERIES + list(USLUB_VARIANTS)}
+            for series in USLUB_SERIES[1:] if series in med}
         entry["sizes"][str(size)] = s
     for bench, entry in out.items():
         if bench in OWN:
@@ -1523,17 +1674,27 @@ def print_table(data):
         e = data[bench]
         log("")
         log("%s  %s  (%s)" % (bench, e["title"], e["unit"]))
-        log("  %-6s %-14s %9s %9s %9s %11s" % ("size", "allocator", "median",
-                                              "p25", "p75", "uslub/peer"))
+        modes = [m for m in USLUB_SERIES if any(m in s["median_ns"]
+                                                 for s in e["sizes"].values())]
+        for m in modes:
+            log("  %-14s = %s" % (m, USLUB_MODE[m]))
+        log("  %-6s %-14s %9s %9s %9s %11s%s" % (
+            "size", "allocator", "median", "p25", "p75", "uslub/peer",
+            "".join(" %15s" % ("cpuslabs/peer" if m == CPUSLABS else m + "/peer")
+                    for m in modes[1:])))
         for size, s in e["sizes"].items():
             for p in PEER_ORDER:
                 if p not in s["median_ns"]:
                     continue
                 ratio = "-" if p == "uslub" else "%.2fx" % s["ratios"][p] \
                     if p in s["ratios"] else "-"
-                log("  %-6s %-14s %s %s %s %11s" % (
+                more = ""
+                for m in modes[1:]:
+                    r = s.get("series_ratios", {}).get(m, {}).get(p)
+                    more += " %15s" % ("%.2fx" % r if r is not None else "-")
+                log(("  %-6s %-14s %s %s %s %11s%s" % (
                     size + " B", p, fmt_ns(s["median_ns"][p]), fmt_ns(s["p25_ns"][p]),
-                    fmt_ns(s["p75_ns"][p]), ratio))
+                    fmt_ns(s["p75_ns"][p]), ratio, more)).rstrip())
     log("")
     log("targets (SPEC §3):")
     width = max([36] + [len(t["target"]) for b in BENCH_ORDER if b in data and b != "B2"
@@ -1764,10 +1925,28 @@ def print_bdebug(e, log):
             log(line.rstrip())
 
 
+def short_peer(p):
+    """A peer's name in the 10-character columns of B8's table."""
+    return "u-cpuslabs" if p == CPUSLABS else p
+
+
 def print_b8(e, log):
     ws = e["workloads"]
     peers = [p for p in SUITE_PEERS if any(p in s["time_ms"] for s in ws.values())]
-    others = [p for p in peers if p != "uslub"]
+    others = [p for p in peers if p not in USLUB_SERIES]
+    # ratio columns: "u/" uslub / peer for every other peer; "c/" uslub-cpuslabs
+    # / peer for the target peers (B8_VS; bench.json has them all)
+    cols = [("uslub", p, "u/" + p[:6]) for p in others] + \
+        [(CPUSLABS, p, "c/" + p[:6]) for p in others if p in B8_VS and CPUSLABS in peers]
+
+    def rat(s, series, p, metric):
+        if series == "uslub":
+            return s["time_ratio" if metric == "time" else "rss_ratio"].get(p)
+        return s.get("series_ratios", {}).get(series, {}).get(metric, {}).get(p)
+
+    def geo(series, p, metric):
+        g = e["geomean"] if series == "uslub" else e.get("geomean_series", {}).get(series, {})
+        return g.get(p, {}).get(metric)
     rounds = sorted({n for s in ws.values() for n in s["rounds"].values()})
     log("")
     log("%s  %s  (%s)" % ("B8", e["title"], e["unit"]))
@@ -1777,33 +1956,51 @@ def print_b8(e, log):
     for w, s in ws.items():
         what = s["what"].replace("~P MiB", "%d MiB" % e["phase1_mib"])
         log("  %-9s %s" % (w, what))
-    hdr = "".join("%10s" % p for p in peers) + "   " + \
-        "".join("%9s" % ("u/" + p[:6]) for p in others)
-    for metric, key, rkey, label in (("time", "time_ms", "time_ratio", "time, ms"),
-                                     ("rss", "peak_rss_mib", "rss_ratio", "peak RSS, MiB")):
+    for m in USLUB_SERIES:
+        if m in peers:
+            log("  %-10s = %s%s" % (short_peer(m), USLUB_MODE[m],
+                                    " and USLUB_KMALLOC_SHEAVES=0 (malloc's kmalloc "
+                                    "caches on cpu slabs too)" if m == CPUSLABS else ""))
+    log("  u/ = uslub / peer, c/ = uslub-cpuslabs / peer; mode = uslub / uslub-cpuslabs"
+        if CPUSLABS in peers else "  u/ = uslub / peer")
+    mode_col = "uslub" in peers and CPUSLABS in peers
+    hdr = "".join("%11s" % short_peer(p) for p in peers) + "   " + \
+        "".join("%9s" % c[2] for c in cols) + ("%8s" % "mode" if mode_col else "")
+    for metric, key, label in (("time", "time_ms", "time, ms"),
+                               ("rss", "peak_rss_mib", "peak RSS, MiB")):
         log("  %-14s%s" % (label, hdr))
         for w, s in ws.items():
-            vals = "".join(("%10.1f" % s[key][p]) if p in s[key] else "%10s" % "-"
+            vals = "".join(("%11.1f" % s[key][p]) if p in s[key] else "%11s" % "-"
                            for p in peers)
-            rats = "".join(("%8.2fx" % s[rkey][p]) if p in s[rkey] else "%9s" % "-"
-                           for p in others)
+            rats = ""
+            for series, p, _ in cols:
+                r = rat(s, series, p, metric)
+                rats += ("%8.2fx" % r) if r is not None else "%9s" % "-"
+            if mode_col:
+                r = s.get("mode_ratio", {}).get(metric)
+                rats += ("%7.2fx" % r) if r is not None else "%8s" % "-"
             log("  %-14s%s   %s" % (w, vals, rats))
-        geo = "".join(("%8.2fx" % e["geomean"][p][metric]) if p in e["geomean"] else "%9s" % "-"
-                      for p in others)
-        log("  %-14s%s   %s" % ("geomean", " " * (10 * len(peers)), geo))
+        g = ""
+        for series, p, _ in cols:
+            r = geo(series, p, metric)
+            g += ("%8.2fx" % r) if r is not None else "%9s" % "-"
+        if mode_col:
+            r = e.get("geomean_modes", {}).get(metric)
+            g += ("%7.2fx" % r) if r is not None else "%8s" % "-"
+        log("  %-14s%s   %s" % ("geomean", " " * (11 * len(peers)), g))
     ph = ws.get("phases", {}).get("phases")
     if ph:
         log("  phases: RSS in MiB at phase 1's peak, right after its frees, after the %d ms "
             "purge wait (%% of the peak, both above" % e["purge_ms"])
         log("  the RSS before phase 1; returned = below %d%%) and at the end of phase 2"
             % (e["returned_below"] * 100))
-        log("  %-10s %9s %9s %9s %7s %9s  %s" % ("allocator", "peak", "freed", "waited", "%",
+        log("  %-14s %9s %9s %9s %7s %9s  %s" % ("allocator", "peak", "freed", "waited", "%",
                                                 "end", "returned"))
         for p in peers:
             if p not in ph:
                 continue
             d = ph[p]
-            log("  %-10s %9.1f %9.1f %9.1f %6.0f%% %9.1f  %s" % (
+            log("  %-14s %9.1f %9.1f %9.1f %6.0f%% %9.1f  %s" % (
                 p, d["rss_phase1_peak_mib"], d["rss_after_free_nowait_mib"],
                 d["rss_after_free_mib"], d["after_free_frac"] * 100, d["rss_phase2_end_mib"],
                 "yes" if d["memory_returned"] else "no"))
@@ -1893,17 +2090,17 @@ def print_b2(e, log):
     log("%s  %s  (%s)" % ("B2", e["title"], e["unit"]))
     log("  %d B objects, median of all samples; 1-by-1 = the same n done as n allocs "
         "then n frees" % e["size"])
-    log("  uslub: sheaf_capacity %s (asked 0); uslub-sheaves: sheaf_capacity %s "
-        "(asked %d); dpdk: get_bulk/put_bulk, %s-object lcore cache" % (
-            cap("uslub"), cap("uslub-sheaves"), B2_SHEAVES,
+    log("  uslub: %s, sheaf_capacity %s; uslub-cpuslabs: %s, sheaf_capacity %s; "
+        "dpdk: get_bulk/put_bulk, %s-object lcore cache" % (
+            USLUB_MODE["uslub"], cap("uslub"), USLUB_MODE[CPUSLABS], cap(CPUSLABS),
             "/".join(str(x) for x in dpdk_cache) or "?"))
     log("  x! = misses its target (see the targets below)")
     log("  %5s  %s  %s  %s  %s" % (
-        "", "uslub (no sheaves)".center(26, "-"), "uslub-sheaves".center(26, "-"),
+        "", "uslub (sheaves)".center(26, "-"), "uslub-cpuslabs".center(26, "-"),
         "dpdk".center(17, "-"), "bulk/dpdk bulk".center(15, "-")))
     log("  %5s  %8s %8s %8s  %8s %8s %8s  %8s %8s  %7s %7s" % (
         "n", "bulk", "1-by-1", "bulk/1b1", "bulk", "1-by-1", "bulk/1b1",
-        "bulk", "1-by-1", "uslub", "sheaves"))
+        "bulk", "1-by-1", "sheaves", "cpusl."))
     for key, s in e["n"].items():
         med = s["median_ns"]
         missed = {(t["series"], t["kind"]) for t in s["targets"] if t["pass"] is False}
@@ -1917,11 +2114,11 @@ def print_b2(e, log):
         log("  %5s  %s %s %s  %s %s %s  %s %s  %s %s" % (
             key, m("uslub bulk"), m("uslub one-by-one"),
             r("uslub bulk", "uslub one-by-one", "uslub", "vs_single"),
-            m("uslub-sheaves bulk"), m("uslub-sheaves one-by-one"),
-            r("uslub-sheaves bulk", "uslub-sheaves one-by-one", "uslub-sheaves", "vs_single"),
+            m(CPUSLABS + " bulk"), m(CPUSLABS + " one-by-one"),
+            r(CPUSLABS + " bulk", CPUSLABS + " one-by-one", CPUSLABS, "vs_single"),
             m("dpdk bulk"), m("dpdk one-by-one"),
             r("uslub bulk", "dpdk bulk", "uslub", "vs_dpdk", 7),
-            r("uslub-sheaves bulk", "dpdk bulk", "uslub-sheaves", "vs_dpdk", 7)))
+            r(CPUSLABS + " bulk", "dpdk bulk", CPUSLABS, "vs_dpdk", 7)))
 
 
 def b2_target_groups(e):
@@ -1932,7 +2129,7 @@ def b2_target_groups(e):
             groups.setdefault((t["kind"], t["series"], t["target"]), []).append(t)
     out = []
     for kind in ("vs_dpdk", "vs_single"):
-        for series in ("uslub", "uslub-sheaves"):
+        for series in USLUB_SERIES:
             for (k, se, name), checks in groups.items():
                 if k == kind and se == series:
                     ns = [t["n"] for t in checks]
@@ -1955,7 +2152,7 @@ def print_b2_targets(e, log):
             ratio = "max %.2fx (n %d)" % (worst["ratio"], worst["n"])
         else:
             ratio = "not measured"
-        log("  B2 %-9s %-48s %-19s %s" % (rng, name, ratio, verdict))
+        log("  B2 %-9s %-57s %-19s %s" % (rng, name, ratio, verdict))
 
 
 def print_b3(e, log):
@@ -1993,7 +2190,8 @@ def print_b3(e, log):
 # ---------------------------------------------------------------------------
 
 PLOT_COLORS = {
-    "uslub": "#d62728", "dpdk": "#7f7f7f", "glibc": "#1f77b4",
+    "uslub": "#d62728", CPUSLABS: "#ff9896", "uslub-hardened": "#8c564b",
+    "dpdk": "#7f7f7f", "glibc": "#1f77b4",
     "jemalloc": "#2ca02c", "mimalloc": "#9467bd", "tcmalloc": "#ff7f0e",
 }
 
@@ -2099,20 +2297,29 @@ def plot_b8(ax, e, what):
                                 if what == "time" else
                                 ("peak_rss_mib", "rss_ratio", "rss", e["rss_limit"]))
     have_uslub = any(e["workloads"][w][rkey] for w in ws)
-    peers = [p for p in SUITE_PEERS[1:] if any(p in e["workloads"][w][key] for w in ws)]
+    # bars: (series, peer); with uslub measured, uslub / each other peer and
+    # uslub-cpuslabs / each target peer (hatched)
+    bars = [("uslub", p) for p in SUITE_OTHERS if any(p in e["workloads"][w][key] for w in ws)]
+    cpu = e.get("geomean_series", {}).get(CPUSLABS)
+    if cpu:
+        bars += [(CPUSLABS, p) for p in B8_VS if p in cpu]
     if not have_uslub:
-        peers = [p for p in SUITE_PEERS if any(p in e["workloads"][w][key] for w in ws)]
+        bars = [(None, p) for p in SUITE_PEERS if any(p in e["workloads"][w][key] for w in ws)]
     labels = ws + (["geomean"] if have_uslub else [])
-    width = 0.8 / max(1, len(peers))
-    for j, p in enumerate(peers):
-        if have_uslub:
+    width = 0.8 / max(1, len(bars))
+    for j, (series, p) in enumerate(bars):
+        if series == "uslub":
             vals = [e["workloads"][w][rkey].get(p, 0) for w in ws] + \
                 [e["geomean"].get(p, {}).get(metric, 0)]
+        elif series:
+            vals = [e["workloads"][w].get("series_ratios", {}).get(series, {})
+                    .get(metric, {}).get(p, 0) for w in ws] + [cpu.get(p, {}).get(metric, 0)]
         else:
             vals = [e["workloads"][w][key].get(p, 0) for w in ws]
-        xs = [i + (j - (len(peers) - 1) / 2) * width for i in range(len(labels))]
+        xs = [i + (j - (len(bars) - 1) / 2) * width for i in range(len(labels))]
         ax.bar(xs, vals, width, color=PLOT_COLORS.get(p, "#17becf"),
-               label=("uslub / %s" % p) if have_uslub else p)
+               hatch="//" if series == CPUSLABS else None,
+               label=("%s / %s" % (series, p)) if series else p)
     ax.set_xticks(range(len(labels)))
     ax.set_xticklabels(labels, rotation=30, ha="right", fontsize=7)
     name = "time" if what == "time" else "peak RSS"
@@ -2151,7 +2358,7 @@ def plot_b9(ax, e):
 
 
 B2_STYLES = {
-    "uslub": ("#d62728", "uslub"), "uslub-sheaves": ("#ff7f0e", "uslub+sheaves"),
+    "uslub": ("#d62728", "uslub (sheaves)"), CPUSLABS: ("#ff7f0e", "uslub-cpuslabs"),
     "dpdk": ("#7f7f7f", "dpdk"),
 }
 
@@ -2174,11 +2381,9 @@ def plot_b2(ax, e, what):
         ax.set_title("B2 %d B: bulk (solid) vs one-by-one (dashed)" % e["size"], fontsize=9)
         ax.set_ylim(bottom=0)
     else:
-        lines = [("uslub bulk / uslub one-by-one", "uslub", "-", "bulk/1-by-1"),
-                 ("uslub-sheaves bulk / uslub-sheaves one-by-one", "uslub-sheaves", "-",
-                  "bulk/1-by-1"),
-                 ("uslub bulk / dpdk bulk", "uslub", ":", "bulk/dpdk bulk"),
-                 ("uslub-sheaves bulk / dpdk bulk", "uslub-sheaves", ":", "bulk/dpdk bulk")]
+        lines = [("%s bulk / %s one-by-one" % (p, p), p, "-", "bulk/1-by-1")
+                 for p in USLUB_SERIES] + \
+                [("%s bulk / dpdk bulk" % p, p, ":", "bulk/dpdk bulk") for p in USLUB_SERIES]
         for key, p, style, what_ in lines:
             pts = [(n, e["n"][str(n)]["ratios"][key]) for n in ns
                    if key in e["n"][str(n)]["ratios"]]
@@ -2431,6 +2636,10 @@ def main():
         return 1
     log("bench: peers: " + ", ".join(
         p + (" (LD_PRELOAD=%s)" % e["LD_PRELOAD"] if e else "") for p, _, e in peers))
+    if any(p == "uslub" for p, _, _ in peers):
+        log("bench: uslub's modes: uslub = %s; %s = %s (B1, B2, B4; B8 with %s)" % (
+            USLUB_MODE["uslub"], CPUSLABS, USLUB_MODE[CPUSLABS],
+            " ".join("%s=%s" % kv for kv in CPUSLABS_MALLOC_ENV.items())))
     info = machine_info(build)
     log("bench: %s, %d CPUs, load %.2f" % (info["cpu_model"], info["nproc"],
                                            info["loadavg_start"][0]))
@@ -2447,6 +2656,7 @@ def main():
     data = {"machine": info, "mode": mode_name,
             "settings": dict({k: v for k, v in mode.items() if k != "timeout"},
                              B2_ns=B2_NS, B2_sheaves_asked=B2_SHEAVES,
+                             cpuslabs_env=CPUSLABS_ENV, cpuslabs_malloc_env=CPUSLABS_MALLOC_ENV,
                              B56_batch=B56_BATCH, B7_groups=B7_GROUPS, B7_objs=B7_OBJS,
                              Bdebug_spec=BDEBUG_SPEC,
                              Bmeta_caches=["%s=%s" % (l_, s_) for l_, s_, _ in BMETA_CACHES]),
@@ -2455,6 +2665,8 @@ def main():
     if SUITE and any(b in SUITE_BENCHES for b, _ in configs):
         data["suite_peers"] = {p: (e.get("LD_PRELOAD") or os.path.relpath(a, REPO))
                                for p, a, e in SUITE}
+        # kmalloc-64's sheaf capacity under each uslub mode (0: cpu slabs)
+        data["suite_modes"] = dict(SUITE_MODES)
     if DFREE and any(b == "B-dfree" for b, _ in configs):
         data["dfree_peers"] = {b: {p: (e.get("LD_PRELOAD") or os.path.relpath(a, REPO))
                                    for p, a, e in ps} for b, ps in DFREE.items()}

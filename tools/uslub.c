@@ -27,11 +27,12 @@
  * the exit status are CMD's); with --report it stays as CMD's parent,
  * forwards the signals sent to it, and prints CMD's report when it exits.
  *
- * The tool links the static core for the option table only. It must not
- * include <uslub.h>: the header registers the includer's allocation tags
- * from a constructor, which would pull the whole core (and its own
- * constructor: options, caches, a publisher thread with USLUB_PUBLISH_MS)
- * into the tool. The one function it calls is declared below.
+ * The tool links the static core for the option table only. It includes
+ * <uslub/types.h>, not <uslub.h>: the latter registers the includer's
+ * allocation tags from a constructor, which would pull the whole core (and
+ * its own constructor: options, caches, a publisher thread with
+ * USLUB_PUBLISH_MS) into the tool. The one function it calls is
+ * uslub_options_fprint().
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -50,11 +51,11 @@
 #include <time.h>
 #include <unistd.h>
 
+/* uslub_options_fprint(): every USLUB_* option, its default and meaning.
+ * Declarations only: no constructor (see above). */
+#include <uslub/types.h>
 /* The directory protocol shared with the publisher (header only, libc). */
 #include "../src/cache/publish_dir.h"
-
-/* include/uslub.h: every USLUB_* option, its default and meaning. */
-void uslub_options_fprint(FILE *f);
 
 /* Baked in by CMake (CMakeLists.txt, target uslub_tool). */
 #ifndef USLUB_SOURCE_DIR

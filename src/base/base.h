@@ -97,6 +97,13 @@ static inline void list_del(struct list_head *e)
 #define list_entry(p, type, member) container_of(p, type, member)
 #define list_for_each_safe(pos, n, head) \
 	for (pos = (head)->next, n = pos->next; pos != (head); pos = n, n = pos->next)
+/* Walk the entries of @head: @pos is a pointer to the entry type, linked
+ * through its list_head @member (the kernel's list_for_each_entry). The
+ * loop body must not remove @pos. */
+#define list_for_each_entry(pos, head, member)                                 \
+	for (pos = list_entry((head)->next, __typeof__(*(pos)), member);       \
+	     &(pos)->member != (head);                                         \
+	     pos = list_entry((pos)->member.next, __typeof__(*(pos)), member))
 
 /* ------------------------------------------------------------------------
  * Options: one table, one prefix (USLUB_), read once without allocating.
@@ -115,9 +122,9 @@ static inline void list_del(struct list_head *e)
 	X(MIN_ORDER,        0, 9,    "slub_min_order: smallest slab order") \
 	X(MIN_OBJECTS,      0, 32767, "slub_min_objects; 0 = 4 * (fls(nr_cpus) + 1)") \
 	X(FREELIST_RANDOM,  0, 1,    "shuffle the object order of new slabs of every cache (CONFIG_SLAB_FREELIST_RANDOM); per cache: USLUB_RANDOM_FREELIST / USLUB_NO_RANDOM_FREELIST flags") \
-	X(FREELIST_HARDENED, 0, 1,   "obfuscate free pointers and check every pointer taken from a freelist, in every cache (CONFIG_SLAB_FREELIST_HARDENED); per cache: USLUB_HARDENED_FREELIST flag") \
-	X(SHEAVES,          0, 1,    "1 = give every cache per-CPU sheaves (the 7.0 kernel's default), not only those asking for a sheaf_capacity") \
-	X(KMALLOC_SHEAVES,  1, 1,    "1 = the kmalloc caches (and so malloc) have per-CPU sheaves, as every cache in the 7.0 kernel; 0 = cpu slabs only") \
+	X(FREELIST_HARDENED, 2, 2,   "obfuscate free pointers and check every pointer taken from a freelist (CONFIG_SLAB_FREELIST_HARDENED): 1 = every cache; 2 = every cache with sheaves (the default: their freelists are touched only on refill and flush); 0 = none; per cache: USLUB_HARDENED_FREELIST flag") \
+	X(CPU_SLABS,        0, 1,    "1 = the 6.x per-CPU layer (cpu slab, cpu partial slabs, lockless remote free) for every cache, with sheaves only where a cache asks for a sheaf_capacity (Linux 6.18); 0 = per-CPU sheaves on every cache (Linux 7.0); per cache: USLUB_CPU_SLAB flag") \
+	X(KMALLOC_SHEAVES,  1, 1,    "1 = the kmalloc caches (and so malloc) have per-CPU sheaves in both modes; 0 = cpu slabs for them") \
 	X(PROFILING,        0, 1,    "1 = allocation profiling: tag every object with its call site (allocinfo); fixed at startup") \
 	X(ACCOUNT_BATCH, 8192, 1073741824, "bytes an accounting group is charged at once into a thread's stock (the kernel's obj_stock); 0 = charge every object directly") \
 	X(DEBUG,  USLUB_OPT_STRING, 0, "slub_debug syntax: <flags>[,<cache>[,<cache>...]][;...]; flags F sanity checks, Z red zones, P poisoning, U owner tracking, T trace, A failslab filter, O off where it would raise the order, - none; a cache name may end in *") \
@@ -190,12 +197,15 @@ __internal const char *_uslub_option_str(enum uslub_option o);
  * Locks, ranked in the contract's order (top of src/cache/slub.c). With
  * USLUB_LOCKDEP (defined in the sanitizer test builds) every acquire checks
  * that no lock of the same or a later rank is held, and aborts with a
- * report otherwise. The fork handlers, which take every lock at once, use
- * pthread_mutex_lock directly.
+ * report otherwise. Every lock of the library has a rank; the fork
+ * handlers (base/lifecycle.h) take them all through these wrappers too.
  * ---------------------------------------------------------------------- */
 #include <pthread.h>
 
 enum uslub_lock_rank {
+	RANK_LIFECYCLE,     /* lifecycle_lock (base/lifecycle.c): registration; fork takes it first */
+	RANK_PUB,           /* pub_lock (cache/publish.c): taken with no other lock held */
+	RANK_FLUSH,         /* flush_lock (cache/debug.c): taken with no other lock held */
 	RANK_THREAD,        /* _uslub_thread_lock   */
 	RANK_SLAB_MUTEX,    /* _uslub_slab_mutex    */
 	RANK_GROUPS,        /* groups_lock (ext/memcg.c) */
@@ -205,23 +215,32 @@ enum uslub_lock_rank {
 	RANK_PAGE_NODE,     /* page_node.lock       */
 	RANK_RESERVE,       /* reserve_lock         */
 	RANK_HUGE,          /* huge_lock (kmalloc/kmalloc.c; takes nothing else) */
+	RANK_FAILSLAB,      /* failslab_lock (cache/failslab.c; takes nothing else) */
 	RANK_NR
 };
 
 #ifdef USLUB_LOCKDEP
 __internal void _uslub_lockdep_acquire(enum uslub_lock_rank r);
+__internal void _uslub_lockdep_acquire_nest(enum uslub_lock_rank r, enum uslub_lock_rank nest);
 __internal void _uslub_lockdep_release(enum uslub_lock_rank r);
+__internal void _uslub_lockdep_release_nest(enum uslub_lock_rank r);
 #else
 static inline void _uslub_lockdep_acquire(enum uslub_lock_rank r) { (void)r; }
+static inline void _uslub_lockdep_acquire_nest(enum uslub_lock_rank r, enum uslub_lock_rank nest)
+{
+	(void)r;
+	(void)nest;
+}
 static inline void _uslub_lockdep_release(enum uslub_lock_rank r) { (void)r; }
+static inline void _uslub_lockdep_release_nest(enum uslub_lock_rank r) { (void)r; }
 #endif
 
 /* How many ranked locks the calling thread holds (kept by the wrappers
- * below in every build; the fork handlers' raw locks are not counted).
- * Code that must not run under a uslub lock (dladdr, user callbacks)
- * checks it: see "What may be called with a uslub lock held" in the
- * contract. Initial-exec like every thread-local variable of the library:
- * a dynamic-TLS access calls __tls_get_addr, which may free(). */
+ * below in every build). Code that must not run under a uslub lock
+ * (dladdr, user callbacks) checks it: see "What may be called with a
+ * uslub lock held" in the contract. Initial-exec like every thread-local
+ * variable of the library: a dynamic-TLS access calls __tls_get_addr,
+ * which may free(). */
 __internal extern __thread unsigned int _uslub_locks_held __tls_ie;
 
 static inline void uslub_mutex_lock(pthread_mutex_t *m, enum uslub_lock_rank r)
@@ -236,6 +255,46 @@ static inline void uslub_mutex_unlock(pthread_mutex_t *m, enum uslub_lock_rank r
 	_uslub_locks_held--;
 	pthread_mutex_unlock(m);
 	_uslub_lockdep_release(r);
+}
+
+/*
+ * One of many locks of rank @r held at once (the kernel's
+ * mutex_lock_nest_lock()): the fork handlers hold every list_lock, barn
+ * lock and page node lock together. The caller holds a lock of rank @nest
+ * that every such batch holds, so two batches never interleave. lockdep
+ * accepts it while the locks of rank @r already held were all taken this
+ * way; ordinary code taking a second lock of one rank still aborts.
+ */
+static inline void uslub_mutex_lock_nest(pthread_mutex_t *m, enum uslub_lock_rank r,
+					 enum uslub_lock_rank nest)
+{
+	_uslub_lockdep_acquire_nest(r, nest);
+	pthread_mutex_lock(m);
+	_uslub_locks_held++;
+}
+
+static inline void uslub_mutex_unlock_nest(pthread_mutex_t *m, enum uslub_lock_rank r)
+{
+	_uslub_locks_held--;
+	pthread_mutex_unlock(m);
+	_uslub_lockdep_release_nest(r);
+}
+
+/* In a fork child: a lock the forking thread (this one) took in prefork,
+ * re-initialized unlocked (the threads that may have waited on it are
+ * gone) and counted as released, like uslub_mutex_unlock*(). */
+static inline void uslub_mutex_reset(pthread_mutex_t *m, enum uslub_lock_rank r)
+{
+	_uslub_locks_held--;
+	pthread_mutex_init(m, NULL);
+	_uslub_lockdep_release(r);
+}
+
+static inline void uslub_mutex_reset_nest(pthread_mutex_t *m, enum uslub_lock_rank r)
+{
+	_uslub_locks_held--;
+	pthread_mutex_init(m, NULL);
+	_uslub_lockdep_release_nest(r);
 }
 
 /* In the lock-checking builds: abort with a report when the caller holds

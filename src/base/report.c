@@ -147,27 +147,62 @@ void _uslub_buf_write(struct uslub_buf *b, FILE *f)
 
 #ifdef USLUB_LOCKDEP
 /* Lock-order checking for the test builds: per thread, how many locks of
- * each rank are held. */
-static __thread unsigned char lockdep_held[RANK_NR] __tls_ie;
+ * each rank are held, and how many of those were taken as one of a batch
+ * (uslub_mutex_lock_nest: the fork handlers hold hundreds at once). */
+static __thread unsigned int lockdep_held[RANK_NR] __tls_ie;
+static __thread unsigned int lockdep_nested[RANK_NR] __tls_ie;
 static const char *const rank_names[RANK_NR] = {
-	"thread_lock", "slab_mutex", "groups_lock", "tags_lock", "barn.lock", "list_lock",
-	"page_node.lock", "reserve_lock", "huge_lock",
+	"lifecycle_lock", "pub_lock", "flush_lock", "thread_lock", "slab_mutex", "groups_lock",
+	"tags_lock", "barn.lock", "list_lock", "page_node.lock", "reserve_lock", "huge_lock",
+	"failslab_lock",
 };
+static_assert(ARRAY_SIZE(rank_names) == RANK_NR, "a name for every lock rank");
+
+static __cold __attribute__((noreturn)) void lockdep_fail(const char *what, enum uslub_lock_rank r,
+							  int k)
+{
+	if (k >= 0)
+		_uslub_report("uslub: lock order violated: %s %s while holding %s\n", what,
+			      rank_names[r], rank_names[k]);
+	else
+		_uslub_report("uslub: lock order violated: %s %s\n", what, rank_names[r]);
+	abort();
+}
 
 void _uslub_lockdep_acquire(enum uslub_lock_rank r)
 {
 	for (int k = r; k < RANK_NR; k++)
-		if (lockdep_held[k]) {
-			_uslub_report("uslub: lock order violated: taking %s while holding %s\n",
-				      rank_names[r], rank_names[k]);
-			abort();
-		}
+		if (lockdep_held[k])
+			lockdep_fail("taking", r, k);
 	lockdep_held[r]++;
+}
+
+void _uslub_lockdep_acquire_nest(enum uslub_lock_rank r, enum uslub_lock_rank nest)
+{
+	if (nest >= r || !lockdep_held[nest])
+		lockdep_fail("taking a batch of", r, -1);   /* without its nest lock */
+	for (int k = r + 1; k < RANK_NR; k++)
+		if (lockdep_held[k])
+			lockdep_fail("taking", r, k);
+	if (lockdep_held[r] != lockdep_nested[r])
+		lockdep_fail("taking a batch of", r, r);    /* one was taken alone */
+	lockdep_held[r]++;
+	lockdep_nested[r]++;
 }
 
 void _uslub_lockdep_release(enum uslub_lock_rank r)
 {
+	if (lockdep_held[r] == lockdep_nested[r])       /* none, or only batch ones */
+		lockdep_fail("releasing (not held, or held in a batch)", r, -1);
 	lockdep_held[r]--;
+}
+
+void _uslub_lockdep_release_nest(enum uslub_lock_rank r)
+{
+	if (!lockdep_nested[r])
+		lockdep_fail("releasing a batch lock (none held)", r, -1);
+	lockdep_held[r]--;
+	lockdep_nested[r]--;
 }
 
 void _uslub_lockdep_assert_unlocked(const char *what)

@@ -4,10 +4,11 @@
  * A cpu area is an mmap'd header page (struct uslub_thread) followed by
  * USLUB_MAX_CACHES slots of CPU_SLOT_SIZE bytes, one struct kmem_cache_cpu
  * per cache at s->cpu_offset. Until its first slow path a thread points at
- * _uslub_cpu_empty, an all-zero area in .bss that is never written: its
- * freelists are NULL and its slabs never match, so both fast paths fall
- * into their slow paths, which give the thread a real area. Only the pages
- * of an area that hold used slots are ever touched.
+ * _uslub_cpu_empty, an area in .bss that only cache creation writes (each
+ * used slot's main points at the empty sheaf): its sheaves are empty, its
+ * freelists NULL and its slabs never match, so both fast paths fall into
+ * their slow paths, which give the thread a real area. Only the pages of
+ * an area that hold used slots are ever touched.
  *
  * Thread exit (pthread key destructor) flushes every cache's cpu slab and
  * cpu partial slabs, folds the counters into the caches, and parks the area
@@ -17,6 +18,7 @@
  */
 #define _GNU_SOURCE
 #include "cache/slub.h"
+#include "base/lifecycle.h"
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -30,15 +32,18 @@ struct list_head _uslub_threads = LIST_HEAD_INIT(_uslub_threads);
 static struct list_head free_areas = LIST_HEAD_INIT(free_areas);  /* thread_lock */
 static unsigned long thread_seq;                                   /* thread_lock */
 
+/* The stand-in main sheaf of every cpu slot without a real one. */
+const struct slab_sheaf _uslub_empty_sheaf = { .node = -1 };
+
 static pthread_key_t thread_key;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
 __internal void _uslub_slub_init(void);
 static void thread_exit(void *arg);
-static void prefork(void);
-static void postfork_parent(void);
-static void postfork_child(void);
+static const struct uslub_lifecycle thread_lifecycle;
 
+/* Each layer's init registers its lifecycle entries (base/lifecycle.h);
+ * this order is the order of dependencies, the table's the lock order. */
 static void init_once_fn(void)
 {
 	_uslub_tls.init_depth++;
@@ -46,8 +51,12 @@ static void init_once_fn(void)
 	_uslub_failslab_init();
 	_uslub_ext_init();
 	_uslub_page_init();
+	_uslub_lifecycle_register(&thread_lifecycle);
+	_uslub_slub_lifecycle_init();
+	_uslub_sheaf_lifecycle_init();
+	_uslub_debug_lifecycle_init();
 	pthread_key_create(&thread_key, thread_exit);
-	pthread_atfork(prefork, postfork_parent, postfork_child);
+	_uslub_lifecycle_init();
 	_uslub_slub_init();
 	_uslub_tls.init_depth--;
 }
@@ -93,6 +102,7 @@ bool _uslub_thread_init(void)
 		uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
 		return false;
 	}
+	_uslub_cpu_area_init(t->cpu_base);
 	int nodes = _uslub_nr_nodes();
 	t->node = _uslub_option(USLUB_OPT_FAKE_NODES) ? (int)(thread_seq % (unsigned long)nodes)
 						       : _uslub_numa_node_of_cpu();
@@ -107,6 +117,16 @@ bool _uslub_thread_init(void)
 	return true;
 }
 
+void _uslub_for_each_cpu_area(void (*fn)(char *cpu_base, void *arg), void *arg)
+{
+	struct list_head *pos;
+	fn(_uslub_cpu_empty, arg);
+	for (pos = _uslub_threads.next; pos != &_uslub_threads; pos = pos->next)
+		fn(list_entry(pos, struct uslub_thread, link)->cpu_base, arg);
+	for (pos = free_areas.next; pos != &free_areas; pos = pos->next)
+		fn(list_entry(pos, struct uslub_thread, link)->cpu_base, arg);
+}
+
 /* Flush every cache's cpu state of @t (thread_lock held). */
 static void flush_thread_locked(struct uslub_thread *t)
 {
@@ -119,19 +139,28 @@ static void flush_thread_locked(struct uslub_thread *t)
 	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 }
 
+/* The key destructor: every layer's thread_exit in rank order (the
+ * extension layer's, with no lock held, then thread_exit_locked()). */
 static void thread_exit(void *arg)
 {
+	_uslub_lifecycle_thread_exit(arg);
+	_uslub_tls.cpu_delta = 0;
+	_uslub_tls.thread = NULL;
+	_uslub_tls.state = THREAD_DEAD;
+}
+
+/* The tags' fold and the flush of every cache's cpu slot are one step
+ * under thread_lock (a report holding it never sees a thread's counters
+ * in both places), so they stay explicit here, not separate entries. */
+static void thread_exit_locked(void *arg)
+{
 	struct uslub_thread *t = arg;
-	_uslub_ext_thread_exit(t);
 	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);
 	_uslub_ext_thread_fold_locked(t);
 	flush_thread_locked(t);
 	list_del(&t->link);
 	list_add(&t->link, &free_areas);
 	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
-	_uslub_tls.cpu_delta = 0;
-	_uslub_tls.thread = NULL;
-	_uslub_tls.state = THREAD_DEAD;
 }
 
 __public void uslub_flush_thread(void)
@@ -143,51 +172,24 @@ __public void uslub_flush_thread(void)
 	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
 }
 
-/* fork: every lock in the contract's order, then released in reverse. */
-/* The fork handlers of the layer above (kmalloc's huge_lock, the last
- * rank): its lock is taken after every lock of the core and released
- * first, which separate pthread_atfork handlers (run in reverse order of
- * registration) would not do. */
-static void (*tail_prepare)(void), (*tail_parent)(void), (*tail_child)(void);
-
-void _uslub_fork_tail_register(void (*prepare)(void), void (*parent)(void),
-			       void (*child)(void))
-{
-	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);   /* no fork meanwhile */
-	tail_prepare = prepare;
-	tail_parent = parent;
-	tail_child = child;
-	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
-}
-
+/* fork: thread_lock first (after lifecycle_lock, pub_lock, flush_lock);
+ * the other layers' entries take the rest of the contract's order. */
 static void prefork(void)
 {
-	pthread_mutex_lock(&_uslub_thread_lock);
-	_uslub_slub_prefork();
-	_uslub_page_prefork();
-	if (tail_prepare)
-		tail_prepare();
+	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);
 }
 
 static void postfork_parent(void)
 {
-	if (tail_parent)
-		tail_parent();
-	_uslub_page_postfork_parent();
-	_uslub_slub_postfork_parent();
-	pthread_mutex_unlock(&_uslub_thread_lock);
+	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
 }
 
-/* In the child only the forking thread exists: reset the locks, then give
- * back what the other threads held in their cpu slots, as if their CPUs
- * went offline. */
+/* In the child only the forking thread exists. Every lock of a later rank
+ * is reset by now: reset thread_lock, then give back what the other
+ * threads held in their cpu slots, as if their CPUs went offline. */
 static void postfork_child(void)
 {
-	if (tail_child)
-		tail_child();
-	_uslub_page_postfork_child();
-	_uslub_slub_postfork_child();
-	pthread_mutex_init(&_uslub_thread_lock, NULL);
+	uslub_mutex_reset(&_uslub_thread_lock, RANK_THREAD);
 
 	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);
 	struct list_head *pos, *tmp;
@@ -205,8 +207,16 @@ static void postfork_child(void)
 	_uslub_slub_recount();
 	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
-	_uslub_publish_postfork_child();
 }
+
+static const struct uslub_lifecycle thread_lifecycle = {
+	.name = "thread_lock",
+	.rank = RANK_THREAD,
+	.thread_exit = thread_exit_locked,
+	.prefork = prefork,
+	.postfork_parent = postfork_parent,
+	.postfork_child = postfork_child,
+};
 
 __public int uslub_owns(const void *p)
 {

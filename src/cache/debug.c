@@ -17,6 +17,7 @@
 #define _GNU_SOURCE         /* dladdr, sched_getcpu */
 #endif
 #include "cache/slub.h"
+#include "base/lifecycle.h"
 #include <dlfcn.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -35,8 +36,10 @@
  * allocate. So report lines go to a per-thread buffer, owners' addresses
  * as placeholders (\1 + 16 hex digits + \2), and _uslub_debug_flush()
  * writes them out, symbolized, once the caller holds no uslub lock
- * (symbolized first, then written under flush_lock, which nothing else
- * nests in). A full buffer, an abort, or a flush from a debug alloc/free
+ * (symbolized first, then written under flush_lock, which is taken only
+ * with no uslub lock held and holds nothing but write(2): rank
+ * RANK_FLUSH, before thread_lock; it is counted in _uslub_locks_held like
+ * every lock, which asserts nothing while it is held). A full buffer, an abort, or a flush from a debug alloc/free
  * nested in a section holding a uslub lock (_uslub_locks_held) writes it
  * out unsymbolized. The thread-local variables here are initial-exec, as
  * all of the library's: a dynamic-TLS access (__tls_get_addr) under
@@ -118,9 +121,9 @@ void _uslub_debug_flush(void)
 	}
 	size_t n = render(rbuf, rlen, out, 2 * RBUF_SIZE, true);
 	rlen = 0;
-	pthread_mutex_lock(&flush_lock);
+	uslub_mutex_lock(&flush_lock, RANK_FLUSH);
 	write_all(out, n);
-	pthread_mutex_unlock(&flush_lock);
+	uslub_mutex_unlock(&flush_lock, RANK_FLUSH);
 	munmap(out, 2 * RBUF_SIZE);
 }
 
@@ -157,8 +160,8 @@ static uint64_t now_ns(void)
 	return monotonic_ns(CLOCK_MONOTONIC);
 }
 
-/* The thread's id, cached (a fork child's thread gets a new one: reset
- * in _uslub_debug_postfork_child()). */
+/* The thread's id, cached (a fork child's thread gets a new one: cleared
+ * before fork by debug_prefork()). */
 static __thread int cached_tid __tls_ie;
 
 static int current_tid(void)
@@ -393,10 +396,36 @@ void _uslub_debug_print_leak(struct kmem_cache *s, struct slab *slab, void *obj)
 	     "USLUB_DEBUG=U)\n", s->name, obj, (size_t)((char *)obj - (char *)slab_address(slab)));
 }
 
-void _uslub_debug_postfork_child(void)
+/* fork: flush_lock. The forking thread forgets its cached id first, so
+ * that the child's copy of it asks again, before anything in the child
+ * records an owner (the child's flush of the other threads' cpu state
+ * runs before this entry's postfork_child). */
+static void debug_prefork(void)
 {
-	pthread_mutex_init(&flush_lock, NULL);
 	cached_tid = 0;
+	uslub_mutex_lock(&flush_lock, RANK_FLUSH);
+}
+
+static void debug_postfork_parent(void)
+{
+	uslub_mutex_unlock(&flush_lock, RANK_FLUSH);
+}
+
+static void debug_postfork_child(void)
+{
+	uslub_mutex_reset(&flush_lock, RANK_FLUSH);
+}
+
+void _uslub_debug_lifecycle_init(void)
+{
+	static const struct uslub_lifecycle e = {
+		.name = "flush_lock",
+		.rank = RANK_FLUSH,
+		.prefork = debug_prefork,
+		.postfork_parent = debug_postfork_parent,
+		.postfork_child = debug_postfork_child,
+	};
+	_uslub_lifecycle_register(&e);
 }
 
 /* ------------------------------------------------------------------------

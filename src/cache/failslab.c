@@ -34,7 +34,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static pthread_mutex_t failslab_lock = PTHREAD_MUTEX_INITIALIZER; /* leaf lock */
+/* A leaf, last in the lock order (RANK_FAILSLAB): taken under slab_mutex
+ * (apply) and from any allocation, nothing taken or reported under it. */
+static pthread_mutex_t failslab_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct failslab attr = { .interval = 1, .times = -1 };
 static bool active;                   /* configured with probability > 0     */
 static unsigned long calls;           /* eligible calls (interval counter)   */
@@ -184,23 +186,26 @@ static void arm_caches_locked(bool on)
 static void apply(const struct failslab *a)
 {
 	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
-	pthread_mutex_lock(&failslab_lock);
+	uslub_mutex_lock(&failslab_lock, RANK_FAILSLAB);
 	attr = *a;
 	calls = 0;
 	draws = 0;
 	bool on = a->probability > 0;
 	WRITE_ONCE(active, on);
-	pthread_mutex_unlock(&failslab_lock);
+	uslub_mutex_unlock(&failslab_lock, RANK_FAILSLAB);
 	arm_caches_locked(on);
 	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 }
 
 /* At init, before any cache exists: USLUB_FAILSLAB. */
+static const struct uslub_lifecycle failslab_lifecycle;
+
 void _uslub_failslab_init(void)
 {
 	const char *spec = _uslub_option_str(USLUB_OPT_FAILSLAB);
 	struct failslab a;
 	char why[160];
+	_uslub_lifecycle_register(&failslab_lifecycle);
 	if (!*spec)
 		return;
 	if (!_uslub_failslab_parse(spec, &a, why, sizeof(why))) {
@@ -223,7 +228,7 @@ bool _uslub_should_failslab(struct kmem_cache *s, uslub_gfp_t gfp, size_t size)
 	if (!READ_ONCE(active) || !cache_eligible(s))
 		return false;
 	bool fail = false, verbose;
-	pthread_mutex_lock(&failslab_lock);
+	uslub_mutex_lock(&failslab_lock, RANK_FAILSLAB);
 	if (attr.cache_filter && !(READ_ONCE(s->debug) & USLUB_DBG_A))
 		goto out;
 	if (attr.ignore_gfp_wait && !(gfp & USLUB_GFP_NOWAIT))
@@ -244,7 +249,7 @@ bool _uslub_should_failslab(struct kmem_cache *s, uslub_gfp_t gfp, size_t size)
 	ATOMIC_ADD(injected, 1);
 out:
 	verbose = attr.verbose;
-	pthread_mutex_unlock(&failslab_lock);
+	uslub_mutex_unlock(&failslab_lock, RANK_FAILSLAB);
 	if (fail && verbose)
 		_uslub_report("uslub: failslab: failing an allocation of %zu bytes from %s\n",
 			      size, s->name);
@@ -281,18 +286,26 @@ __public void uslub_cache_set_failslab(uslub_cache_t *s, int on)
 		__atomic_fetch_and(&s->debug, ~USLUB_DBG_A, __ATOMIC_RELAXED);
 }
 
-/* fork: taken after slab_mutex (slub.c's handlers) */
-void _uslub_failslab_prefork(void)
+/* fork: failslab_lock, the last rank */
+static void failslab_prefork(void)
 {
-	pthread_mutex_lock(&failslab_lock);
+	uslub_mutex_lock(&failslab_lock, RANK_FAILSLAB);
 }
 
-void _uslub_failslab_postfork_parent(void)
+static void failslab_postfork_parent(void)
 {
-	pthread_mutex_unlock(&failslab_lock);
+	uslub_mutex_unlock(&failslab_lock, RANK_FAILSLAB);
 }
 
-void _uslub_failslab_postfork_child(void)
+static void failslab_postfork_child(void)
 {
-	pthread_mutex_init(&failslab_lock, NULL);
+	uslub_mutex_reset(&failslab_lock, RANK_FAILSLAB);
 }
+
+static const struct uslub_lifecycle failslab_lifecycle = {
+	.name = "failslab_lock",
+	.rank = RANK_FAILSLAB,
+	.prefork = failslab_prefork,
+	.postfork_parent = failslab_postfork_parent,
+	.postfork_child = failslab_postfork_child,
+};

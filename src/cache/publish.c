@@ -19,10 +19,11 @@
  * every snapshot stamped with pid and start time, and <pid>.lock locked
  * (fcntl) for the publisher's lifetime.
  *
- * Locking: pub_lock is a leaf. It is held only around system calls on the
- * directory (setup, rename, the removal at exit); never around stdio or
- * anything else that may allocate, nor around the sweep (readdir
- * allocates).
+ * Locking: pub_lock is held only around system calls on the directory
+ * (setup, rename, the removal at exit); never around stdio or anything
+ * else that may allocate, nor around the sweep (readdir allocates). It is
+ * taken with no other uslub lock held, so it ranks before thread_lock
+ * (RANK_PUB); fork holds it, so the child's copy of the state is whole.
  */
 #define _GNU_SOURCE
 #include "cache/publish_dir.h"     /* first: slub.h defines a stat() macro */
@@ -35,7 +36,7 @@
 /* How often a publisher looks for other processes' leftovers. */
 #define SWEEP_INTERVAL_S	10
 
-static pthread_mutex_t pub_lock = PTHREAD_MUTEX_INITIALIZER; /* leaf: files, state */
+static pthread_mutex_t pub_lock = PTHREAD_MUTEX_INITIALIZER; /* files, state */
 static bool stopping;
 static bool atexit_done;
 static bool refused;            /* the directory cannot be trusted: never again */
@@ -104,10 +105,10 @@ static void write_file(pid_t self, int json)
 		unlinkat(dir_fd, tmp, 0);
 		return;
 	}
-	pthread_mutex_lock(&pub_lock);
+	uslub_mutex_lock(&pub_lock, RANK_PUB);
 	if (READ_ONCE(stopping) || renameat(dir_fd, tmp, dir_fd, name))
 		unlinkat(dir_fd, tmp, 0);
-	pthread_mutex_unlock(&pub_lock);
+	uslub_mutex_unlock(&pub_lock, RANK_PUB);
 }
 
 /* Refuse to publish, once, saying why. Called with pub_lock held. */
@@ -181,10 +182,10 @@ static int take_lock(pid_t self)
 		close(fd);
 		if (errno != EAGAIN && errno != EACCES)
 			return -1;
-		pthread_mutex_unlock(&pub_lock);
+		uslub_mutex_unlock(&pub_lock, RANK_PUB);
 		struct timespec d = { 0, 5 * 1000000 };
 		nanosleep(&d, NULL);
-		pthread_mutex_lock(&pub_lock);
+		uslub_mutex_lock(&pub_lock, RANK_PUB);
 	}
 	return -1;
 }
@@ -200,7 +201,7 @@ static int setup(pid_t self)
 		return -1;
 	}
 	int ret = -1;
-	pthread_mutex_lock(&pub_lock);
+	uslub_mutex_lock(&pub_lock, RANK_PUB);
 	if (READ_ONCE(stopping) || refused || (dir_fd < 0 && open_dir()))
 		goto out;
 	if (take_lock(self))
@@ -211,7 +212,7 @@ static int setup(pid_t self)
 	pub_start = start;
 	ret = 0;
 out:
-	pthread_mutex_unlock(&pub_lock);
+	uslub_mutex_unlock(&pub_lock, RANK_PUB);
 	return ret;
 }
 
@@ -240,7 +241,7 @@ static void *publisher(void *arg)
 /* Remove this process's files; the lock file last, still locked. */
 static void at_exit(void)
 {
-	pthread_mutex_lock(&pub_lock);
+	uslub_mutex_lock(&pub_lock, RANK_PUB);
 	WRITE_ONCE(stopping, true);
 	if (pub_pid == getpid() && lock_fd >= 0 && dir_fd >= 0) {
 		char name[32];
@@ -248,7 +249,7 @@ static void at_exit(void)
 		_uslub_pubdir_name(name, sizeof(name), PUB_LOCK, pub_pid);
 		unlinkat(dir_fd, name, 0);
 	}
-	pthread_mutex_unlock(&pub_lock);
+	uslub_mutex_unlock(&pub_lock, RANK_PUB);
 }
 
 static void start(void)
@@ -263,9 +264,13 @@ static void start(void)
 	pthread_attr_destroy(&a);
 }
 
+static const struct uslub_lifecycle pub_lifecycle, pub_restart_lifecycle;
+
 /* After _uslub_init() (from a constructor): start publishing if asked. */
 void _uslub_publish_init(void)
 {
+	_uslub_lifecycle_register(&pub_lifecycle);
+	_uslub_lifecycle_register(&pub_restart_lifecycle);
 	interval_ms = _uslub_option(USLUB_OPT_PUBLISH_MS);
 	if (interval_ms <= 0)
 		return;
@@ -276,19 +281,53 @@ void _uslub_publish_init(void)
 	start();
 }
 
-/*
- * fork: the child has no publisher thread; start its own. The parent's
- * lock is not inherited (POSIX record locks belong to a process); the
- * descriptor is, and is closed here, which leaves the parent's lock alone.
- * The directory descriptor is kept: same directory, same credentials.
- */
-void _uslub_publish_postfork_child(void)
+/* fork: pub_lock (RANK_PUB) */
+static void pub_prefork(void)
 {
-	pthread_mutex_init(&pub_lock, NULL);
+	uslub_mutex_lock(&pub_lock, RANK_PUB);
+}
+
+static void pub_postfork_parent(void)
+{
+	uslub_mutex_unlock(&pub_lock, RANK_PUB);
+}
+
+static void pub_postfork_child(void)
+{
+	uslub_mutex_reset(&pub_lock, RANK_PUB);
+}
+
+/*
+ * fork, with no uslub lock held (LIFECYCLE_UNLOCKED: pthread_create may
+ * allocate): the child has no publisher thread; start its own. The
+ * parent's lock is not inherited (POSIX record locks belong to a
+ * process); the descriptor is, and is closed here, which leaves the
+ * parent's lock alone. The directory descriptor is kept: same directory,
+ * same credentials.
+ */
+static void pub_restart_child(void)
+{
+	uslub_mutex_lock(&pub_lock, RANK_PUB);
 	if (lock_fd >= 0) {
 		close(lock_fd);
 		lock_fd = -1;
 	}
-	if (interval_ms > 0 && !stopping && !refused)
+	bool again = interval_ms > 0 && !stopping && !refused;
+	uslub_mutex_unlock(&pub_lock, RANK_PUB);
+	if (again)
 		start();
 }
+
+static const struct uslub_lifecycle pub_lifecycle = {
+	.name = "pub_lock",
+	.rank = RANK_PUB,
+	.prefork = pub_prefork,
+	.postfork_parent = pub_postfork_parent,
+	.postfork_child = pub_postfork_child,
+};
+
+static const struct uslub_lifecycle pub_restart_lifecycle = {
+	.name = "publisher",
+	.rank = LIFECYCLE_UNLOCKED,
+	.postfork_child = pub_restart_child,
+};

@@ -1,18 +1,36 @@
 /*
- * slub.c — SLUB object caches in userspace: kmem_cache, per-CPU (per-thread)
- * slabs with delayed freezing, cpu and node partial lists, lockless remote
- * frees, bulk allocation and freeing with deferred freelist construction,
- * freelist randomization and hardening, and the per-object extension hooks
- * (accounting, profiling). The per-CPU sheaves sit on top (sheaf/sheaf.c),
- * then the extension layer (ext/); the hooks they use are declared in
+ * slub.c — SLUB object caches in userspace: kmem_cache, the per-CPU
+ * (per-thread) layer in its two models, cpu and node partial lists,
+ * lockless remote frees, bulk allocation and freeing with deferred
+ * freelist construction, freelist randomization and hardening, and the
+ * per-object extension hooks (accounting, profiling).
+ *
+ * The per-CPU layer (Linux 7.0's, the default): every cache has per-CPU
+ * sheaves (main, spare), a barn per node, and an inline pop/push in
+ * cache/cache.h; sheaf/sheaf.c refills and flushes them. The 6.x model
+ * (USLUB_CPU_SLABS=1, or a USLUB_CPU_SLAB cache; debug and boot caches)
+ * keeps a cpu slab with its freelist and cpu partial slabs here. The
+ * hooks the sheaf and extension layers implement are declared in
  * cache/slub.h.
  *
  * THE CONTRACT (keep it true; change it in the same commit as the code)
  * =====================================================================
  *
  * Lock order (outermost first; never take an earlier one while holding a
- * later one):
+ * later one). Every lock has a rank (enum uslub_lock_rank, base/base.h)
+ * and is taken through uslub_mutex_lock(); the lockdep builds check the
+ * order at every acquire, fork included.
  *
+ *   0. lifecycle_lock (base/lifecycle.c)  the lifecycle table: taken to
+ *                                     register an entry, and held across
+ *                                     fork() by the fork handlers
+ *   0a. pub_lock (publish.c)          the publisher's files and state;
+ *                                     taken with no other uslub lock held,
+ *                                     holds only system calls
+ *   0b. flush_lock (debug.c)          writing a thread's report lines;
+ *                                     taken with no other uslub lock held
+ *                                     (after symbolizing), holds only
+ *                                     write(2)
  *   1. _uslub_thread_lock   (cpu.c)   the thread list and free cpu areas;
  *                                     serializes flushes of *other* threads'
  *                                     cpu state (thread exit, destroy, fork)
@@ -32,21 +50,31 @@
  *                                     slab's slab_list links and its
  *                                     node-partial flag (PG_workingset).
  *                                     At most one list_lock is held at once
- *                                     (except by the fork handlers, which
- *                                     hold every lock across fork()).
+ *                                     (except by the fork handlers).
  *   5. page_node.lock (page.c)        buddy free lists of one node, the
  *                                     node's dirty-page count and the
  *                                     PG_clean marks of its free blocks
  *   6. reserve_lock (page.c)          the mmap reservation cursor
- *   7. huge_lock (kmalloc/kmalloc.c)  the table of huge kmalloc mappings (at fork: taken last, inside the core's handlers);
+ *   7. huge_lock (kmalloc/kmalloc.c)  the table of huge kmalloc mappings;
  *                                     nothing is taken under it
+ *   8. failslab_lock (failslab.c)     fault injection state; taken under
+ *                                     slab_mutex (configuration) and by any
+ *                                     allocation; nothing is taken or
+ *                                     reported under it
  *   (slub_debug reports made under list_lock and the page lock are
  *   buffered per thread and written by _uslub_debug_flush() with no uslub
- *   lock held: dladdr() takes the dynamic loader's lock. Its flush_lock
- *   (debug.c) nests in nothing.)
+ *   lock held: dladdr() takes the dynamic loader's lock.)
  *
- * What may be called with a uslub lock held (any lock above, and the
- * leaves pub_lock, failslab_lock, flush_lock): nothing that can enter the
+ * fork (base/lifecycle.h): one pthread_atfork() registration runs the
+ * lifecycle table: lifecycle_lock, then each layer's entry in the order
+ * above takes its locks (the barn locks, list_locks and page node locks
+ * as batches nested in slab_mutex: uslub_mutex_lock_nest()); the parent
+ * releases them in reverse; the child resets them in reverse
+ * (uslub_mutex_reset*), thread_lock's entry then flushes the vanished
+ * threads' cpu state, and the publisher restarts with no lock held.
+ *
+ * What may be called with a uslub lock held (any lock above, pub_lock,
+ * failslab_lock and flush_lock included): nothing that can enter the
  * libc allocator or the dynamic loader. malloc may be uslub (LD_PRELOAD),
  * so that is a self-deadlock or an out-of-order lock, and the loader's
  * lock is held by dlopen()/dlclose() while they allocate. Allowed: system
@@ -93,15 +121,21 @@
  *
  * Lockless paths and why they are safe:
  *
- *   - Fast alloc/free (slab_alloc_node(), slab_free()): plain loads and
- *     stores on the calling thread's own kmem_cache_cpu. The free fast path
- *     accepts only an object start inside the thread's cpu slab of this
- *     cache (an address-range test on the cpu slot), which is also what
- *     proves the pointer is uslub's and of this cache; every other free
- *     is looked up and checked in slab_free_slow(). Per-thread mode
- *     needs no tid/cmpxchg: nothing else touches that slot while the thread
- *     lives (other threads touch it only after it exited, in a fork child
- *     where it no longer exists, or under destroy's quiescence rule).
+ *   - Fast alloc/free (cache.h: slab_alloc_node(), slab_free()): plain
+ *     loads and stores on the calling thread's own kmem_cache_cpu. Sheaf
+ *     mode pops and pushes c->main (never NULL: the empty sheaf stands
+ *     in); its free path looks the pointer up (virt_to_slab: ours, a slab,
+ *     this cache) and checks object start, node and free mark before the
+ *     push. Cpu-slab mode pops the cpu freelist; its free path accepts only
+ *     an object start inside the thread's cpu slab of this cache (an
+ *     address-range test on the cpu slot, which is also what proves the
+ *     pointer is uslub's and of this cache). Every other free is looked up
+ *     and checked in slab_free_slow(). Per-thread mode needs no
+ *     tid/cmpxchg: nothing else touches that slot while the thread lives
+ *     (other threads touch it only after it exited, in a fork child where
+ *     it no longer exists, or under destroy's quiescence rule). A push
+ *     stores the object before the size that covers it (a fork child
+ *     flushes objects[0, size) of the threads it lost).
  *   - Slab state: {freelist, inuse, objects, frozen} is one 64-bit word
  *     (slab/slab.h) updated only by CAS. Remote frees push onto it.
  *   - __slab_free() takes list_lock only when a list move may be needed:
@@ -152,9 +186,12 @@
  * Freelist checks: c->freelist and every chain may hold a corrupted
  * pointer. The slow paths never follow or hand out a pointer from a chain
  * without checking that it is an object start of the expected slab. The
- * fast paths (and the bulk pops that mirror them) trust the cpu freelist,
- * as the kernel does without CONFIG_SLAB_FREELIST_HARDENED; a hardened
- * cache has fastpath_off set, so all of its pops are checked. A bad
+ * cpu-slab fast paths (and the bulk pops that mirror them) trust the cpu
+ * freelist, as the kernel does without CONFIG_SLAB_FREELIST_HARDENED; a
+ * hardened cache has FASTPATH_OFF_HARDENED set, so all of its pops are
+ * checked. Sheaves hold plain pointers (no free pointer is read or written
+ * on their inline paths), so the sheaf paths ignore that bit: hardening
+ * costs a sheaf cache only on refill and flush. A bad
  * pointer is reported (FREELIST_CORRUPT) and the chain is cut there; the
  * objects behind it stay counted as in use, so they leak instead of being
  * handed out twice.
@@ -196,12 +233,14 @@
  * Thread exit flushes the thread's cpu slabs and cpu partial slabs of every
  * cache, as SLUB does for a CPU going offline (cpu.c). fork(): every lock is
  * taken in the order above before fork and reset in the child, which then
- * flushes the cpu state of the threads it did not inherit. For that to be
+ * flushes the cpu state of the threads it did not inherit (see "fork"
+ * under the lock order). For that to be
  * safe, a slab leaves a cpu slot (c->slab, c->partial) *before* any CAS or
  * list operation that can hand it to someone else, never after: a thread
  * caught by fork mid-way leaks a slab in the child, never shares one.
  */
 #include "cache/slub.h"
+#include "cache/cache.h"
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>
@@ -1023,7 +1062,7 @@ static void *checked_cpu_freelist(struct kmem_cache *s, struct kmem_cache_cpu *c
  * fork child finding it half-done leaks at worst, never double-frees. */
 static bool slot_is_clean(const struct kmem_cache_cpu *c)
 {
-	if (c->slab || c->freelist || c->partial || c->loaded || c->main || c->spare)
+	if (c->slab || c->freelist || c->partial || c->loaded || sheaf_real(c->main) || c->spare)
 		return false;
 	for (int i = 0; i < USLUB_NR_STATS; i++)
 		if (c->stat[i])
@@ -1037,7 +1076,7 @@ void _uslub_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c)
 	 * when a thread exits or a cache is destroyed. */
 	if (slot_is_clean(c))
 		return;
-	if (c->main || c->spare)
+	if (sheaf_real(c->main) || c->spare)
 		_uslub_sheaf_flush_cpu(s, c);
 	struct slab *slab = c->slab;
 	void *freelist = checked_cpu_freelist(s, c);
@@ -1637,25 +1676,43 @@ static __noinline void *slab_alloc_slow_path(struct kmem_cache *s, uslub_gfp_t g
 	return obj;
 }
 
-/* The fast path: pop the cpu freelist. One predictable branch into the
- * slow path (empty freelist, gfp bits, a node, or a cache whose fast paths
- * are off: hardened), which the compiler turns into a tail call. */
-static __always_inline void *slab_alloc_node(struct kmem_cache *s, uslub_gfp_t gfp, int node)
+/* A kmalloc of @orig_size bytes from a debug cache: recorded (Z caches
+ * fill the tail). @addr is the caller's, for owner tracking. */
+static __noinline void *kmalloc_debug_alloc(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+					    size_t orig_size, uintptr_t addr)
+{
+	void *p = READ_ONCE(s->hooks) ? slab_alloc_hooked_slow(s, gfp, node, addr) :
+					slab_alloc_slow(s, gfp, node, addr);
+	if (p)
+		_uslub_debug_set_orig_size(s, p, (unsigned int)orig_size);
+	return p;
+}
+
+/*
+ * The alloc miss path (cache.h's inline paths missed), with the public
+ * caller's address @addr (slub_debug's owner). The cpu freelist
+ * first when the caller did not try it (malloc pops the main sheaf only);
+ * then a kmalloc from a debug cache (its size recorded), the hooked leaf,
+ * or the slow path: failslab, the main sheaf's refill (spare, barn,
+ * slabs), a new slab, the debug paths.
+ */
+__noinline void *_uslub_slab_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+				       size_t orig_size, uintptr_t addr)
 {
 	struct kmem_cache_cpu *c = this_cpu(s);
-	void *obj = c->freelist;
 
-	if (unlikely(!obj || (gfp | READ_ONCE(s->fastpath_off)) || node != USLUB_NUMA_NO_NODE)) {
-		/* a cache with hooks goes straight to its leaf, with what
-		 * this path already loaded; the caller's address is for
-		 * slub_debug's owner tracking */
-		if (READ_ONCE(s->hooks))
-			return slab_alloc_hooked(s, gfp, node, c, obj);
-		return slab_alloc_slow(s, gfp, node, (uintptr_t)__builtin_return_address(0));
+	if (likely(!gfp && node == USLUB_NUMA_NO_NODE)) {
+		void *obj = alloc_from_cpu_slab(s, c);   /* malloc's pop misses to here */
+		if (likely(obj))
+			return obj;
 	}
-	c->freelist = get_freepointer_raw(s, obj);   /* counted by derivation: see loaded */
-	free_mark_clear0(obj);
-	return obj;
+	if (unlikely(orig_size) && kmem_cache_debug(s))
+		return kmalloc_debug_alloc(s, gfp, node, orig_size, addr);
+	/* a cache with hooks goes straight to its leaf; the caller's address
+	 * is for slub_debug's owners */
+	if (READ_ONCE(s->hooks))
+		return slab_alloc_hooked(s, gfp, node, c, c->freelist);
+	return slab_alloc_slow(s, gfp, node, addr);
 }
 
 /* ------------------------------------------------------------------------
@@ -1992,33 +2049,21 @@ static __always_inline void slab_free_checked(struct kmem_cache *s, void *x, str
 }
 
 /*
- * The fast path: x inside our cpu slab of this cache (one subtraction and
- * compare against the cpu slot, no descriptor load: the range proves the
- * pointer is ours and of this cache), at an object start (reciprocal
- * multiply), and without the free mark (not already free) -> mark it and
- * push it onto the cpu freelist. Anything else -> slow path. (A cache
- * whose fast paths are off has an empty range: see set_cpu_slab().)
+ * The free miss path (cache.h's inline paths missed), with the public
+ * caller's address @addr: the hooked leaf (entered by a tail call, it
+ * takes its own return address), or
+ * the slow path: checks and reports, the sheaf's spare, barn and flush,
+ * the slabs.
  */
-static __always_inline void slab_free(struct kmem_cache *s, void *x)
+__noinline void _uslub_slab_free_miss(struct kmem_cache *s, void *x, uintptr_t addr)
 {
 	struct kmem_cache_cpu *c = this_cpu(s);
-	uintptr_t off = (uintptr_t)x - (uintptr_t)c->slab_addr;
-	void *head = c->freelist;
 
-	if (likely(off < c->slab_bytes) &&
-	    likely(slab_offset_to_index(off, s->reciprocal_size) * (uintptr_t)s->size == off) &&
-	    likely(!free_mark_test0(x, c->free_mark))) {
-		free_mark_set0(x, c->free_mark);
-		set_freepointer_raw(s, x, head);
-		c->freelist = x;
-		stat(c, FREE_FASTPATH);
+	if (READ_ONCE(s->hooks)) {      /* straight to the leaf */
+		slab_free_hooked(s, x, c, (uintptr_t)x - (uintptr_t)c->slab_addr, c->freelist);
 		return;
 	}
-	if (READ_ONCE(s->hooks)) {      /* straight to the leaf, with what we loaded */
-		slab_free_hooked(s, x, c, off, head);
-		return;
-	}
-	slab_free_slow(s, x, (uintptr_t)__builtin_return_address(0));   /* slub_debug's owner */
+	slab_free_slow(s, x, addr);
 }
 
 /* Free @x of @s (an internal cache without hooks) without ever setting up
@@ -2060,7 +2105,7 @@ __public void *uslub_cache_alloc_noprof(struct kmem_cache *s, uslub_gfp_t gfp)
 {
 	if (unlikely(!s))
 		return alloc_null_cache();
-	return slab_alloc_node(s, gfp, USLUB_NUMA_NO_NODE);
+	return slab_alloc_node(s, gfp, USLUB_NUMA_NO_NODE, 0);
 }
 /* The plain names, as functions (untagged: no tag is left in the slot),
  * for callers without macros. */
@@ -2069,7 +2114,7 @@ __public void *(uslub_cache_alloc)(struct kmem_cache *s, uslub_gfp_t gfp)
 	uslub_alloc_tag_cur = NULL;
 	if (unlikely(!s))
 		return alloc_null_cache();
-	return slab_alloc_node(s, gfp, USLUB_NUMA_NO_NODE);
+	return slab_alloc_node(s, gfp, USLUB_NUMA_NO_NODE, 0);
 }
 
 __public void *uslub_cache_alloc_node_noprof(struct kmem_cache *s, uslub_gfp_t gfp, int node)
@@ -2083,7 +2128,7 @@ __public void *uslub_cache_alloc_node_noprof(struct kmem_cache *s, uslub_gfp_t g
 		errno = EINVAL;
 		return NULL;
 	}
-	return slab_alloc_node(s, gfp, node);
+	return slab_alloc_node(s, gfp, node, 0);
 }
 __public void *(uslub_cache_alloc_node)(struct kmem_cache *s, uslub_gfp_t gfp, int node)
 {
@@ -2102,29 +2147,7 @@ __public void *uslub_kmalloc_trace(struct kmem_cache *s, uslub_gfp_t gfp, size_t
 		errno = EINVAL;
 		return NULL;
 	}
-	void *p = slab_alloc_node(s, gfp, USLUB_NUMA_NO_NODE);
-	if (p && kmem_cache_debug(s))
-		_uslub_debug_set_orig_size(s, p, (unsigned int)size);
-	return p;
-}
-
-/*
- * For the kmalloc layer: the fast paths as direct (hidden) calls. Called
- * as tail calls, their return address is the kmalloc/malloc caller's,
- * which slub_debug records as the owner. A kmalloc of @size bytes from a
- * debug cache records @size (kmalloc_trace).
- */
-__internal void *_uslub_kmalloc_slab(struct kmem_cache *s, uslub_gfp_t gfp, size_t size, int node)
-{
-	void *p = slab_alloc_node(s, gfp, node);
-	if (kmem_cache_debug(s) && p)
-		_uslub_debug_set_orig_size(s, p, (unsigned int)size);
-	return p;
-}
-
-__internal void _uslub_kfree_slab(struct kmem_cache *s, void *x)
-{
-	slab_free(s, x);
+	return slab_alloc_node(s, gfp, USLUB_NUMA_NO_NODE, size ? size : 1);
 }
 
 static __cold void free_null_cache(void)
@@ -2343,10 +2366,45 @@ static size_t alloc_bulk_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c, siz
 }
 
 /*
+ * Hand out the top @k objects of @main (k <= size) into p[]: one pass that
+ * copies each pointer and clears its free mark. The size goes down first,
+ * so a fork child never flushes an object already handed out.
+ */
+static __always_inline void sheaf_pop_bulk(const struct kmem_cache *s, struct slab_sheaf *main,
+					   unsigned int k, void **p)
+{
+	unsigned int size = main->size - k;
+	void **src = main->objects + size;
+	const uintptr_t fmo = s->free_mark_offset;   /* a local: the stores below may alias s */
+	unsigned int j = 0;
+	WRITE_ONCE(main->size, size);
+	barrier();
+	for (; j + 4 <= k; j += 4) {        /* unrolled: loads first, then stores */
+		void *x0 = src[j], *x1 = src[j + 1], *x2 = src[j + 2], *x3 = src[j + 3];
+		p[j] = x0;
+		p[j + 1] = x1;
+		p[j + 2] = x2;
+		p[j + 3] = x3;
+		if (USLUB_FREE_MARK) {
+			*(uintptr_t *)((char *)x0 + fmo) = 0;
+			*(uintptr_t *)((char *)x1 + fmo) = 0;
+			*(uintptr_t *)((char *)x2 + fmo) = 0;
+			*(uintptr_t *)((char *)x3 + fmo) = 0;
+		}
+	}
+	for (; j < k; j++) {
+		void *x = src[j];
+		p[j] = x;
+		if (USLUB_FREE_MARK)
+			*(uintptr_t *)((char *)x + fmo) = 0;
+	}
+}
+
+/*
  * Bulk for sheaf caches: copy out of the main sheaf; when it is empty the
- * sheaf layer swaps in the spare, exchanges at the barn or refills main
- * (and hands over one object); if it cannot, the rest comes straight from
- * slabs.
+ * sheaf layer swaps in the spare or a full sheaf of the barn (whole
+ * sheaves, one barn lock each), else refills main from slabs and hands
+ * over one object; if it cannot, the rest comes straight from slabs.
  */
 static size_t alloc_bulk_sheaves(struct kmem_cache *s, struct kmem_cache_cpu *c, uslub_gfp_t gfp,
 				 size_t n, void **p)
@@ -2356,18 +2414,13 @@ static size_t alloc_bulk_sheaves(struct kmem_cache *s, struct kmem_cache_cpu *c,
 		struct slab_sheaf *main = c->main;
 		if (likely(main && main->size)) {
 			unsigned int k = (unsigned int)MIN(n - i, (size_t)main->size);
-			main->size -= k;
-			memcpy(p + i, main->objects + main->size, k * sizeof(void *));
-			for (unsigned int j = 0; j < k; j++)
-				free_mark_clear(s, p[i + j]);
+			sheaf_pop_bulk(s, main, k, p + i);
 			stat_add(c, ALLOC_PCS, k);
 			i += k;
 			continue;
 		}
-		if (main && c->spare && c->spare->size) {
-			cpu_sheaves_swap(c, main, c->spare);   /* the spare's objects, inline */
+		if (_uslub_pcs_replace_empty_main(s, c))
 			continue;
-		}
 		void *obj = _uslub_sheaf_alloc_slow(s, c, gfp);   /* counts ALLOC_PCS */
 		if (obj) {
 			free_mark_clear(s, obj);
@@ -2411,10 +2464,9 @@ static bool alloc_bulk_once(struct kmem_cache *s, struct kmem_cache_cpu *c, uslu
 	return false;
 }
 
-static void free_bulk(struct kmem_cache *s, size_t n, void **p);
+static __always_inline void free_bulk(struct kmem_cache *s, size_t n, void **p);
 
-__public int uslub_cache_alloc_bulk_noprof(struct kmem_cache *s, uslub_gfp_t gfp, size_t n,
-					   void **p)
+static __noinline int alloc_bulk_slow(struct kmem_cache *s, uslub_gfp_t gfp, size_t n, void **p)
 {
 	struct uslub_alloc_tag *tag = uslub_alloc_tag_cur;
 	if (tag)
@@ -2482,6 +2534,31 @@ __public int uslub_cache_alloc_bulk_noprof(struct kmem_cache *s, uslub_gfp_t gfp
 		for (size_t i = 0; i < n; i++)
 			memset(p[i], 0, s->object_size);
 	return (int)n;
+}
+/*
+ * The common case without a stack frame: a live sheaf cache without hooks
+ * or fault injection, whose main sheaf holds all n (n >= 1, so never a
+ * stub of capacity 0). Everything else, checks and reports included, is
+ * alloc_bulk_slow()'s.
+ */
+__public int uslub_cache_alloc_bulk_noprof(struct kmem_cache *s, uslub_gfp_t gfp, size_t n,
+					   void **p)
+{
+	const unsigned int off = FASTPATH_OFF_DEAD | FASTPATH_OFF_DEBUG | FASTPATH_OFF_SLUB_DEBUG;
+	if (likely(s && p && n) && likely(!(READ_ONCE(s->fastpath_off) & off)) &&
+	    likely(!(READ_ONCE(s->hooks) | (gfp & (USLUB_GFP_ACCOUNT | USLUB_GFP_ZERO)))) &&
+	    likely(this_cpu_is_real())) {
+		struct kmem_cache_cpu *c = this_cpu(s);
+		struct slab_sheaf *main = c->main;
+		if (likely(main && main->size >= n)) {
+			if (unlikely(uslub_alloc_tag_cur))
+				uslub_alloc_tag_cur = NULL;     /* no hook takes it */
+			sheaf_pop_bulk(s, main, (unsigned int)n, p);
+			stat_add(c, ALLOC_PCS, n);
+			return (int)n;
+		}
+	}
+	return alloc_bulk_slow(s, gfp, n, p);
 }
 __public int (uslub_cache_alloc_bulk)(struct kmem_cache *s, uslub_gfp_t gfp, size_t n, void **p)
 {
@@ -2628,97 +2705,166 @@ void _uslub_free_to_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t
 }
 
 /*
- * Sheaf caches: objects of the local node go to the main sheaf, checked
- * against the last slab seen (one range test per object while they come
- * from one slab, a page-provider lookup when the slab changes); a full
- * main is handed to the sheaf layer to make room. The entries taken are
- * cleared; the rest (other nodes, invalid pointers, no room) are left for
- * the detached-freelist path, which frees or reports them.
+ * Sheaf caches: p[] goes to the main sheaf, validated per slab. The slabs
+ * of the last few runs (stretches of pointers into one slab) are kept in
+ * locals: a pointer into the current one costs a range and object-start
+ * test (one rotate and compare for power-of-two sizes, the reciprocal
+ * otherwise) and the free mark's test and set before it is stored; one
+ * into another recent slab switches to it; only a slab not seen lately
+ * costs a descriptor lookup (ours, this cache's, the local node). A full
+ * main is exchanged for the spare or, whole, for an empty sheaf of the
+ * barn (_uslub_pcs_replace_full_main(), once per sheaf). Double frees are
+ * reported here; the rest (NULLs dropped) is moved to the front of p[] and
+ * counted in the return value: other nodes, invalid pointers (reported by
+ * the detached freelists) and, once the barn is full, everything not yet
+ * stored. Objects are stored before the size that covers them is
+ * published (fork safety, as in sheaf_push()).
  */
+struct bulk_run {
+	uintptr_t base, bytes, objects, mark;   /* objects: power-of-two sizes */
+};
+#define BULK_RUNS 4
+
+static __always_inline size_t free_to_pcs_bulk(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					       size_t n, void **p, const bool pow2)
+{
+	/* locals: the stores into objects and sheaves may alias s and c */
+	const uintptr_t fmo = pow2 ? 0 : s->free_mark_offset;   /* pow2: the mark at word 0 */
+	const unsigned int shift = pow2 ? (unsigned int)__builtin_ctz(s->size) : 0;
+	const uintptr_t stride = s->size;
+	const uint64_t recip = s->reciprocal_size;
+	struct slab_sheaf *main = c->main;
+	size_t size = main ? main->size : 0, cap = main ? main->capacity : 0;
+	size_t first = size;                   /* FREE_PCS: size - first per sheaf */
+	unsigned long pushed = 0;
+	size_t i = 0, left = 0;
+	struct bulk_run runs[BULK_RUNS];       /* recent slabs, by address */
+	const unsigned int run_shift = PAGE_SHIFT + s->order;
+	for (int k = 0; k < BULK_RUNS; k++)
+		runs[k].base = runs[k].bytes = 0;     /* empty ranges */
+	/* the current run's slab: an empty range until the first lookup */
+	uintptr_t base = 0, objects = 0, bytes = 0, mark = 0;
+
+	while (i < n) {
+		if (unlikely(size == cap)) {
+			/* main is full (or there is none): publish it, then the
+			 * spare, or a whole-sheaf exchange at the barn */
+			if (cap) {                      /* never a stub's (capacity 0) */
+				barrier();              /* a fork child flushes objects[0, size) */
+				WRITE_ONCE(main->size, (unsigned int)size);
+				pushed += size - first;
+			}
+			main = _uslub_pcs_replace_full_main(s, c);
+			if (!main)
+				goto rest;
+			first = size = main->size;
+			cap = main->capacity;
+		}
+		size_t end = i + MIN(n - i, cap - size);
+		void **dst = main->objects;
+		while (i < end) {
+			void *x = p[i];
+			uintptr_t off = (uintptr_t)x - base;
+			if (pow2 ? unlikely(((off >> shift) | (off << (64 - shift))) >= objects) :
+				   unlikely(off >= bytes ||
+					    slab_offset_to_index(off, recip) * stride != off)) {
+				/* not an object start of the current slab */
+				if (off < bytes) {
+					p[left++] = x;          /* interior: the detached path reports it */
+					i++;
+					continue;
+				}
+				if (!x) {
+					i++;
+					continue;
+				}
+				/* a recent slab (slabs are naturally aligned: one
+				 * entry per slab of the preferred order), else a
+				 * descriptor lookup */
+				struct bulk_run *r = &runs[((uintptr_t)x >> run_shift) % BULK_RUNS];
+				if ((uintptr_t)x - r->base >= r->bytes) {
+					struct slab *slab = virt_to_slab(x);
+					if (unlikely(!slab || slab->slab_cache != s ||
+						     slab_nid(slab) != home_node())) {
+						p[left++] = x;  /* foreign, another cache's or node's */
+						i++;
+						continue;
+					}
+					r->base = (uintptr_t)slab_obj_base(s, slab);
+					r->bytes = slab_objects_bytes(slab);
+					r->objects = r->bytes >> shift;
+					r->mark = slab_free_mark(s, slab);
+				}
+				base = r->base;
+				bytes = r->bytes;
+				objects = r->objects;
+				mark = r->mark;
+				continue;                       /* x again, in its slab */
+			}
+			uintptr_t *m = (uintptr_t *)((char *)x + fmo);
+			if (USLUB_FREE_MARK) {
+				if (unlikely(*m == mark)) {
+					barrier();
+					WRITE_ONCE(main->size, (unsigned int)size);   /* where the report looks */
+					report_double_free(s, virt_to_slab(x), x);
+					i++;
+					continue;
+				}
+				*m = mark;
+			}
+			dst[size++] = x;
+			i++;
+		}
+	}
+	if (cap) {
+		barrier();
+		WRITE_ONCE(main->size, (unsigned int)size);
+		pushed += size - first;
+	}
+	stat_add(c, FREE_PCS, pushed);
+	return left;
+rest:
+	/* no room without the slabs: the rest goes to the detached path */
+	memmove(p + left, p + i, (n - i) * sizeof(void *));
+	stat_add(c, FREE_PCS, pushed);
+	return left + (n - i);
+}
+
+static __noinline void free_bulk_detached(struct kmem_cache *s, size_t n, void **p);
+
+/* The two instances of free_to_pcs_bulk(), each with the detached path
+ * for what it left: entered by a tail call from uslub_cache_free_bulk().
+ * The first is for power-of-two sizes with the free mark at word 0. */
+static __noinline void free_bulk_pcs_pow2(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					  size_t n, void **p)
+{
+	size_t left = free_to_pcs_bulk(s, c, n, p, true);
+	if (unlikely(left))
+		free_bulk_detached(s, left, p);
+}
+
+static __noinline void free_bulk_pcs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n,
+				     void **p)
+{
+	size_t left = free_to_pcs_bulk(s, c, n, p, false);
+	if (unlikely(left))
+		free_bulk_detached(s, left, p);
+}
+
 static size_t free_bulk_to_sheaves(struct kmem_cache *s, size_t n, void **p)
 {
 	if (!(this_cpu_is_real() || _uslub_thread_init()))
 		return n;
-	struct kmem_cache_cpu *c = this_cpu(s);
-	int home = home_node();
-	uintptr_t lo = 0, span = 0, mark = 0;
-	struct slab_sheaf *main = c->main;
-	unsigned int size = main ? main->size : 0, cap = main ? main->capacity : 0;
-	unsigned long pushed = 0;
-	size_t left = 0;
-	for (size_t i = 0; i < n; i++) {
-		void *x = p[i];
-		if (!x)
-			continue;
-		uintptr_t off = (uintptr_t)x - lo;
-		if (off >= span) {
-			struct slab *slab = virt_to_slab(x);
-			if (!slab || slab->slab_cache != s || slab_nid(slab) != home) {
-				left++;
-				continue;
-			}
-			lo = (uintptr_t)slab_obj_base(s, slab);
-			span = slab_objects_bytes(slab);
-			mark = slab_free_mark(s, slab);
-			off = (uintptr_t)x - lo;
-		}
-		if (unlikely(slab_offset_to_index(off, s->reciprocal_size) * (uintptr_t)s->size != off)) {
-			left++;
-			continue;
-		}
-		if (free_mark_test(s, x, mark)) {
-			report_double_free(s, virt_to_slab(x), x);
-			p[i] = NULL;
-			continue;
-		}
-		if (likely(size < cap)) {
-			free_mark_set(s, x, mark);
-			main->objects[size++] = x;
-			pushed++;
-			p[i] = NULL;
-			continue;
-		}
-		/* main is full (or missing): publish what we pushed, then let
-		 * the sheaf layer make room (it counts FREE_PCS for x) */
-		if (main) {
-			barrier();      /* a fork child flushes objects[0, size) */
-			WRITE_ONCE(main->size, size);
-			struct slab_sheaf *spare = c->spare;
-			if (spare && !spare->size) {
-				cpu_sheaves_swap(c, main, spare);   /* an empty spare, inline */
-				main = spare;
-				size = 0;
-				cap = spare->capacity;
-				i--;                     /* x again, into the new main */
-				continue;
-			}
-		}
-		free_mark_set(s, x, mark);
-		if (!_uslub_sheaf_free_slow(s, c, x)) {
-			free_mark_clear(s, x);   /* still the user's: the detached path frees it */
-			left += n - i;
-			main = NULL;
-			break;
-		}
-		p[i] = NULL;
-		main = c->main;
-		size = main->size;
-		cap = main->capacity;
-	}
-	if (main) {
-		barrier();
-		WRITE_ONCE(main->size, size);
-	}
-	stat_add(c, FREE_PCS, pushed);
-	return left;
+	return free_to_pcs_bulk(s, this_cpu(s), n, p, false);
 }
 
 /*
  * The objects of the calling thread's cpu slab go straight onto the cpu
  * freelist, checked the way the free fast path checks one (range, object
- * start, the free mark), with two stores each; the entries taken are
- * cleared and the rest are left for the detached freelists. A cache whose
- * fast paths are off has an empty range here, so nothing is taken.
+ * start, the free mark), with two stores each; the rest (NULLs dropped) is
+ * moved to the front of p[] for the detached freelists, and counted in
+ * the return value. A cache whose fast paths are off has an empty range
+ * here, so nothing is taken.
  */
 static size_t free_bulk_to_cpu(struct kmem_cache *s, size_t n, void **p)
 {
@@ -2738,10 +2884,9 @@ static size_t free_bulk_to_cpu(struct kmem_cache *s, size_t n, void **p)
 			free_mark_set(s, x, c->free_mark);
 			set_freepointer_raw(s, x, head);
 			head = x;
-			p[i] = NULL;
 			k++;
 		} else if (x) {
-			left++;
+			p[left++] = x;
 		}
 	}
 	c->freelist = head;
@@ -2764,7 +2909,26 @@ static void free_bulk_hooks(struct kmem_cache *s, size_t n, void **p)
 	}
 }
 
+static void free_bulk_slow(struct kmem_cache *s, size_t n, void **p);
+
+/* The common case: a live sheaf cache without hooks, on a thread with a
+ * cpu area, straight to its instance of free_to_pcs_bulk(). */
 __public void uslub_cache_free_bulk(struct kmem_cache *s, size_t n, void **p)
+{
+	if (likely(s && p && n) && likely(!(READ_ONCE(s->fastpath_off) & FASTPATH_OFF_DEAD)) &&
+	    likely(!READ_ONCE(s->hooks)) && likely(s->sheaf_capacity) &&
+	    likely(this_cpu_is_real())) {
+		struct kmem_cache_cpu *c = this_cpu(s);
+		if ((s->size & (s->size - 1)) == 0 && !s->free_mark_offset)
+			free_bulk_pcs_pow2(s, c, n, p);
+		else
+			free_bulk_pcs(s, c, n, p);
+		return;
+	}
+	free_bulk_slow(s, n, p);
+}
+
+static __noinline void free_bulk_slow(struct kmem_cache *s, size_t n, void **p)
 {
 	if (unlikely(!p) || !n)
 		return;
@@ -2775,21 +2939,27 @@ __public void uslub_cache_free_bulk(struct kmem_cache *s, size_t n, void **p)
 	free_bulk(s, n, p);
 }
 
-static void free_bulk(struct kmem_cache *s, size_t n, void **p)
+/* What the per-CPU layer did not take: detached freelists, which free
+ * each group of one slab with one CAS, or report the invalid pointers. */
+static __noinline void free_bulk_detached(struct kmem_cache *s, size_t n, void **p)
 {
-	size_t left = n;
-	if (s && s->sheaf_capacity)
-		left = free_bulk_to_sheaves(s, n, p);
-	else if (s && this_cpu_is_real())
-		left = free_bulk_to_cpu(s, n, p);
-	if (!left)
-		return;
 	struct detached_freelist df;
 	while (n) {
 		n = build_detached_freelist(s, n, p, &df, true);
 		if (df.slab)
 			free_detached_user(&df);
 	}
+}
+
+static __always_inline void free_bulk(struct kmem_cache *s, size_t n, void **p)
+{
+	size_t left = n;
+	if (s && s->sheaf_capacity)
+		left = free_bulk_to_sheaves(s, n, p);
+	else if (s && this_cpu_is_real())
+		left = free_bulk_to_cpu(s, n, p);
+	if (left)
+		free_bulk_detached(s, left, p);
 }
 
 /* ------------------------------------------------------------------------
@@ -3002,6 +3172,24 @@ static void release_slot(int i)
 	cache_slots[i / 64] &= ~(1ull << (i % 64));
 }
 
+/* Point slot @arg of the cpu area at @base at the empty sheaf (its first
+ * use: a flushed slot already does). */
+static void slot_init_main(char *base, void *arg)
+{
+	struct kmem_cache_cpu *c = (struct kmem_cache_cpu *)(base + *(int *)arg * CPU_SLOT_SIZE);
+	if (!c->main)
+		WRITE_ONCE(c->main, EMPTY_SHEAF);
+}
+
+void _uslub_cpu_area_init(char *base)
+{
+	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+	for (int i = 0; i < USLUB_MAX_CACHES; i++)
+		if (i == CACHE_SLOT_DEAD || (cache_slots[i / 64] & (1ull << (i % 64))))
+			slot_init_main(base, &i);
+	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+}
+
 static void init_node(struct kmem_cache_node *n)
 {
 	memset(n, 0, sizeof(*n));
@@ -3027,6 +3215,7 @@ static void create_boot_cache(struct kmem_cache *s, const char *name, size_t siz
 			      struct kmem_cache_node *nodes)
 {
 	int slot = take_slot();
+	slot_init_main(_uslub_cpu_empty, &slot);      /* no thread has an area yet */
 	init_cache(s, name, USLUB_HWCACHE_ALIGN | SLAB_NO_OBJ_EXT, NULL, slot);
 	calculate_sizes(s, size, 0, NULL);
 	calculate_obj_ext(s, s->flags);
@@ -3042,6 +3231,8 @@ __internal void _uslub_slub_init(void);
 void _uslub_slub_init(void)
 {
 	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+	int dead = CACHE_SLOT_DEAD;
+	slot_init_main(_uslub_cpu_empty, &dead);
 	create_boot_cache(&boot_kmem_cache, "kmem_cache", sizeof(struct kmem_cache), boot_nodes[0]);
 	create_boot_cache(&boot_kmem_cache_node, "kmem_cache_node",
 			  sizeof(struct kmem_cache_node), boot_nodes[1]);
@@ -3090,7 +3281,7 @@ static unsigned int cache_debug_flags(const char *name, unsigned int flags, bool
 
 static bool want_hardened(unsigned int flags)
 {
-	return (flags & USLUB_HARDENED_FREELIST) || _uslub_option(USLUB_OPT_FREELIST_HARDENED);
+	return (flags & USLUB_HARDENED_FREELIST) || _uslub_option(USLUB_OPT_FREELIST_HARDENED) == 1;
 }
 
 static bool want_random(unsigned int flags)
@@ -3175,8 +3366,20 @@ struct kmem_cache *_uslub_cache_create(const char *name, size_t size,
 		goto fail;
 	if (_uslub_sheaf_cache_init(s, args->sheaf_capacity))
 		goto fail;
+	if (s->sheaf_capacity && _uslub_option(USLUB_OPT_FREELIST_HARDENED) == 2) {
+		/* hardening by default where it is nearly free: the inline
+		 * sheaf paths never read a free pointer */
+		flags |= SLAB_HARDENED;
+		s->fastpath_off |= FASTPATH_OFF_HARDENED;
+	}
+	/* thread_lock first (its rank): the new slot's main is set in every
+	 * cpu area before any thread can use the cache */
+	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);
 	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	int slot = take_slot();
+	if (slot >= 0)
+		_uslub_for_each_cpu_area(slot_init_main, &slot);
+	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);   /* out of order: fine */
 	if (slot < 0) {
 		uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 		_uslub_report("uslub: cannot create cache \"%s\": all %d cache slots in use\n",
@@ -3744,32 +3947,43 @@ static long validate_cpu(struct kmem_cache *s, struct validate_ctx *v)
 /* ------------------------------------------------------------------------
  * fork
  * ---------------------------------------------------------------------- */
-void _uslub_slub_prefork(void)
+/* fork: slab_mutex, then (after the groups, tags and barn locks: their
+ * layers' entries) every cache's list_lock per node, a batch nested in
+ * slab_mutex. */
+static void slab_mutex_prefork(void)
 {
-	pthread_mutex_lock(&_uslub_slab_mutex);
-	_uslub_failslab_prefork();
-	_uslub_ext_prefork();
-	_uslub_sheaf_prefork();
+	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+}
+
+static void slab_mutex_postfork_parent(void)
+{
+	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+}
+
+static void slab_mutex_postfork_child(void)
+{
+	uslub_mutex_reset(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+}
+
+static void list_lock_prefork(void)
+{
 	struct list_head *pos;
 	for (pos = _uslub_slab_caches.next; pos != &_uslub_slab_caches; pos = pos->next) {
 		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
 		for (int i = 0; i < _uslub_nr_nodes(); i++)
-			pthread_mutex_lock(&get_node(s, i)->list_lock);
+			uslub_mutex_lock_nest(&get_node(s, i)->list_lock, RANK_LIST,
+					      RANK_SLAB_MUTEX);
 	}
 }
 
-void _uslub_slub_postfork_parent(void)
+static void list_lock_postfork_parent(void)
 {
 	struct list_head *pos;
 	for (pos = _uslub_slab_caches.prev; pos != &_uslub_slab_caches; pos = pos->prev) {
 		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
 		for (int i = _uslub_nr_nodes() - 1; i >= 0; i--)
-			pthread_mutex_unlock(&get_node(s, i)->list_lock);
+			uslub_mutex_unlock_nest(&get_node(s, i)->list_lock, RANK_LIST);
 	}
-	_uslub_sheaf_postfork_parent();
-	_uslub_ext_postfork_parent();
-	_uslub_failslab_postfork_parent();
-	pthread_mutex_unlock(&_uslub_slab_mutex);
 }
 
 /* Counters of one slab, for _uslub_slub_recount(). */
@@ -3804,19 +4018,35 @@ void _uslub_slub_recount(void)
 	_uslub_for_each_run(recount_cb, NULL);
 }
 
-void _uslub_slub_postfork_child(void)
+static void list_lock_postfork_child(void)
 {
 	struct list_head *pos;
 	for (pos = _uslub_slab_caches.next; pos != &_uslub_slab_caches; pos = pos->next) {
 		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
 		for (int i = 0; i < _uslub_nr_nodes(); i++)
-			pthread_mutex_init(&get_node(s, i)->list_lock, NULL);
+			uslub_mutex_reset_nest(&get_node(s, i)->list_lock, RANK_LIST);
 	}
-	_uslub_debug_postfork_child();
-	_uslub_sheaf_postfork_child();
-	_uslub_ext_postfork_child();
-	_uslub_failslab_postfork_child();
-	pthread_mutex_init(&_uslub_slab_mutex, NULL);
+}
+
+/* From _uslub_init(): this file's lifecycle entries (base/lifecycle.h). */
+void _uslub_slub_lifecycle_init(void)
+{
+	static const struct uslub_lifecycle slab_mutex_entry = {
+		.name = "slab_mutex",
+		.rank = RANK_SLAB_MUTEX,
+		.prefork = slab_mutex_prefork,
+		.postfork_parent = slab_mutex_postfork_parent,
+		.postfork_child = slab_mutex_postfork_child,
+	};
+	static const struct uslub_lifecycle list_lock_entry = {
+		.name = "list_lock",
+		.rank = RANK_LIST,
+		.prefork = list_lock_prefork,
+		.postfork_parent = list_lock_postfork_parent,
+		.postfork_child = list_lock_postfork_child,
+	};
+	_uslub_lifecycle_register(&slab_mutex_entry);
+	_uslub_lifecycle_register(&list_lock_entry);
 }
 
 /* ------------------------------------------------------------------------

@@ -7,7 +7,8 @@
 #define USLUB_CACHE_SLUB_H
 
 #include "slab/slab.h"
-#include "uslub.h"
+#include "base/lifecycle.h"
+#include "uslub/types.h"
 #include <errno.h>
 #include <pthread.h>
 
@@ -56,10 +57,19 @@ struct tag_counter {
 
 /*
  * Per-CPU (per-thread by default) state of one cache. Only its owner
- * thread reads or writes freelist/slab/partial, except when the owner is
- * known to be gone or quiescent (fork child, destroy; see slub.c).
+ * thread reads or writes it, except when the owner is known to be gone
+ * or quiescent (fork child, destroy; see slub.c).
  *
- * Invariants (owner's view):
+ * Sheaf mode (Linux 7.0, every cache by default): main and spare.
+ *   main != NULL always: a real sheaf, or the static empty sheaf
+ *   (_uslub_empty_sheaf: size 0, capacity 0) standing in before the first
+ *   refill and after a flush, so the inline paths test only main->size;
+ *   spare == NULL or a real sheaf (any fill); main != spare.
+ *   freelist == NULL, slab == NULL, slab_bytes == 0.
+ *
+ * Cpu-slab mode (the 6.x model: USLUB_CPU_SLABS=1, USLUB_CPU_SLAB caches,
+ * debug caches, the boot caches): main == the empty sheaf unless the
+ * cache asked for sheaves, and (owner's view):
  *   slab == NULL  <=> slab_bytes == 0, and then freelist == NULL
  *   slab != NULL  => FC_FROZEN(slab->counters), slab_addr == slab_address(slab),
  *                    slab_span == objects * size of the slab, slab_bytes ==
@@ -68,36 +78,40 @@ struct tag_counter {
  *                    object on freelist belongs to slab
  *   partial: unfrozen slabs off every node list, linked by slab->next;
  *            |partial| == partial_slabs <= s->cpu_partial_slabs
- *   stat[i] has one writer (the owner); readers load it relaxed.
  *   loaded = objects the slow paths put on freelist - objects flushed
  *            back; so at every instant
  *            ALLOC_FASTPATH == loaded + stat[FREE_FASTPATH] - |freelist|
- *            (the fast alloc path stores no counter; stat[ALLOC_FASTPATH]
+ *            (the cpu-slab alloc path stores no counter; stat[ALLOC_FASTPATH]
  *            holds that value as of the last time freelist was empty).
- * The free fast path needs only the first cache line: "x - slab_addr <
- * slab_bytes" proves x is inside this cache's cpu slab without touching
- * the slab descriptor.
+ * stat[i] has one writer (the owner); readers load it relaxed.
+ *
+ * Everything the inline paths of both modes touch is in the slot's first
+ * cache line: main, the cpu-slab fields, and the counters ALLOC_PCS,
+ * FREE_PCS and FREE_FASTPATH (stat[0..2]). The cpu-slab free path needs
+ * no descriptor: "x - slab_addr < slab_bytes" proves x is inside this
+ * cache's cpu slab.
  */
 struct kmem_cache_cpu {
+	struct slab_sheaf *main;     /* never NULL (see above)                */
 	void *freelist;
-	struct slab *slab;
 	char *slab_addr;
 	unsigned long slab_bytes;
 	uintptr_t free_mark;         /* slab_free_mark() of slab (0: none)     */
 	uint64_t stat[USLUB_NR_STATS];
+	struct slab *slab;
 	unsigned long slab_span;     /* objects * size of slab (0: none), whatever
 	                                the fast paths say: the hooked paths'
 	                                range check                            */
 	struct slab *partial;
 	unsigned long partial_slabs;
 	unsigned long loaded;
-	struct slab_sheaf *main;     /* sheaf caches: NULL until first use */
 	struct slab_sheaf *spare;    /* NULL or a second sheaf (any fill)  */
 };
 static_assert(sizeof(struct kmem_cache_cpu) <= CPU_SLOT_SIZE, "cpu slot size");
 static_assert(offsetof(struct kmem_cache_cpu, stat) + 3 * 8 <= USLUB_CACHELINE,
 	      "fast-path fields and fast-path counters share one cache line");
-static_assert(USLUB_FREE_FASTPATH < 3, "the fast-path counter is in the first line");
+static_assert(USLUB_ALLOC_PCS == 0 && USLUB_FREE_PCS == 1 && USLUB_FREE_FASTPATH == 2,
+	      "the inline paths' counters are in the first line");
 
 /*
  * A sheaf (Linux 6.18): an array of free objects of one cache, owned by one
@@ -130,6 +144,18 @@ static inline void cpu_sheaves_swap(struct kmem_cache_cpu *c, struct slab_sheaf 
 	WRITE_ONCE(c->spare, main);
 }
 static_assert(SHEAF_HEADER_SIZE == 40, "sheaf header layout");
+
+/* The stand-in for a missing main sheaf: size 0 and capacity 0, so the
+ * inline alloc and free paths miss on it without a NULL test. Never
+ * written (read-only). */
+__internal extern const struct slab_sheaf _uslub_empty_sheaf;
+#define EMPTY_SHEAF ((struct slab_sheaf *)&_uslub_empty_sheaf)
+
+/* Is @sheaf (a cpu slot's main or spare) a real sheaf? */
+static __always_inline bool sheaf_real(const struct slab_sheaf *sheaf)
+{
+	return sheaf && sheaf != EMPTY_SHEAF;
+}
 
 /*
  * Per-node state. list_lock protects partial, nr_partial, and every
@@ -264,9 +290,30 @@ static __always_inline bool this_cpu_is_real(void)
 	return _uslub_tls.cpu_delta != 0;
 }
 
-/* stat(c, ALLOC_FASTPATH): count one event on the owner's slot. */
+/* stat(c, ALLOC_FASTPATH): count one event on the owner's slot. On
+ * x86-64 one `add` to memory (the compiler does not fuse an atomic load
+ * and store into it: three instructions on every inline path otherwise);
+ * readers still see whole values. The TSan build keeps the atomics, which
+ * it understands. */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define USLUB_TSAN 1
+#endif
+#endif
+#ifdef __SANITIZE_THREAD__
+#define USLUB_TSAN 1
+#endif
+#if defined(__x86_64__) && !defined(USLUB_TSAN)
+static __always_inline void stat_inc(uint64_t *ctr, uint64_t n)
+{
+	__asm__("addq %1, %0" : "+m"(*ctr) : "er"(n));
+}
+#define stat(c, item) stat_inc(&(c)->stat[USLUB_##item], 1)
+#define stat_add(c, item, n) stat_inc(&(c)->stat[USLUB_##item], (uint64_t)(n))
+#else
 #define stat(c, item) SINGLE_WRITER_INC((c)->stat[USLUB_##item], 1)
 #define stat_add(c, item, n) SINGLE_WRITER_INC((c)->stat[USLUB_##item], (n))
+#endif
 
 __internal extern pthread_mutex_t _uslub_slab_mutex;  /* slab_caches, cache slots */
 __internal extern struct list_head _uslub_slab_caches;
@@ -275,13 +322,15 @@ __internal extern struct list_head _uslub_threads;
 
 /* cpu.c */
 __internal bool _uslub_thread_init(void);
-/* fork handlers of the layer above, run inside the core's: prepare after
- * every core lock is taken, parent and child before any is released. */
-__internal void _uslub_fork_tail_register(void (*prepare)(void), void (*parent)(void),
-					  void (*child)(void));
 __internal void _uslub_init(void);
 __internal struct kmem_cache_cpu *_uslub_thread_cpu(struct uslub_thread *t,
 						     const struct kmem_cache *s);
+/* @fn on every cpu area: the sentinel, live threads', parked ones
+ * (thread_lock held). */
+__internal void _uslub_for_each_cpu_area(void (*fn)(char *cpu_base, void *arg), void *arg);
+/* A cpu area a thread takes: every used slot's main made the empty sheaf
+ * (thread_lock held; takes slab_mutex). */
+__internal void _uslub_cpu_area_init(char *cpu_base);
 
 /* slub.c */
 #define SLAB_NO_SHEAVES 0x80000000u  /* internal flag: never give this cache sheaves */
@@ -328,9 +377,12 @@ __internal struct kmem_cache *_uslub_cache_create(const char *name, size_t size,
 __internal void _uslub_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c);
 __internal uint64_t _uslub_cpu_alloc_fastpath(const struct kmem_cache *s,
 					       const struct kmem_cache_cpu *c);
-__internal void _uslub_slub_prefork(void);
-__internal void _uslub_slub_postfork_parent(void);
-__internal void _uslub_slub_postfork_child(void);
+/* Lifecycle entries (base/lifecycle.h) of slub.c (slab_mutex,
+ * list_lock), sheaf.c (barn locks) and debug.c (flush_lock), registered
+ * from _uslub_init(). */
+__internal void _uslub_slub_lifecycle_init(void);
+__internal void _uslub_sheaf_lifecycle_init(void);
+__internal void _uslub_debug_lifecycle_init(void);
 __internal void _uslub_slub_recount(void);
 __internal int _uslub_home_node(void);
 
@@ -370,7 +422,13 @@ __internal int _uslub_sheaf_cache_shrink(struct kmem_cache *s, struct kmem_cache
 __internal void _uslub_sheaf_cache_destroy(struct kmem_cache *s);
 __internal void _uslub_sheaf_barn_counts(const struct kmem_cache *s, unsigned long *full,
 					 unsigned long *empty);
-__internal void _uslub_sheaf_prefork(void);     /* slab_mutex held */
+/* The bulk paths' whole-sheaf exchanges (sheaf.c): make c->main hold
+ * objects (alloc_bulk) or have room (free_bulk) through the spare and the
+ * barn; NULL when that cannot be done without the slabs. */
+__internal struct slab_sheaf *_uslub_pcs_replace_empty_main(struct kmem_cache *s,
+							    struct kmem_cache_cpu *c);
+__internal struct slab_sheaf *_uslub_pcs_replace_full_main(struct kmem_cache *s,
+							   struct kmem_cache_cpu *c);
 
 /*
  * Extension hooks, for the layers above: run the post-allocation hook on
@@ -398,12 +456,8 @@ __internal void _uslub_obj_exts_free(struct kmem_cache *s, unsigned long obj_ext
 __internal extern bool _uslub_profiling;     /* USLUB_PROFILING, set at init       */
 __internal extern long _uslub_stock_max;     /* stock bytes kept on free: 2 x batch */
 __internal void _uslub_ext_init(void);
-__internal void _uslub_ext_thread_exit(struct uslub_thread *t);        /* no lock held */
 __internal void _uslub_ext_thread_fold_locked(struct uslub_thread *t); /* thread_lock */
 __internal void _uslub_ext_drain_area(struct uslub_thread *t);        /* any (fork child) */
-__internal void _uslub_ext_prefork(void);
-__internal void _uslub_ext_postfork_parent(void);
-__internal void _uslub_ext_postfork_child(void);
 
 __internal struct slabobj_ext *_uslub_slab_obj_ext_idx(struct kmem_cache *s, struct slab *slab,
 							unsigned int idx);
@@ -413,9 +467,6 @@ __internal struct slabobj_ext *_uslub_slab_obj_ext_idx(struct kmem_cache *s, str
 __internal bool _uslub_should_failslab(struct kmem_cache *s, uslub_gfp_t gfp, size_t size);
 __internal void _uslub_failslab_init(void);
 __internal unsigned int _uslub_failslab_cache_fastpath_off(const struct kmem_cache *s);
-__internal void _uslub_failslab_prefork(void);
-__internal void _uslub_failslab_postfork_parent(void);
-__internal void _uslub_failslab_postfork_child(void);
 
 /* A use of a destroyed (quarantined) cache, or of NULL: reported, errno
  * EINVAL (slub.c). */
@@ -503,11 +554,9 @@ __internal void _uslub_debug_trace(struct kmem_cache *s, struct slab *slab, void
 __internal void _uslub_debug_symbolize(uintptr_t addr, char *buf, size_t len);
 /* One line about a live object left at destroy (its alloc owner). */
 __internal void _uslub_debug_print_leak(struct kmem_cache *s, struct slab *slab, void *obj);
-__internal void _uslub_debug_postfork_child(void);
 
 /* publish.c */
 __internal void _uslub_publish_init(void);
-__internal void _uslub_publish_postfork_child(void);
 
 
 /* Every slab of @s, with the node's page lock held (no other uslub lock
@@ -515,8 +564,6 @@ __internal void _uslub_publish_postfork_child(void);
 __internal void _uslub_for_each_slab(struct kmem_cache *s,
 				     void (*fn)(struct kmem_cache *s, struct slab *slab, void *arg),
 				     void *arg);
-__internal void _uslub_sheaf_postfork_parent(void);
-__internal void _uslub_sheaf_postfork_child(void);
 
 /* ------------------------------------------------------------------------
  * Objects and free pointers

@@ -58,6 +58,8 @@ static void slabinfo_locked(const struct kmem_cache *s, struct uslub_slabinfo *o
 	o->min_partial = s->min_partial;
 	o->cpu_partial_slabs = s->cpu_partial_slabs;
 	o->sheaf_capacity = s->sheaf_capacity;
+	o->percpu = (s->fastpath_off & FASTPATH_OFF_SLUB_DEBUG) ? "none" :
+		    s->sheaf_capacity ? "sheaves" : "cpu_slab";
 	o->random_freelist = s->random_seq != NULL;
 	o->hardened_freelist = (s->flags & SLAB_HARDENED) != 0;
 	if (s->sheaf_capacity)
@@ -138,10 +140,9 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 		_uslub_buf_printf(&b, "# %-20s %10s %10s %10s %7s %7s %8s %8s %8s %12s %12s\n", "name",
 			"<active>", "<num_objs>", "<live>", "<objsz>", "<size>", "<perslab>",
 			"<pages>", "<slabs>", "<partial>", "<mem_used>");
-	struct list_head *pos;
+	struct kmem_cache *s;
 	bool first = true;
-	for (pos = _uslub_slab_caches.next; pos != &_uslub_slab_caches; pos = pos->next) {
-		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
+	list_for_each_entry(s, &_uslub_slab_caches, list) {
 		uint64_t st[USLUB_NR_STATS];
 		struct uslub_slabinfo si;
 		cache_stats_locked(s, st);
@@ -154,7 +155,7 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 				"\"min_partial\":%u,\"cpu_partial_slabs\":%u,\"num_slabs\":%lu,"
 				"\"num_objs\":%lu,\"active_objs\":%lu,\"live_objs\":%lu,"
 				"\"nr_partial\":%lu,\"partial_free\":%lu,\"memory_used\":%lu,"
-				"\"memory_requested\":%lu,\"sheaf_capacity\":%u,\"barn_full\":%lu,"
+				"\"memory_requested\":%lu,\"percpu\":\"%s\",\"sheaf_capacity\":%u,\"barn_full\":%lu,"
 				"\"barn_empty\":%lu,\"random_freelist\":%s,\"hardened_freelist\":%s,"
 				"\"obj_ext\":\"%s\",\"obj_ext_size\":%u,\"obj_ext_bytes\":%u,"
 				"\"debug\":\"%s\",\"isolated_slabs\":%lu,\"stats\":{",
@@ -162,7 +163,7 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 				si.order, si.pages_per_slab, si.min_partial, si.cpu_partial_slabs,
 				si.num_slabs, si.num_objs, si.active_objs, si.live_objs,
 				si.nr_partial, si.partial_free, si.memory_used, si.memory_requested,
-				si.sheaf_capacity, si.barn_full, si.barn_empty,
+				si.percpu, si.sheaf_capacity, si.barn_full, si.barn_empty,
 				si.random_freelist ? "true" : "false",
 				si.hardened_freelist ? "true" : "false",
 				uslub_obj_ext_placement_name(si.obj_ext), si.obj_ext_size,
@@ -176,9 +177,13 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 				s->name, si.active_objs, si.num_objs, si.live_objs, si.object_size,
 				si.size, si.objs_per_slab, si.pages_per_slab, si.num_slabs,
 				si.nr_partial, si.memory_used);
-			if (si.sheaf_capacity || si.random_freelist || si.hardened_freelist)
-				_uslub_buf_printf(&b, "    sheaf_capacity=%u barn_full=%lu barn_empty=%lu%s%s\n",
-					si.sheaf_capacity, si.barn_full, si.barn_empty,
+			if (si.sheaf_capacity)
+				_uslub_buf_printf(&b, "    percpu=sheaves sheaf_capacity=%u barn_full=%lu "
+					"barn_empty=%lu%s%s\n", si.sheaf_capacity, si.barn_full, si.barn_empty,
+					si.random_freelist ? " random_freelist" : "",
+					si.hardened_freelist ? " hardened_freelist" : "");
+			else
+				_uslub_buf_printf(&b, "    percpu=%s%s%s\n", si.percpu,
 					si.random_freelist ? " random_freelist" : "",
 					si.hardened_freelist ? " hardened_freelist" : "");
 			if (si.obj_ext)

@@ -118,12 +118,10 @@ __public void uslub_alloc_tags_unregister(struct uslub_alloc_tag *start,
 		return;
 	struct unload_walk w = { (uintptr_t)start, (uintptr_t)stop };
 	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
-	struct list_head *pos;
-	for (pos = _uslub_slab_caches.next; pos != &_uslub_slab_caches; pos = pos->next) {
-		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
+	struct kmem_cache *s;
+	list_for_each_entry(s, &_uslub_slab_caches, list)
 		if (s->hooks & HOOK_PROFILE)
 			_uslub_for_each_slab(s, unload_walk_cb, &w);
-	}
 	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 }
 
@@ -301,26 +299,38 @@ __public void uslub_allocinfo_print(FILE *f, int fmt)
 	_uslub_buf_write(&b, f);
 }
 
+static void tags_prefork(void);
+static void tags_postfork_parent(void);
+static void tags_postfork_child(void);
+
 /* Called from _uslub_init(), options read, before any cache exists. */
 void _uslub_ext_init(void)
 {
+	static const struct uslub_lifecycle e = {
+		.name = "tags_lock",
+		.rank = RANK_TAGS,
+		.prefork = tags_prefork,
+		.postfork_parent = tags_postfork_parent,
+		.postfork_child = tags_postfork_child,
+	};
+	_uslub_lifecycle_register(&e);
 	_uslub_profiling = _uslub_option(USLUB_OPT_PROFILING) != 0;
 	atexit(at_exit);
 	_uslub_memcg_init();
 }
 
-/* fork, after groups_lock (ext/memcg.c) */
-void _uslub_tags_prefork(void)
+/* fork: tags_lock, after groups_lock (ext/memcg.c) */
+static void tags_prefork(void)
 {
-	pthread_mutex_lock(&tags_lock);
+	uslub_mutex_lock(&tags_lock, RANK_TAGS);
 }
 
-void _uslub_tags_postfork_parent(void)
+static void tags_postfork_parent(void)
 {
-	pthread_mutex_unlock(&tags_lock);
+	uslub_mutex_unlock(&tags_lock, RANK_TAGS);
 }
 
-void _uslub_tags_postfork_child(void)
+static void tags_postfork_child(void)
 {
-	pthread_mutex_init(&tags_lock, NULL);
+	uslub_mutex_reset(&tags_lock, RANK_TAGS);
 }

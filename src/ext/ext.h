@@ -69,8 +69,5 @@ struct obj_cgroup {
 
 /* between the two files of this layer */
 __internal void _uslub_memcg_init(void);
-__internal void _uslub_tags_prefork(void);
-__internal void _uslub_tags_postfork_parent(void);
-__internal void _uslub_tags_postfork_child(void);
 
 #endif /* USLUB_EXT_H */

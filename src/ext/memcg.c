@@ -51,9 +51,13 @@ static void create_caches(void)
 	objcg_cache = _uslub_cache_create("uslub_objcg", sizeof(struct obj_cgroup), NULL, f);
 }
 
+static const struct uslub_lifecycle groups_lifecycle, memcg_exit_lifecycle;
+
 /* Called from _uslub_init() (options are read). */
 void _uslub_memcg_init(void)
 {
+	_uslub_lifecycle_register(&memcg_exit_lifecycle);
+	_uslub_lifecycle_register(&groups_lifecycle);
 	snprintf(root_group.name, sizeof(root_group.name), "root");
 	INIT_LIST_HEAD(&root_group.children);
 	INIT_LIST_HEAD(&root_group.sibling);
@@ -259,9 +263,11 @@ void _uslub_ext_drain_area(struct uslub_thread *t)
 	}
 }
 
-/* Thread exit (no lock held): give the stock back, leave the group. */
-void _uslub_ext_thread_exit(struct uslub_thread *t)
+/* Thread exit (no lock held; before the thread_lock entry's fold and
+ * flush): give the stock back, leave the group. */
+static void memcg_thread_exit(void *area)
 {
+	struct uslub_thread *t = area;
 	_uslub_ext_drain_area(t);
 	struct uslub_group *g = _uslub_tls.cur_group;
 	if (g) {
@@ -617,9 +623,10 @@ __public void uslub_group_report_print(FILE *f, int fmt)
 		_uslub_buf_printf(&b, "# %-30s %-24s %10s %14s\n", "group", "cache", "objects", "bytes");
 	}
 	first = true;
-	struct list_head *pos;
-	for (pos = _uslub_slab_caches.next; by_id && pos != &_uslub_slab_caches; pos = pos->next) {
-		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
+	struct kmem_cache *s;
+	list_for_each_entry(s, &_uslub_slab_caches, list) {
+		if (!by_id)
+			break;
 		if (READ_ONCE(s->ext_placement) == USLUB_OBJ_EXT_NONE || !objcg_cache)
 			continue;
 		struct usage_walk w = { NULL, by_id, 0 };
@@ -659,16 +666,14 @@ __public void uslub_group_report_print(FILE *f, int fmt)
 
 /* fork: groups_lock is taken before fork (after slab_mutex) and reset in
  * the child, where only the forking thread is current anywhere. */
-void _uslub_ext_prefork(void)
+static void groups_prefork(void)
 {
-	pthread_mutex_lock(&groups_lock);
-	_uslub_tags_prefork();
+	groups_lock_take();
 }
 
-void _uslub_ext_postfork_parent(void)
+static void groups_postfork_parent(void)
 {
-	_uslub_tags_postfork_parent();
-	pthread_mutex_unlock(&groups_lock);
+	groups_lock_drop();
 }
 
 static void recount_current(struct uslub_group *g)
@@ -679,9 +684,23 @@ static void recount_current(struct uslub_group *g)
 		recount_current(list_entry(pos, struct uslub_group, sibling));
 }
 
-void _uslub_ext_postfork_child(void)
+static void groups_postfork_child(void)
 {
-	pthread_mutex_init(&groups_lock, NULL);
-	_uslub_tags_postfork_child();
+	uslub_mutex_reset(&groups_lock, RANK_GROUPS);
 	recount_current(&root_group);
 }
+
+static const struct uslub_lifecycle groups_lifecycle = {
+	.name = "groups_lock",
+	.rank = RANK_GROUPS,
+	.prefork = groups_prefork,
+	.postfork_parent = groups_postfork_parent,
+	.postfork_child = groups_postfork_child,
+};
+
+/* Thread exit first, with no lock held. */
+static const struct uslub_lifecycle memcg_exit_lifecycle = {
+	.name = "memcg",
+	.rank = LIFECYCLE_UNLOCKED,
+	.thread_exit = memcg_thread_exit,
+};

@@ -35,9 +35,7 @@ static bool kmalloc_ok;
 static struct kmalloc_large_stats kstats;   /* atomics, relaxed */
 #define KSTAT_ADD(f, v) __atomic_add_fetch(&kstats.f, (v), __ATOMIC_RELAXED)
 
-static void huge_prefork(void);
-static void huge_postfork_parent(void);
-static void huge_postfork_child(void);
+static const struct uslub_lifecycle huge_lifecycle;
 
 static void kmalloc_init_once(void)
 {
@@ -49,6 +47,7 @@ static void kmalloc_init_once(void)
 	};
 	_uslub_tls.init_depth++;
 	_uslub_init();
+	_uslub_lifecycle_register(&huge_lifecycle);   /* before huge_lock can be used */
 	bool fatal = _uslub_kmalloc_fatal_errors();
 	for (unsigned int i = 1; i <= KMALLOC_SHIFT_HIGH; i++) {
 		size_t size = kmalloc_index_size(i);
@@ -57,7 +56,8 @@ static void kmalloc_init_once(void)
 			.sheaf_capacity = _uslub_option(USLUB_OPT_KMALLOC_SHEAVES) ?
 					  sheaf_default_capacity(size) : 0,
 		};
-		struct kmem_cache *s = uslub_cache_create_args(names[i], size, &args, 0);
+		struct kmem_cache *s = uslub_cache_create_args(names[i], size, &args,
+				args.sheaf_capacity ? 0 : USLUB_CPU_SLAB);
 		if (!s) {
 			_uslub_report("uslub: cannot create the kmalloc caches\n");
 			goto out;
@@ -66,7 +66,6 @@ static void kmalloc_init_once(void)
 			s->flags |= SLAB_ABORT_ON_ERROR;
 		__atomic_store_n(&_uslub_kmalloc_caches[i], s, __ATOMIC_RELEASE);
 	}
-	_uslub_fork_tail_register(huge_prefork, huge_postfork_parent, huge_postfork_child);
 	kmalloc_ok = true;
 out:
 	_uslub_tls.init_depth--;
@@ -420,18 +419,26 @@ static void *huge_resize(void *p, size_t new_size)
 	return q;
 }
 
+/* fork: huge_lock in rank order (base/lifecycle.h) */
 static void huge_prefork(void)
 {
-	pthread_mutex_lock(&huge_lock);
+	uslub_mutex_lock(&huge_lock, RANK_HUGE);
 }
 static void huge_postfork_parent(void)
 {
-	pthread_mutex_unlock(&huge_lock);
+	uslub_mutex_unlock(&huge_lock, RANK_HUGE);
 }
 static void huge_postfork_child(void)
 {
-	pthread_mutex_init(&huge_lock, NULL);
+	uslub_mutex_reset(&huge_lock, RANK_HUGE);
 }
+static const struct uslub_lifecycle huge_lifecycle = {
+	.name = "huge_lock",
+	.rank = RANK_HUGE,
+	.prefork = huge_prefork,
+	.postfork_parent = huge_postfork_parent,
+	.postfork_child = huge_postfork_child,
+};
 
 /* ------------------------------------------------------------------------
  * The slow paths
@@ -451,7 +458,7 @@ void *_uslub_kmalloc_slow(size_t size, size_t align, uslub_gfp_t gfp, int node)
 			idx = 7;
 		else if (idx == 2 && align > 64)
 			idx = 8;
-		return _uslub_kmalloc_slab(_uslub_kmalloc_caches[idx], gfp, size, node);
+		return slab_alloc_node(_uslub_kmalloc_caches[idx], gfp, node, size ? size : 1);
 	}
 	uslub_alloc_tag_cur = NULL;              /* page runs and mappings are untagged */
 	if (need <= KMALLOC_LARGE_MAX)
@@ -478,7 +485,7 @@ void _uslub_kfree_cold(const void *p, bool fatal)
 	if (head) {
 		unsigned long f = __atomic_load_n(&head->flags, __ATOMIC_ACQUIRE);
 		if (f & PG_slab) {
-			_uslub_kfree_slab(page_slab(head)->slab_cache, (void *)p);
+			slab_free_to_pcs(page_slab(head)->slab_cache, page_slab(head), (void *)p);
 			return;
 		}
 		if ((f & PG_large) && page_address(head) == p) {
@@ -620,7 +627,7 @@ static __always_inline void *kmalloc_node_inline(size_t size, uslub_gfp_t gfp, i
 	if (likely(size - 1 < KMALLOC_MAX_CACHE_SIZE)) {        /* 1 .. 8 KiB */
 		struct kmem_cache *s = _uslub_kmalloc_caches[kmalloc_index(size)];
 		if (likely(s))
-			return _uslub_kmalloc_slab(s, gfp, size, node);
+			return slab_alloc_node(s, gfp, node, size ? size : 1);
 	} else if (!size) {
 		uslub_alloc_tag_cur = NULL;
 		return USLUB_ZERO_SIZE_PTR;
@@ -707,7 +714,7 @@ __public void uslub_kfree(const void *p)
 {
 	struct slab *slab = virt_to_slab(p);
 	if (likely(slab)) {
-		_uslub_kfree_slab(slab->slab_cache, (void *)p);
+		slab_free_to_pcs(slab->slab_cache, slab, (void *)p);
 		return;
 	}
 	_uslub_kfree_cold(p, false);

@@ -35,6 +35,7 @@
 #define USLUB_KMALLOC_H
 
 #include "ext/ext.h"
+#include "cache/cache.h"
 
 #define KMALLOC_SHIFT_LOW   3                   /* kmalloc-8                 */
 #define KMALLOC_SHIFT_HIGH  13                  /* kmalloc-8k                */
@@ -58,11 +59,6 @@ static __always_inline size_t kmalloc_index_size(unsigned int idx)
 	return idx == 1 ? 96 : idx == 2 ? 192 : (size_t)1 << idx;
 }
 
-/* The fast paths of the cache layer (slub.c), as direct hidden calls: a
- * kmalloc of @size from @s (kmalloc_trace), and a free into the cache @s
- * of the slab holding @x. */
-__internal void *_uslub_kmalloc_slab(struct kmem_cache *s, uslub_gfp_t gfp, size_t size, int node);
-__internal void _uslub_kfree_slab(struct kmem_cache *s, void *x);
 
 /* Create the kmalloc caches (once; idempotent, thread safe). Returns
  * false if they could not be created. */
@@ -93,8 +89,9 @@ __internal size_t _uslub_ksize(const void *p, bool fatal);
  * valid and not ZERO_OR_NULL, @new_size > 0. NULL on failure, p intact. */
 __internal void *_uslub_krealloc(void *p, size_t new_size, uslub_gfp_t gfp, bool malloc_semantics);
 
-/* fork: huge_lock is taken last and released first, inside the core's fork
- * handlers (_uslub_fork_tail_register, from init). */
+/* fork: huge_lock is taken in its rank's place (RANK_HUGE: after the
+ * core's reserve_lock) by its lifecycle entry (base/lifecycle.h),
+ * registered when the kmalloc caches are created. */
 
 /* Totals of the page runs and huge mappings handed out. */
 struct kmalloc_large_stats {

@@ -20,7 +20,8 @@
  *     ignores them.
  *   - No dlsym, no stdio, no getenv while initializing: options come from
  *     environ (base/options.c); nothing here calls the libc allocator.
- *   - fork: the core's and kmalloc's atfork handlers take every lock.
+ *   - fork: the lifecycle table's atfork handlers (base/lifecycle.h) take
+ *     every lock, the core's and kmalloc's, in rank order.
  *   - After a thread's cpu area is torn down (glibc frees TLS after the
  *     key destructors), the core serves it from the slow paths.
  */
@@ -36,6 +37,12 @@ static bool fatal(void)
 {
 	return _uslub_option(USLUB_OPT_MALLOC_ABORT) != 0;
 }
+
+/* The malloc entries below tag their call sites in this library's own
+ * "uslub_alloc_tags" section: register it, as <uslub.h> does for a user
+ * (the core's sources include only <uslub/types.h>, which registers
+ * nothing). */
+USLUB_ALLOC_TAGS_REGISTRATION();
 
 /* This library's kmalloc caches make bad frees fatal (see kmalloc.h). */
 bool _uslub_kmalloc_fatal_errors(void)
@@ -97,15 +104,29 @@ static __always_inline void *malloc_inline(size_t size)
 	if (likely(size <= KMALLOC_MAX_CACHE_SIZE)) {
 		struct kmem_cache *s = _uslub_kmalloc_caches[kmalloc_index(size)];
 		if (likely(s))
-			return _uslub_kmalloc_slab(s, 0, size, USLUB_NUMA_NO_NODE);
+			return slab_alloc_node(s, 0, USLUB_NUMA_NO_NODE, size);
 	}
 	return malloc_slow(size, 1, 0);
 }
 
+/* malloc: the table lookup and the pop inline; the allocation tag (for
+ * profiling, whose hooks send every allocation to the miss path) is set
+ * only when the pop misses. */
 __public void *malloc(size_t size)
 {
+	struct kmem_cache *s = NULL;
+	if (likely(size <= KMALLOC_MAX_CACHE_SIZE)) {
+		s = _uslub_kmalloc_caches[kmalloc_index(size)];
+		if (likely(s)) {
+			void *obj = alloc_from_pcs(s, this_cpu(s));
+			if (likely(obj))
+				return obj;
+		}
+	}
 	USLUB_TAG_HERE();
-	return malloc_inline(size);
+	if (likely(s))
+		return _uslub_slab_alloc_miss(s, 0, USLUB_NUMA_NO_NODE, size, USLUB_CALLER());
+	return malloc_slow(size, 1, 0);
 }
 
 static __noinline void free_cold(void *p)
@@ -121,7 +142,7 @@ __public void free(void *p)
 {
 	struct slab *slab = virt_to_slab(p);
 	if (likely(slab)) {
-		_uslub_kfree_slab(slab->slab_cache, p);
+		slab_free_to_pcs(slab->slab_cache, slab, p);
 		return;
 	}
 	free_cold(p);

@@ -14,7 +14,8 @@
  */
 #define _GNU_SOURCE
 #include "page/page.h"
-#include "uslub.h"
+#include "base/lifecycle.h"
+#include "uslub/types.h"
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -73,9 +74,13 @@ static int count_sys_nodes(void)
 	return n ? n : 1;
 }
 
+static const struct uslub_lifecycle page_node_lifecycle, reserve_lifecycle;
+
 static void page_init_once(void)
 {
 	long fake = _uslub_option(USLUB_OPT_FAKE_NODES);
+	_uslub_lifecycle_register(&page_node_lifecycle);
+	_uslub_lifecycle_register(&reserve_lifecycle);
 	if (fake > 0) {
 		nr_nodes = (int)MIN(fake, MAX_NUMNODES);
 	} else {
@@ -412,26 +417,56 @@ void _uslub_page_fail_after(long cnt)
 		pthread_mutex_unlock(&page_nodes[i].lock);
 }
 
-void _uslub_page_prefork(void)
+/* fork: every node's lock (a batch nested in slab_mutex, which fork holds
+ * by then), then reserve_lock. */
+static void page_node_prefork(void)
 {
 	for (int i = 0; i < nr_nodes; i++)
-		pthread_mutex_lock(&page_nodes[i].lock);
-	pthread_mutex_lock(&reserve_lock);
+		uslub_mutex_lock_nest(&page_nodes[i].lock, RANK_PAGE_NODE, RANK_SLAB_MUTEX);
 }
 
-void _uslub_page_postfork_parent(void)
+static void page_node_postfork_parent(void)
 {
-	pthread_mutex_unlock(&reserve_lock);
 	for (int i = nr_nodes - 1; i >= 0; i--)
-		pthread_mutex_unlock(&page_nodes[i].lock);
+		uslub_mutex_unlock_nest(&page_nodes[i].lock, RANK_PAGE_NODE);
 }
 
-void _uslub_page_postfork_child(void)
+static void page_node_postfork_child(void)
 {
-	pthread_mutex_init(&reserve_lock, NULL);
 	for (int i = 0; i < nr_nodes; i++)
-		pthread_mutex_init(&page_nodes[i].lock, NULL);
+		uslub_mutex_reset_nest(&page_nodes[i].lock, RANK_PAGE_NODE);
 }
+
+static void reserve_prefork(void)
+{
+	uslub_mutex_lock(&reserve_lock, RANK_RESERVE);
+}
+
+static void reserve_postfork_parent(void)
+{
+	uslub_mutex_unlock(&reserve_lock, RANK_RESERVE);
+}
+
+static void reserve_postfork_child(void)
+{
+	uslub_mutex_reset(&reserve_lock, RANK_RESERVE);
+}
+
+static const struct uslub_lifecycle page_node_lifecycle = {
+	.name = "page_node.lock",
+	.rank = RANK_PAGE_NODE,
+	.prefork = page_node_prefork,
+	.postfork_parent = page_node_postfork_parent,
+	.postfork_child = page_node_postfork_child,
+};
+
+static const struct uslub_lifecycle reserve_lifecycle = {
+	.name = "reserve_lock",
+	.rank = RANK_RESERVE,
+	.prefork = reserve_prefork,
+	.postfork_parent = reserve_postfork_parent,
+	.postfork_child = reserve_postfork_child,
+};
 
 __public void uslub_page_stats(struct uslub_page_stats *out)
 {

@@ -152,8 +152,4 @@ __internal size_t _uslub_page_trim(void);
 /* Testing: fail the next allocation after @n more succeed (-1: never). */
 __internal void _uslub_page_fail_after(long n);
 
-__internal void _uslub_page_prefork(void);
-__internal void _uslub_page_postfork_parent(void);
-__internal void _uslub_page_postfork_child(void);
-
 #endif /* USLUB_PAGE_H */

@@ -278,7 +278,8 @@ int _uslub_sheaf_cache_init(struct kmem_cache *s, unsigned int capacity)
 	if (s->flags & SLAB_NO_SHEAVES)
 		return 0;
 	if (!capacity) {
-		if (_uslub_option(USLUB_OPT_SHEAVES) <= 0)
+		/* the 6.x model (per cache, or for all): sheaves only when asked */
+		if ((s->flags & USLUB_CPU_SLAB) || _uslub_option(USLUB_OPT_CPU_SLABS) > 0)
 			return 0;
 		capacity = sheaf_default_capacity(s->object_size);
 	}
@@ -393,7 +394,7 @@ static struct slab_sheaf *main_refill(struct kmem_cache *s, struct kmem_cache_cp
 {
 	struct slab_sheaf *main = c->main, *spare = c->spare;
 
-	if (!main) {
+	if (!sheaf_real(main)) {
 		main = alloc_sheaf(s, s->sheaf_capacity, false, gfp);
 		if (!main)
 			return NULL;
@@ -414,7 +415,7 @@ static struct slab_sheaf *main_refill(struct kmem_cache *s, struct kmem_cache_cp
 	struct slab_sheaf *full = NULL;
 	bool given = false;
 	if (READ_ONCE(barn->nr_full)) {
-		WRITE_ONCE(c->main, NULL);
+		WRITE_ONCE(c->main, EMPTY_SHEAF);
 		barrier();
 		main->node = node;
 		barn_lock(barn);
@@ -462,7 +463,7 @@ static struct slab_sheaf *main_make_room(struct kmem_cache *s, struct kmem_cache
 	const uslub_gfp_t gfp = USLUB_GFP_NOWAIT | USLUB_GFP_NOWARN;
 	struct slab_sheaf *main = c->main, *spare = c->spare;
 
-	if (!main) {
+	if (!sheaf_real(main)) {
 		main = alloc_sheaf(s, s->sheaf_capacity, false, gfp);
 		if (!main)
 			return NULL;
@@ -485,7 +486,7 @@ static struct slab_sheaf *main_make_room(struct kmem_cache *s, struct kmem_cache
 to_barn:
 	/* The full main to the barn for an empty sheaf; out of the slot
 	 * first, since the barn hands it to other threads at once. */
-	WRITE_ONCE(c->main, NULL);
+	WRITE_ONCE(c->main, EMPTY_SHEAF);
 	barrier();
 	int node = home_node();
 	struct node_barn *barn = get_barn(s, node);
@@ -508,7 +509,7 @@ to_barn:
 	if (!empty) {
 		empty = alloc_sheaf(s, s->sheaf_capacity, false, gfp);
 		if (!empty)
-			return NULL;          /* main stays NULL until the next free */
+			return NULL;          /* main stays empty until the next free */
 		stat(c, SHEAF_ALLOC);
 	}
 	WRITE_ONCE(c->main, empty);
@@ -535,13 +536,13 @@ bool _uslub_sheaf_free_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, void
 void _uslub_sheaf_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
 	struct slab_sheaf *sheaves[2] = { c->main, c->spare };
-	if (!sheaves[0] && !sheaves[1])
+	if (!sheaf_real(sheaves[0]) && !sheaves[1])
 		return;
-	WRITE_ONCE(c->main, NULL);
+	WRITE_ONCE(c->main, EMPTY_SHEAF);
 	WRITE_ONCE(c->spare, NULL);
 	barrier();
 	for (int i = 0; i < 2; i++) {
-		if (!sheaves[i])
+		if (!sheaf_real(sheaves[i]))
 			continue;
 		flush_sheaf(s, c, sheaves[i]);
 		release_empty(s, c, sheaves[i], true);
@@ -549,39 +550,53 @@ void _uslub_sheaf_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c)
 }
 
 /* ------------------------------------------------------------------------
- * fork: every barn lock across fork() (slab_mutex held, list_locks after)
+ * fork: every barn lock across fork(), a batch nested in slab_mutex
+ * (taken before; the list_locks after)
  * ---------------------------------------------------------------------- */
-void _uslub_sheaf_prefork(void)
+static void barn_prefork(void)
 {
 	struct list_head *pos;
 	for (pos = _uslub_slab_caches.next; pos != &_uslub_slab_caches; pos = pos->next) {
 		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
 		if (s->sheaf_capacity)
 			for (int i = 0; i < _uslub_nr_nodes(); i++)
-				pthread_mutex_lock(&get_barn(s, i)->lock);
+				uslub_mutex_lock_nest(&get_barn(s, i)->lock, RANK_BARN,
+						      RANK_SLAB_MUTEX);
 	}
 }
 
-void _uslub_sheaf_postfork_parent(void)
+static void barn_postfork_parent(void)
 {
 	struct list_head *pos;
 	for (pos = _uslub_slab_caches.prev; pos != &_uslub_slab_caches; pos = pos->prev) {
 		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
 		if (s->sheaf_capacity)
 			for (int i = _uslub_nr_nodes() - 1; i >= 0; i--)
-				pthread_mutex_unlock(&get_barn(s, i)->lock);
+				uslub_mutex_unlock_nest(&get_barn(s, i)->lock, RANK_BARN);
 	}
 }
 
-void _uslub_sheaf_postfork_child(void)
+static void barn_postfork_child(void)
 {
 	struct list_head *pos;
 	for (pos = _uslub_slab_caches.next; pos != &_uslub_slab_caches; pos = pos->next) {
 		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
 		if (s->sheaf_capacity)
 			for (int i = 0; i < _uslub_nr_nodes(); i++)
-				pthread_mutex_init(&get_barn(s, i)->lock, NULL);
+				uslub_mutex_reset_nest(&get_barn(s, i)->lock, RANK_BARN);
 	}
+}
+
+void _uslub_sheaf_lifecycle_init(void)
+{
+	static const struct uslub_lifecycle e = {
+		.name = "barn.lock",
+		.rank = RANK_BARN,
+		.prefork = barn_prefork,
+		.postfork_parent = barn_postfork_parent,
+		.postfork_child = barn_postfork_child,
+	};
+	_uslub_lifecycle_register(&e);
 }
 
 /* ------------------------------------------------------------------------
@@ -863,4 +878,130 @@ __public unsigned int uslub_cache_sheaf_size(const struct uslub_sheaf *usheaf)
 __public unsigned int uslub_cache_sheaf_capacity(const struct kmem_cache *s)
 {
 	return s ? s->sheaf_capacity : 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Whole-sheaf exchanges for the bulk API (slub.c's alloc/free_bulk)
+ *
+ * The bulk paths move objects between p[] and c->main inline; these take
+ * over once per sheaf, when main is empty (alloc) or full (free), and
+ * exchange whole sheaves with the spare and the barn instead of falling
+ * back to one object at a time. The slot changes are made with the barn
+ * lock held: fork takes every barn lock, so a fork child never sees the
+ * slot half-way, and no sheaf is in two places at any instant.
+ * ---------------------------------------------------------------------- */
+
+/*
+ * Make c->main hold objects for a bulk allocation: the spare if it has
+ * any, else a full sheaf of the barn for the empty main (BARN_GET; the
+ * empty one becomes the spare if there is none, else goes to the barn's
+ * empty list, else is freed). Returns the new main, or NULL when main is
+ * not a real empty sheaf or the barn has no full one (nothing changed,
+ * nothing counted: the caller's one-object slow path refills from slabs
+ * and counts BARN_GET_FAIL).
+ */
+struct slab_sheaf *_uslub_pcs_replace_empty_main(struct kmem_cache *s, struct kmem_cache_cpu *c)
+{
+	struct slab_sheaf *empty = c->main, *spare = c->spare, *full;
+	if (!sheaf_real(empty) || empty->size)
+		return NULL;
+	if (sheaf_real(spare) && spare->size) {
+		cpu_sheaves_swap(c, empty, spare);
+		return spare;
+	}
+	int node = home_node();
+	struct node_barn *barn = get_barn(s, node);
+	if (!READ_ONCE(barn->nr_full))
+		return NULL;
+	bool kept = true;
+	barn_lock(barn);
+	full = __barn_take(&barn->full, &barn->nr_full);
+	if (full) {
+		WRITE_ONCE(c->main, full);
+		if (!spare) {
+			WRITE_ONCE(c->spare, empty);
+		} else {
+			empty->node = node;
+			kept = __barn_put(&barn->empty, &barn->nr_empty, MAX_EMPTY_SHEAVES, empty);
+		}
+	}
+	barn_unlock(barn);
+	if (!full)
+		return NULL;
+	stat(c, BARN_GET);
+	if (!kept) {
+		free_sheaf(empty);
+		stat(c, SHEAF_FREE);
+	}
+	return full;
+}
+
+/*
+ * Make c->main have room for a bulk free: a new main if there is none,
+ * the spare if it has room (a new empty spare if there is none), else the
+ * full main to the barn for an empty sheaf (BARN_PUT; an empty of the
+ * barn, or a new one). Returns the new main, or NULL when the barn's full
+ * list is at its limit (BARN_PUT_FAIL) or no sheaf could be had: the slot
+ * keeps what it had and the caller gives the rest to the slabs.
+ */
+struct slab_sheaf *_uslub_pcs_replace_full_main(struct kmem_cache *s, struct kmem_cache_cpu *c)
+{
+	const uslub_gfp_t gfp = USLUB_GFP_NOWAIT | USLUB_GFP_NOWARN;
+	struct slab_sheaf *full = c->main, *spare = c->spare, *empty = NULL, *fresh = NULL;
+
+	if (!sheaf_real(full)) {
+		full = alloc_sheaf(s, s->sheaf_capacity, false, gfp);
+		if (!full)
+			return NULL;
+		stat(c, SHEAF_ALLOC);
+		WRITE_ONCE(c->main, full);
+	}
+	if (full->size < full->capacity)
+		return full;
+	if (!spare) {
+		spare = alloc_sheaf(s, s->sheaf_capacity, false, gfp);
+		if (spare) {
+			stat(c, SHEAF_ALLOC);
+			cpu_sheaves_swap(c, full, spare);
+			return spare;
+		}
+	} else if (sheaf_real(spare) && spare->size < spare->capacity) {
+		cpu_sheaves_swap(c, full, spare);
+		return spare;
+	}
+
+	int node = home_node();
+	struct node_barn *barn = get_barn(s, node);
+	if (READ_ONCE(barn->nr_full) >= MAX_FULL_SHEAVES) {
+		stat(c, BARN_PUT_FAIL);
+		return NULL;
+	}
+	if (!READ_ONCE(barn->nr_empty)) {
+		fresh = alloc_sheaf(s, s->sheaf_capacity, false, gfp);
+		if (!fresh)
+			return NULL;
+		stat(c, SHEAF_ALLOC);
+	}
+	bool full_list_full = true;
+	full->node = node;
+	barn_lock(barn);
+	if (barn->nr_full < MAX_FULL_SHEAVES) {
+		full_list_full = false;
+		empty = fresh ? fresh : __barn_take(&barn->empty, &barn->nr_empty);
+		if (empty) {
+			__barn_put(&barn->full, &barn->nr_full, MAX_FULL_SHEAVES, full);
+			WRITE_ONCE(c->main, empty);
+			fresh = NULL;
+		}
+	}
+	barn_unlock(barn);
+	if (fresh)
+		release_empty(s, c, fresh, false);     /* the barn filled up meanwhile */
+	if (!empty) {
+		if (full_list_full)
+			stat(c, BARN_PUT_FAIL);
+		return NULL;
+	}
+	stat(c, BARN_PUT);
+	return empty;
 }

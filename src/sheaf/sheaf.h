@@ -71,8 +71,9 @@ struct node_barn {
 #define SHEAF_MAX_OBJECTS \
 	((unsigned int)(((1ul << SHEAF_BUCKET_MAX_SHIFT) - SHEAF_HEADER_SIZE) / sizeof(void *)))
 
-/* Default capacities with USLUB_SHEAVES=1 (calculate_sheaf_capacity),
- * before rounding: roughly half the old cpu partial target per sheaf. */
+/* Default capacities of every cache without USLUB_CPU_SLAB(S) (the
+ * kernel's calculate_sheaf_capacity), before rounding up to fill the
+ * sheaf's allocation: roughly half the old cpu partial target per sheaf. */
 static inline unsigned int sheaf_default_capacity(size_t object_size)
 {
 	if (object_size >= 4096)

@@ -27,13 +27,22 @@ check() {
 		echo "ok   $1: $n instructions on the hot path (budget $2)"
 	fi
 }
-# alloc: pop + one test for "empty freelist, gfp bits or fast paths off"
-#        (hardened caches) + the node test + clearing the free mark (1:
-#        word 0, a constant offset)
-# free:  push + range + object start + the free-mark test and store (4:
-#        the mark's load, compare, branch, store; the naive x != head
-#        test it replaced was 2)
-# both:  + a NULL cache test (2: test, branch to a cold report)
-check uslub_cache_alloc_noprof 18
-check uslub_cache_free 30
+# Sheaf mode (Linux 7.0, every cache by default; objdump of the gcc -O2
+# build, counted to the first ret):
+# alloc (24): the cpu slot (GOT load of the TLS offset, %fs add, the
+#        cache's slot offset, the sentinel's address: 4), main and its size
+#        (2), the one test "empty, gfp bits or inline paths off" (and, or,
+#        branch: 5 with the size test), the pop (5), the ALLOC_PCS counter
+#        (1: one add to memory), the free mark's clear (1), NULL cache test
+#        (2), ret
+# free (79 by this count; 70 on the hot path itself, the rest is the
+#        shared miss branch before ret): the cpu slot and the main sheaf's
+#        room (8), virt_to_slab (17: canonical address, ownership bit,
+#        not a descriptor page, the head descriptor, PG_slab), this cache
+#        (2), the offset inside the slab's objects (6), object start
+#        (reciprocal multiply and back: 7), the slab's node against the
+#        sheaf's (4), inline paths on (3), the free mark's test and store
+#        (6), the push (5), FREE_PCS (1), two callee-saved registers (4)
+check uslub_cache_alloc_noprof 24
+check uslub_cache_free 79
 exit $status

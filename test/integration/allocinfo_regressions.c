@@ -24,7 +24,7 @@
 static uslub_cache_t *objs, *meta, *acct_cache;
 static struct uslub_sheaf *sheaf;
 
-#define MAXV 64
+#define MAXV 512   /* a prefilled sheaf of a default cache: up to its capacity */
 static void *untagged[MAXV];
 static int nuntagged;
 

@@ -14,6 +14,10 @@
  *   - invalid pointers in a free_bulk/kfree_bulk array (foreign, interior,
  *     another cache's object) are counted exactly once each in
  *     uslub_error_count() and left alone; the valid ones are freed;
+ *   - sheaf caches (power-of-two size and not): free_bulk of several
+ *     sheaves' worth, slab runs interleaved or shuffled; bad pointers in
+ *     the middle of long valid runs (interior, foreign, another cache's,
+ *     twice in one batch, already in a sheaf) reported once each;
  *   - the counter invariant: allocs (ALLOC_FASTPATH + ALLOC_SLOWPATH +
  *     ALLOC_PCS) and frees (FREE_FASTPATH + FREE_SLOWPATH + FREE_PCS)
  *     count one per object;
@@ -530,6 +534,127 @@ static void test_invalid_in_array(void)
 	free(heap);
 }
 
+/*
+ * Sheaf caches (a power-of-two size and one that is not): bulk frees of
+ * many sheaves' worth, in slab runs interleaved, with bad pointers in the
+ * middle of long runs of valid ones; each bad one is reported exactly
+ * once and every valid one is freed.
+ */
+static void test_sheaf_runs(size_t size)
+{
+	struct uslub_cache_args args;
+	memset(&args, 0, sizeof(args));
+	args.sheaf_capacity = 30;
+	char name[32];
+	snprintf(name, sizeof(name), "bulk-sheaf-%zu", size);
+	uslub_cache_t *s = uslub_cache_create_args(name, size, &args, 0);
+	uslub_cache_t *t = uslub_cache_create("bulk-sheaf-other", size, 0, 0, NULL);
+	CHECK(s && t);
+	size_t cap = uslub_cache_sheaf_capacity(s), ops = slabinfo_get(s).objs_per_slab;
+	size_t n = 6 * (cap ? cap : 30) + 7;
+	enum { M = 300 };
+	if (n < 6 * ops)
+		n = 6 * ops;
+	void **v = calloc(n + M, sizeof(*v)), **w = calloc(n, sizeof(*w));
+	void *arr[400];
+	CHECK(v && w);
+	uint64_t allocs = 0, frees = 0;
+
+	for (int round = 0; round < 3; round++) {
+		/* n > capacity: several sheaves each way, then everything
+		 * back in one call, in slab order, reversed or interleaved */
+		CHECK_EQ(uslub_cache_alloc_bulk(s, 0, n, v), (int)n);
+		accept_objs(v, n, size, sizeof(void *), __LINE__);
+		allocs += n;
+		check_counts(s, allocs, frees, __LINE__);
+		if (round == 1) {
+			for (size_t i = 0; i < n; i++)
+				w[i] = v[n - 1 - i];
+		} else {
+			/* two halves interleaved: runs of one object, slab
+			 * to slab */
+			size_t h = n / 2, k = 0;
+			for (size_t i = 0; i < h; i++) {
+				w[k++] = v[i];
+				w[k++] = v[h + i];
+			}
+			while (k < n) {
+				w[k] = v[k];
+				k++;
+			}
+			if (round == 2)
+				shuffle(w, n);
+		}
+		forget_objs(w, n);
+		uslub_cache_free_bulk(s, n, w);
+		frees += n;
+		check_counts(s, allocs, frees, __LINE__);
+	}
+
+	/* bad pointers in the middle of long runs of valid ones */
+	void *tw[2], *heap = malloc(size);
+	CHECK(heap);
+	CHECK_EQ(uslub_cache_alloc_bulk(s, 0, M, v), M);
+	CHECK_EQ(uslub_cache_alloc_bulk(t, 0, 2, tw), 2);
+	accept_objs(v, M, size, sizeof(void *), __LINE__);
+	accept_objs(tw, 2, size, sizeof(void *), __LINE__);
+	allocs += M;
+	void *live = v[M - 1];                    /* stays live: its interior is freed */
+	void *early = v[M - 2];                   /* freed alone first: in a sheaf */
+	set_remove((uintptr_t)early);
+	uslub_cache_free(s, early);
+	frees++;
+	check_counts(s, allocs, frees, __LINE__);
+	size_t m = 0, bad = 0, good = 0;
+	for (size_t i = 0; i < M - 2; i++) {
+		arr[m++] = v[i];
+		good++;
+		if (i == 40) {
+			arr[m++] = (char *)live + 8;      /* interior */
+			bad++;
+		} else if (i == 80) {
+			arr[m++] = heap;                  /* foreign */
+			bad++;
+		} else if (i == 120) {
+			arr[m++] = tw[0];                 /* another cache's object */
+			bad++;
+		} else if (i == 160) {
+			arr[m++] = v[100];                /* twice in this batch */
+			bad++;
+		} else if (i == 200) {
+			arr[m++] = early;                 /* already in a sheaf */
+			bad++;
+		} else if (i == 240) {
+			arr[m++] = NULL;                  /* skipped */
+		}
+	}
+	unsigned long e0 = uslub_error_count();
+	forget_objs(v, M - 2);
+	uslub_cache_free_bulk(s, m, arr);
+	unsigned long e1 = uslub_error_count();
+	CHECK_MSG(e1 - e0 == bad, "%zu bad pointers among %zu valid: error count +%lu", bad, good,
+		  e1 - e0);
+	err_expected = e1;
+	frees += good;
+	check_counts(s, allocs, frees, __LINE__);
+	verify(live, size, __LINE__);
+	verify(tw[0], size, __LINE__);
+	forget_objs(&live, 1);
+	uslub_cache_free(s, live);
+	frees++;
+	forget_objs(tw, 2);
+	uslub_cache_free_bulk(t, 2, tw);
+	check_counts(s, allocs, frees, __LINE__);
+	check_counts(t, 2, 2, __LINE__);
+	check_empty(s, __LINE__);
+	check_empty(t, __LINE__);
+	CHECK_EQ(uslub_cache_destroy(s), 0);
+	CHECK_EQ(uslub_cache_destroy(t), 0);
+	free(heap);
+	free(v);
+	free(w);
+}
+
 /* Bulk allocations and frees interleaved with single ones, several caches
  * kept live at once: nothing overlaps. */
 static void test_mixed_live(void)
@@ -693,6 +818,8 @@ int main(void)
 	test_free_interleaved();
 	test_kfree_bulk_mixed();
 	test_invalid_in_array();
+	test_sheaf_runs(64);
+	test_sheaf_runs(96);
 	test_mixed_live();
 	CHECK_EQU(set_count, 0);
 	CHECK_EQU(uslub_error_count(), err_expected);

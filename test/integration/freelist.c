@@ -13,6 +13,11 @@
  *   - caches that are not shuffled: the order is exactly 0, 1, 2, ...;
  *   - the same through alloc_bulk, and with USLUB_EAGER_FREELIST;
  *   - slabinfo's random_freelist says which caches are shuffled.
+ * The order is observed through the cpu slab's freelist (the 6.x model):
+ * those caches are made with USLUB_CPU_SLAB. With per-CPU sheaves (the
+ * default) a refill takes a slab's objects in its freelist order and the
+ * allocations pop the sheaf from the top: there, each slab's objects among
+ * several slabs' worth must still be each of its indices once.
  *
  * Hardening (per cache with USLUB_HARDENED_FREELIST, every cache with the
  * option USLUB_FREELIST_HARDENED=1; slabinfo hardened_freelist says which).
@@ -29,7 +34,8 @@
  *       that is live (following it would hand out a live object twice);
  *   (d) an object start of another cache, encoded;
  * both for an object on the calling thread's cpu freelist and for one on
- * the freelist of a full slab that is later taken as the cpu slab.
+ * the freelist of a full slab that is later taken as the cpu slab (so on
+ * USLUB_CPU_SLAB caches: with sheaves a free pushes no free pointer).
  * Expected, for each: every pointer allocation returns afterwards (3 slabs'
  * worth) is an object start of the cache (offset from the slab start a
  * multiple of the stride, index < objs_per_slab, owned by uslub) and not
@@ -157,7 +163,7 @@ static void check_cache_order(const char *name, size_t size, unsigned int flags,
 {
 	static unsigned int idx[MAX_OPS];
 	for (int bulk = 0; bulk < 2; bulk++) {
-		uslub_cache_t *s = uslub_cache_create(name, size, 0, flags, NULL);
+		uslub_cache_t *s = uslub_cache_create(name, size, 0, flags | USLUB_CPU_SLAB, NULL);
 		CHECK_MSG(s, "create %s flags %#x: %s", name, flags, strerror(errno));
 		struct uslub_slabinfo si = slabinfo_get(s);
 		CHECK_MSG(si.random_freelist == (shuffled ? 1 : 0),
@@ -186,7 +192,7 @@ static void check_cache_order(const char *name, size_t size, unsigned int flags,
  * objects form a permutation of its indices. */
 static void check_several_slabs(unsigned int flags, bool shuffled)
 {
-	uslub_cache_t *s = uslub_cache_create("fl-several", 128, 0, flags, NULL);
+	uslub_cache_t *s = uslub_cache_create("fl-several", 128, 0, flags | USLUB_CPU_SLAB, NULL);
 	CHECK(s);
 	struct geo g = geo_of(s);
 	unsigned int n = 4 * g.ops;
@@ -222,11 +228,70 @@ static void check_several_slabs(unsigned int flags, bool shuffled)
 	free(idx);
 }
 
+/* The same with sheaves (@flags without USLUB_CPU_SLAB): several slabs'
+ * worth of single allocations from a fresh cache; every slab all of whose
+ * objects were handed out gave each of its indices once, and a shuffled
+ * cache's slabs are not all in order (nor in reverse order, the sheaf's). */
+static void check_sheaf_slabs(unsigned int flags, bool shuffled)
+{
+	uslub_cache_t *s = uslub_cache_create("fl-sheaves", 128, 0, flags, NULL);
+	CHECK(s);
+	struct geo g = geo_of(s);
+	if (!slabinfo_get(s).sheaf_capacity) {   /* USLUB_CPU_SLABS=1 */
+		CHECK_EQ(uslub_cache_destroy(s), 0);
+		return;
+	}
+	unsigned int n = 4 * g.ops;
+	void **p = calloc(n, sizeof(*p));
+	unsigned int *idx = calloc(g.ops, sizeof(*idx));
+	uintptr_t *bases = calloc(n, sizeof(*bases));
+	CHECK(p && idx && bases);
+	unsigned int nbases = 0, whole = 0, ordered = 0;
+	for (unsigned int i = 0; i < n; i++) {
+		p[i] = uslub_cache_alloc(s, 0);
+		obj_index(&g, p[i], __LINE__);
+		uintptr_t b = slab_base(&g, p[i]);
+		unsigned int k = 0;
+		while (k < nbases && bases[k] != b)
+			k++;
+		if (k == nbases)
+			bases[nbases++] = b;
+	}
+	for (unsigned int k = 0; k < nbases; k++) {
+		unsigned int m = 0;
+		for (unsigned int i = 0; i < n; i++)
+			if (slab_base(&g, p[i]) == bases[k]) {
+				CHECK(m < g.ops);
+				idx[m++] = obj_index(&g, p[i], __LINE__);
+			}
+		if (m < g.ops)
+			continue;           /* the rest is still in a sheaf */
+		whole++;
+		check_permutation(idx, m, "sheaves: a slab's objects");
+		bool rev = true;
+		for (unsigned int i = 0; i < m; i++)
+			rev &= idx[i] == m - 1 - i;
+		ordered += is_identity(idx, m) || rev;
+	}
+	CHECK_MSG(whole >= 3, "sheaves: %u of %u slabs wholly handed out", whole, nbases);
+	if (shuffled)
+		CHECK_MSG(ordered < whole, "sheaves: all %u shuffled slabs in order", whole);
+	for (unsigned int i = 0; i < n; i++)
+		uslub_cache_free(s, p[i]);
+	CHECK_EQ(uslub_cache_validate(s), 0);
+	uslub_flush_thread();
+	CHECK_EQ(uslub_cache_destroy(s), 0);
+	free(p);
+	free(idx);
+	free(bases);
+}
+
 /* Child mode: print the order of a fresh shuffled cache's first slab. */
 static int child_order(void)
 {
 	static unsigned int idx[MAX_OPS];
-	uslub_cache_t *s = uslub_cache_create("fl-child", 64, 0, USLUB_RANDOM_FREELIST, NULL);
+	uslub_cache_t *s = uslub_cache_create("fl-child", 64, 0,
+					      USLUB_RANDOM_FREELIST | USLUB_CPU_SLAB, NULL);
 	if (!s)
 		return 2;
 	unsigned int n = first_slab_order(s, false, idx);
@@ -293,10 +358,14 @@ static void test_randomization(void)
 	check_several_slabs(USLUB_RANDOM_FREELIST, true);
 	check_several_slabs(USLUB_NO_RANDOM_FREELIST, false);
 	check_several_slabs(0, env);
+	check_sheaf_slabs(USLUB_RANDOM_FREELIST, true);
+	check_sheaf_slabs(USLUB_NO_RANDOM_FREELIST, false);
+	check_sheaf_slabs(0, env);
 
 	/* two caches alive at once get different orders */
-	uslub_cache_t *s1 = uslub_cache_create("fl-two-a", 64, 0, USLUB_RANDOM_FREELIST, NULL);
-	uslub_cache_t *s2 = uslub_cache_create("fl-two-b", 64, 0, USLUB_RANDOM_FREELIST, NULL);
+	const unsigned int two = USLUB_RANDOM_FREELIST | USLUB_CPU_SLAB;
+	uslub_cache_t *s1 = uslub_cache_create("fl-two-a", 64, 0, two, NULL);
+	uslub_cache_t *s2 = uslub_cache_create("fl-two-b", 64, 0, two, NULL);
 	CHECK(s1 && s2);
 	unsigned int n1 = first_slab_order(s1, false, a);
 	unsigned int n2 = first_slab_order(s2, false, b);
@@ -634,7 +703,8 @@ static bool env_hardened(void)
 /* Which caches are hardened, and what a cache that is not stores. */
 static void test_hardening_default(void)
 {
-	uslub_cache_t *s = uslub_cache_create("fl-default", 64, 0, 0, NULL);
+	/* a cpu slab: a free pushes onto a freelist (no sheaf) */
+	uslub_cache_t *s = uslub_cache_create("fl-default", 64, 0, USLUB_CPU_SLAB, NULL);
 	uslub_cache_t *h = uslub_cache_create("fl-flagged", 64, 0, USLUB_HARDENED_FREELIST, NULL);
 	CHECK(s && h);
 	struct uslub_slabinfo si = slabinfo_get(s);
@@ -642,7 +712,7 @@ static void test_hardening_default(void)
 		  "default cache: hardened_freelist %d with USLUB_FREELIST_HARDENED %s",
 		  si.hardened_freelist, env_hardened() ? "on" : "off");
 	CHECK_EQ(slabinfo_get(h).hardened_freelist, 1);
-	if (!si.hardened_freelist && !si.sheaf_capacity) {
+	if (!si.hardened_freelist) {
 		/* not hardened: y's slot holds the raw pointer to x */
 		struct geo g = geo_of(s);
 		void *x = uslub_cache_alloc(s, 0), *y = uslub_cache_alloc(s, 0);
@@ -666,18 +736,14 @@ static void test_hardening_default(void)
 
 static void test_hardening(unsigned int flags)
 {
+	/* frees to per-CPU sheaves push no free pointer: a cpu slab */
 	uslub_cache_t *s = uslub_cache_create("fl-hardened", 64, 0,
-					      flags | USLUB_HARDENED_FREELIST, NULL);
+					      flags | USLUB_HARDENED_FREELIST | USLUB_CPU_SLAB, NULL);
 	CHECK(s);
 	struct uslub_slabinfo si = slabinfo_get(s);
 	CHECK_MSG(si.hardened_freelist == 1, "hardened_freelist %d with USLUB_HARDENED_FREELIST",
 		  si.hardened_freelist);
-	if (si.sheaf_capacity) {
-		/* frees go to per-CPU sheaves first: no free pointer to corrupt */
-		printf("hardening: skipped (cache has sheaves)\n");
-		uslub_cache_destroy(s);
-		return;
-	}
+	CHECK_EQU(si.sheaf_capacity, 0);
 	struct geo g = geo_of(s);
 	CHECK(g.offset % sizeof(void *) == 0 && g.offset + sizeof(void *) <= g.size);
 	other_cache = uslub_cache_create("fl-other", 64, 0, 0, NULL);

@@ -1,7 +1,8 @@
 /*
  * prefill: the prefilled-sheaf API (kmem_cache_prefill_sheaf and friends),
- * on a cache with sheaves (args.sheaf_capacity) and one without (prefill
- * works on any cache).
+ * on a cache that asks for a sheaf capacity (args.sheaf_capacity), one
+ * with the default sheaves (none with USLUB_CPU_SLABS=1 or USLUB_DEBUG)
+ * and one without (USLUB_CPU_SLAB): prefill works on any cache.
  *   - prefill(N) gives a sheaf of >= N objects; prefilling is not an
  *     allocation (alloc counters and live_objs unchanged);
  *   - with the address space capped at its current size (RLIMIT_AS; not in
@@ -482,31 +483,39 @@ int main(void)
 	memset(&args, 0, sizeof(args));
 	args.sheaf_capacity = 30;
 	struct tcache a = { .size = 120, .max = 4096 }, b = { .size = 72, .max = 4096 };
+	struct tcache c = { .size = 88, .max = 4096 };
 	a.s = uslub_cache_create_args("prefill-sheaves", a.size, &args, 0);
-	b.s = uslub_cache_create_args("prefill-plain", b.size, NULL, 0);
-	CHECK(a.s && b.s);
+	b.s = uslub_cache_create_args("prefill-default", b.size, NULL, 0);
+	c.s = uslub_cache_create_args("prefill-plain", c.size, NULL, USLUB_CPU_SLAB);
+	CHECK(a.s && b.s && c.s);
 	a.cap = uslub_cache_sheaf_capacity(a.s);
 	b.cap = uslub_cache_sheaf_capacity(b.s);
+	c.cap = uslub_cache_sheaf_capacity(c.s);
 	/* slub_debug caches (USLUB_DEBUG) have no sheaves, as in SLUB */
 	const char *dbg = getenv("USLUB_DEBUG");
 	bool debug = dbg && *dbg;
 	CHECK_MSG(debug ? a.cap == 0 : a.cap >= 30, "sheaf_capacity 30 asked, %u given", a.cap);
-	const char *e = getenv("USLUB_SHEAVES");
-	bool all = e && *e && strcmp(e, "0") != 0 && !debug;
+	const char *e = getenv("USLUB_CPU_SLABS");
+	bool all = !(e && *e && strcmp(e, "0") != 0) && !debug;
 	CHECK_MSG(all ? b.cap > 0 : b.cap == 0, "cache without sheaf_capacity: capacity %u "
-		  "(USLUB_SHEAVES %s)", b.cap, all ? "on" : "off");
+		  "(USLUB_CPU_SLABS %s)", b.cap, e ? e : "unset");
+	CHECK_MSG(c.cap == 0, "USLUB_CPU_SLAB cache: capacity %u", c.cap);
 	a.live = calloc(a.max, sizeof(void *));
 	b.live = calloc(b.max, sizeof(void *));
-	CHECK(a.live && b.live);
+	c.live = calloc(c.max, sizeof(void *));
+	CHECK(a.live && b.live && c.live);
 
 	run(&a);
 	run(&b);
+	run(&c);
 	CHECK_EQU(uslub_error_count(), e0);
 	test_bad_input(&a, &b);
 	CHECK_EQ(uslub_cache_destroy(a.s), 0);
 	CHECK_EQ(uslub_cache_destroy(b.s), 0);
+	CHECK_EQ(uslub_cache_destroy(c.s), 0);
 	free(a.live);
 	free(b.live);
+	free(c.live);
 	printf("prefill: ok\n");
 	return 0;
 }

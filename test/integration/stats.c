@@ -2,7 +2,8 @@
  * stats: SLUB's counters and the slabinfo views.
  *   - every alloc is counted once as ALLOC_FASTPATH, ALLOC_SLOWPATH or
  *     ALLOC_PCS, every free once as FREE_FASTPATH, FREE_SLOWPATH or FREE_PCS
- *     (also with USLUB_SHEAVES=1, where every cache has sheaves);
+ *     (with sheaves, the default, and with USLUB_CPU_SLABS=1, where a cache
+ *     has them only when it asks for a sheaf_capacity);
  *   - bulk calls count one per object: objects popped from the cpu
  *     freelist as ALLOC_FASTPATH, objects taken from slabs as
  *     ALLOC_SLOWPATH; a sheaf cache counts pops as ALLOC_PCS, pushes as
@@ -89,7 +90,7 @@ static void test_counters(void)
 	struct uslub_slabinfo si = slabinfo_get(s);
 	unsigned int ops = si.objs_per_slab;
 	unsigned int minp = si.min_partial;
-	unsigned int cap = si.sheaf_capacity;   /* > 0 only with USLUB_SHEAVES=1 */
+	unsigned int cap = si.sheaf_capacity;   /* 0 with USLUB_CPU_SLABS=1 */
 	CHECK_EQU(cap, uslub_cache_sheaf_capacity(s));
 	CHECK(ops >= 1);
 

@@ -15,8 +15,11 @@ int main(void)
 	size_t n = total / OBJ;
 	unsigned long err0 = uslub_error_count();
 
-	/* warm up: the thread's per-CPU state exists before the baseline */
-	uslub_cache_t *warm = uslub_cache_create("trim-warm", 64, 0, 0, NULL);
+	/* warm up: the thread's per-CPU state exists before the baseline, and
+	 * so does a slab of the sheaf bucket a cache of OBJ takes its sheaves
+	 * from (the same size: the same sheaf capacity); its main sheaf keeps
+	 * that slab */
+	uslub_cache_t *warm = uslub_cache_create("trim-warm", OBJ, 0, 0, NULL);
 	CHECK(warm);
 	void *w = uslub_cache_alloc(warm, 0);
 	CHECK(w);

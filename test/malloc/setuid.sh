@@ -58,7 +58,7 @@ secret_before=$(stat -c '%s %Y %u %a' "$T/secret"; sha256sum <"$T/secret")
 # Every option in the table gets a hostile, non-default value.
 declare -A hostile=(
 	[DECAY_MS]=0 [FAKE_NODES]=3 [CPU_PARTIAL]=0 [MAX_ORDER]=0 [MIN_ORDER]=2
-	[MIN_OBJECTS]=1 [FREELIST_RANDOM]=1 [FREELIST_HARDENED]=1 [SHEAVES]=1
+	[MIN_OBJECTS]=1 [FREELIST_RANDOM]=1 [FREELIST_HARDENED]=1 [CPU_SLABS]=1
 	[KMALLOC_SHEAVES]=0 [PROFILING]=1 [ACCOUNT_BATCH]=0 [DEBUG]=T
 	[FAILSLAB]=probability=100,times=-1 [PUBLISH_MS]=1 [PUBLISH_ROOT]=/tmp [ABORT_ON_ERROR]=1
 	[VERBOSE]=1 [REPORT]="$T/secret" [MALLOC_ABORT]=0

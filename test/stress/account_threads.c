@@ -22,7 +22,7 @@
  *   - after freeing the rest (half from a helper thread): every usage 0,
  *     the groups delete, group and objcg counts back to the start, no
  *     slab left after a shrink.
- * Variants: USLUB_SHEAVES=1, USLUB_PROFILING=1.
+ * Variants: USLUB_CPU_SLABS=1, USLUB_PROFILING=1.
  */
 #include "../integration/check.h"
 

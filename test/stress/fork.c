@@ -317,7 +317,7 @@ int main(void)
 	CHECK_EQU(stat_frees(st), frees);
 	struct uslub_slabinfo si = slabinfo_get(shared);
 	CHECK_EQU(si.live_objs, 0);
-	CHECK_EQU(si.active_objs, si.barn_full * si.sheaf_capacity); /* barn: USLUB_SHEAVES=1 */
+	CHECK_EQU(si.active_objs, si.barn_full * si.sheaf_capacity); /* the barn's sheaves */
 	CHECK_EQ(uslub_cache_validate(shared), 0);
 	CHECK(uslub_cache_shrink(shared) >= 0);
 	CHECK_EQU(slabinfo_get(shared).num_slabs, 0);

@@ -3,13 +3,14 @@
  * NTHREADS threads allocate from three shared caches and hand every object
  * to another thread through per-thread mutex-protected queues; the receiver
  * checks the object's stamp (owner, sequence, cache, address hash, fill
- * pattern) and frees it, so most frees are remote (onto another thread's
- * cpu slab, cpu partial or full slabs). Each (owner, seq) must be freed
+ * pattern) and frees it, so most frees are remote (into the freeing
+ * thread's sheaves; with USLUB_CPU_SLABS=1 onto another thread's cpu
+ * slab, cpu partial or full slabs). Each (owner, seq) must be freed
  * exactly once. At the end every object must have come back: the counters'
  * allocs (ALLOC_FASTPATH + ALLOC_SLOWPATH + ALLOC_PCS) == frees (FREE_* +
  * FREE_PCS) == objects the test allocated, live_objs == 0, active_objs ==
- * the objects in the barn's full sheaves (0 without sheaves; the
- * USLUB_SHEAVES=1 variant has them), 0 and no slab after a shrink,
+ * the objects in the barn's full sheaves (0 without sheaves: the
+ * USLUB_CPU_SLABS=1 variant), 0 and no slab after a shrink,
  * validate == 0, destroy == 0.
  */
 #include "../integration/check.h"
@@ -263,14 +264,14 @@ int main(void)
 			  "cache %zu: counters say %" PRIu64 " frees, the test made %" PRIu64,
 			  sizes[c], stat_frees(st), allocated);
 		struct uslub_slabinfo si = slabinfo_get(caches[c]);
-		/* remote frees happened: to slabs, or (USLUB_SHEAVES=1) to the
-		 * freeing thread's sheaves, flushed to the slabs later */
+		/* remote frees happened: to the freeing thread's sheaves, flushed
+		 * to the slabs later, or (USLUB_CPU_SLABS=1) to slabs */
 		if (si.sheaf_capacity)
 			CHECK(st[USLUB_FREE_PCS] > 0 && st[USLUB_SHEAF_FLUSH] > 0);
 		else
 			CHECK(st[USLUB_FREE_SLOWPATH] > 0);
 		CHECK_MSG(si.live_objs == 0, "cache %zu: live_objs %lu", sizes[c], si.live_objs);
-		/* nothing held but the barn's full sheaves (USLUB_SHEAVES=1) */
+		/* nothing held but the barn's full sheaves (none: USLUB_CPU_SLABS=1) */
 		CHECK_MSG(si.active_objs == si.barn_full * si.sheaf_capacity,
 			  "cache %zu: active_objs %lu after all threads exited and the main thread "
 			  "flushed (barn %lu full sheaves of %u)", sizes[c], si.active_objs,

@@ -1,15 +1,16 @@
 /*
  * sheaves: cross-thread traffic on caches with per-CPU sheaves.
  * NTHREADS threads allocate from three caches (two with an explicit
- * sheaf_capacity, one with whatever USLUB_SHEAVES gives) singly, with
- * alloc_bulk, and from prefilled sheaves (prefill / alloc_from_sheaf /
- * refill / return), stamp every object (owner, sequence, cache, address
- * hash, fill pattern) and hand most of them to another thread through
- * per-thread rings. The receiver checks each stamp and frees the objects
- * singly, with free_bulk (per cache) or with kfree_bulk (caches mixed), so
- * most frees are remote and land in the receiver's sheaves, the barn and
- * other threads' slabs. Now and then a thread flushes itself or shrinks a
- * cache (flushing the barns under the others' feet).
+ * sheaf_capacity, one with the default: sheaves, none with
+ * USLUB_CPU_SLABS=1) singly, with alloc_bulk, and from prefilled sheaves
+ * (prefill / alloc_from_sheaf / refill / return), stamp every object
+ * (owner, sequence, cache, address hash, fill pattern) and hand most of
+ * them to another thread through per-thread rings. The receiver checks
+ * each stamp and frees the objects singly, with free_bulk (per cache) or
+ * with kfree_bulk (caches mixed), so most frees are remote and land in the
+ * receiver's sheaves, the barn and other threads' slabs. Now and then a
+ * thread flushes itself or shrinks a cache (flushing the barns under the
+ * others' feet).
  * Each (owner, seq) must be freed exactly once. At the end (every worker
  * flushed itself with uslub_flush_thread before exiting; the main thread
  * frees what is left in the rings and flushes): the counter invariant

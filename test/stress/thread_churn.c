@@ -228,7 +228,7 @@ int main(void)
 		struct uslub_slabinfo si = slabinfo_get(s);
 		CHECK_EQU(si.live_objs, 0);
 		/* exited threads' cpu slabs and sheaves were flushed: nothing is
-		 * still held but the barn's full sheaves (USLUB_SHEAVES=1) */
+		 * still held but the barn's full sheaves (none: USLUB_CPU_SLABS=1) */
 		CHECK_MSG(si.active_objs == si.barn_full * si.sheaf_capacity,
 			  "cache %zu: %lu objects still active (held by exited threads' cpu slabs?), "
 			  "barn %lu full sheaves of %u", sizes[c], si.active_objs, si.barn_full,

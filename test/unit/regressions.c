@@ -11,6 +11,10 @@
  *   rejected_free_counted     a rejected (double) free counts nothing
  *   race_stress               producers/consumers over bulk, sheaves,
  *                             kfree_bulk: counters balance, validate clean
+ * The bugs were in the 6.x cpu-slab paths (cpu freelist, derived
+ * ALLOC_FASTPATH, ___slab_alloc, __slab_free): their caches are made with
+ * USLUB_CPU_SLAB. Where the property means something with per-CPU sheaves
+ * (the default), the test runs on a sheaf cache too.
  */
 #include "cache/slub.h"
 #include <errno.h>
@@ -51,10 +55,10 @@ static int fails;
  * before the naive double-free checks (free_detached_user: head of the
  * cpu freelist; __slab_free: head of the slab freelist) reject it. A
  * double free caught and "left alone" truncates a live freelist. */
-static int test_bulk_dup_truncates(void)
+static int test_bulk_dup_truncates(unsigned int flags)
 {
 	/* A: bulk free [x, x] of a cpu-slab object (duplicate in the array) */
-	struct kmem_cache *s = uslub_cache_create("dup-cpu", 64, 0, 0, NULL);
+	struct kmem_cache *s = uslub_cache_create("dup-cpu", 64, 0, flags, NULL);
 	void *x = uslub_cache_alloc(s, 0), *y = uslub_cache_alloc(s, 0);
 	unsigned long e0 = uslub_error_count();
 	void *arr[2] = { x, x };
@@ -71,7 +75,7 @@ static int test_bulk_dup_truncates(void)
 	EXPECT(uslub_cache_destroy(s) == 0, "destroy: EBUSY, objects leaked");
 
 	/* B: kfree_bulk of an object that is the head of a (non-cpu) slab freelist */
-	s = uslub_cache_create("dup-slab", 64, 0, 0, NULL);
+	s = uslub_cache_create("dup-slab", 64, 0, flags, NULL);
 	x = uslub_cache_alloc(s, 0);
 	y = uslub_cache_alloc(s, 0);
 	uslub_flush_thread();                      /* slab -> node partial */
@@ -84,7 +88,7 @@ static int test_bulk_dup_truncates(void)
 	EXPECT(v == 0, "validate found %ld errors (slab freelist truncated)", v);
 	/* C: hardened cache: bulk [a, b], a already freed (cpu freelist head),
 	 * b live: the whole group is dropped by free_detached_user, b leaks */
-	s = uslub_cache_create("dup-hard", 64, 0, USLUB_HARDENED_FREELIST, NULL);
+	s = uslub_cache_create("dup-hard", 64, 0, USLUB_HARDENED_FREELIST | flags, NULL);
 	void *a = uslub_cache_alloc(s, 0), *b = uslub_cache_alloc(s, 0);
 	uslub_cache_free(s, a);
 	void *ab[2] = { a, b };
@@ -106,7 +110,8 @@ static int test_sheaf_double_free(void)
 	struct uslub_cache_args args;
 	memset(&args, 0, sizeof(args));
 	args.sheaf_capacity = 8;
-	struct kmem_cache *s = uslub_cache_create_args("sheaf-df", 64, &args, 0);
+	/* the 6.18 model: sheaves asked for, and a cpu slab for alloc_node */
+	struct kmem_cache *s = uslub_cache_create_args("sheaf-df", 64, &args, USLUB_CPU_SLAB);
 	void *a = uslub_cache_alloc(s, 0), *b = uslub_cache_alloc(s, 0);  /* main: full - 2 */
 	uslub_cache_free(s, a);                                           /* main has room */
 	void *x = uslub_cache_alloc_node(s, 0, 0);                        /* a cpu slab object */
@@ -147,7 +152,8 @@ static int test_sheaf_double_free(void)
  * FREELIST_CORRUPT. */
 static int test_flush_corrupt_head(void)
 {
-	struct kmem_cache *s = uslub_cache_create("flush-corrupt", 64, 0, USLUB_HARDENED_FREELIST, NULL);
+	struct kmem_cache *s = uslub_cache_create("flush-corrupt", 64, 0,
+						  USLUB_HARDENED_FREELIST | USLUB_CPU_SLAB, NULL);
 	void *a = uslub_cache_alloc(s, 0), *b = uslub_cache_alloc(s, 0);
 	uslub_cache_free(s, a);              /* a: head of the cpu freelist */
 	memset(a, 0x41, 64);                 /* use after free: free pointer overwritten */
@@ -192,7 +198,7 @@ static void *thr(void *arg)
 }
 static int test_bulk_fail_stale_fastpath(void)
 {
-	s = uslub_cache_create("stale-af", 64, 0, 0, NULL);
+	s = uslub_cache_create("stale-af", 64, 0, USLUB_CPU_SLAB, NULL);
 	pthread_barrier_init(&bar, NULL, 2);
 	pthread_t t;
 	pthread_create(&t, NULL, thr, NULL);
@@ -210,16 +216,25 @@ static int test_bulk_fail_stale_fastpath(void)
 /* Counter: a failed single allocation counts ALLOC_SLOWPATH
  * (___slab_alloc counts before refill_cpu can fail); NOFAIL counts every
  * retry. live_objs in slabinfo drifts. (alloc_bulk carefully counts
- * nothing on failure.) */
-static int test_failed_alloc_counted(void)
+ * nothing on failure.) With sheaves a one-shot page failure is absorbed
+ * (a failed refill falls back to the slabs): the allocation succeeds and
+ * counts once. */
+static int test_failed_alloc_counted(unsigned int flags)
 {
-	struct kmem_cache *s = uslub_cache_create("fail-count", 64, 0, 0, NULL);
+	struct kmem_cache *s = uslub_cache_create("fail-count", 64, 0, flags, NULL);
 	uint64_t a0 = allocs_of(s);
 	_uslub_page_fail_after(0);
 	void *x = uslub_cache_alloc(s, USLUB_GFP_NOWARN);
 	_uslub_page_fail_after(-1);
-	EXPECT(x == NULL, "alloc succeeded");
-	EXPECT(allocs_of(s) == a0, "failed alloc counted: allocs +%llu", (unsigned long long)(allocs_of(s) - a0));
+	if (s->sheaf_capacity) {
+		EXPECT(x != NULL, "alloc failed");
+		EXPECT(allocs_of(s) == a0 + 1, "allocs +%llu", (unsigned long long)(allocs_of(s) - a0));
+		uslub_cache_free(s, x);
+	} else {
+		EXPECT(x == NULL, "alloc succeeded");
+		EXPECT(allocs_of(s) == a0, "failed alloc counted: allocs +%llu",
+		       (unsigned long long)(allocs_of(s) - a0));
+	}
 	_uslub_page_fail_after(0);
 	a0 = allocs_of(s);
 	x = uslub_cache_alloc(s, USLUB_GFP_NOFAIL);
@@ -237,9 +252,9 @@ static int test_failed_alloc_counted(void)
  * is the head of its slab's freelist) was already counted FREE_SLOWPATH
  * by slab_free_slow_path() / free_detached_user(): live_objs drops for a
  * free that did not happen. */
-static int test_rejected_free_counted(void)
+static int test_rejected_free_counted(unsigned int flags)
 {
-	struct kmem_cache *s = uslub_cache_create("rej-count", 64, 0, 0, NULL);
+	struct kmem_cache *s = uslub_cache_create("rej-count", 64, 0, flags, NULL);
 	void *x = uslub_cache_alloc(s, 0), *y = uslub_cache_alloc(s, 0);
 	uslub_flush_thread();                 /* the slab leaves the cpu */
 	uslub_cache_free(s, x);               /* x = head of the slab freelist */
@@ -314,7 +329,7 @@ static int test_race_stress(void)
 {
 	struct uslub_cache_args a; memset(&a, 0, sizeof(a)); a.sheaf_capacity = 16;
 	caches[0] = uslub_cache_create_args("st-sheaf", 96, &a, 0);
-	caches[1] = uslub_cache_create_args("st-plain", 48, NULL, 0);
+	caches[1] = uslub_cache_create_args("st-plain", 48, NULL, USLUB_CPU_SLAB);
 	pthread_t t[2 * NT];
 	for (long i = 0; i < NT; i++) pthread_create(&t[i], NULL, producer, (void *)i);
 	for (long i = 0; i < NT; i++) pthread_create(&t[NT + i], NULL, consumer, NULL);
@@ -338,7 +353,9 @@ static int test_race_stress(void)
 int main(void)
 {
 	printf("== %s\n", "bulk_dup_truncates");
-	test_bulk_dup_truncates();
+	test_bulk_dup_truncates(USLUB_CPU_SLAB);
+	printf("== %s\n", "bulk_dup_truncates (default model)");
+	test_bulk_dup_truncates(0);
 	printf("== %s\n", "sheaf_double_free");
 	test_sheaf_double_free();
 	printf("== %s\n", "flush_corrupt_head");
@@ -346,9 +363,13 @@ int main(void)
 	printf("== %s\n", "bulk_fail_stale_fastpath");
 	test_bulk_fail_stale_fastpath();
 	printf("== %s\n", "failed_alloc_counted");
-	test_failed_alloc_counted();
+	test_failed_alloc_counted(USLUB_CPU_SLAB);
+	printf("== %s\n", "failed_alloc_counted (default model)");
+	test_failed_alloc_counted(0);
 	printf("== %s\n", "rejected_free_counted");
-	test_rejected_free_counted();
+	test_rejected_free_counted(USLUB_CPU_SLAB);
+	printf("== %s\n", "rejected_free_counted (default model)");
+	test_rejected_free_counted(0);
 	printf("== %s\n", "race_stress");
 	test_race_stress();
 	if (fails)

@@ -68,7 +68,7 @@ static unsigned long barn_empty(const struct kmem_cache *s)
 static void check_sheaf_census(struct kmem_cache *s, unsigned long held)
 {
 	struct kmem_cache_cpu *c = this_cpu(s);
-	unsigned long seen = held + !!c->main + !!c->spare + barn_full(s) + barn_empty(s);
+	unsigned long seen = held + sheaf_real(c->main) + !!c->spare + barn_full(s) + barn_empty(s);
 	CHECK_EQ(ST(s, SHEAF_ALLOC) - ST(s, SHEAF_FREE), seen);
 }
 
@@ -78,7 +78,7 @@ static void check_settled(struct kmem_cache *s, unsigned long held)
 {
 	uslub_flush_thread();
 	struct kmem_cache_cpu *c = this_cpu(s);
-	CHECK(!c->main && !c->spare);
+	CHECK(c->main == EMPTY_SHEAF && !c->spare);
 	uslub_cache_shrink(s);
 	CHECK_EQ(barn_full(s), 0);
 	CHECK_EQ(barn_empty(s), 0);
@@ -127,12 +127,17 @@ static void test_capacity(void)
 	CHECK_EQ(si.sheaf_capacity, 59);
 	CHECK_EQ(uslub_cache_destroy(s), 0);
 
-	/* no capacity asked for, USLUB_SHEAVES off (this process): none */
-	if (_uslub_option(USLUB_OPT_SHEAVES) == 0) {
-		s = uslub_cache_create("sheaf-none", 64, 0, 0, NULL);
-		CHECK(s && uslub_cache_sheaf_capacity(s) == 0 && !s->barn[0]);
-		CHECK_EQ(uslub_cache_destroy(s), 0);
-	}
+	/* no capacity asked for, a cache in cpu-slab mode (6.x): none */
+	s = uslub_cache_create("sheaf-none", 64, 0, USLUB_CPU_SLAB, NULL);
+	CHECK(s && uslub_cache_sheaf_capacity(s) == 0 && !s->barn[0]);
+	CHECK_EQ(uslub_cache_destroy(s), 0);
+	/* ... but one asked for wins, as in 6.18 */
+	struct uslub_cache_args a30;
+	memset(&a30, 0, sizeof(a30));
+	a30.sheaf_capacity = 30;
+	s = uslub_cache_create_args("sheaf-cpuslab-asked", 64, &a30, USLUB_CPU_SLAB);
+	CHECK(s && uslub_cache_sheaf_capacity(s) == 59);
+	CHECK_EQ(uslub_cache_destroy(s), 0);
 	/* the internal flag wins over a requested capacity */
 	struct uslub_cache_args args;
 	memset(&args, 0, sizeof(args));
@@ -143,14 +148,27 @@ static void test_capacity(void)
 	CHECK_EQ(uslub_cache_sheaf_capacity(NULL), 0);
 }
 
-/* Run in a child with USLUB_SHEAVES=1: every cache gets the defaults. */
-static void test_defaults_child(void)
+/* Run with sheaves on every cache (the default): the default capacities;
+ * and in a child with USLUB_CPU_SLABS=1: none unless asked for. */
+static void test_cpu_slabs_child(void)
+{
+	CHECK_EQ(_uslub_option(USLUB_OPT_CPU_SLABS), 1);
+	struct kmem_cache *s = uslub_cache_create("sheaf-6x", 64, 0, 0, NULL);
+	CHECK(s && uslub_cache_sheaf_capacity(s) == 0 && !s->barn[0]);
+	void *x = uslub_cache_alloc(s, 0);
+	CHECK(x);
+	uslub_cache_free(s, x);
+	CHECK_EQ(ST(s, ALLOC_PCS), 0);
+	CHECK_EQ(ST(s, FREE_FASTPATH), 1);
+	CHECK_EQ(uslub_cache_destroy(s), 0);
+}
+
+static void test_defaults(void)
 {
 	static const struct { size_t size; unsigned int cap; } def[] = {
 		{ 8, 123 }, { 255, 123 }, { 256, 27 }, { 1000, 27 }, { 1024, 27 },
 		{ 4000, 27 }, { 4096, 11 }, { 65536, 11 },
 	};
-	CHECK_EQ(_uslub_option(USLUB_OPT_SHEAVES), 1);
 	for (unsigned i = 0; i < ARRAY_SIZE(def); i++) {
 		struct kmem_cache *s = uslub_cache_create("sheaf-def", def[i].size, 0, 0, NULL);
 		CHECK(s);
@@ -210,7 +228,7 @@ static void test_pcs_paths(void)
 	obj[0] = uslub_cache_alloc(s, 0);
 	CHECK(obj[0]);
 	c = this_cpu(s);
-	CHECK(c->main && c->main->capacity == 59 && c->main->size == 58 && !c->spare);
+	CHECK(sheaf_real(c->main) && c->main->capacity == 59 && c->main->size == 58 && !c->spare);
 	CHECK_EQ(ST(s, SHEAF_ALLOC), 1);
 	CHECK_EQ(ST(s, BARN_GET_FAIL), 1);
 	CHECK_EQ(ST(s, SHEAF_REFILL), 59);
@@ -354,11 +372,11 @@ static void test_flush(void)
 	for (int i = KEEP; i < N; i++)
 		uslub_cache_free(s, obj[i]);
 	struct kmem_cache_cpu *c = this_cpu(s);
-	CHECK(c->main && c->spare);
+	CHECK(sheaf_real(c->main) && c->spare);
 	unsigned long cached = c->main->size + c->spare->size;
 	uint64_t flushed = ST(s, SHEAF_FLUSH);
 	uslub_flush_thread();
-	CHECK(!c->main && !c->spare);
+	CHECK(c->main == EMPTY_SHEAF && !c->spare);
 	CHECK_EQ(ST(s, SHEAF_FLUSH) - flushed, cached);
 	/* the barn's full sheaves still hold theirs until shrink */
 	CHECK_EQ(slab_inuse(s), KEEP + barn_full(s) * 59);
@@ -424,23 +442,23 @@ static void test_prefill_guarantee(void)
 	check_sheaf_census(s, 0);
 
 	/* a cache without sheaves: always the oversize path */
-	struct kmem_cache *t = uslub_cache_create("sheaf-prefill-none", 64, 0, 0, NULL);
+	struct kmem_cache *t = uslub_cache_create("sheaf-prefill-none", 64, 0, USLUB_CPU_SLAB,
+						   NULL);
 	CHECK(t);
-	if (uslub_cache_sheaf_capacity(t) == 0) {
-		sh = uslub_cache_prefill_sheaf(t, 0, 5);
-		CHECK(sh && uslub_cache_sheaf_size(sh) == 5);
-		CHECK_EQ(ST(t, SHEAF_PREFILL_OVERSIZE), 1);
-		void *x = uslub_cache_alloc_from_sheaf(t, 0, sh);
-		CHECK(x);
-		uslub_cache_return_sheaf(t, 0, sh);
-		CHECK_EQ(ST(t, SHEAF_RETURN_SLOW), 1);
-		CHECK_EQ(slab_inuse(t), 1);
-		uslub_cache_free(t, x);
-		sh = uslub_cache_prefill_sheaf(t, 0, 0);
-		CHECK(sh && uslub_cache_sheaf_size(sh) == 0);
-		uslub_cache_return_sheaf(t, 0, sh);
-		check_settled(t, 0);
-	}
+	CHECK_EQ(uslub_cache_sheaf_capacity(t), 0);
+	sh = uslub_cache_prefill_sheaf(t, 0, 5);
+	CHECK(sh && uslub_cache_sheaf_size(sh) == 5);
+	CHECK_EQ(ST(t, SHEAF_PREFILL_OVERSIZE), 1);
+	void *x = uslub_cache_alloc_from_sheaf(t, 0, sh);
+	CHECK(x);
+	uslub_cache_return_sheaf(t, 0, sh);
+	CHECK_EQ(ST(t, SHEAF_RETURN_SLOW), 1);
+	CHECK_EQ(slab_inuse(t), 1);
+	uslub_cache_free(t, x);
+	sh = uslub_cache_prefill_sheaf(t, 0, 0);
+	CHECK(sh && uslub_cache_sheaf_size(sh) == 0);
+	uslub_cache_return_sheaf(t, 0, sh);
+	check_settled(t, 0);
 	CHECK_EQ(uslub_cache_destroy(t), 0);
 
 	/* too large for any sheaf */
@@ -834,8 +852,8 @@ static void test_fork(void)
 
 int main(int argc, char **argv)
 {
-	if (argc > 1 && !strcmp(argv[1], "defaults")) {
-		test_defaults_child();
+	if (argc > 1 && !strcmp(argv[1], "cpu_slabs")) {
+		test_cpu_slabs_child();
 		return 0;
 	}
 	if (argc > 1 && !strcmp(argv[1], "failure")) {
@@ -843,12 +861,13 @@ int main(int argc, char **argv)
 		test_prefill_failure();
 		return 0;
 	}
-	if (_uslub_option(USLUB_OPT_SHEAVES) != 0) {
-		fprintf(stderr, "sheaf: run without USLUB_SHEAVES (the test sets it itself)\n");
+	if (_uslub_option(USLUB_OPT_CPU_SLABS) != 0) {
+		fprintf(stderr, "sheaf: run without USLUB_CPU_SLABS (the test sets it itself)\n");
 		return 77;
 	}
 	test_capacity();
-	run_child(argv[0], "defaults", "USLUB_SHEAVES", "1");
+	test_defaults();
+	run_child(argv[0], "cpu_slabs", "USLUB_CPU_SLABS", "1");
 	run_child(argv[0], "failure", "USLUB_MAX_ORDER", "0");
 	test_pcs_paths();
 	test_barn_limits();

@@ -1,7 +1,8 @@
 /*
  * Cache layer, white box: geometry (calculate_sizes/calculate_order), the
- * four slab states of the contract and the transitions between them,
- * out-of-memory without leaks.
+ * four slab states of the contract and the transitions between them (the
+ * 6.x cpu-slab model: a USLUB_CPU_SLAB cache), out-of-memory without
+ * leaks, the alloc/free counters (in both per-CPU models).
  */
 #include "cache/slub.h"
 #include "unit.h"
@@ -112,9 +113,11 @@ static void stats_of(struct kmem_cache *s, uint64_t st[USLUB_NR_STATS])
 	uslub_cache_stats(s, st);
 }
 
+/* The states of the cpu-slab model: cpu slab, cpu partial list, lockless
+ * remote frees (sheaves have no frozen slab; their paths: unit_sheaf). */
 static void test_states(void)
 {
-	struct kmem_cache *s = uslub_cache_create("states", 256, 0, 0, NULL);
+	struct kmem_cache *s = uslub_cache_create("states", 256, 0, USLUB_CPU_SLAB, NULL);
 	CHECK(s);
 	unsigned int n = s->objects;
 	CHECK(n >= 4 && n < 1024);
@@ -226,16 +229,31 @@ static void test_states(void)
 /* The slab of a[i] for every sc case above is freed exactly once: a is
  * allocated before c1 so c1 is never in a[]. */
 
-static void test_oom(void)
+/*
+ * Without sheaves (@flags USLUB_CPU_SLAB, or USLUB_CPU_SLABS=1) the one
+ * page allocation of an allocation is the cache's slab: a one-shot failure
+ * fails it. With sheaves a failed refill falls back to the slabs, which
+ * asks for a page again: the failure is absorbed, and the allocation must
+ * then succeed.
+ */
+static void test_oom(unsigned int flags)
 {
 	/* one failure at the preferred order: the slab is made at the
 	 * minimum order instead (ORDER_FALLBACK) */
-	struct kmem_cache *fb = uslub_cache_create("oom-fallback", 512, 0, 0, NULL);
+	struct kmem_cache *fb = uslub_cache_create("oom-fallback", 512, 0, flags, NULL);
 	CHECK(fb && fb->min_order < fb->order);
-	_uslub_page_fail_after(0);
+	/* warm up: with sheaves, the sheaf bucket cache then has a slab, so
+	 * the first page allocation below is fb's slab, as without */
 	void *y = uslub_cache_alloc(fb, 0);
 	CHECK(y);
-	CHECK_EQ(slab_order(slab_of(y)), fb->min_order);
+	uslub_cache_free(fb, y);
+	uslub_flush_thread();
+	uslub_cache_shrink(fb);
+	_uslub_page_fail_after(0);
+	y = uslub_cache_alloc(fb, 0);
+	CHECK(y);
+	if (!fb->sheaf_capacity)   /* (a refill fills its sheaf from more slabs) */
+		CHECK_EQ(slab_order(slab_of(y)), fb->min_order);
 	uint64_t st[USLUB_NR_STATS];
 	uslub_cache_stats(fb, st);
 	CHECK_EQ(st[USLUB_ORDER_FALLBACK], 1);
@@ -244,19 +262,25 @@ static void test_oom(void)
 	uslub_flush_thread();
 	CHECK_EQ(uslub_cache_destroy(fb), 0);
 
-	struct kmem_cache *s = uslub_cache_create("oom", 64, 0, 0, NULL);
+	struct kmem_cache *s = uslub_cache_create("oom", 64, 0, flags, NULL);
 	CHECK(s && s->min_order == s->order);
+	CHECK(!(flags & USLUB_CPU_SLAB) || !s->sheaf_capacity);
 	struct uslub_page_stats p0, p1;
 	uslub_flush_thread();
 	uslub_page_stats(&p0);
 	_uslub_page_fail_after(0);
 	errno = 0;
 	void *x = uslub_cache_alloc(s, 0);
-	CHECK(x == NULL && errno == ENOMEM);
-	uslub_page_stats(&p1);
-	CHECK_EQ(p1.bytes_in_slabs, p0.bytes_in_slabs);   /* nothing half-made */
-	CHECK_EQ(uslub_cache_validate(s), 0);
 	_uslub_page_fail_after(-1);
+	if (s->sheaf_capacity) {
+		CHECK(x);                                  /* absorbed */
+		uslub_cache_free(s, x);
+	} else {
+		CHECK(x == NULL && errno == ENOMEM);
+		uslub_page_stats(&p1);
+		CHECK_EQ(p1.bytes_in_slabs, p0.bytes_in_slabs);   /* nothing half-made */
+	}
+	CHECK_EQ(uslub_cache_validate(s), 0);
 	x = uslub_cache_alloc(s, 0);                      /* still usable */
 	CHECK(x);
 	uslub_cache_free(s, x);
@@ -273,10 +297,11 @@ static void test_oom(void)
 }
 
 /* ALLOC_FASTPATH is derived (loaded + FREE_FASTPATH - |cpu freelist|):
- * it must equal the real count at every point, for the owner. */
-static void test_derived_counter(void)
+ * it must equal the real count at every point, for the owner; with
+ * sheaves (@flags 0, the default) the sum of the counters must too. */
+static void test_derived_counter(unsigned int flags)
 {
-	struct kmem_cache *s = uslub_cache_create("derived", 48, 0, 0, NULL);
+	struct kmem_cache *s = uslub_cache_create("derived", 48, 0, flags, NULL);
 	CHECK(s);
 	void *v[3000];
 	uint64_t st[USLUB_NR_STATS];
@@ -308,20 +333,25 @@ static void test_derived_counter(void)
 	uslub_cache_stats(s, st);
 	CHECK_EQ(st[USLUB_ALLOC_FASTPATH] + st[USLUB_ALLOC_SLOWPATH] + st[USLUB_ALLOC_PCS], allocs);
 	CHECK_EQ(st[USLUB_FREE_FASTPATH] + st[USLUB_FREE_SLOWPATH] + st[USLUB_FREE_PCS], frees);
-	if (s->sheaf_capacity)   /* USLUB_SHEAVES=1: the sheaves take the traffic */
+	if (s->sheaf_capacity) {  /* the sheaves take the traffic */
 		CHECK(st[USLUB_ALLOC_PCS] > st[USLUB_ALLOC_SLOWPATH]);
-	else
+		CHECK_EQ(st[USLUB_ALLOC_FASTPATH] + st[USLUB_FREE_FASTPATH], 0);
+	} else {
 		CHECK(st[USLUB_ALLOC_FASTPATH] > st[USLUB_ALLOC_SLOWPATH]);
+		CHECK_EQ(st[USLUB_ALLOC_PCS] + st[USLUB_FREE_PCS], 0);
+	}
 	CHECK_EQ(uslub_cache_validate(s), 0);
 	CHECK_EQ(uslub_cache_destroy(s), 0);
 }
 
 int main(void)
 {
-	test_derived_counter();
+	test_derived_counter(0);
+	test_derived_counter(USLUB_CPU_SLAB);
 	test_geometry();
 	test_states();
-	test_oom();
+	test_oom(0);
+	test_oom(USLUB_CPU_SLAB);
 	printf("slub: ok\n");
 	return 0;
 }

@@ -1,0 +1,738 @@
+/*
+ * uslub — the Linux kernel's SLUB slab allocator as a userspace C library.
+ *
+ * The public API without side effects: flags, gfp, structures, the
+ * statistics X-macro, the function declarations and the allocation entry
+ * macros. Including it defines no function and runs nothing; <uslub.h>
+ * (what programs include) adds the constructor that registers the
+ * includer's allocation tags. uslub's own sources include this header
+ * only, so the library carries no copy of that constructor; a user that
+ * must not register (the `uslub` tool) includes it too.
+ *
+ * Everything here is safe to call from any thread unless the comment says
+ * otherwise. Names follow the kernel's where one exists (kmem_cache_create
+ * -> uslub_cache_create, ...); see docs/design.md for how each call maps
+ * onto SLUB.
+ */
+#ifndef USLUB_TYPES_H
+#define USLUB_TYPES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------
+ * Cache flags (the kernel's SLAB_* flags that apply in userspace)
+ * ---------------------------------------------------------------------- */
+#define USLUB_HWCACHE_ALIGN  0x00002000u /* align objects on cache lines      */
+#define USLUB_NO_MERGE       0x01000000u /* never merge (uslub never merges)  */
+#define USLUB_ACCOUNT        0x04000000u /* charge every object to the
+                                            allocating thread's accounting
+                                            group (see uslub_group_*)      */
+#define USLUB_RANDOM_FREELIST   0x00000100u /* shuffle each new slab's object
+                                            order (CONFIG_SLAB_FREELIST_RANDOM),
+                                            whatever USLUB_FREELIST_RANDOM says */
+#define USLUB_NO_RANDOM_FREELIST 0x00000200u /* never shuffle this cache      */
+#define USLUB_HARDENED_FREELIST 0x00000800u /* store free pointers obfuscated and
+                                            check every pointer taken from a
+                                            freelist (CONFIG_SLAB_FREELIST_
+                                            HARDENED), whatever the option
+                                            USLUB_FREELIST_HARDENED says    */
+#define USLUB_CPU_SLAB          0x00000010u /* the 6.x per-CPU layer for this
+                                            cache: a cpu slab, cpu partial
+                                            slabs, lockless remote frees; no
+                                            sheaves unless sheaf_capacity is
+                                            asked for (as in Linux 6.18).
+                                            Without it a cache has per-CPU
+                                            sheaves (Linux 7.0), unless
+                                            USLUB_CPU_SLABS=1              */
+#define USLUB_EAGER_FREELIST    0x00000400u /* build a new slab's whole
+                                            freelist when the slab is made
+                                            (the kernel before 7.1), not
+                                            deferred; for comparison only   */
+/* slub_debug per cache (the same as the USLUB_DEBUG letters F Z P U T A;
+ * OR-ed with what USLUB_DEBUG says for the cache). A cache with any of the
+ * first five takes the checked debug paths on every alloc and free. */
+#define USLUB_CONSISTENCY_CHECKS 0x00000001u /* F: check objects on alloc/free */
+#define USLUB_RED_ZONE        0x00000002u /* Z: red zones left and right of
+                                             each object, and kmalloc tails */
+#define USLUB_POISON          0x00000004u /* P: fill free objects with 0x6b */
+#define USLUB_STORE_USER      0x00010000u /* U: record alloc/free owners    */
+#define USLUB_TRACE           0x00200000u /* T: print every alloc and free  */
+#define USLUB_FAILSLAB        0x02000000u /* A: fault injection may fail it */
+#define USLUB_CACHE_FLAGS_VALID \
+	(USLUB_HWCACHE_ALIGN | USLUB_NO_MERGE | USLUB_ACCOUNT | USLUB_RANDOM_FREELIST | \
+	 USLUB_NO_RANDOM_FREELIST | USLUB_EAGER_FREELIST | USLUB_HARDENED_FREELIST | \
+	 USLUB_CONSISTENCY_CHECKS | USLUB_RED_ZONE | USLUB_POISON | USLUB_STORE_USER | \
+	 USLUB_TRACE | USLUB_FAILSLAB | USLUB_CPU_SLAB)
+
+/* ------------------------------------------------------------------------
+ * Allocation flags (gfp)
+ * ---------------------------------------------------------------------- */
+typedef unsigned int uslub_gfp_t;
+#define USLUB_GFP_KERNEL  0x0000u /* may wait and reclaim                   */
+#define USLUB_GFP_NOWAIT  0x0001u /* never block; may fail                  */
+#define USLUB_GFP_ATOMIC  0x0003u /* never block; may fail                  */
+#define USLUB_GFP_ZERO    0x0100u /* zero the object                        */
+#define USLUB_GFP_NOFAIL  0x0200u /* retry until it succeeds                */
+#define USLUB_GFP_ACCOUNT 0x0400u /* charge this object to the thread's group */
+#define USLUB_GFP_NOWARN  0x0800u /* no message on failure                  */
+
+#define USLUB_NUMA_NO_NODE (-1)
+
+/* The largest slab is 2^USLUB_MAX_PAGE_ORDER pages of 4 KiB (2 MiB);
+ * an object must fit in one. */
+#define USLUB_PAGE_SHIFT 12
+#define USLUB_PAGE_SIZE (1ul << USLUB_PAGE_SHIFT)
+#define USLUB_MAX_PAGE_ORDER 9
+
+typedef struct kmem_cache uslub_cache_t;
+
+/* ------------------------------------------------------------------------
+ * Allocation profiling (the kernel's alloc_hooks(), CONFIG_MEM_ALLOC_PROFILING)
+ *
+ * Every allocation entry below is a macro that declares one static tag per
+ * call site, in the ELF section "uslub_alloc_tags", makes it the thread's
+ * current tag for the duration of the call and calls the non-profiling
+ * function (name_noprof). When profiling is on (the option
+ * USLUB_PROFILING), the tag is stored in the object's extension, so a free
+ * from anywhere takes the object's bytes off the right call site. Calling
+ * a _noprof function directly allocates without a tag. The plain names are
+ * also exported as functions (untagged), for callers that cannot expand C
+ * macros (other languages' FFI); a C caller gets them with (name)(args).
+ * ---------------------------------------------------------------------- */
+struct uslub_alloc_tag {
+	const char *file;
+	const char *func;
+	unsigned int line;
+	unsigned int index;          /* set when registered (0: not registered) */
+	uint64_t bytes;              /* folded counts (exited threads,          */
+	uint64_t calls;              /*  unregistered tags); see uslub_allocinfo */
+} __attribute__((aligned(16)));
+
+extern __thread struct uslub_alloc_tag *uslub_alloc_tag_cur
+	__attribute__((tls_model("initial-exec")));
+
+/*
+ * Hand the call site's tag to the call through the thread's slot, which
+ * the allocator takes (and clears) before it allocates anything, so an
+ * allocation nested inside (a constructor, a reclaim callback) has its own
+ * tag: one store, nothing to restore. The entry macros below evaluate
+ * their arguments first, so an argument that allocates cannot take the
+ * tag. In C++ the tags are not put in the section (g++ refuses a section
+ * shared by statics of inline functions); they register on first use.
+ */
+#ifdef __cplusplus
+#define USLUB_TAG_SECTION
+#else
+#define USLUB_TAG_SECTION __attribute__((section("uslub_alloc_tags")))
+#endif
+#define USLUB_TAG_HERE() do {                                                   \
+	static struct uslub_alloc_tag __uslub_tag USLUB_TAG_SECTION            \
+		__attribute__((used, aligned(16))) =                            \
+		{ __FILE__, __func__, __LINE__, 0, 0, 0 };                       \
+	uslub_alloc_tag_cur = &__uslub_tag;                                      \
+} while (0)
+
+/* The kernel's alloc_hooks(): tag @call's allocation with this call site
+ * (for wrappers of your own; @call's arguments must not allocate). */
+#define USLUB_ALLOC_HOOKS(call) ({ USLUB_TAG_HERE(); (call); })
+/* Register the tags of one shared object (its "uslub_alloc_tags" section)
+ * so reports can walk them. Every translation unit that includes <uslub.h>
+ * registers its shared object's section from a constructor
+ * (USLUB_ALLOC_TAGS_REGISTRATION below); calling it again for the same
+ * section does nothing. */
+void uslub_alloc_tags_register(struct uslub_alloc_tag *start, struct uslub_alloc_tag *stop);
+/* A shared object unloaded with dlclose() takes its tags with it: live
+ * objects tagged there lose their tag (and are no longer counted). */
+void uslub_alloc_tags_unregister(struct uslub_alloc_tag *start, struct uslub_alloc_tag *stop);
+
+/* The includer's own shared object's section (NULL when it has no tag). */
+extern struct uslub_alloc_tag __start_uslub_alloc_tags[]
+	__attribute__((weak, visibility("hidden")));
+extern struct uslub_alloc_tag __stop_uslub_alloc_tags[]
+	__attribute__((weak, visibility("hidden")));
+
+/*
+ * Define, in the translation unit that expands it (at file scope), the
+ * constructor that registers its shared object's tags and the destructor
+ * that unregisters them. <uslub.h> expands it once per includer; code
+ * that includes only this header and has tags of its own (the malloc
+ * front end) expands it itself, once.
+ */
+#define USLUB_ALLOC_TAGS_REGISTRATION()                                          \
+__attribute__((constructor, used)) static void uslub_alloc_tags_register_here(void) \
+{                                                                                \
+	if (__start_uslub_alloc_tags)                                            \
+		uslub_alloc_tags_register(__start_uslub_alloc_tags, __stop_uslub_alloc_tags); \
+}                                                                                \
+__attribute__((destructor, used)) static void uslub_alloc_tags_unregister_here(void) \
+{                                                                                \
+	if (__start_uslub_alloc_tags)                                            \
+		uslub_alloc_tags_unregister(__start_uslub_alloc_tags, __stop_uslub_alloc_tags); \
+}                                                                                \
+struct uslub_alloc_tags_registration_semicolon
+
+/* Is allocation profiling on (USLUB_PROFILING)? Fixed at startup. */
+int uslub_profiling_enabled(void);
+
+/* One call site's live allocations: bytes (each object counts its cache's
+ * full object stride, as the kernel's allocinfo does) and objects. */
+struct uslub_allocinfo {
+	const char *file;
+	const char *func;
+	unsigned int line;
+	int64_t bytes;
+	int64_t calls;               /* live objects allocated here            */
+};
+
+/* Fill @out with up to @max call sites that have live objects, sorted by
+ * bytes (largest first). Returns the number of such sites (may exceed
+ * @max). Exact when no other thread allocates or frees meanwhile. */
+size_t uslub_allocinfo(struct uslub_allocinfo *out, size_t max);
+
+/* The allocinfo report (the kernel's /proc/allocinfo), sorted by bytes, as a
+ * table or JSON (enum uslub_format). */
+void uslub_allocinfo_print(FILE *f, int fmt);
+
+/* ------------------------------------------------------------------------
+ * Accounting groups (a userspace obj_cgroup; seed 004)
+ *
+ * Groups form a tree under the root group. A thread allocates on behalf of
+ * its current group (uslub_group_set_current(), like set_active_memcg()).
+ * Objects of USLUB_ACCOUNT caches, and objects allocated with
+ * USLUB_GFP_ACCOUNT, are charged their cache's object stride plus their
+ * extension's bytes outside the slab (uslub_slabinfo.obj_ext_bytes) to the
+ * current group and to each of its ancestors, and remember it: a free from
+ * any thread uncharges the same group. The root group (current group NULL)
+ * is never charged. Charges go through a per-thread byte stock, so usage
+ * includes up to USLUB_ACCOUNT_BATCH bytes per thread prepaid but not yet
+ * used. All groups share the same caches and slabs.
+ * ---------------------------------------------------------------------- */
+typedef struct uslub_group uslub_group_t;
+#define USLUB_GROUP_NO_LIMIT SIZE_MAX
+
+/* The root group: parent of every top-level group; never charged. */
+uslub_group_t *uslub_group_root(void);
+
+/* A new group under @parent (NULL: the root) with a byte limit (on its
+ * usage including its descendants'). NULL with errno EINVAL (NULL/empty
+ * name, a deleted parent) or ENOMEM. Names are truncated to 63 bytes. */
+uslub_group_t *uslub_group_create(uslub_group_t *parent, const char *name, size_t limit);
+
+/*
+ * Delete a group. Its live objects stay charged: their charges move to the
+ * parent (which already counts them in its usage), and the group itself
+ * is freed at once (nothing pins it; the object-level handles its objects
+ * point to are reparented and freed when their last object goes).
+ * Returns 0, or -1 with errno EBUSY (it has children, or it is some
+ * thread's current group) or EINVAL (the root, NULL).
+ */
+int uslub_group_delete(uslub_group_t *g);
+
+/* Set the calling thread's current group (NULL: the root); returns the
+ * previous one so it can be restored. */
+uslub_group_t *uslub_group_set_current(uslub_group_t *g);
+uslub_group_t *uslub_group_current(void);
+
+/* Change the byte limit (USLUB_GROUP_NO_LIMIT: none). A limit below the
+ * current usage makes later charges fail until usage drops. */
+int uslub_group_set_limit(uslub_group_t *g, size_t limit);
+
+/*
+ * Reclaim callback of @g: when a charge would take @g over its limit, it
+ * is called (on the allocating thread, no uslub lock held) with the
+ * number of bytes missing; it may free objects and returns how many bytes
+ * it believes it freed. The charge is retried while the callback makes
+ * progress (at most 16 times); then the allocation fails with NULL (0
+ * from bulk), errno = ENOMEM, and nothing is taken or leaked.
+ */
+typedef size_t (*uslub_reclaim_fn)(uslub_group_t *g, size_t need, void *arg);
+void uslub_group_set_reclaim(uslub_group_t *g, uslub_reclaim_fn fn, void *arg);
+
+struct uslub_group_info {
+	const char *name;
+	size_t usage;                /* bytes charged (with descendants, stocks) */
+	size_t limit;
+	unsigned long failcnt;       /* charges refused at this group's limit    */
+	unsigned long reclaims;      /* reclaim callback calls                   */
+	unsigned long children;
+	int depth;                   /* 0: root                                  */
+};
+int uslub_group_info(const uslub_group_t *g, struct uslub_group_info *out);
+size_t uslub_group_usage(const uslub_group_t *g);
+
+/* Give back the calling thread's prepaid stock (its bytes leave usage). */
+void uslub_group_drain_stock(void);
+
+/* Live groups (with the root), and live object-level handles (a deleted
+ * group's handle lives on while its objects do). */
+unsigned long uslub_group_count(void);
+unsigned long uslub_objcg_count(void);
+
+/* Objects of @s charged to @g (itself, not its descendants) and their
+ * charged bytes, found by walking the cache's slabs (memcg_slabinfo.py).
+ * Exact when no thread allocates or frees @s meanwhile. */
+int uslub_group_cache_usage(const uslub_group_t *g, const uslub_cache_t *s,
+			    unsigned long *objects, size_t *bytes);
+
+/* Per-group, per-cache usage of every accounted object, as a table or
+ * JSON (enum uslub_format). */
+void uslub_group_report_print(FILE *f, int fmt);
+
+/* ------------------------------------------------------------------------
+ * Object caches
+ * ---------------------------------------------------------------------- */
+
+/*
+ * Create a cache of objects of @size bytes aligned to @align (0: the
+ * natural word alignment). @ctor, when given, runs once on each object when
+ * its slab is created, never again on reuse (SLUB semantics: objects must be
+ * returned in their constructed state).
+ * Returns NULL with errno = EINVAL for a NULL or empty name, size 0, a size
+ * larger than the largest slab (the object plus, with a ctor, the free
+ * pointer stored after it, rounded up to the alignment, must fit 2 MiB), an
+ * alignment that is not a power of two, or unknown flags (a message is
+ * printed); errno = ENOMEM if out of memory or all cache slots are in use.
+ * Names longer than 63 bytes are truncated in reports.
+ * Nothing is half-created on failure.
+ */
+uslub_cache_t *uslub_cache_create(const char *name, size_t size, size_t align,
+				  unsigned int flags, void (*ctor)(void *));
+
+/*
+ * The kernel's struct kmem_cache_args: the optional parameters of a cache.
+ * Zero-initialize and set what you need.
+ */
+struct uslub_cache_args {
+	size_t align;                /* 0: natural word alignment                 */
+	void (*ctor)(void *);        /* see uslub_cache_create()                  */
+	unsigned int sheaf_capacity; /* > 0: per-CPU sheaves of at least this many
+	                                objects (rounded up so a sheaf fills its
+	                                allocation); 0: the default capacity
+	                                (calculate_sheaf_capacity), or none for
+	                                a USLUB_CPU_SLAB cache or with
+	                                USLUB_CPU_SLABS=1 (the 6.x model)      */
+	unsigned int freeptr_offset; /* with use_freeptr_offset: where the free
+	                                pointer lives inside a free object (word
+	                                aligned, inside the object); lets a ctor
+	                                cache keep its size                      */
+	int use_freeptr_offset;
+	unsigned int useroffset;     /* usercopy window (recorded, reported)      */
+	unsigned int usersize;
+};
+
+/* uslub_cache_create() with the kernel's argument structure (the 6.12+
+ * kmem_cache_create(name, size, args, flags) form). @args may be NULL.
+ * Same errors as uslub_cache_create(); also EINVAL for a free pointer
+ * offset that is not word aligned or does not fit inside the object, or a
+ * usercopy window outside the object. */
+uslub_cache_t *uslub_cache_create_args(const char *name, size_t size,
+				       const struct uslub_cache_args *args, unsigned int flags);
+
+/* Allocate one object; NULL (errno = ENOMEM) if memory is exhausted and
+ * gfp does not contain USLUB_GFP_NOFAIL. */
+void *uslub_cache_alloc_noprof(uslub_cache_t *s, uslub_gfp_t gfp);
+void *(uslub_cache_alloc)(uslub_cache_t *s, uslub_gfp_t gfp);
+#define uslub_cache_alloc(s, gfp) ({                                             \
+	uslub_cache_t *__uslub_s = (s); uslub_gfp_t __uslub_g = (gfp);           \
+	USLUB_TAG_HERE(); uslub_cache_alloc_noprof(__uslub_s, __uslub_g); })
+
+/* Same, from slabs of NUMA node @node (USLUB_NUMA_NO_NODE: any); a node
+ * outside [0, uslub_nr_nodes()) gives NULL with errno = EINVAL. */
+void *uslub_cache_alloc_node_noprof(uslub_cache_t *s, uslub_gfp_t gfp, int node);
+void *(uslub_cache_alloc_node)(uslub_cache_t *s, uslub_gfp_t gfp, int node);
+#define uslub_cache_alloc_node(s, gfp, node) ({                                \
+	uslub_cache_t *__uslub_s = (s); uslub_gfp_t __uslub_g = (gfp);           \
+	int __uslub_n = (node);                                                  \
+	USLUB_TAG_HERE(); uslub_cache_alloc_node_noprof(__uslub_s, __uslub_g, __uslub_n); })
+
+/* Allocate from @s for a request of @size bytes (<= the object size), as
+ * kmalloc does from a kmalloc cache: a slub_debug cache with red zones
+ * records @size and guards the object's unused tail [size, object size)
+ * like a red zone (a write there is reported as "kmalloc Redzone
+ * overwritten"). NULL with EINVAL for a size larger than the objects. */
+void *uslub_kmalloc_trace(uslub_cache_t *s, uslub_gfp_t gfp, size_t size);
+
+/*
+ * Free an object of @s; NULL is ignored. A pointer uslub does not own, an
+ * interior pointer, or an object of another cache is reported on stderr,
+ * counted in uslub_error_count(), and left alone: allocator state is never
+ * touched.
+ */
+void uslub_cache_free(uslub_cache_t *s, void *obj);
+
+/*
+ * Flush the calling thread's cpu slab and cpu partial slabs of @s, release
+ * every empty slab on the node partial lists and sort the partial lists
+ * (fullest first). Returns the number of slabs released. Other threads'
+ * per-CPU state is left alone (in per-thread mode it is theirs alone).
+ */
+int uslub_cache_shrink(uslub_cache_t *s);
+
+/*
+ * Destroy @s. The caller guarantees, as in the kernel, that no other thread
+ * uses @s concurrently. Every thread's per-CPU state of @s is flushed; if
+ * objects are still live, they are reported (count and slabs; counted once
+ * in uslub_error_count()), the cache is left intact and usable, and -1 is
+ * returned with errno = EBUSY.
+ * Returns 0 when the cache was destroyed.
+ */
+int uslub_cache_destroy(uslub_cache_t *s);
+
+/*
+ * Walk every slab of @s and check its counters against its freelist, list
+ * membership against the node-partial flag, and the node counters.
+ * Returns the number of inconsistencies found (each is printed to stderr);
+ * 0 means consistent. The result is exact when no other thread is
+ * allocating from or freeing to @s at the time.
+ */
+long uslub_cache_validate(uslub_cache_t *s);
+
+/* ------------------------------------------------------------------------
+ * Bulk allocation and freeing (seed 001)
+ * ---------------------------------------------------------------------- */
+
+/*
+ * Allocate @n objects into @p[0..n-1], all or nothing: returns n, or 0 with
+ * every object it had taken given back (errno = ENOMEM; EINVAL for n larger
+ * than INT_MAX). Objects come from the calling thread's sheaves or cpu
+ * freelist first, then from partial slabs, then from new slabs, whose
+ * objects are handed out directly (no freelist is built for them).
+ * USLUB_GFP_ZERO zeroes each object; USLUB_GFP_NOFAIL retries.
+ */
+int uslub_cache_alloc_bulk_noprof(uslub_cache_t *s, uslub_gfp_t gfp, size_t n, void **p);
+int (uslub_cache_alloc_bulk)(uslub_cache_t *s, uslub_gfp_t gfp, size_t n, void **p);
+#define uslub_cache_alloc_bulk(s, gfp, n, p) ({                                \
+	uslub_cache_t *__uslub_s = (s); uslub_gfp_t __uslub_g = (gfp);           \
+	size_t __uslub_n = (n); void **__uslub_p = (p);                          \
+	USLUB_TAG_HERE();                                                        \
+	uslub_cache_alloc_bulk_noprof(__uslub_s, __uslub_g, __uslub_n, __uslub_p); })
+
+/*
+ * Free @n objects of @s. Objects of one slab are chained into a detached
+ * freelist (looking a few entries ahead for more of the same slab) and
+ * given back with one compare-and-swap per group. NULL entries are
+ * skipped; invalid pointers are reported and left alone, as with
+ * uslub_cache_free(). With @s == NULL each object goes to its own cache
+ * (the kernel's kfree_bulk). The array's contents are clobbered.
+ */
+void uslub_cache_free_bulk(uslub_cache_t *s, size_t n, void **p);
+
+/* uslub_cache_free_bulk(NULL, n, p): objects of any caches, mixed. */
+void uslub_kfree_bulk(size_t n, void **p);
+
+/* ------------------------------------------------------------------------
+ * kmalloc (the kernel's kmalloc family)
+ *
+ * Requests up to USLUB_KMALLOC_MAX_CACHE_SIZE (8 KiB) come from the kmalloc
+ * caches, whose object sizes are SLUB's size classes: 8, 16, 32, 64, 96,
+ * 128, 192, 256, 512, 1k, 2k, 4k, 8k ("kmalloc-<size>" in slabinfo).
+ * Larger requests up to 2 MiB are whole runs of 2^order pages from the page
+ * provider; larger still are mapped directly (one mmap each). Every
+ * allocation of a power-of-two size is naturally aligned (to its size, up
+ * to the page size; page runs to their own size).
+ *
+ * kmalloc(0) returns USLUB_ZERO_SIZE_PTR, which kfree and ksize accept
+ * (and which must not be dereferenced), as in the kernel. kfree takes any
+ * pointer kmalloc or uslub_cache_alloc returned (any cache's object).
+ * Failures: NULL with errno = ENOMEM (no memory, an accounting limit, an
+ * injected failure); kcalloc and kmalloc_array: NULL with errno = ENOMEM
+ * when n * size overflows.
+ * ---------------------------------------------------------------------- */
+#define USLUB_ZERO_SIZE_PTR ((void *)16)
+#define USLUB_ZERO_OR_NULL_PTR(x) ((unsigned long)(x) <= (unsigned long)USLUB_ZERO_SIZE_PTR)
+#define USLUB_KMALLOC_MIN_SIZE 8
+#define USLUB_KMALLOC_MAX_CACHE_SIZE 8192ul
+#define USLUB_KMALLOC_MAX_SIZE (1ul << 40)   /* larger requests fail (ENOMEM) */
+
+void *uslub_kmalloc_noprof(size_t size, uslub_gfp_t gfp);
+void *uslub_kmalloc_node_noprof(size_t size, uslub_gfp_t gfp, int node);
+void *uslub_kmalloc_array_noprof(size_t n, size_t size, uslub_gfp_t gfp);
+void *uslub_krealloc_noprof(const void *p, size_t new_size, uslub_gfp_t gfp);
+void *(uslub_kmalloc)(size_t size, uslub_gfp_t gfp);
+void *(uslub_kmalloc_node)(size_t size, uslub_gfp_t gfp, int node);
+void *(uslub_kzalloc)(size_t size, uslub_gfp_t gfp);
+void *(uslub_kmalloc_array)(size_t n, size_t size, uslub_gfp_t gfp);
+void *(uslub_kcalloc)(size_t n, size_t size, uslub_gfp_t gfp);
+void *(uslub_krealloc)(const void *p, size_t new_size, uslub_gfp_t gfp);
+#define uslub_kmalloc(size, gfp) ({                                              \
+	size_t __uslub_z = (size); uslub_gfp_t __uslub_g = (gfp);                \
+	USLUB_TAG_HERE(); uslub_kmalloc_noprof(__uslub_z, __uslub_g); })
+#define uslub_kmalloc_node(size, gfp, node) ({                                   \
+	size_t __uslub_z = (size); uslub_gfp_t __uslub_g = (gfp);                \
+	int __uslub_n = (node);                                                  \
+	USLUB_TAG_HERE(); uslub_kmalloc_node_noprof(__uslub_z, __uslub_g, __uslub_n); })
+#define uslub_kzalloc(size, gfp) uslub_kmalloc((size), (gfp) | USLUB_GFP_ZERO)
+#define uslub_kmalloc_array(n, size, gfp) ({                                     \
+	size_t __uslub_k = (n), __uslub_z = (size); uslub_gfp_t __uslub_g = (gfp); \
+	USLUB_TAG_HERE(); uslub_kmalloc_array_noprof(__uslub_k, __uslub_z, __uslub_g); })
+#define uslub_kcalloc(n, size, gfp) uslub_kmalloc_array((n), (size), (gfp) | USLUB_GFP_ZERO)
+/* Resize: in place when the new size fits the allocation's size class (the
+ * bytes past the old size are zeroed with USLUB_GFP_ZERO, as far as the
+ * old allocation was zeroed: give __GFP_ZERO to every call, as in the
+ * kernel); else a new allocation, the old contents copied and the old one
+ * freed. new_size 0 frees @p and returns USLUB_ZERO_SIZE_PTR; on failure
+ * @p is untouched and NULL is returned. */
+#define uslub_krealloc(p, new_size, gfp) ({                                      \
+	const void *__uslub_p = (p); size_t __uslub_z = (new_size);              \
+	uslub_gfp_t __uslub_g = (gfp);                                           \
+	USLUB_TAG_HERE(); uslub_krealloc_noprof(__uslub_p, __uslub_z, __uslub_g); })
+
+/* Free what kmalloc (any size) or any cache returned; NULL and
+ * USLUB_ZERO_SIZE_PTR are ignored. Invalid pointers are reported as
+ * uslub_cache_free() reports them. */
+void uslub_kfree(const void *p);
+/* kfree() after zeroing the whole allocation (kfree_sensitive). */
+void uslub_kfree_sensitive(const void *p);
+/* The usable size of an allocation (its size class, or its page run):
+ * all of it may be written. 0 for NULL and USLUB_ZERO_SIZE_PTR. */
+size_t uslub_ksize(const void *p);
+/* The size kmalloc(@size) really allocates (SIZE_MAX bytes: 0 on
+ * overflow, as kmalloc would fail). */
+size_t uslub_kmalloc_size_roundup(size_t size);
+/* The kmalloc cache that serves @size bytes (NULL above 8 KiB). */
+uslub_cache_t *uslub_kmalloc_cache(size_t size);
+
+/* Aligned kmalloc, for the malloc family: @align a power of two; NULL with
+ * EINVAL otherwise. Every alignment is served (above 2 MiB by mmap). */
+void *uslub_kmalloc_aligned(size_t size, size_t align, uslub_gfp_t gfp);
+
+/* ------------------------------------------------------------------------
+ * Sheaves and prefilling (Linux 6.18)
+ * ---------------------------------------------------------------------- */
+struct uslub_sheaf;
+
+/* Objects per sheaf of @s (0: the cache has no per-CPU sheaves). */
+unsigned int uslub_cache_sheaf_capacity(const uslub_cache_t *s);
+
+/*
+ * A sheaf holding at least @size objects, for allocations that must not
+ * fail later (the maple tree's use: prefill, then allocate under a lock
+ * with a non-blocking gfp). Works for any cache; a @size above the cache's
+ * sheaf capacity gets an "oversize" sheaf of exactly that capacity.
+ * Returns NULL (errno = ENOMEM, or EINVAL for a size too large for any
+ * sheaf) with nothing taken.
+ */
+struct uslub_sheaf *uslub_cache_prefill_sheaf(uslub_cache_t *s, uslub_gfp_t gfp,
+					      unsigned int size);
+
+/* One object from @sheaf. Never fails while the sheaf holds objects, with
+ * any gfp (USLUB_GFP_ZERO zeroes it); NULL when it is empty. An accounted
+ * object is charged even past the group's limit (the prefill was the
+ * point where failing was allowed). */
+void *uslub_cache_alloc_from_sheaf_noprof(uslub_cache_t *s, uslub_gfp_t gfp,
+					  struct uslub_sheaf *sheaf);
+void *(uslub_cache_alloc_from_sheaf)(uslub_cache_t *s, uslub_gfp_t gfp,
+					     struct uslub_sheaf *sheaf);
+#define uslub_cache_alloc_from_sheaf(s, gfp, sheaf) ({                         \
+	uslub_cache_t *__uslub_s = (s); uslub_gfp_t __uslub_g = (gfp);           \
+	struct uslub_sheaf *__uslub_h = (sheaf);                                 \
+	USLUB_TAG_HERE();                                                        \
+	uslub_cache_alloc_from_sheaf_noprof(__uslub_s, __uslub_g, __uslub_h); })
+
+/*
+ * Make *@sheafp hold at least @size objects. It may be refilled in place
+ * or replaced by another sheaf (the old one is returned), hence the
+ * double pointer. Returns 0, or -ENOMEM (errno too) with *sheafp unchanged
+ * and still usable.
+ */
+int uslub_cache_refill_sheaf(uslub_cache_t *s, uslub_gfp_t gfp,
+			     struct uslub_sheaf **sheafp, unsigned int size);
+
+/* Give a sheaf back; its objects return to the cache (kept for the calling
+ * thread when possible). */
+void uslub_cache_return_sheaf(uslub_cache_t *s, uslub_gfp_t gfp, struct uslub_sheaf *sheaf);
+
+/* Objects left in @sheaf. */
+unsigned int uslub_cache_sheaf_size(const struct uslub_sheaf *sheaf);
+
+const char *uslub_cache_name(const uslub_cache_t *s);
+size_t uslub_cache_object_size(const uslub_cache_t *s);
+
+/* Flush all of the calling thread's per-CPU slabs (every cache), as a CPU
+ * going offline does. Thread exit does this automatically. */
+void uslub_flush_thread(void);
+
+/* Is @p inside memory uslub manages? (lock-free, O(1)) */
+int uslub_owns(const void *p);
+
+/* Return every empty region to the OS now, whatever the decay delay.
+ * Returns the number of bytes returned. */
+size_t uslub_trim(void);
+
+/* Number of misuse reports so far: invalid frees (each counts one) and
+ * destroys refused because objects were live (each counts one). */
+unsigned long uslub_error_count(void);
+
+/* ------------------------------------------------------------------------
+ * Fault injection (the kernel's failslab)
+ * ---------------------------------------------------------------------- */
+/*
+ * Configure fault injection with the syntax of USLUB_FAILSLAB:
+ * "probability=<percent>,interval=<n>,times=<n|-1>,space=<bytes>,seed=<n>,
+ * ignore-gfp-wait=<0|1>,cache-filter=<0|1>,verbose=<0|1>" (missing keys
+ * take their defaults: probability 0 = off, interval 1, times -1 =
+ * unlimited, space 0). A failed call returns NULL (0 from bulk, NULL from
+ * prefill) with ENOMEM and takes nothing. Returns 0, or -1 with EINVAL
+ * (nothing changed) for a malformed spec.
+ */
+int uslub_failslab_configure(const char *spec);
+/* Failures injected so far. */
+unsigned long uslub_failslab_injected(void);
+/* Allow (or stop) failures of @s when cache-filter=1 (the 'A' flag of
+ * USLUB_DEBUG). */
+void uslub_cache_set_failslab(uslub_cache_t *s, int on);
+
+/* Print every USLUB_* environment option, its default and meaning, to
+ * stderr. */
+void uslub_options_print(void);
+/* The same list on @f (for `uslub --help`). */
+void uslub_options_fprint(FILE *f);
+
+/* Number of NUMA nodes (real, or faked with USLUB_FAKE_NODES). */
+int uslub_nr_nodes(void);
+
+/* ------------------------------------------------------------------------
+ * Statistics (SLUB's CONFIG_SLUB_STATS counters, always on)
+ * ---------------------------------------------------------------------- */
+#define USLUB_STAT_ITEMS(X)                                                  \
+	X(ALLOC_PCS,             "allocation from a per-CPU sheaf")          \
+	X(FREE_PCS,              "free to a per-CPU sheaf")                  \
+	X(FREE_FASTPATH,         "free to the cpu slab's freelist")          \
+	X(ALLOC_FASTPATH,        "allocation from the cpu freelist")         \
+	X(ALLOC_SLOWPATH,        "allocation through the slow path")         \
+	X(FREE_SLOWPATH,         "free to a slab with the CAS")              \
+	X(FREE_FROZEN,           "free to a frozen (someone's cpu) slab")    \
+	X(FREE_ADD_PARTIAL,      "slab added to a node partial list")        \
+	X(FREE_REMOVE_PARTIAL,   "empty slab taken off a node partial list") \
+	X(ALLOC_FROM_PARTIAL,    "cpu slab taken from a node partial list")  \
+	X(ALLOC_SLAB,            "new slab from the page provider")          \
+	X(ALLOC_REFILL,          "cpu freelist refilled from remote frees")  \
+	X(ALLOC_NODE_MISMATCH,   "cpu slab dropped: wrong node")             \
+	X(FREE_SLAB,             "slab returned to the page provider")       \
+	X(CPUSLAB_FLUSH,         "cpu slab flushed (thread exit, shrink)")   \
+	X(DEACTIVATE_FULL,       "cpu slab deactivated full")                \
+	X(DEACTIVATE_EMPTY,      "cpu slab deactivated empty and freed")     \
+	X(DEACTIVATE_TO_HEAD,    "cpu slab deactivated to partial head")     \
+	X(DEACTIVATE_TO_TAIL,    "cpu slab deactivated to partial tail")     \
+	X(DEACTIVATE_REMOTE_FREES, "cpu slab deactivated with remote frees") \
+	X(DEACTIVATE_BYPASS,     "cpu slab full, dropped without a flush")   \
+	X(ORDER_FALLBACK,        "slab made at the minimum order")           \
+	X(CMPXCHG_DOUBLE_CPU_FAIL, "cpu freelist CAS failed (unused: TLS)")  \
+	X(CMPXCHG_DOUBLE_FAIL,   "slab freelist CAS failed and retried")     \
+	X(CPU_PARTIAL_ALLOC,     "cpu slab taken from the cpu partial list") \
+	X(CPU_PARTIAL_FREE,      "slab put on the cpu partial list by free") \
+	X(CPU_PARTIAL_NODE,      "slab moved node partial -> cpu partial")   \
+	X(CPU_PARTIAL_DRAIN,     "cpu partial list drained to the node")    \
+	X(SHEAF_FLUSH,           "objects flushed from a sheaf to slabs")    \
+	X(SHEAF_REFILL,          "objects refilled into a sheaf from slabs") \
+	X(SHEAF_ALLOC,           "empty sheaf allocated")                    \
+	X(SHEAF_FREE,            "empty sheaf freed")                        \
+	X(BARN_GET,              "full sheaf taken from the barn")           \
+	X(BARN_GET_FAIL,         "barn had no full sheaf")                   \
+	X(BARN_PUT,              "full sheaf put in the barn")               \
+	X(BARN_PUT_FAIL,         "barn full: sheaf flushed to slabs")        \
+	X(SHEAF_PREFILL_FAST,    "prefill served by a ready sheaf")          \
+	X(SHEAF_PREFILL_SLOW,    "prefill had to refill a sheaf")            \
+	X(SHEAF_PREFILL_OVERSIZE, "prefill above capacity: oversize sheaf")  \
+	X(SHEAF_RETURN_FAST,     "returned sheaf kept (spare or barn)")      \
+	X(SHEAF_RETURN_SLOW,     "returned sheaf flushed and freed")         \
+	X(FREELIST_CORRUPT,      "corrupted free pointer caught, dropped")
+
+enum uslub_stat_item {
+#define USLUB_X(name, doc) USLUB_##name,
+	USLUB_STAT_ITEMS(USLUB_X)
+#undef USLUB_X
+	USLUB_NR_STATS
+};
+
+const char *uslub_stat_name(enum uslub_stat_item item);
+
+/* Sum of every thread's counters for @s (racy snapshot, like the kernel's). */
+void uslub_cache_stats(const uslub_cache_t *s, uint64_t out[USLUB_NR_STATS]);
+
+/* One cache's slabinfo line (the fields of /proc/slabinfo and more). */
+struct uslub_slabinfo {
+	const char *name;
+	size_t object_size;      /* requested size                            */
+	size_t size;             /* object + metadata + alignment padding     */
+	size_t align;
+	size_t offset;           /* free pointer offset inside the object     */
+	size_t free_mark_offset; /* the free mark's word (double-free check);
+	                            >= object_size: outside the object        */
+	unsigned int objs_per_slab;
+	unsigned int order;      /* slab = 2^order pages                      */
+	unsigned int pages_per_slab;
+	unsigned int min_partial;
+	unsigned int cpu_partial_slabs;
+	unsigned int sheaf_capacity; /* 0: no per-CPU sheaves                 */
+	int random_freelist;         /* new slabs' object order is shuffled   */
+	int hardened_freelist;       /* free pointers stored obfuscated       */
+	int obj_ext;                 /* per-object extension placement:
+	                                USLUB_OBJ_EXT_*                        */
+	unsigned int obj_ext_size;   /* bytes of one extension (0: none)      */
+	unsigned int obj_ext_bytes;  /* extension bytes per object outside the
+	                                slab's objects and leftover (array: the
+	                                extension size; in-slab: 0)           */
+	unsigned long barn_full;     /* full sheaves in the barns, all nodes  */
+	unsigned long barn_empty;    /* empty sheaves in the barns            */
+	unsigned long num_slabs;     /* slabs of this cache, all nodes        */
+	unsigned long num_objs;      /* objects in those slabs (order-fallback
+	                                slabs hold fewer than objs_per_slab)   */
+	unsigned long active_objs;   /* allocated (incl. cpu-cached), as the
+	                                kernel counts: num_objs - free objects
+	                                on node partial slabs                 */
+	unsigned long live_objs;     /* allocs - frees from the counters      */
+	unsigned long nr_partial;    /* slabs on node partial lists           */
+	unsigned long partial_free;  /* free objects on node partial slabs    */
+	unsigned long memory_used;   /* bytes in slabs                        */
+	unsigned long memory_requested; /* live_objs * object_size            */
+	char debug[12];              /* slub_debug letters in effect ("FZPU";
+	                                "" for none; A = fault injection)      */
+	unsigned long isolated_slabs; /* slabs isolated after a detected
+	                                corruption (never used again)         */
+	const char *percpu;          /* the cache's per-CPU layer: "sheaves"
+	                                (Linux 7.0, the default), "cpu_slab"
+	                                (the 6.x model: USLUB_CPU_SLABS=1 or
+	                                USLUB_CPU_SLAB) or "none" (slub_debug:
+	                                every object through the node lists) */
+};
+
+/* Where a cache keeps its per-object extensions (seed 003). */
+enum uslub_obj_ext_placement {
+	USLUB_OBJ_EXT_NONE = 0,      /* no accounting or profiling: none       */
+	USLUB_OBJ_EXT_LEFTOVER = 1,  /* an array in the slab's unused tail     */
+	USLUB_OBJ_EXT_PADDING = 2,   /* inside each object's alignment padding */
+	USLUB_OBJ_EXT_ARRAY = 3,     /* a separate array per slab              */
+	USLUB_OBJ_EXT_ON_DEMAND = 4, /* none, but USLUB_GFP_ACCOUNT gives a slab
+	                                a separate array on first use          */
+};
+const char *uslub_obj_ext_placement_name(int placement);
+
+int uslub_cache_slabinfo(const uslub_cache_t *s, struct uslub_slabinfo *out);
+
+enum uslub_format { USLUB_FMT_TABLE = 0, USLUB_FMT_JSON = 1 };
+
+/* slabinfo of every cache, with statistics, as a table or JSON. */
+void uslub_slabinfo_print(FILE *f, enum uslub_format fmt);
+
+/* Page provider totals. */
+struct uslub_page_stats {
+	unsigned long segments;        /* 4 MiB segments reserved             */
+	unsigned long bytes_reserved;  /* address space reserved              */
+	unsigned long bytes_in_slabs;  /* pages handed out to slabs           */
+	unsigned long bytes_purged;    /* free pages returned to the OS and not
+	                                  reused since (a current amount)     */
+	unsigned long purges;          /* madvise calls made                  */
+};
+void uslub_page_stats(struct uslub_page_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* USLUB_TYPES_H */

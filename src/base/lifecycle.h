@@ -1,0 +1,73 @@
+/*
+ * The lifecycle table: what each layer does at thread exit and around
+ * fork(), in one ranked list instead of calls threaded through the layers.
+ *
+ * An entry has a rank and optional callbacks. Its rank is the rank of the
+ * lock its fork callbacks take and release (enum uslub_lock_rank, the
+ * contract's order at the top of src/cache/slub.c), or LIFECYCLE_UNLOCKED
+ * for an entry that must run with no uslub lock held at all. One entry
+ * per lock rank that fork takes; entries of one rank run in registration
+ * order (reverse for the postfork callbacks).
+ *
+ *   prefork          in rank order (LIFECYCLE_UNLOCKED first, holding
+ *                    only lifecycle_lock; then the outermost lock
+ *                    first): each takes its locks with
+ *                    uslub_mutex_lock(), or uslub_mutex_lock_nest() for a
+ *                    rank with a lock per cache or per node
+ *   postfork_parent  in reverse order: releases them (uslub_mutex_unlock*)
+ *   postfork_child   in reverse order: resets them (uslub_mutex_reset*:
+ *                    re-initialized, since threads that waited on them are
+ *                    gone); when an entry's child callback runs, the locks
+ *                    of every later rank are free again and those of its
+ *                    own and earlier ranks are still held; the
+ *                    LIFECYCLE_UNLOCKED entries run last, with none held
+ *                    (they may allocate, create threads)
+ *   thread_exit      in rank order, from the thread's key destructor, with
+ *                    no uslub lock held; @area is the thread's cpu area
+ *                    (struct uslub_thread). An entry of a lock rank takes
+ *                    that lock itself.
+ *
+ * There is no init callback: the init order (options, failslab, ext, page,
+ * the cache layer: cpu.c's init_once_fn) is an order of dependencies, not
+ * the lock order, so it stays explicit; each layer's init registers its
+ * entries. The library's one pthread_atfork() registration is made by
+ * _uslub_lifecycle_init().
+ *
+ * Registration never allocates: the table is a static array of
+ * LIFECYCLE_MAX entries (a full table aborts with a report). An entry is
+ * caller-owned static storage, registered once, never removed.
+ * Registration takes lifecycle_lock (RANK_LIFECYCLE, the outermost lock),
+ * which fork holds, so a layer registering while another thread forks
+ * waits, and its lock is not taken behind fork's back; call it with no
+ * uslub lock held. thread_exit reads the table without the lock
+ * (entries are published with release order).
+ */
+#ifndef USLUB_LIFECYCLE_H
+#define USLUB_LIFECYCLE_H
+
+#include "base/base.h"
+
+#define LIFECYCLE_UNLOCKED (-1)  /* rank of an entry run with no uslub lock held */
+#define LIFECYCLE_MAX 32
+
+struct uslub_lifecycle {
+	const char *name;                 /* for reports */
+	int rank;                         /* enum uslub_lock_rank, or LIFECYCLE_UNLOCKED */
+	void (*thread_exit)(void *area);
+	void (*prefork)(void);
+	void (*postfork_parent)(void);
+	void (*postfork_child)(void);
+};
+
+/* Add @e to the table (no uslub lock held; never allocates). */
+__internal void _uslub_lifecycle_register(const struct uslub_lifecycle *e);
+/* The library's pthread_atfork() registration (once, from _uslub_init()). */
+__internal void _uslub_lifecycle_init(void);
+/* The handlers (exported for the tests). */
+__internal void _uslub_lifecycle_prefork(void);
+__internal void _uslub_lifecycle_postfork_parent(void);
+__internal void _uslub_lifecycle_postfork_child(void);
+/* Every entry's thread_exit, in rank order (the key destructor). */
+__internal void _uslub_lifecycle_thread_exit(void *area);
+
+#endif /* USLUB_LIFECYCLE_H */

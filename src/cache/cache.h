@@ -1,0 +1,175 @@
+/*
+ * The cache layer's inline fast paths (Linux 7.0's alloc_from_pcs and
+ * free_to_pcs): a pop from and a push onto the calling thread's main
+ * sheaf of a cache, each written once here, used by the kmem_cache API
+ * (slub.c), kmalloc and malloc. Every miss goes, by one tail call, to the
+ * miss paths in slub.c (_uslub_slab_alloc_miss, _uslub_slab_free_miss),
+ * with the public caller's address for slub_debug's owner tracking.
+ */
+#ifndef USLUB_CACHE_CACHE_H
+#define USLUB_CACHE_CACHE_H
+
+#include "cache/slub.h"
+
+__internal void *_uslub_slab_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+					size_t orig_size, uintptr_t addr);
+__internal void _uslub_slab_free_miss(struct kmem_cache *s, void *x, uintptr_t addr);
+
+/* The public caller's address (slub_debug's owner), taken where the
+ * inline paths are inlined: in the public entry point itself, so it holds
+ * in builds that make no tail calls (TSan) too. */
+#define USLUB_CALLER() ((uintptr_t)__builtin_return_address(0))
+
+/*
+ * The alloc fast path (Linux 7.0's alloc_from_pcs): pop the main sheaf of
+ * slot @c. One thread-local load (the cpu area, by the caller) and one
+ * predicted branch: NULL on an empty main (the empty sheaf stands in for
+ * a missing one) or a cache whose inline paths are off (hooks, debug,
+ * failslab, destroyed; freelist hardening does not matter here: a sheaf
+ * holds plain pointers). Objects are never NULL, so callers test the
+ * result with no extra branch.
+ */
+static __always_inline void *alloc_from_pcs(struct kmem_cache *s, struct kmem_cache_cpu *c)
+{
+	struct slab_sheaf *main = c->main;
+	unsigned int n = main->size;
+
+	if (unlikely(!n || (READ_ONCE(s->fastpath_off) & ~FASTPATH_OFF_HARDENED)))
+		return NULL;
+	void *obj = main->objects[n - 1];
+	main->size = n - 1;
+	stat(c, ALLOC_PCS);
+	free_mark_clear0(obj);
+	return obj;
+}
+
+/* The 6.x fast path (cpu-slab mode): pop the cpu freelist. NULL when it
+ * is empty or the fast paths are off (hardened caches too: their free
+ * pointers need decoding and checking). Counted by derivation (see
+ * kmem_cache_cpu.loaded). */
+static __always_inline void *alloc_from_cpu_slab(struct kmem_cache *s, struct kmem_cache_cpu *c)
+{
+	void *obj = c->freelist;
+
+	if (unlikely(!obj || READ_ONCE(s->fastpath_off)))
+		return NULL;
+	c->freelist = get_freepointer_raw(s, obj);
+	free_mark_clear0(obj);
+	return obj;
+}
+
+/* An allocation from @s: the main sheaf, else the cpu freelist (a cache
+ * in cpu-slab mode finds its main empty at once), else (gfp bits, a node,
+ * or a miss) the miss path. @orig_size: a kmalloc's requested size (0:
+ * not kmalloc), for a debug cache's record. */
+static __always_inline void *slab_alloc_node(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+					     size_t orig_size)
+{
+	if (likely(!gfp && node == USLUB_NUMA_NO_NODE)) {
+		struct kmem_cache_cpu *c = this_cpu(s);
+		void *obj = alloc_from_pcs(s, c);
+		if (likely(obj))
+			return obj;
+		obj = alloc_from_cpu_slab(s, c);
+		if (likely(obj))
+			return obj;
+	}
+	return _uslub_slab_alloc_miss(s, gfp, node, orig_size, USLUB_CALLER());
+}
+
+/*
+ * The free fast path (Linux 7.0's free_to_pcs), for @x already known to
+ * be in @slab of @s, with the caller's slot @c and its main sheaf @main
+ * holding @n < capacity objects: the checks that make a bad free
+ * detectable (inside the slab's objects, at an object start, not already
+ * free: the free mark), a slab of the main sheaf's node, inline paths on
+ * -> mark it and push it. false: nothing done (the miss path checks again
+ * and reports). The object offset is taken from the slab's start without
+ * the left red zone: only debug caches have one, and their inline paths
+ * are off.
+ */
+static __always_inline bool free_to_pcs(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					struct slab_sheaf *main, unsigned int n,
+					struct slab *slab, void *x)
+{
+	/* x - slab_address(slab): both in one segment, and the descriptor's
+	 * offset in it times 64 is the slab's (page.h) */
+	uintptr_t off = ((uintptr_t)x - ((uintptr_t)slab << (PAGE_SHIFT - 6))) & (SEGMENT_SIZE - 1);
+	uintptr_t mark = slab_free_mark(s, slab);
+
+	if (unlikely(off >= slab_objects_bytes(slab)) ||
+	    unlikely(slab_offset_to_index(off, s->reciprocal_size) * (uintptr_t)s->size != off) ||
+	    unlikely(slab_nid(slab) != main->node) ||
+	    unlikely(READ_ONCE(s->fastpath_off) & ~FASTPATH_OFF_HARDENED) ||
+	    free_mark_test0(x, mark))
+		return false;
+	free_mark_set0(x, mark);
+	main->objects[n] = x;
+	barrier();      /* a fork child flushes objects[0, size) */
+	main->size = n + 1;
+	stat(c, FREE_PCS);
+	return true;
+}
+
+/*
+ * The 6.x free fast path (cpu-slab mode): @x inside our cpu slab of this
+ * cache (one subtraction and compare against the cpu slot, no descriptor
+ * load: the range proves the pointer is ours and of this cache), at an
+ * object start (reciprocal multiply), and without the free mark (not
+ * already free) -> mark it and push it onto the cpu freelist. A cache
+ * whose fast paths are off, or in sheaf mode, has an empty range (see
+ * set_cpu_slab()).
+ */
+static __always_inline bool free_to_cpu_slab(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					     void *x)
+{
+	uintptr_t off = (uintptr_t)x - (uintptr_t)c->slab_addr;
+
+	if (unlikely(off >= c->slab_bytes) ||
+	    unlikely(slab_offset_to_index(off, s->reciprocal_size) * (uintptr_t)s->size != off) ||
+	    free_mark_test0(x, c->free_mark))
+		return false;
+	free_mark_set0(x, c->free_mark);
+	set_freepointer_raw(s, x, c->freelist);
+	c->freelist = x;
+	stat(c, FREE_FASTPATH);
+	return true;
+}
+
+/* The free fast path for @x known to be in @slab (kfree, free). */
+static __always_inline void slab_free_to_pcs(struct kmem_cache *s, struct slab *slab, void *x)
+{
+	struct kmem_cache_cpu *c = this_cpu(s);
+	struct slab_sheaf *main = c->main;
+	unsigned int n = main->size;
+
+	if (likely(n < main->capacity)) {
+		if (likely(free_to_pcs(s, c, main, n, slab, x)))
+			return;
+	} else if (likely(free_to_cpu_slab(s, c, x))) {
+		return;
+	}
+	_uslub_slab_free_miss(s, x, USLUB_CALLER());
+}
+
+/* The free fast path for any @x: with room in the main sheaf, one
+ * descriptor lookup (ours, a slab, of this cache) and free_to_pcs();
+ * without (a cache in cpu-slab mode: capacity 0), the cpu slab's range. */
+static __always_inline void slab_free(struct kmem_cache *s, void *x)
+{
+	struct kmem_cache_cpu *c = this_cpu(s);
+	struct slab_sheaf *main = c->main;
+	unsigned int n = main->size;
+	struct slab *slab;
+
+	if (likely(n < main->capacity)) {
+		if (likely(slab = virt_to_slab(x)) && likely(slab->slab_cache == s) &&
+		    likely(free_to_pcs(s, c, main, n, slab, x)))
+			return;
+	} else if (likely(free_to_cpu_slab(s, c, x))) {
+		return;
+	}
+	_uslub_slab_free_miss(s, x, USLUB_CALLER());
+}
+
+#endif /* USLUB_CACHE_CACHE_H */
