@@ -77,6 +77,14 @@ static __always_inline void *slab_alloc_node(struct kmem_cache *s, uslub_gfp_t g
 	return _uslub_slab_alloc_miss(s, gfp, node, orig_size, USLUB_CALLER());
 }
 
+/* Is @off (below the slab's object bytes, so < 2^22) an object start?
+ * idx * size <= off < 2^22 whatever off is, so 32-bit arithmetic is exact
+ * (and the multiply takes size from memory: one register fewer). */
+static __always_inline bool obj_start(const struct kmem_cache *s, uintptr_t off)
+{
+	return slab_offset_to_index(off, s->reciprocal_size) * s->size == (uint32_t)off;
+}
+
 /*
  * The free fast path (Linux 7.0's free_to_pcs), for @x already known to
  * be in @slab of @s, with the caller's slot @c and its main sheaf @main
@@ -89,8 +97,7 @@ static __always_inline void *slab_alloc_node(struct kmem_cache *s, uslub_gfp_t g
  * are off.
  */
 static __always_inline bool free_to_pcs(struct kmem_cache *s, struct kmem_cache_cpu *c,
-					struct slab_sheaf *main, unsigned int n,
-					struct slab *slab, void *x)
+					struct slab_sheaf *main, struct slab *slab, void *x)
 {
 	/* x - slab_address(slab): both in one segment, and the descriptor's
 	 * offset in it times 64 is the slab's (page.h) */
@@ -98,12 +105,15 @@ static __always_inline bool free_to_pcs(struct kmem_cache *s, struct kmem_cache_
 	uintptr_t mark = slab_free_mark(s, slab);
 
 	if (unlikely(off >= slab_objects_bytes(slab)) ||
-	    unlikely(slab_offset_to_index(off, s->reciprocal_size) * (uintptr_t)s->size != off) ||
-	    unlikely(slab_nid(slab) != main->node) ||
+	    unlikely(!obj_start(s, off)) ||
+	    (unlikely(_uslub_multi_node) && slab_nid(slab) != main->node) ||
 	    unlikely(READ_ONCE(s->fastpath_off) & ~FASTPATH_OFF_HARDENED) ||
 	    free_mark_test0(x, mark))
 		return false;
 	free_mark_set0(x, mark);
+	/* size read again (it was checked below capacity by the caller):
+	 * one register fewer across the checks, no callee-saved spill */
+	unsigned int n = main->size;
 	main->objects[n] = x;
 	barrier();      /* a fork child flushes objects[0, size) */
 	main->size = n + 1;
@@ -126,7 +136,7 @@ static __always_inline bool free_to_cpu_slab(struct kmem_cache *s, struct kmem_c
 	uintptr_t off = (uintptr_t)x - (uintptr_t)c->slab_addr;
 
 	if (unlikely(off >= c->slab_bytes) ||
-	    unlikely(slab_offset_to_index(off, s->reciprocal_size) * (uintptr_t)s->size != off) ||
+	    unlikely(!obj_start(s, off)) ||
 	    free_mark_test0(x, c->free_mark))
 		return false;
 	free_mark_set0(x, c->free_mark);
@@ -144,7 +154,7 @@ static __always_inline void slab_free_to_pcs(struct kmem_cache *s, struct slab *
 	unsigned int n = main->size;
 
 	if (likely(n < main->capacity)) {
-		if (likely(free_to_pcs(s, c, main, n, slab, x)))
+		if (likely(free_to_pcs(s, c, main, slab, x)))
 			return;
 	} else if (likely(free_to_cpu_slab(s, c, x))) {
 		return;
@@ -164,7 +174,7 @@ static __always_inline void slab_free(struct kmem_cache *s, void *x)
 
 	if (likely(n < main->capacity)) {
 		if (likely(slab = virt_to_slab(x)) && likely(slab->slab_cache == s) &&
-		    likely(free_to_pcs(s, c, main, n, slab, x)))
+		    likely(free_to_pcs(s, c, main, slab, x)))
 			return;
 	} else if (likely(free_to_cpu_slab(s, c, x))) {
 		return;

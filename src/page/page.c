@@ -44,6 +44,7 @@ struct page_node {
 
 static struct page_node page_nodes[MAX_NUMNODES];
 static int nr_nodes = 1;
+bool _uslub_multi_node;        /* nr_nodes > 1: written once, at init */
 static bool real_numa;
 
 static pthread_mutex_t reserve_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -87,6 +88,7 @@ static void page_init_once(void)
 		nr_nodes = count_sys_nodes();
 		real_numa = nr_nodes > 1;
 	}
+	_uslub_multi_node = nr_nodes > 1;
 	for (int i = 0; i < MAX_NUMNODES; i++) {
 		struct page_node *n = &page_nodes[i];
 		pthread_mutex_init(&n->lock, NULL);

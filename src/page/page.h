@@ -64,16 +64,24 @@ struct page {
 };
 static_assert(sizeof(struct page) == 64, "struct page is one cache line");
 
-/* The segment header lives in pages[0], a descriptor no page ever uses. */
+/* The segment header lives in pages[0], a descriptor no page ever uses.
+ * Its word over compound_head is always 0, as is compound_head of the
+ * other descriptors of the metadata pages (pages[1..15], never handed
+ * out): so _uslub_virt_to_head_page() needs no "is it a descriptor page"
+ * test, the NULL compound_head says it. */
 struct segment_hdr {
 	uint32_t magic;
 	int node;
 	unsigned int free_pages;         /* free usable pages               */
 	uint64_t empty_since_ns;
+	unsigned long no_head;           /* over pages[0].compound_head: 0  */
 	struct list_head empty_link;     /* on node->empty when fully free  */
 	struct list_head seg_link;       /* on node->segments               */
 };
 static_assert(sizeof(struct segment_hdr) <= sizeof(struct page), "header fits pages[0]");
+
+static_assert(offsetof(struct segment_hdr, no_head) == offsetof(struct page, compound_head),
+	      "the header's word over compound_head");
 
 struct segment {
 	union {
@@ -130,8 +138,7 @@ static __always_inline struct page *_uslub_virt_to_head_page(const void *p)
 {
 	if (unlikely(!_uslub_owns_segment(p)))
 		return NULL;
-	if (unlikely((((uintptr_t)p >> PAGE_SHIFT) & (SEGMENT_PAGES - 1)) < SEGMENT_META_PAGES))
-		return NULL;            /* the descriptors themselves */
+	/* the descriptors themselves: compound_head 0 (struct segment_hdr) */
 	return READ_ONCE(virt_to_page(p)->compound_head);
 }
 
@@ -140,6 +147,9 @@ __internal struct page *_uslub_alloc_pages(unsigned int order, int node);
 __internal void _uslub_free_pages(struct page *head);
 
 __internal int _uslub_nr_nodes(void);
+/* More than one node (real or fake): set once at init, before any cache
+ * exists, so the free fast path skips its node test on one node. */
+__internal extern bool _uslub_multi_node;
 __internal int _uslub_numa_node_of_cpu(void);
 __internal void _uslub_page_init(void);
 

@@ -29,20 +29,21 @@ check() {
 }
 # Sheaf mode (Linux 7.0, every cache by default; objdump of the gcc -O2
 # build, counted to the first ret):
-# alloc (24): the cpu slot (GOT load of the TLS offset, %fs add, the
-#        cache's slot offset, the sentinel's address: 4), main and its size
-#        (2), the one test "empty, gfp bits or inline paths off" (and, or,
-#        branch: 5 with the size test), the pop (5), the ALLOC_PCS counter
-#        (1: one add to memory), the free mark's clear (1), NULL cache test
-#        (2), ret
-# free (79 by this count; 70 on the hot path itself, the rest is the
-#        shared miss branch before ret): the cpu slot and the main sheaf's
-#        room (8), virt_to_slab (17: canonical address, ownership bit,
-#        not a descriptor page, the head descriptor, PG_slab), this cache
-#        (2), the offset inside the slab's objects (6), object start
-#        (reciprocal multiply and back: 7), the slab's node against the
-#        sheaf's (4), inline paths on (3), the free mark's test and store
-#        (6), the push (5), FREE_PCS (1), two callee-saved registers (4)
-check uslub_cache_alloc_noprof 24
-check uslub_cache_free 79
+# alloc (23): the cpu slot (GOT load of the TLS offset, %fs add, the
+#        cache's slot offset, the sentinel's address: 5), main and its size
+#        (2), the one test "empty, or inline paths off" (load, and, or,
+#        branch, with the size test: 5), the pop (5), the ALLOC_PCS counter
+#        (1: one add to memory), the free mark's clear (1), the NULL cache
+#        test (2), ret
+# free (71 by this count, which includes the shared miss branch laid out
+#        before ret): the cpu slot and the main sheaf's room (8),
+#        virt_to_slab (19: canonical address, ownership bit, the head
+#        descriptor (NULL for descriptor pages), PG_slab), this cache (2),
+#        the offset inside the slab's objects (7), object start (reciprocal
+#        multiply and back, 32-bit: 5), one node or the slab's node against
+#        the sheaf's (2), inline paths on (3), the free mark's test and
+#        store (6), the push (5), FREE_PCS (1), one callee-saved register
+#        (2)
+check uslub_cache_alloc_noprof 23
+check uslub_cache_free 71
 exit $status
