@@ -3,7 +3,7 @@ BUILD      ?= build
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 
-.PHONY: all build test test-fast test-asan test-tsan bench bench-quick install clean
+.PHONY: all build test test-fast test-asan test-tsan test-clang bench bench-quick install clean
 
 all: build
 
@@ -12,23 +12,34 @@ build:
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory
 
-# The whole suite: normal build, then ASan+UBSan, then TSan.
-test: test-fast test-asan test-tsan
+# The whole suite: normal build, then ASan+UBSan, then TSan, then a clang
+# build; every build with warnings as errors.
+test: test-fast test-asan test-tsan test-clang
 
-test-fast: build
+test-fast:
+	@$(MAKE) --no-print-directory build CMAKE_ARGS="$(CMAKE_ARGS) -DUSLUB_WERROR=ON"
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 test-asan:
 	@scripts/install-deps.sh
-	@cmake -S . -B build-asan -DUSLUB_SANITIZE=address,undefined -DUSLUB_BUILD_BENCH=OFF >/dev/null
+	@cmake -S . -B build-asan -DUSLUB_SANITIZE=address,undefined -DUSLUB_BUILD_BENCH=OFF -DUSLUB_WERROR=ON >/dev/null
 	@cmake --build build-asan -j $(JOBS) -- --no-print-directory
 	cd build-asan && USLUB_SANITIZED=1 ctest --output-on-failure -j $(JOBS)
 
 test-tsan:
 	@scripts/install-deps.sh
-	@cmake -S . -B build-tsan -DUSLUB_SANITIZE=thread -DUSLUB_BUILD_BENCH=OFF >/dev/null
+	@cmake -S . -B build-tsan -DUSLUB_SANITIZE=thread -DUSLUB_BUILD_BENCH=OFF -DUSLUB_WERROR=ON >/dev/null
 	@cmake --build build-tsan -j $(JOBS) -- --no-print-directory
 	cd build-tsan && USLUB_SANITIZED=1 TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j $(JOBS)
+
+# clang, warnings as errors: the library, the tool and the tests build;
+# the unit tier runs (the gcc builds above run everything).
+test-clang:
+	@scripts/install-deps.sh
+	@cmake -S . -B build-clang -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+		-DUSLUB_BUILD_BENCH=OFF -DUSLUB_WERROR=ON >/dev/null
+	@cmake --build build-clang -j $(JOBS) -- --no-print-directory
+	cd build-clang && ctest --output-on-failure -j $(JOBS) -L unit
 
 # Benchmarks against the peers (installs missing peers when it can).
 bench: build
@@ -43,4 +54,4 @@ install: build
 	cmake --install $(BUILD)
 
 clean:
-	rm -rf build build-asan build-tsan
+	rm -rf build build-asan build-tsan build-clang

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install what building and testing uslub needs on a fresh Debian machine
-# (compiler, make, cmake, python3, tmux; the sanitizer runtimes come with gcc). A no-op
+# (compiler, clang, make, cmake, python3, tmux; the sanitizer runtimes come with gcc). A no-op
 # when everything is present. Called by `make build`, so the README's two
 # commands work on a bare machine.
 set -euo pipefail
@@ -11,6 +11,7 @@ command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)   # test/malloc/programs.sh
 command -v tmux  >/dev/null 2>&1 || missing+=(tmux)      # the `uslub top` screen test
+command -v clang >/dev/null 2>&1 || missing+=(clang)     # make test-clang
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "uslub: installing build dependencies: ${missing[*]}"
 if [ "$(id -u)" -eq 0 ]; then SUDO=; elif command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
