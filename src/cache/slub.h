@@ -468,6 +468,21 @@ __internal bool _uslub_should_failslab(struct kmem_cache *s, uslub_gfp_t gfp, si
 __internal void _uslub_failslab_init(void);
 __internal unsigned int _uslub_failslab_cache_fastpath_off(const struct kmem_cache *s);
 
+/*
+ * The internal bucket caches (buckets.c): power-of-two caches "bucket-64"
+ * .. "bucket-2M" for the sheaf layer's sheaves and barns and the
+ * extension layer's separate arrays. _uslub_bucket_for(): the bucket for
+ * @bytes (created on first use, with no uslub lock held; NULL above
+ * USLUB_BUCKET_MAX or out of memory). A struct is freed with the size it
+ * was allocated with; _locked in any context (thread_lock held, no cpu
+ * area).
+ */
+#define USLUB_BUCKET_MAX (2ul << 20)
+__internal struct kmem_cache *_uslub_bucket_for(size_t bytes);
+__internal void *_uslub_bucket_alloc(size_t bytes, uslub_gfp_t gfp);
+__internal void _uslub_bucket_free(void *x, size_t bytes);
+__internal void _uslub_bucket_free_locked(void *x, size_t bytes);
+
 /* A use of a destroyed (quarantined) cache, or of NULL: reported, errno
  * EINVAL (slub.c). */
 __internal void _uslub_bad_cache(const struct kmem_cache *s, const char *call);

@@ -24,56 +24,6 @@
 #include <time.h>
 
 
-/* ------------------------------------------------------------------------
- * Sheaf structs: the power-of-two bucket caches
- * ---------------------------------------------------------------------- */
-static const char *const bucket_names[SHEAF_NR_BUCKETS] = {
-	"sheaf-64", "sheaf-128", "sheaf-256", "sheaf-512", "sheaf-1k", "sheaf-2k",
-	"sheaf-4k", "sheaf-8k", "sheaf-16k", "sheaf-32k", "sheaf-64k", "sheaf-128k",
-	"sheaf-256k", "sheaf-512k", "sheaf-1M", "sheaf-2M",
-};
-static struct kmem_cache *buckets[SHEAF_NR_BUCKETS];
-
-/* Each bucket is created once, on first use (pthread_once: a fork child
- * of a thread caught mid-creation starts over). Only the sizes in use
- * exist, which keeps slabinfo short and the locks held across fork few. */
-static void bucket_create(int i)
-{
-	buckets[i] = _uslub_cache_create(bucket_names[i], 1ul << (i + SHEAF_BUCKET_MIN_SHIFT),
-					 NULL, SLAB_NO_SHEAVES | SLAB_NO_OBJ_EXT | USLUB_NO_MERGE);
-}
-
-#define BUCKET_ONCE(i) static void bucket_create_##i(void) { bucket_create(i); }
-BUCKET_ONCE(0) BUCKET_ONCE(1) BUCKET_ONCE(2) BUCKET_ONCE(3) BUCKET_ONCE(4) BUCKET_ONCE(5)
-BUCKET_ONCE(6) BUCKET_ONCE(7) BUCKET_ONCE(8) BUCKET_ONCE(9) BUCKET_ONCE(10) BUCKET_ONCE(11)
-BUCKET_ONCE(12) BUCKET_ONCE(13) BUCKET_ONCE(14) BUCKET_ONCE(15)
-#undef BUCKET_ONCE
-static void (*const bucket_create_fn[SHEAF_NR_BUCKETS])(void) = {
-	bucket_create_0, bucket_create_1, bucket_create_2, bucket_create_3, bucket_create_4,
-	bucket_create_5, bucket_create_6, bucket_create_7, bucket_create_8, bucket_create_9,
-	bucket_create_10, bucket_create_11, bucket_create_12, bucket_create_13, bucket_create_14,
-	bucket_create_15,
-};
-static pthread_once_t bucket_once[SHEAF_NR_BUCKETS] = {
-	PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT,
-	PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT,
-	PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT,
-	PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT,
-};
-static_assert(SHEAF_NR_BUCKETS == 16, "one once per bucket");
-
-/* The bucket for @bytes (<= 2 MiB). Creating it needs no uslub lock held;
- * a bucket that holds a sheaf or barn already exists, so the flush paths,
- * which run under locks, only ever look it up. */
-static struct kmem_cache *bucket_for(size_t bytes)
-{
-	unsigned int shift = bytes <= (1ul << SHEAF_BUCKET_MIN_SHIFT) ? SHEAF_BUCKET_MIN_SHIFT
-								     : fls_u(bytes - 1);
-	unsigned int i = shift - SHEAF_BUCKET_MIN_SHIFT;
-	pthread_once(&bucket_once[i], bucket_create_fn[i]);
-	return buckets[i];
-}
-
 static inline size_t sheaf_bytes(unsigned int capacity)
 {
 	return SHEAF_HEADER_SIZE + (size_t)capacity * sizeof(void *);
@@ -98,7 +48,7 @@ static int home_node(void)
 static struct slab_sheaf *alloc_sheaf(struct kmem_cache *s, unsigned int capacity,
 				      bool oversize, uslub_gfp_t gfp)
 {
-	struct kmem_cache *b = bucket_for(sheaf_bytes(capacity));
+	struct kmem_cache *b = _uslub_bucket_for(sheaf_bytes(capacity));
 	if (unlikely(!b))
 		return NULL;
 	struct slab_sheaf *sheaf =
@@ -117,27 +67,13 @@ static struct slab_sheaf *alloc_sheaf(struct kmem_cache *s, unsigned int capacit
 /* Free a sheaf struct with no lock held (the caller counts SHEAF_FREE). */
 static void free_sheaf(struct slab_sheaf *sheaf)
 {
-	uslub_cache_free(bucket_for(sheaf_bytes(sheaf->capacity)), sheaf);
+	_uslub_bucket_free(sheaf, sheaf_bytes(sheaf->capacity));
 }
 
-/*
- * Free a struct of a bucket cache in any context: thread_lock may be held
- * and the caller may have no cpu area, so uslub_cache_free(), whose slow
- * path may set one up under thread_lock, is not usable. A slot on the
- * stack takes the free and is folded into the cache at once.
- */
-static void free_struct_locked(struct kmem_cache *b, void *x)
-{
-	struct kmem_cache_cpu tmp;
-	memset(&tmp, 0, sizeof(tmp));
-	_uslub_free_to_slabs(b, &tmp, 1, &x);
-	stat(&tmp, FREE_SLOWPATH);
-	_uslub_flush_cpu(b, &tmp);
-}
-
+/* ... in any context (thread_lock may be held, no cpu area). */
 static void free_sheaf_locked(struct slab_sheaf *sheaf)
 {
-	free_struct_locked(bucket_for(sheaf_bytes(sheaf->capacity)), sheaf);
+	_uslub_bucket_free_locked(sheaf, sheaf_bytes(sheaf->capacity));
 }
 
 /* ------------------------------------------------------------------------
@@ -264,11 +200,10 @@ static void free_barns(struct kmem_cache *s, bool locked)
 			continue;
 		s->barn[i] = NULL;
 		pthread_mutex_destroy(&barn->lock);
-		struct kmem_cache *b = bucket_for(sizeof(*barn));
 		if (locked)
-			free_struct_locked(b, barn);
+			_uslub_bucket_free_locked(barn, sizeof(*barn));
 		else
-			uslub_cache_free(b, barn);
+			_uslub_bucket_free(barn, sizeof(*barn));
 	}
 }
 
@@ -285,8 +220,8 @@ int _uslub_sheaf_cache_init(struct kmem_cache *s, unsigned int capacity)
 	}
 	capacity = _uslub_sheaf_round_capacity(capacity);
 
-	struct kmem_cache *b = bucket_for(sizeof(struct node_barn));
-	if (!b || !bucket_for(sheaf_bytes(capacity)))
+	struct kmem_cache *b = _uslub_bucket_for(sizeof(struct node_barn));
+	if (!b || !_uslub_bucket_for(sheaf_bytes(capacity)))
 		goto fail;
 	for (int i = 0; i < _uslub_nr_nodes(); i++) {
 		struct node_barn *barn = uslub_cache_alloc_noprof(b, USLUB_GFP_NOWARN);

@@ -60,16 +60,14 @@ struct node_barn {
 };
 
 /*
- * Sheaf structs come from the layer's own power-of-two caches, "sheaf-64"
- * to "sheaf-2M" (no sheaves themselves). A sheaf of capacity n takes
- * SHEAF_HEADER_SIZE + 8n bytes; a cache's capacity is rounded up to fill
- * its bucket exactly. Oversize (prefill) sheaves fit SHEAF_MAX_OBJECTS.
+ * Sheaf structs come from the internal bucket caches (cache/buckets.c),
+ * as barns do. A sheaf of capacity n takes SHEAF_HEADER_SIZE + 8n bytes;
+ * a cache's capacity is rounded up to fill its bucket exactly. Oversize
+ * (prefill) sheaves fit SHEAF_MAX_OBJECTS, the largest bucket.
  */
 #define SHEAF_BUCKET_MIN_SHIFT 6
-#define SHEAF_BUCKET_MAX_SHIFT 21
-#define SHEAF_NR_BUCKETS (SHEAF_BUCKET_MAX_SHIFT - SHEAF_BUCKET_MIN_SHIFT + 1)
 #define SHEAF_MAX_OBJECTS \
-	((unsigned int)(((1ul << SHEAF_BUCKET_MAX_SHIFT) - SHEAF_HEADER_SIZE) / sizeof(void *)))
+	((unsigned int)((USLUB_BUCKET_MAX - SHEAF_HEADER_SIZE) / sizeof(void *)))
 
 /* Default capacities of every cache without USLUB_CPU_SLAB(S) (the
  * kernel's calculate_sheaf_capacity), before rounding up to fill the

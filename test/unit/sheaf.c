@@ -191,7 +191,7 @@ static void test_defaults(void)
 	uslub_cache_return_sheaf(s, 0, sh);
 	struct slab *slab = virt_to_slab(sh);
 	CHECK(slab && slab->slab_cache && slab->slab_cache->sheaf_capacity == 0);
-	CHECK(strncmp(slab->slab_cache->name, "sheaf-", 6) == 0);
+	CHECK(strncmp(slab->slab_cache->name, "bucket-", 7) == 0);
 	check_settled(s, 0);
 	CHECK_EQ(uslub_cache_destroy(s), 0);
 }
