@@ -181,8 +181,12 @@ static void test_bad_frees(void)
 	bad_free(t, v[6], s, "free of an object of another cache (same size)", __LINE__);
 	bad_free(u, v[7], s, "free of an object of another cache (other size)", __LINE__);
 	bad_free(s, w[8], t, "free of cache b's object into cache a", __LINE__);
-	/* the same through the free fast path's range: objects in the current
-	 * cpu slab (the last ones allocated) */
+	/* the same through the inline free paths: by default the main sheaf
+	 * has room after the 50 allocations, so free_to_pcs() checks these
+	 * (lookup, this cache, object start, free mark) before any push; with
+	 * USLUB_CPU_SLABS=1 (the cpu_slabs variant) the objects are in the
+	 * current cpu slab (the last ones allocated) and free_to_cpu_slab()'s
+	 * range and object-start tests refuse them */
 	bad_free(s, (char *)v[n - 1] + 1, NULL, "free of obj+1 (cpu slab)", __LINE__);
 	bad_free(s, (char *)v[n - 1] + size - 1, NULL, "free of obj+size-1 (cpu slab)", __LINE__);
 	bad_free(s, (char *)v[n - 2] + 8, NULL, "free of obj+8 (cpu slab)", __LINE__);
