@@ -20,6 +20,14 @@ __internal void _uslub_slab_free_miss(struct kmem_cache *s, void *x, uintptr_t a
  * in builds that make no tail calls (TSan) too. */
 #define USLUB_CALLER() ((uintptr_t)__builtin_return_address(0))
 
+/* Are the inline sheaf paths off for @s (hooks, slub_debug, failslab,
+ * destroyed, a free mark outside word 0)? Hardening does not count: a
+ * sheaf holds plain pointers. */
+static __always_inline unsigned int pcs_off(const struct kmem_cache *s)
+{
+	return READ_ONCE(s->fastpath_off) & ~FASTPATH_OFF_HARDENED;
+}
+
 /*
  * The alloc fast path (Linux 7.0's alloc_from_pcs): pop the main sheaf of
  * slot @c. One thread-local load (the cpu area, by the caller) and one
@@ -34,7 +42,7 @@ static __always_inline void *alloc_from_pcs(struct kmem_cache *s, struct kmem_ca
 	struct slab_sheaf *main = c->main;
 	unsigned int n = main->size;
 
-	if (unlikely(!n || (READ_ONCE(s->fastpath_off) & ~FASTPATH_OFF_HARDENED)))
+	if (unlikely(!n || pcs_off(s)))
 		return NULL;
 	void *obj = main->objects[n - 1];
 	main->size = n - 1;
@@ -88,10 +96,10 @@ static __always_inline bool obj_start(const struct kmem_cache *s, uintptr_t off)
 /*
  * The free fast path (Linux 7.0's free_to_pcs), for @x already known to
  * be in @slab of @s, with the caller's slot @c and its main sheaf @main
- * holding @n < capacity objects: the checks that make a bad free
- * detectable (inside the slab's objects, at an object start, not already
- * free: the free mark), a slab of the main sheaf's node, inline paths on
- * -> mark it and push it. false: nothing done (the miss path checks again
+ * with room (and inline paths on: the caller tested both before the
+ * lookup): the checks that make a bad free detectable (inside the slab's
+ * objects, at an object start, not already free: the free mark), a slab
+ * of the main sheaf's node -> mark it and push it. false: nothing done (the miss path checks again
  * and reports). The object offset is taken from the slab's start without
  * the left red zone: only debug caches have one, and their inline paths
  * are off.
@@ -107,7 +115,6 @@ static __always_inline bool free_to_pcs(struct kmem_cache *s, struct kmem_cache_
 	if (unlikely(off >= slab_objects_bytes(slab)) ||
 	    unlikely(!obj_start(s, off)) ||
 	    (unlikely(_uslub_multi_node) && slab_nid(slab) != main->node) ||
-	    unlikely(READ_ONCE(s->fastpath_off) & ~FASTPATH_OFF_HARDENED) ||
 	    free_mark_test0(x, mark))
 		return false;
 	free_mark_set0(x, mark);
@@ -153,7 +160,7 @@ static __always_inline void slab_free_to_pcs(struct kmem_cache *s, struct slab *
 	struct slab_sheaf *main = c->main;
 	unsigned int n = main->size;
 
-	if (likely(n < main->capacity)) {
+	if (likely(n < main->capacity) && likely(!pcs_off(s))) {
 		if (likely(free_to_pcs(s, c, main, slab, x)))
 			return;
 	} else if (likely(free_to_cpu_slab(s, c, x))) {
@@ -172,7 +179,7 @@ static __always_inline void slab_free(struct kmem_cache *s, void *x)
 	unsigned int n = main->size;
 	struct slab *slab;
 
-	if (likely(n < main->capacity)) {
+	if (likely(n < main->capacity) && likely(!pcs_off(s))) {
 		if (likely(slab = virt_to_slab(x)) && likely(slab->slab_cache == s) &&
 		    likely(free_to_pcs(s, c, main, slab, x)))
 			return;

@@ -1676,6 +1676,36 @@ static __noinline void *slab_alloc_slow_path(struct kmem_cache *s, uslub_gfp_t g
 	return obj;
 }
 
+/*
+ * A cache with hooks (accounting, profiling) in sheaf mode: pop the main
+ * sheaf, then run the post-allocation hook on the object (the charge from
+ * the thread's stock, the tag in the thread's counters: its inline common
+ * case). Anything else (gfp bits but ACCOUNT, a node, an empty main,
+ * failslab, slub_debug, destroyed) goes to the hooked slow path untouched.
+ */
+static __noinline void *slab_alloc_hooked_pcs(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+					      struct kmem_cache_cpu *c, uintptr_t addr)
+{
+	struct slab_sheaf *main = c->main;
+	unsigned int n = main->size;
+	if (unlikely(!n || (gfp & ~USLUB_GFP_ACCOUNT) || node != USLUB_NUMA_NO_NODE ||
+		     (READ_ONCE(s->fastpath_off) &
+		      ~(FASTPATH_OFF_HOOKS | FASTPATH_OFF_HARDENED | FASTPATH_OFF_MARK))))
+		return slab_alloc_hooked_slow(s, gfp, node, addr);
+	struct uslub_alloc_tag *tag = take_alloc_tag(READ_ONCE(s->hooks));
+	void *obj = main->objects[n - 1];
+	main->size = n - 1;
+	stat(c, ALLOC_PCS);
+	free_mark_clear(s, obj);
+	if (likely(post_alloc_hook(s, gfp, 1, &obj, NULL, tag)))
+		return obj;
+	/* refused: give it back the plain way (the reclaim callback may have
+	 * changed the slot meanwhile) */
+	slab_free_nohooks(s, obj, addr);
+	errno = ENOMEM;
+	return NULL;
+}
+
 /* A kmalloc of @orig_size bytes from a debug cache: recorded (Z caches
  * fill the tail). @addr is the caller's, for owner tracking. */
 static __noinline void *kmalloc_debug_alloc(struct kmem_cache *s, uslub_gfp_t gfp, int node,
@@ -1711,7 +1741,8 @@ __noinline void *_uslub_slab_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, i
 	/* a cache with hooks goes straight to its leaf; the caller's address
 	 * is for slub_debug's owners */
 	if (READ_ONCE(s->hooks))
-		return slab_alloc_hooked(s, gfp, node, c, c->freelist);
+		return s->sheaf_capacity ? slab_alloc_hooked_pcs(s, gfp, node, c, addr) :
+					   slab_alloc_hooked(s, gfp, node, c, c->freelist);
 	return slab_alloc_slow(s, gfp, node, addr);
 }
 
@@ -1989,7 +2020,7 @@ static __noinline void slab_free_hooked_slow(struct kmem_cache *s, void *x, uint
 		return;
 	}
 	free_hook(s, slab, x);
-	if (unlikely(cache_hardened(s))) {
+	if (unlikely(cache_hardened(s)) && !s->sheaf_capacity) {
 		slab_free_nohooks_inline(s, x, addr);      /* its checked cpu-slab push */
 		return;
 	}
@@ -2059,8 +2090,12 @@ __noinline void _uslub_slab_free_miss(struct kmem_cache *s, void *x, uintptr_t a
 {
 	struct kmem_cache_cpu *c = this_cpu(s);
 
-	if (READ_ONCE(s->hooks)) {      /* straight to the leaf */
-		slab_free_hooked(s, x, c, (uintptr_t)x - (uintptr_t)c->slab_addr, c->freelist);
+	if (READ_ONCE(s->hooks)) {
+		if (s->sheaf_capacity)          /* checks, the hook, the sheaf push */
+			slab_free_hooked_slow(s, x, addr);
+		else                            /* the cpu-slab leaf */
+			slab_free_hooked(s, x, c, (uintptr_t)x - (uintptr_t)c->slab_addr,
+					 c->freelist);
 		return;
 	}
 	slab_free_slow(s, x, addr);

@@ -35,8 +35,9 @@ check() {
 #        branch, with the size test: 5), the pop (5), the ALLOC_PCS counter
 #        (1: one add to memory), the free mark's clear (1), the NULL cache
 #        test (2), ret
-# free (71 by this count, which includes the shared miss branch laid out
-#        before ret): the cpu slot and the main sheaf's room (8),
+# free (68 by this count, which includes the shared miss branch laid out
+#        before ret): the cpu slot, the main sheaf's room and inline paths
+#        on (11, before any lookup: a hooked cache misses at once),
 #        virt_to_slab (19: canonical address, ownership bit, the head
 #        descriptor (NULL for descriptor pages), PG_slab), this cache (2),
 #        the offset inside the slab's objects (7), object start (reciprocal
@@ -45,5 +46,5 @@ check() {
 #        store (6), the push (5), FREE_PCS (1), one callee-saved register
 #        (2)
 check uslub_cache_alloc_noprof 23
-check uslub_cache_free 71
+check uslub_cache_free 68
 exit $status
