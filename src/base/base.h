@@ -204,7 +204,7 @@ __internal const char *_uslub_option_str(enum uslub_option o);
 
 enum uslub_lock_rank {
 	RANK_LIFECYCLE,     /* lifecycle_lock (base/lifecycle.c): registration; fork takes it first */
-	RANK_PUB,           /* pub_lock (cache/publish.c): taken with no other lock held */
+	RANK_PUB,           /* pub_lock (observe/publish.c): taken with no other lock held */
 	RANK_FLUSH,         /* flush_lock (cache/debug.c): taken with no other lock held */
 	RANK_THREAD,        /* _uslub_thread_lock   */
 	RANK_SLAB_MUTEX,    /* _uslub_slab_mutex    */

@@ -26,7 +26,7 @@
  * (RANK_PUB); fork holds it, so the child's copy of the state is whole.
  */
 #define _GNU_SOURCE
-#include "cache/publish_dir.h"     /* first: slub.h defines a stat() macro */
+#include "observe/publish_dir.h"     /* first: slub.h defines a stat() macro */
 #include "cache/slub.h"
 #include <stdlib.h>
 #include <string.h>
