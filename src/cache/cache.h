@@ -9,7 +9,7 @@
 #ifndef USLUB_CACHE_CACHE_H
 #define USLUB_CACHE_CACHE_H
 
-#include "cache/slub.h"
+#include "slub/slub.h"
 
 __internal void *_uslub_slab_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, int node,
 					size_t orig_size, uintptr_t addr);

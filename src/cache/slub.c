@@ -239,7 +239,7 @@
  * list operation that can hand it to someone else, never after: a thread
  * caught by fork mid-way leaks a slab in the child, never shares one.
  */
-#include "cache/slub.h"
+#include "slub/slub.h"
 #include "cache/cache.h"
 #include <errno.h>
 #include <limits.h>

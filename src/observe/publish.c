@@ -27,7 +27,7 @@
  */
 #define _GNU_SOURCE
 #include "observe/publish_dir.h"     /* first: slub.h defines a stat() macro */
-#include "cache/slub.h"
+#include "slub/slub.h"
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>

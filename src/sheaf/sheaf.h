@@ -40,7 +40,7 @@
 #ifndef USLUB_SHEAF_H
 #define USLUB_SHEAF_H
 
-#include "cache/slub.h"
+#include "slub/slub.h"
 
 #define MAX_FULL_SHEAVES   10
 #define MAX_EMPTY_SHEAVES  10

@@ -7,7 +7,7 @@
  * a secure-execution program reads no USLUB_ variable at all.
  */
 #include "base/base.h"
-#include "cache/failslab.h"
+#include "slub/failslab.h"
 #include "slab/slab.h"
 #include "unit.h"
 #include <string.h>

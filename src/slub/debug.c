@@ -16,7 +16,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE         /* dladdr, sched_getcpu */
 #endif
-#include "cache/slub.h"
+#include "slub/slub.h"
 #include "base/lifecycle.h"
 #include <dlfcn.h>
 #include <sched.h>
