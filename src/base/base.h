@@ -194,7 +194,7 @@ __internal bool _uslub_debug_check(const char *spec, char *why, size_t whylen);
 __internal const char *_uslub_option_str(enum uslub_option o);
 
 /* ------------------------------------------------------------------------
- * Locks, ranked in the contract's order (top of src/cache/slub.c). With
+ * Locks, ranked in the contract's order (top of src/slub/slub.h). With
  * USLUB_LOCKDEP (defined in the sanitizer test builds) every acquire checks
  * that no lock of the same or a later rank is held, and aborts with a
  * report otherwise. Every lock of the library has a rank; the fork

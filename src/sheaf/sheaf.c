@@ -4,9 +4,9 @@
  *
  * Paths, with the counters each takes:
  *
- *   alloc: main (inline, slub.c) -> spare, swapped in -> a full sheaf from
+ *   alloc: main (inline, cache/cache.h) -> spare, swapped in -> a full sheaf from
  *          the barn for the empty main (BARN_GET) -> refill main from slabs
- *          (BARN_GET_FAIL, SHEAF_REFILL) -> classic cpu slab (slub.c)
+ *          (BARN_GET_FAIL, SHEAF_REFILL) -> classic cpu slab (slub/cpu_slab.c)
  *   free:  main (inline) -> an empty spare, swapped in -> the full main to
  *          the barn for an empty one (BARN_PUT) -> barn full: flush main
  *          to slabs and reuse it (BARN_PUT_FAIL, SHEAF_FLUSH)
@@ -881,7 +881,7 @@ __public unsigned int uslub_cache_sheaf_capacity(const struct kmem_cache *s)
 }
 
 /* ------------------------------------------------------------------------
- * Whole-sheaf exchanges for the bulk API (slub.c's alloc/free_bulk)
+ * Whole-sheaf exchanges for the bulk API (cache/bulk.c)
  *
  * The bulk paths move objects between p[] and c->main inline; these take
  * over once per sheaf, when main is empty (alloc) or full (free), and

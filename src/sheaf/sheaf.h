@@ -13,7 +13,7 @@
  * The layer sits on the cache layer: it calls only the slab-level
  * primitives of cache/slub.h (_uslub_refill_objects, _uslub_free_to_slabs)
  * and implements the hooks declared there (_uslub_sheaf_*). The pop/push
- * on c->main is inline in slub.c; everything else is here.
+ * on c->main is inline in cache/; everything else is here.
  *
  * Ownership: a sheaf is, at any instant, in exactly one place: a cpu slot
  * (c->main or c->spare, owner thread only), a barn list (barn lock), the

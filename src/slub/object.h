@@ -203,4 +203,27 @@ static __always_inline bool obj_is_valid(const struct kmem_cache *s,
 	return (uintptr_t)obj_to_index(s, slab, x) * s->size == off;
 }
 
+static __always_inline struct slabobj_ext *slab_obj_ext_idx(const struct kmem_cache *s,
+							     const struct slab *slab, unsigned int idx)
+{
+	unsigned long base = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
+	if (!base)
+		return NULL;
+	return (struct slabobj_ext *)(base + (uintptr_t)idx * s->ext_stride);
+}
+
+static __always_inline struct slabobj_ext *slab_obj_ext(const struct kmem_cache *s,
+							 const struct slab *slab, const void *obj)
+{
+	return slab_obj_ext_idx(s, slab, obj_to_index(s, slab, obj));
+}
+
+/* Every chain walk checks each pointer before following it: an object
+ * start of @slab, or NULL. */
+static __always_inline bool walk_ok(const struct kmem_cache *s, const struct slab *slab,
+				    const void *p)
+{
+	return !p || obj_is_valid(s, slab, p);
+}
+
 #endif /* USLUB_SLUB_OBJECT_H */
