@@ -11,7 +11,7 @@
  *          \____________ refill (bulk) / flush (detached freelists) ___/
  *
  * The layer sits on the cache layer: it calls only the slab-level
- * primitives of cache/slub.h (_uslub_refill_objects, _uslub_free_to_slabs)
+ * primitives of slub/slub.h (_uslub_refill_objects, _uslub_free_to_slabs)
  * and implements the hooks declared there (_uslub_sheaf_*). The pop/push
  * on c->main is inline in cache/; everything else is here.
  *
