@@ -11,10 +11,10 @@
  *   uslub help [COMMAND]             usage and every USLUB_* option
  *
  * A process publishes its statistics when started with
- * USLUB_PUBLISH_MS=<ms> (src/cache/publish.c): <pid>.txt and <pid>.json
+ * USLUB_PUBLISH_MS=<ms> (src/observe/publish.c): <pid>.txt and <pid>.json
  * in /dev/shm/uslub-<euid>/, a directory private to its effective uid,
  * replaced atomically and removed at exit (leftovers of processes that
- * exec'd or were killed are swept; src/cache/publish_dir.h). slabinfo,
+ * exec'd or were killed are swept; src/observe/publish_dir.h). slabinfo,
  * allocinfo and top only read them, so watching costs the process nothing
  * but the publisher's snapshots; they check the directory, the file, its
  * owner, the pid and start time it records and the publisher's lock
@@ -55,7 +55,7 @@
  * Declarations only: no constructor (see above). */
 #include <uslub/types.h>
 /* The directory protocol shared with the publisher (header only, libc). */
-#include "../src/cache/publish_dir.h"
+#include "../src/observe/publish_dir.h"
 
 /* Baked in by CMake (CMakeLists.txt, target uslub_tool). */
 #ifndef USLUB_SOURCE_DIR
@@ -221,7 +221,7 @@ static int exe_dir(char *buf, size_t len)
 
 /*
  * The snapshot of a process is trusted only after the checks below (the
- * protocol is in src/cache/publish_dir.h): the directory of the process's
+ * protocol is in src/observe/publish_dir.h): the directory of the process's
  * effective uid (from /proc/PID/status) is a real directory owned by that
  * uid and not writable by group or others; the file is a regular file
  * opened with O_NOFOLLOW and owned by that uid; it records PID and the

@@ -71,7 +71,7 @@
  * The bit layout is uslub's own. The four bits uslub acts on sit where
  * uslub_gfp_t has them, so they are passed through with one mask; the
  * rest are only looked at here (__GFP_DIRECT_RECLAIM, __GFP_HIGH) or not
- * at all. uslub does not reject unknown gfp bits (src/cache/slub.c only
+ * at all. uslub does not reject unknown gfp bits (src/cache/ only
  * tests the ones it knows), but any bit set in uslub_gfp_t leaves the
  * allocation fast path, so the ignored bits are never passed on.
  * ====================================================================== */

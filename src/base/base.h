@@ -194,7 +194,7 @@ __internal bool _uslub_debug_check(const char *spec, char *why, size_t whylen);
 __internal const char *_uslub_option_str(enum uslub_option o);
 
 /* ------------------------------------------------------------------------
- * Locks, ranked in the contract's order (top of src/cache/slub.c). With
+ * Locks, ranked in the contract's order (top of src/slub/slub.h). With
  * USLUB_LOCKDEP (defined in the sanitizer test builds) every acquire checks
  * that no lock of the same or a later rank is held, and aborts with a
  * report otherwise. Every lock of the library has a rank; the fork
@@ -204,7 +204,7 @@ __internal const char *_uslub_option_str(enum uslub_option o);
 
 enum uslub_lock_rank {
 	RANK_LIFECYCLE,     /* lifecycle_lock (base/lifecycle.c): registration; fork takes it first */
-	RANK_PUB,           /* pub_lock (cache/publish.c): taken with no other lock held */
+	RANK_PUB,           /* pub_lock (observe/publish.c): taken with no other lock held */
 	RANK_FLUSH,         /* flush_lock (cache/debug.c): taken with no other lock held */
 	RANK_THREAD,        /* _uslub_thread_lock   */
 	RANK_SLAB_MUTEX,    /* _uslub_slab_mutex    */

@@ -4,7 +4,7 @@
  *
  * An entry has a rank and optional callbacks. Its rank is the rank of the
  * lock its fork callbacks take and release (enum uslub_lock_rank, the
- * contract's order at the top of src/cache/slub.c), or LIFECYCLE_UNLOCKED
+ * contract's order at the top of src/slub/slub.h), or LIFECYCLE_UNLOCKED
  * for an entry that must run with no uslub lock held at all. One entry
  * per lock rank that fork takes; entries of one rank run in registration
  * order (reverse for the postfork callbacks).
@@ -28,7 +28,7 @@
  *                    that lock itself.
  *
  * There is no init callback: the init order (options, failslab, ext, page,
- * the cache layer: cpu.c's init_once_fn) is an order of dependencies, not
+ * src/init.c's init_once_fn) is an order of dependencies, not
  * the lock order, so it stays explicit; each layer's init registers its
  * entries. The library's one pthread_atfork() registration is made by
  * _uslub_lifecycle_init().

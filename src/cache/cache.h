@@ -2,14 +2,15 @@
  * The cache layer's inline fast paths (Linux 7.0's alloc_from_pcs and
  * free_to_pcs): a pop from and a push onto the calling thread's main
  * sheaf of a cache, each written once here, used by the kmem_cache API
- * (slub.c), kmalloc and malloc. Every miss goes, by one tail call, to the
- * miss paths in slub.c (_uslub_slab_alloc_miss, _uslub_slab_free_miss),
- * with the public caller's address for slub_debug's owner tracking.
+ * (cache/api.c), kmalloc and malloc. Every miss goes, by one tail call,
+ * to the miss paths in cache/alloc.c and cache/free.c
+ * (_uslub_slab_alloc_miss, _uslub_slab_free_miss), with the public
+ * caller's address for slub_debug's owner tracking.
  */
 #ifndef USLUB_CACHE_CACHE_H
 #define USLUB_CACHE_CACHE_H
 
-#include "cache/slub.h"
+#include "slub/slub.h"
 
 __internal void *_uslub_slab_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, int node,
 					size_t orig_size, uintptr_t addr);

@@ -3,7 +3,7 @@
  * accounting groups with their object-level handles (a userspace
  * obj_cgroup, seed 004) and allocation tags (per-callsite profiling).
  *
- * The cache layer runs the per-object hooks inline (cache/slub.c:
+ * The cache layer runs the per-object hooks inline (cache/internal.h:
  * post_alloc_hook(), free_hook(), the stock fast paths) and calls into this
  * layer only for stock misses, tag counters it has not set up yet,
  * on-demand extension arrays, thread exit and fork.

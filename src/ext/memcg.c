@@ -5,7 +5,7 @@
  * at its group's handle (struct obj_cgroup), so any thread's free uncharges
  * the right group. Charges go through a per-thread byte stock (the kernel's
  * obj_stock): the common charge and uncharge are a compare and an add on
- * the thread's own memory (inline in cache/slub.c); only a batch of
+ * the thread's own memory (inline in cache/internal.h); only a batch of
  * USLUB_ACCOUNT_BATCH bytes at a time touches the group counters, under
  * groups_lock (the lock order is in ext/ext.h).
  *

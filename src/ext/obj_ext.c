@@ -1,7 +1,7 @@
 /*
  * Separate extension arrays (seed 003's fallback, and on-demand arrays):
  * one zeroed array of slabobj_ext per slab, from the internal bucket
- * caches (cache/buckets.c), which never have extensions themselves.
+ * caches (slub/buckets.c), which never have extensions themselves.
  */
 #include "ext/ext.h"
 #include <string.h>

@@ -4,9 +4,9 @@
  *
  * Paths, with the counters each takes:
  *
- *   alloc: main (inline, slub.c) -> spare, swapped in -> a full sheaf from
+ *   alloc: main (inline, cache/cache.h) -> spare, swapped in -> a full sheaf from
  *          the barn for the empty main (BARN_GET) -> refill main from slabs
- *          (BARN_GET_FAIL, SHEAF_REFILL) -> classic cpu slab (slub.c)
+ *          (BARN_GET_FAIL, SHEAF_REFILL) -> classic cpu slab (slub/cpu_slab.c)
  *   free:  main (inline) -> an empty spare, swapped in -> the full main to
  *          the barn for an empty one (BARN_PUT) -> barn full: flush main
  *          to slabs and reuse it (BARN_PUT_FAIL, SHEAF_FLUSH)
@@ -48,11 +48,7 @@ static int home_node(void)
 static struct slab_sheaf *alloc_sheaf(struct kmem_cache *s, unsigned int capacity,
 				      bool oversize, uslub_gfp_t gfp)
 {
-	struct kmem_cache *b = _uslub_bucket_for(sheaf_bytes(capacity));
-	if (unlikely(!b))
-		return NULL;
-	struct slab_sheaf *sheaf =
-		uslub_cache_alloc_noprof(b, (gfp & USLUB_GFP_ATOMIC) | USLUB_GFP_NOWARN);
+	struct slab_sheaf *sheaf = _uslub_bucket_alloc(sheaf_bytes(capacity), gfp & USLUB_GFP_ATOMIC);
 	if (unlikely(!sheaf))
 		return NULL;
 	INIT_LIST_HEAD(&sheaf->barn_list);
@@ -220,11 +216,11 @@ int _uslub_sheaf_cache_init(struct kmem_cache *s, unsigned int capacity)
 	}
 	capacity = _uslub_sheaf_round_capacity(capacity);
 
-	struct kmem_cache *b = _uslub_bucket_for(sizeof(struct node_barn));
-	if (!b || !_uslub_bucket_for(sheaf_bytes(capacity)))
+	if (!_uslub_bucket_for(sizeof(struct node_barn)) ||
+	    !_uslub_bucket_for(sheaf_bytes(capacity)))
 		goto fail;
 	for (int i = 0; i < _uslub_nr_nodes(); i++) {
-		struct node_barn *barn = uslub_cache_alloc_noprof(b, USLUB_GFP_NOWARN);
+		struct node_barn *barn = _uslub_bucket_alloc(sizeof(*barn), 0);
 		if (!barn)
 			goto fail;
 		pthread_mutex_init(&barn->lock, NULL);
@@ -816,7 +812,7 @@ __public unsigned int uslub_cache_sheaf_capacity(const struct kmem_cache *s)
 }
 
 /* ------------------------------------------------------------------------
- * Whole-sheaf exchanges for the bulk API (slub.c's alloc/free_bulk)
+ * Whole-sheaf exchanges for the bulk API (cache/bulk.c)
  *
  * The bulk paths move objects between p[] and c->main inline; these take
  * over once per sheaf, when main is empty (alloc) or full (free), and

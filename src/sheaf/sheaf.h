@@ -11,9 +11,9 @@
  *          \____________ refill (bulk) / flush (detached freelists) ___/
  *
  * The layer sits on the cache layer: it calls only the slab-level
- * primitives of cache/slub.h (_uslub_refill_objects, _uslub_free_to_slabs)
+ * primitives of slub/slub.h (_uslub_refill_objects, _uslub_free_to_slabs)
  * and implements the hooks declared there (_uslub_sheaf_*). The pop/push
- * on c->main is inline in slub.c; everything else is here.
+ * on c->main is inline in cache/; everything else is here.
  *
  * Ownership: a sheaf is, at any instant, in exactly one place: a cpu slot
  * (c->main or c->spare, owner thread only), a barn list (barn lock), the
@@ -40,7 +40,7 @@
 #ifndef USLUB_SHEAF_H
 #define USLUB_SHEAF_H
 
-#include "cache/slub.h"
+#include "slub/slub.h"
 
 #define MAX_FULL_SHEAVES   10
 #define MAX_EMPTY_SHEAVES  10
@@ -60,7 +60,7 @@ struct node_barn {
 };
 
 /*
- * Sheaf structs come from the internal bucket caches (cache/buckets.c),
+ * Sheaf structs come from the internal bucket caches (slub/buckets.c),
  * as barns do. A sheaf of capacity n takes SHEAF_HEADER_SIZE + 8n bytes;
  * a cache's capacity is rounded up to fill its bucket exactly. Oversize
  * (prefill) sheaves fit SHEAF_MAX_OBJECTS, the largest bucket.

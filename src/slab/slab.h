@@ -37,8 +37,8 @@ struct slab {
 	uint64_t counters;                   /* the state word above (CAS only)   */
 	struct kmem_cache *slab_cache;
 	unsigned long obj_exts;              /* extension of object 0, or 0 (see
-	                                        cache/slub.h slab_obj_ext())     */
-	unsigned long __unused[1];           /* slub.c: objects * size */
+	                                        slub/object.h slab_obj_ext())     */
+	unsigned long __unused[1];           /* slub: objects * size, generation */
 };
 
 #define SLAB_MATCH(pg, sl) \

@@ -1,6 +1,6 @@
 /*
  * Double frees that are not back to back, caught wherever the first free
- * put the object (the free mark, cache/slub.h): through the cache API
+ * put the object (the free mark, slub/object.h): through the cache API
  * (single and bulk) and the kmalloc API (kfree, kfree_bulk, krealloc,
  * ksize), on every kind of cache (cpu slabs, sheaves, hardened freelists,
  * 8-byte objects, constructors, a caller-placed free pointer, accounting

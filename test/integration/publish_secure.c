@@ -1,6 +1,6 @@
 /*
  * The live statistics channel is safe to write and to read (the protocol:
- * src/cache/publish_dir.h). Each case publishes into a private root of
+ * src/observe/publish_dir.h). Each case publishes into a private root of
  * its own (USLUB_PUBLISH_ROOT=<root>, a fresh directory), so that planting
  * links and chown'ing directories cannot disturb another process, and the
  * real /dev/shm/uslub-<euid> is not touched.

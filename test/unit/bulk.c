@@ -23,7 +23,7 @@
  *     cache); a prefill or refill that needs a slab while pages fail
  *     returns NULL / -ENOMEM with nothing taken and the old sheaf intact.
  */
-#include "cache/slub.h"
+#include "slub/slub.h"
 #include "unit.h"
 #include <errno.h>
 #include <string.h>

@@ -15,7 +15,7 @@
  * under its nest lock and never mixed with a lock of that rank taken
  * alone, and releasing a lock not held aborts.
  */
-#include "cache/slub.h"
+#include "slub/slub.h"
 #include "unit.h"
 #include <signal.h>
 #include <stdint.h>

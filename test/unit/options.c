@@ -1,5 +1,5 @@
 /*
- * Option parsing (base/options.c, cache/failslab.c, base/debug_opts.c),
+ * Option parsing (base/options.c, slub/failslab.c, base/debug_opts.c),
  * white box: every numeric option takes decimal digits within 0..max or
  * on/off/yes/no/true/false, nothing else (no white space, no sign, no
  * junk, no overflow); a USLUB_FAILSLAB spec with any bad field is rejected
@@ -7,7 +7,7 @@
  * a secure-execution program reads no USLUB_ variable at all.
  */
 #include "base/base.h"
-#include "cache/failslab.h"
+#include "slub/failslab.h"
 #include "slab/slab.h"
 #include "unit.h"
 #include <string.h>

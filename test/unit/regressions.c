@@ -16,7 +16,7 @@
  * USLUB_CPU_SLAB. Where the property means something with per-CPU sheaves
  * (the default), the test runs on a sheaf cache too.
  */
-#include "cache/slub.h"
+#include "slub/slub.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * 6.x cpu-slab model: a USLUB_CPU_SLAB cache), out-of-memory without
  * leaks, the alloc/free counters (in both per-CPU models).
  */
-#include "cache/slub.h"
+#include "slub/slub.h"
 #include "unit.h"
 #include <errno.h>
 #include <pthread.h>

@@ -6,7 +6,7 @@
  * isolated and the cache keeps working (new objects come from other slabs,
  * validate finds nothing more, destroy succeeds).
  */
-#include "cache/slub.h"
+#include "slub/slub.h"
 #include "unit.h"
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 /*
  * The directory protocol of the published statistics, shared by the
- * publisher (src/cache/publish.c, in every process that runs with
+ * publisher (src/observe/publish.c, in every process that runs with
  * USLUB_PUBLISH_MS) and its readers (tools/uslub.c, which links this file
  * and the option table from the static core, nothing else). publish_dir.c.
  *

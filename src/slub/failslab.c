@@ -27,8 +27,8 @@
  * with SLAB_NO_OBJ_EXT, never fail), so the fast paths pay nothing
  * otherwise.
  */
-#include "cache/slub.h"
-#include "cache/failslab.h"
+#include "slub/slub.h"
+#include "slub/failslab.h"
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>

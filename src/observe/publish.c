@@ -26,8 +26,8 @@
  * (RANK_PUB); fork holds it, so the child's copy of the state is whole.
  */
 #define _GNU_SOURCE
-#include "cache/publish_dir.h"     /* first: slub.h defines a stat() macro */
-#include "cache/slub.h"
+#include "observe/publish_dir.h"     /* first: slub.h defines a stat() macro */
+#include "slub/slub.h"
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>

@@ -7,7 +7,7 @@
  * thread caught mid-creation starts over), so only the sizes in use
  * exist. The buckets have no sheaves and no extensions themselves.
  */
-#include "cache/slub.h"
+#include "slub/slub.h"
 #include <string.h>
 
 #define BUCKET_MIN_SHIFT 6

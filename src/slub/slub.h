@@ -1,10 +1,252 @@
 /*
- * Cache layer internals: struct kmem_cache, its per-node and per-CPU state,
- * and the per-thread "cpu" areas. The locking contract is at the top of
- * slub.c.
+ * slub/slub.h — SLUB proper (layer 3): struct kmem_cache, its per-node and
+ * per-CPU state, the per-thread "cpu" areas, and the contract below.
+ *
+ * SLUB object caches in userspace: the per-CPU (per-thread) layer in its
+ * two models, cpu and node partial lists, lockless remote frees, bulk
+ * allocation and freeing with deferred freelist construction, freelist
+ * randomization and hardening, per-object extension storage. The files:
+ * new_slab.c, partial.c, cpu_slab.c, bulk.c, geometry.c, slab_common.c,
+ * obj_ext.c, thread.c, debug.c + debug_paths.c (slub_debug), validate.c,
+ * failslab.c; object.h (free pointers, the free mark, index arithmetic).
+ * The kmem_cache API that composes them with the sheaves and the
+ * extension hooks is the cache layer (src/cache/), above ext and sheaf.
+ *
+ * The per-CPU layer (Linux 7.0's, the default): every cache has per-CPU
+ * sheaves (main, spare), a barn per node, and an inline pop/push in
+ * cache/cache.h; sheaf/sheaf.c refills and flushes them. The 6.x model
+ * (USLUB_CPU_SLABS=1, or a USLUB_CPU_SLAB cache; debug and boot caches)
+ * keeps a cpu slab with its freelist and cpu partial slabs (cpu_slab.c).
+ * The hooks the sheaf and extension layers implement are declared here.
+ *
+ * THE CONTRACT (keep it true; change it in the same commit as the code)
+ * =====================================================================
+ *
+ * Lock order (outermost first; never take an earlier one while holding a
+ * later one). Every lock has a rank (enum uslub_lock_rank, base/base.h)
+ * and is taken through uslub_mutex_lock(); the lockdep builds check the
+ * order at every acquire, fork included.
+ *
+ *   0. lifecycle_lock (base/lifecycle.c)  the lifecycle table: taken to
+ *                                     register an entry, and held across
+ *                                     fork() by the fork handlers
+ *   0a. pub_lock (observe/publish.c)        the publisher's files and state;
+ *                                     taken with no other uslub lock held,
+ *                                     holds only system calls
+ *   0b. flush_lock (slub/debug.c)        writing a thread's report lines;
+ *                                     taken with no other uslub lock held
+ *                                     (after symbolizing), holds only
+ *                                     write(2)
+ *   1. _uslub_thread_lock (slub/thread.c)the thread list and free cpu areas;
+ *                                     serializes flushes of *other* threads'
+ *                                     cpu state (thread exit, destroy, fork)
+ *   2. _uslub_slab_mutex              slab_caches list, cache slot bitmap,
+ *                                     kmem_cache creation and destruction,
+ *                                     a cache's switch to on-demand hooks
+ *   2a. groups_lock (ext/memcg.c)     the accounting group tree, every
+ *                                     handle's group; taken per stock batch,
+ *                                     never per object; nothing allocates
+ *                                     or frees under it
+ *   2b. tags_lock (ext/alloc_tag.c)   the allocation tag registry
+ *   3. node_barn.lock (sheaf/sheaf.c) one per sheaf cache per node: the
+ *                                     barn's full/empty sheaf lists. Never
+ *                                     held while calling into slub/.    
+ *   4. kmem_cache_node.list_lock      one per cache per node: the node's
+ *                                     partial list, nr_partial, and every
+ *                                     slab's slab_list links and its
+ *                                     node-partial flag (PG_workingset).
+ *                                     At most one list_lock is held at once
+ *                                     (except by the fork handlers).
+ *   5. page_node.lock (page/page.c)   buddy free lists of one node, the
+ *                                     node's dirty-page count and the
+ *                                     PG_clean marks of its free blocks
+ *   6. reserve_lock (page/page.c)     the mmap reservation cursor
+ *   7. huge_lock (kmalloc/kmalloc.c)  the table of huge kmalloc mappings;
+ *                                     nothing is taken under it
+ *   8. failslab_lock (slub/failslab.c)fault injection state; taken under
+ *                                     slab_mutex (configuration) and by any
+ *                                     allocation; nothing is taken or
+ *                                     reported under it
+ *   (slub_debug reports made under list_lock and the page lock are
+ *   buffered per thread and written by _uslub_debug_flush() with no uslub
+ *   lock held: dladdr() takes the dynamic loader's lock.)
+ *
+ * fork (base/lifecycle.h): one pthread_atfork() registration runs the
+ * lifecycle table: lifecycle_lock, then each layer's entry in the order
+ * above takes its locks (the barn locks, list_locks and page node locks
+ * as batches nested in slab_mutex: uslub_mutex_lock_nest()); the parent
+ * releases them in reverse; the child resets them in reverse
+ * (uslub_mutex_reset*), thread_lock's entry then flushes the vanished
+ * threads' cpu state, and the publisher restarts with no lock held.
+ *
+ * What may be called with a uslub lock held (any lock above, pub_lock,
+ * failslab_lock and flush_lock included): nothing that can enter the
+ * libc allocator or the dynamic loader. malloc may be uslub (LD_PRELOAD),
+ * so that is a self-deadlock or an out-of-order lock, and the loader's
+ * lock is held by dlopen()/dlclose() while they allocate. Allowed: system
+ * calls (mmap, mremap, munmap, madvise, mbind, getrandom, write,
+ * nanosleep, sched_yield, getcpu), clock_gettime, sched_getcpu, sysconf
+ * (_SC_NPROCESSORS_ONLN: sysfs read into a stack buffer), mem and str
+ * functions, snprintf/vsnprintf with plain conversions (%s %c %d %u %lu
+ * %zu %x %p, small widths; no %ls, no %f, no positional arguments: those
+ * may malloc), _uslub_report*(), _uslub_debug_emit(), abort(). Not
+ * allowed: malloc and friends; stdio on a FILE (fprintf, fputs, fwrite: a
+ * FILE mallocs its buffer on first use, open_memstream reallocs), so the
+ * uslub_*_print() reports build their text in a struct uslub_buf (mmap)
+ * under the locks and write it to the FILE after; dladdr, dlopen, dlsym,
+ * dlerror; qsort, strdup, strerror, localtime, backtrace, syslog;
+ * pthread_create, pthread_key_create, pthread_setspecific, pthread_atfork,
+ * atexit; user callbacks (ctor, reclaim: _uslub_lockdep_assert_unlocked()
+ * in the lockdep builds); and dynamic TLS: every thread-local variable is
+ * initial-exec (__tls_ie, and -ftls-model=initial-exec for the library;
+ * test/tls/tls_model.sh checks the built libraries), because
+ * __tls_get_addr, after a dlclose() of a module with TLS, free()s that
+ * module's blocks. _uslub_locks_held (base.h) counts the ranked locks the
+ * thread holds: _uslub_debug_flush() symbolizes only when it is 0 (a
+ * debug free nested under thread_lock or slab_mutex writes raw addresses).
+ *
+ * Slab states (seed 002's final scheme; "flag" = slab_test_node_partial):
+ *
+ *   | state             | on node partial list (flag) | frozen |
+ *   |-------------------|-----------------------------|--------|
+ *   | node partial slab | yes                         | no     |
+ *   | cpu partial slab  | no                          | no     |
+ *   | cpu slab          | no                          | yes    |
+ *   | full slab         | no                          | no     |
+ *
+ *   - A slab is frozen only when it becomes a cpu slab (freeze_slab(), or a
+ *     new slab), and unfrozen only when it stops being one
+ *     (deactivate_slab(), or get_freelist() finding it full).
+ *   - Slabs move node partial -> cpu partial *unfrozen*, under list_lock,
+ *     by clearing the flag (get_partial_node()); no CAS is needed.
+ *   - Only the thread owning a cpu slab takes objects from its freelist;
+ *     only the thread owning a cpu partial slab freezes it; only list_lock
+ *     holders take node partial slabs. So a slab's freelist has exactly one
+ *     taker at any time, and every other update is a push: the state word
+ *     is ABA-safe even before its tag.
+ *
+ * Lockless paths and why they are safe:
+ *
+ *   - Fast alloc/free (cache/cache.h: slab_alloc_node(), slab_free()): plain
+ *     loads and stores on the calling thread's own kmem_cache_cpu. Sheaf
+ *     mode pops and pushes c->main (never NULL: the empty sheaf stands
+ *     in); its free path looks the pointer up (virt_to_slab: ours, a slab,
+ *     this cache) and checks object start, node and free mark before the
+ *     push. Cpu-slab mode pops the cpu freelist; its free path accepts only
+ *     an object start inside the thread's cpu slab of this cache (an
+ *     address-range test on the cpu slot, which is also what proves the
+ *     pointer is uslub's and of this cache). Every other free is looked up
+ *     and checked in slab_free_slow() (cache/free.c). Per-thread mode needs no
+ *     tid/cmpxchg: nothing else touches that slot while the thread lives
+ *     (other threads touch it only after it exited, in a fork child where
+ *     it no longer exists, or under destroy's quiescence rule). A push
+ *     stores the object before the size that covers it (a fork child
+ *     flushes objects[0, size) of the threads it lost).
+ *   - Slab state: {freelist, inuse, objects, frozen} is one 64-bit word
+ *     (slab/slab.h) updated only by CAS. Remote frees push onto it.
+ *   - __slab_free() takes list_lock only when a list move may be needed:
+ *     the slab was full and there is no cpu partial list to put it on
+ *     (full -> node partial), or it becomes empty while unfrozen (maybe
+ *     node partial -> discarded). It decides *before* its CAS, takes the
+ *     lock, reads the flag, and the CAS then confirms the state it decided
+ *     on. It never touches the list of a frozen slab, and if the flag says
+ *     the slab is off the node list (a cpu partial slab) it leaves it to its
+ *     owner.
+ *   - deactivate_slab() unfreezes first, with one CAS, and takes list_lock
+ *     only to add the slab to the node partial list; a racing __slab_free()
+ *     sees an unfrozen slab without the flag and leaves its list alone.
+ *   - A new slab is private to its creator until it is published (made
+ *     the cpu slab, listed, or handed out full): deferred freelist
+ *     construction (seed 000) writes its state word with a plain store and
+ *     links only the objects not handed out.
+ *   - Bulk takes (take_objects(), refill_objects) are the "one taker" of
+ *     a node partial slab, under its list_lock. They walk the chain, then
+ *     CAS {rest, inuse + k}; remote frees only prepend, so a failed CAS
+ *     means walk again. A take that would empty the freelist unlinks the
+ *     slab *before* its CAS (a racing __slab_free may then hand the full
+ *     slab to a cpu partial list) and relinks it if the CAS found more.
+ *   - Bulk free (detached freelists, seed 001): a group of objects of one
+ *     slab is linked privately and pushed with one __slab_free() CAS, or
+ *     spliced onto the cpu freelist when it is the caller's cpu slab.
+ *   - Sheaves hold objects that count as "in use" in their slabs, like a
+ *     cpu freelist does; a sheaf belongs to one cpu slot, one barn list,
+ *     or one prefill user at a time.
+ *   - Extension hooks (caches with extensions: fastpath_off has
+ *     FASTPATH_OFF_HOOKS, so both inline fast paths fall through): an
+ *     object's extension is written only by whoever holds the object
+ *     (allocator after taking it, freer before giving it back), and the
+ *     accounting stock and tag counters belong to the calling thread, so
+ *     slab_alloc_hooked()/slab_free_hooked() need no atomics. Every free
+ *     of a hooked cache runs the free hook: its cpu slots keep
+ *     slab_bytes == 0. A cache switched to on-demand extensions (its first
+ *     USLUB_GFP_ACCOUNT allocation) sets fastpath_off before any object is
+ *     charged; an object charged later comes from the charging thread's
+ *     own cpu slab, whose range it closes, or from a slab that was not a
+ *     cpu slab when taken, whose later installs (a CAS ordered after the
+ *     taking one) read the new fastpath_off. Sheaves could break that (a
+ *     sheaf holds objects of any slab, other threads' cpu slabs included),
+ *     so a sheaf cache's cpu slots never open a free range. On-demand
+ *     arrays are installed in slab->obj_exts with a CAS (release) and read
+ *     with acquire.
+ *
+ * Freelist checks: c->freelist and every chain may hold a corrupted
+ * pointer. The slow paths never follow or hand out a pointer from a chain
+ * without checking that it is an object start of the expected slab. The
+ * cpu-slab fast paths (and the bulk pops that mirror them) trust the cpu
+ * freelist, as the kernel does without CONFIG_SLAB_FREELIST_HARDENED; a
+ * hardened cache has FASTPATH_OFF_HARDENED set, so all of its pops are
+ * checked. Sheaves hold plain pointers (no free pointer is read or written
+ * on their inline paths), so the sheaf paths ignore that bit: hardening
+ * costs a sheaf cache only on refill and flush. A bad
+ * pointer is reported (FREELIST_CORRUPT) and the chain is cut there; the
+ * objects behind it stay counted as in use, so they leak instead of being
+ * handed out twice.
+ *
+ * Double frees (the free mark, slub/object.h): a user's free of an object of a
+ * cache without slub_debug tests the object's mark word against its
+ * slab's mark (slab_free_mark(): the cache's secret and the slab's
+ * generation) and writes it *before* the object is published (pushed on a
+ * cpu freelist or sheaf, or CASed onto its slab), so no other thread can
+ * have taken it yet; every hand-out to a user clears it after the object
+ * is taken. A new slab marks the objects it links into its freelist or
+ * hands to a sheaf, and leaves those it hands to a user untouched. Other
+ * internal moves (sheaf refill and flush, barn, thread exit, fork child,
+ * failed bulk) neither test nor touch it. Invariant:
+ *   object holds its slab's mark <=> it is free
+ * (up to a program storing the mark, which it can only read out of freed
+ * memory, and the 32-bit generation wrapping). A match is refused,
+ * reported (naming this thread's cpu freelist or sheaf when the first
+ * free is there) and the object left alone, so it is never handed out
+ * twice wherever the first free put it.
+ *
+ * Destroyed caches: the struct stays in a quarantine of 64 with
+ * FASTPATH_OFF_DEAD and cpu_offset pointing at CACHE_SLOT_DEAD, a slot no
+ * cache owns and nothing writes, so every fast path misses into a slow
+ * path that reports the use; its nodes are freed.
+ *
+ * Debug caches (slub_debug; FASTPATH_OFF_SLUB_DEBUG): none of the lockless
+ * paths above. They have no cpu slab, no cpu partial slabs and no sheaves;
+ * every allocation and free (single, bulk, prefill, sheaf return) goes
+ * through debug_slab_alloc()/debug_slab_free(), which take list_lock of
+ * the slab's node and do the checks, the state change and the object's
+ * state bytes (red zones, poison, owner) under it. So a validate holding
+ * list_lock, and a fork child, always see each object wholly free or
+ * wholly allocated. Their slabs: partial (free objects, on the node
+ * partial list), full (on no list), isolated (PG_isolated, on n->isolated
+ * after a detected corruption: never allocated from, never discarded
+ * while the cache lives, skipped by validate).
+ *
+ * Thread exit flushes the thread's cpu slabs and cpu partial slabs of every
+ * cache, as SLUB does for a CPU going offline (slub/thread.c). fork(): every lock is
+ * taken in the order above before fork and reset in the child, which then
+ * flushes the cpu state of the threads it did not inherit (see "fork"
+ * under the lock order). For that to be
+ * safe, a slab leaves a cpu slot (c->slab, c->partial) *before* any CAS or
+ * list operation that can hand it to someone else, never after: a thread
+ * caught by fork mid-way leaks a slab in the child, never shares one.
  */
-#ifndef USLUB_CACHE_SLUB_H
-#define USLUB_CACHE_SLUB_H
+#ifndef USLUB_SLUB_SLUB_H
+#define USLUB_SLUB_SLUB_H
 
 #include "slab/slab.h"
 #include "base/lifecycle.h"
@@ -58,7 +300,7 @@ struct tag_counter {
 /*
  * Per-CPU (per-thread by default) state of one cache. Only its owner
  * thread reads or writes it, except when the owner is known to be gone
- * or quiescent (fork child, destroy; see slub.c).
+ * or quiescent (fork child, destroy; see the contract).
  *
  * Sheaf mode (Linux 7.0, every cache by default): main and spare.
  *   main != NULL always: a real sheaf, or the static empty sheaf
@@ -247,7 +489,7 @@ static_assert(offsetof(struct kmem_cache, red_left_pad) + sizeof(unsigned int) <
 	      USLUB_CACHELINE, "the fast paths read one line of struct kmem_cache");
 
 /* ------------------------------------------------------------------------
- * Per-thread cpu areas (cpu.c)
+ * Per-thread cpu areas (thread.c)
  * ---------------------------------------------------------------------- */
 enum thread_state { THREAD_NEW = 0, THREAD_ACTIVE, THREAD_DEAD };
 
@@ -320,9 +562,17 @@ __internal extern struct list_head _uslub_slab_caches;
 __internal extern pthread_mutex_t _uslub_thread_lock; /* threads, free areas      */
 __internal extern struct list_head _uslub_threads;
 
-/* cpu.c */
-__internal bool _uslub_thread_init(void);
+/* init.c: the process init order, once (init on first use: every layer
+ * may call it). */
 __internal void _uslub_init(void);
+
+/* thread.c */
+__internal bool _uslub_thread_init(void);
+/* thread_lock's lifecycle entry, and the thread-exit key (init.c). */
+__internal void _uslub_thread_lifecycle_init(void);
+__internal void _uslub_thread_key_init(void);
+/* The boot caches and the dead slot (slab_common.c; init.c). */
+__internal void _uslub_slub_init(void);
 __internal struct kmem_cache_cpu *_uslub_thread_cpu(struct uslub_thread *t,
 						     const struct kmem_cache *s);
 /* @fn on every cpu area: the sentinel, live threads', parked ones
@@ -332,7 +582,7 @@ __internal void _uslub_for_each_cpu_area(void (*fn)(char *cpu_base, void *arg), 
  * (thread_lock held; takes slab_mutex). */
 __internal void _uslub_cpu_area_init(char *cpu_base);
 
-/* slub.c */
+/* internal flags, bits, and slab_common.c, cpu_slab.c, cache/api.c */
 #define SLAB_NO_SHEAVES 0x80000000u  /* internal flag: never give this cache sheaves */
 #define SLAB_HARDENED   0x40000000u  /* internal flag: free pointers obfuscated     */
 #define SLAB_NO_OBJ_EXT 0x20000000u  /* internal flag: never per-object extensions */
@@ -351,7 +601,7 @@ __internal void _uslub_cpu_area_init(char *cpu_base);
 #define FASTPATH_OFF_DEBUG    4u     /* fault injection armed                    */
 #define FASTPATH_OFF_SLUB_DEBUG 8u   /* slub_debug: every alloc and free of the
                                         cache takes the debug paths, under
-                                        list_lock (debug.c; slub.c's contract) */
+                                        list_lock (debug_paths.c; the contract) */
 #define FASTPATH_OFF_DEAD    16u     /* destroyed: the struct is kept a while
                                         (quarantine) so that a use is reported */
 #define FASTPATH_OFF_MARK    32u     /* the free mark is not at word 0 (a ctor
@@ -377,7 +627,7 @@ __internal struct kmem_cache *_uslub_cache_create(const char *name, size_t size,
 __internal void _uslub_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c);
 __internal uint64_t _uslub_cpu_alloc_fastpath(const struct kmem_cache *s,
 					       const struct kmem_cache_cpu *c);
-/* Lifecycle entries (base/lifecycle.h) of slub.c (slab_mutex,
+/* Lifecycle entries (base/lifecycle.h) of slab_common.c (slab_mutex,
  * list_lock), sheaf.c (barn locks) and debug.c (flush_lock), registered
  * from _uslub_init(). */
 __internal void _uslub_slub_lifecycle_init(void);
@@ -410,7 +660,7 @@ __internal void _uslub_free_to_slabs(struct kmem_cache *s, struct kmem_cache_cpu
 /*
  * Hooks into the sheaf layer (sheaf/sheaf.c), the one layer above that the
  * cache layer calls: each is a no-op (or returns "not handled") for a
- * cache without sheaves. The inline pop/push on c->main are in slub.c;
+ * cache without sheaves. The inline pop/push on c->main are in cache/;
  * these take over when main is empty/full or missing.
  */
 __internal int _uslub_sheaf_cache_init(struct kmem_cache *s, unsigned int capacity);
@@ -444,7 +694,7 @@ __internal void _uslub_free_noinit(struct kmem_cache *s, void *x);
 
 /*
  * Hooks into the extension layer (ext/): accounting charges through the
- * thread's stock (the inline part is in slub.c), on-demand extension
+ * thread's stock (the inline part is in cache/internal.h), on-demand extension
  * arrays, tag counters, thread exit and fork.
  */
 __internal bool _uslub_charge_slow(struct obj_cgroup *objcg, size_t bytes, uslub_gfp_t gfp);
@@ -484,7 +734,7 @@ __internal void _uslub_bucket_free(void *x, size_t bytes);
 __internal void _uslub_bucket_free_locked(void *x, size_t bytes);
 
 /* A use of a destroyed (quarantined) cache, or of NULL: reported, errno
- * EINVAL (slub.c). */
+ * EINVAL (slab_common.c). */
 __internal void _uslub_bad_cache(const struct kmem_cache *s, const char *call);
 
 /* The checked slow paths' gate (inline: one bit test): fault injection,
@@ -515,7 +765,7 @@ static inline bool cache_bad(const struct kmem_cache *s, const char *call)
 
 /*
  * slub_debug (debug.c): object layout values, per-object checks and
- * reports. The debug alloc and free paths themselves are in slub.c.
+ * reports. The debug alloc and free paths themselves are in debug_paths.c.
  */
 #define SLUB_RED_INACTIVE 0xbb       /* red zones of a free object        */
 #define SLUB_RED_ACTIVE   0xcc       /* red zones of an allocated object  */
@@ -580,200 +830,127 @@ __internal void _uslub_for_each_slab(struct kmem_cache *s,
 				     void (*fn)(struct kmem_cache *s, struct slab *slab, void *arg),
 				     void *arg);
 
-/* ------------------------------------------------------------------------
- * Objects and free pointers
- *
- * Freelist hardening (CONFIG_SLAB_FREELIST_HARDENED; per cache with
- * USLUB_HARDENED_FREELIST, for every cache with USLUB_FREELIST_HARDENED=1):
- * the free pointer stored in a free object is  fp ^ s->fp_secret ^
- * bswap(&slot).  A stray write or an
- * attacker without the per-cache secret cannot plant a chosen pointer, and
- * a corrupted value decodes to an address outside the slab. Every pointer
- * taken from a chain is checked (object start of the expected slab) before
- * it is handed out or followed: see cpu_freelist_ok() and walk_ok().
- * ---------------------------------------------------------------------- */
-static __always_inline bool cache_hardened(const struct kmem_cache *s)
-{
-	return unlikely(s->flags & SLAB_HARDENED);
-}
-
-static __always_inline uintptr_t fp_mask(const struct kmem_cache *s, const void *slot)
-{
-	return s->fp_secret ^ __builtin_bswap64((uint64_t)(uintptr_t)slot);
-}
-
-/* A cache without hardening pays one predicted branch (off the load's
- * dependency chain) and no arithmetic. */
-/* The fast paths' accessors: only for caches without hardening (their
- * fast paths are off otherwise). */
-static __always_inline void *get_freepointer_raw(const struct kmem_cache *s, void *obj)
-{
-	return *(void **)((char *)obj + s->offset);
-}
-
-static __always_inline void set_freepointer_raw(const struct kmem_cache *s, void *obj, void *fp)
-{
-	*(void **)((char *)obj + s->offset) = fp;
-}
-
-static __always_inline void *get_freepointer(const struct kmem_cache *s, void *obj)
-{
-	uintptr_t *slot = (uintptr_t *)((char *)obj + s->offset);
-	if (cache_hardened(s))
-		return (void *)(*slot ^ fp_mask(s, slot));
-	return (void *)*slot;
-}
-
-static __always_inline void set_freepointer(const struct kmem_cache *s, void *obj, void *fp)
-{
-	uintptr_t *slot = (uintptr_t *)((char *)obj + s->offset);
-	if (cache_hardened(s))
-		*slot = (uintptr_t)fp ^ fp_mask(s, slot);
-	else
-		*slot = (uintptr_t)fp;
-}
+#include "slub/object.h"
 
 /* ------------------------------------------------------------------------
- * The free mark: double frees caught wherever they land
- *
- * Every free by a user (single, bulk, kfree, free) of an object of a cache
- * without slub_debug tests the word at free_mark_offset against its slab's
- * mark, then writes the mark; every path that hands an object to a user
- * clears it, except for objects of a slab that never handed them out. So
- *
- *   object holds slab_free_mark(s, slab)  <=>  it was freed by a user and
- *       not handed out since (or the program wrote the secret there
- *       itself, which it can only read out of freed memory)
- *
- * and a second free of an object wherever the first one put it (a cpu
- * freelist, any sheaf, the barn, a slab's freelist, a remote thread's
- * cache) is refused before it could be handed out twice. The word never
- * overlaps the free pointer; internal moves between the per-CPU layer,
- * the barn and the slabs leave it alone.
- *
- * The mark is the cache's secret mixed with the slab's generation (a
- * global 32-bit count of slabs made, in the slab descriptor): a new slab's
- * objects may hold anything, marks of an earlier slab on the same pages
- * included, and none of it matches the new slab's mark. So objects a new
- * slab hands to a user directly (deferred freelist construction, seed 000)
- * need no clearing and stay untouched: bulk allocation from new slabs
- * writes nothing into them. The objects it links into a freelist or hands
- * to a sheaf are free, and get the mark (with their free pointer): every
- * free object holds its slab's mark. A cpu slot caches its cpu slab's.
+ * Across the files of src/slub/, and for the cache layer above (functions
+ * named _uslub_<the name they had as statics of slub.c>)
  * ---------------------------------------------------------------------- */
-#ifdef USLUB_NO_FREE_MARK
-/* Only for `make bench`'s measure of what the check costs (B-dfree): the
- * same core without it. Never installed. */
-#define USLUB_FREE_MARK 0
-#else
-#define USLUB_FREE_MARK 1
-#endif
+#define DEACTIVATE_TO_HEAD_POS 0
+#define DEACTIVATE_TO_TAIL_POS 1
 
-/* slab->__unused[0]: objects * size of this slab (low 32 bits) and its
- * generation (high 32 bits); immutable while it lives. */
-#define slab_objects_bytes(slab) ((uint32_t)(slab)->__unused[0])
-
-/* The free mark of @slab's objects: never 0, a live object's value. The
- * descriptor word holds the generation in its high half, so two slabs'
- * marks differ there (one load and an xor: no multiply on the free path). */
-static __always_inline uintptr_t slab_free_mark(const struct kmem_cache *s,
-						 const struct slab *slab)
+static inline struct kmem_cache_node *get_node(const struct kmem_cache *s, int node)
 {
-	return (s->free_mark ^ (uintptr_t)slab->__unused[0]) | 1;
+	return s->node[node];
 }
 
-static __always_inline uintptr_t *free_mark_slot(const struct kmem_cache *s, void *obj)
+/* list_lock, counted: the tests assert which paths take it. */
+static inline void node_lock(struct kmem_cache_node *n)
 {
-	return (uintptr_t *)((char *)obj + s->free_mark_offset);
+	uslub_mutex_lock(&n->list_lock, RANK_LIST);
+	WRITE_ONCE(n->lock_taken, n->lock_taken + 1);
 }
 
-/* Handing @obj out: it is live from now on. */
-static __always_inline void free_mark_clear(const struct kmem_cache *s, void *obj)
+static inline void node_unlock(struct kmem_cache_node *n)
 {
-	if (USLUB_FREE_MARK)
-		*free_mark_slot(s, obj) = 0;
+	uslub_mutex_unlock(&n->list_lock, RANK_LIST);
 }
 
-/* Is @obj (a valid object of a slab whose mark is @mark) already free? */
-static __always_inline bool free_mark_test(const struct kmem_cache *s, void *obj, uintptr_t mark)
+/* Record ALLOC_FASTPATH while the cpu freelist is empty (exact then). */
+static __always_inline void publish_alloc_fastpath(struct kmem_cache_cpu *c)
 {
-	return USLUB_FREE_MARK && unlikely(*free_mark_slot(s, obj) == mark);
+	WRITE_ONCE(c->stat[USLUB_ALLOC_FASTPATH], c->loaded + c->stat[USLUB_FREE_FASTPATH]);
 }
 
-/* A user frees @obj (checked with free_mark_test()). */
-static __always_inline void free_mark_set(const struct kmem_cache *s, void *obj, uintptr_t mark)
+/* Is @obj (the head of c->freelist) an object start of the cpu slab? The
+ * slow paths check before they pop; NULL fails too. */
+static __always_inline bool cpu_freelist_ok(const struct kmem_cache *s,
+					    const struct kmem_cache_cpu *c, const void *obj)
 {
-	if (USLUB_FREE_MARK)
-		*free_mark_slot(s, obj) = mark;
+	return c->slab && obj_is_valid(s, c->slab, obj);
 }
 
-/*
- * The inline fast paths' versions: the mark at word 0, a constant (a cache
- * whose mark is elsewhere has FASTPATH_OFF_MARK, so it never gets here),
- * and the cpu slot's c->free_mark. Measured on B1 (AMD EPYC VM), an offset
- * loaded from the cache made the check cost three times as much: the
- * store's address then waits for that load as well as for the object's.
- */
-static __always_inline void free_mark_clear0(void *obj)
-{
-	if (USLUB_FREE_MARK)
-		*(uintptr_t *)obj = 0;
-}
+/* slab_common.c: the caches that hold struct kmem_cache and struct
+ * kmem_cache_node. */
+__internal extern struct kmem_cache _uslub_boot_kmem_cache, _uslub_boot_kmem_cache_node;
 
-static __always_inline bool free_mark_test0(void *obj, uintptr_t mark)
-{
-	return USLUB_FREE_MARK && unlikely(*(uintptr_t *)obj == mark);
-}
+/* obj_ext.c */
+__internal void _uslub_slab_init_obj_exts(struct kmem_cache *s, struct slab *slab,
+		unsigned int objects);
+__internal __cold struct slabobj_ext *_uslub_slab_obj_ext_alloc(struct kmem_cache *s,
+		struct slab *slab, const void *obj);
+__internal void _uslub_slab_free_obj_exts(struct kmem_cache *s, struct slab *slab);
 
-static __always_inline void free_mark_set0(void *obj, uintptr_t mark)
-{
-	if (USLUB_FREE_MARK)
-		*(uintptr_t *)obj = mark;
-}
+/* new_slab.c */
+__internal uint64_t _uslub_seed64(void);
+__internal bool _uslub_init_random_seq(struct kmem_cache *s);
+__internal void _uslub_free_random_seq(struct kmem_cache *s);
+__internal struct slab *_uslub_allocate_slab(struct kmem_cache *s, int node,
+		struct kmem_cache_cpu *c);
+__internal unsigned int _uslub_new_slab_objects(struct kmem_cache *s, struct slab *slab,
+		void **p, unsigned int n, void **rest);
+__internal void _uslub_discard_slab(struct kmem_cache *s, struct slab *slab);
 
-/* Object 0 of @slab: the slab's first byte, after a left red zone when the
- * cache has one (red_left_pad; the stride includes it, so object i's left
- * red zone is the tail of stride i-1). */
-static __always_inline char *slab_obj_base(const struct kmem_cache *s, const struct slab *slab)
-{
-	return (char *)slab_address(slab) + s->red_left_pad;
-}
+/* partial.c */
+__internal void _uslub_add_partial(struct kmem_cache_node *n, struct slab *slab, int pos);
+__internal void _uslub_remove_partial(struct kmem_cache_node *n, struct slab *slab);
+__internal void _uslub_put_partials_node(struct kmem_cache *s, struct slab *list,
+		struct kmem_cache_cpu *c);
+__internal struct slab *_uslub_get_partial(struct kmem_cache *s, int node,
+		struct kmem_cache_cpu *c, bool cache_partials, int home);
+__internal bool _uslub___slab_free(struct kmem_cache *s, struct slab *slab, void *head,
+		void *tail, unsigned int cnt, struct kmem_cache_cpu *c, bool cpu_partial);
+__internal __cold void _uslub_report_invalid_free(struct kmem_cache *s, void *x,
+		struct slab *slab);
+__internal __cold void _uslub_report_double_free(struct kmem_cache *s, struct slab *slab,
+		void *x);
 
-static __always_inline unsigned int obj_to_index(const struct kmem_cache *s,
-						 const struct slab *slab, const void *obj)
-{
-	return slab_offset_to_index((uintptr_t)obj - (uintptr_t)slab_obj_base(s, slab),
-				    s->reciprocal_size);
-}
+/* cpu_slab.c */
+__internal __cold void _uslub_report_corrupt(struct kmem_cache *s, const struct slab *slab,
+		const void *bad, const void *after, struct kmem_cache_cpu *c);
+__internal void _uslub_fold_stats(struct kmem_cache *s, struct kmem_cache_cpu *c);
+__internal __cold void _uslub_cpu_freelist_corrupt(struct kmem_cache *s,
+		struct kmem_cache_cpu *c);
+__internal int _uslub_refill_cpu(struct kmem_cache *s, int node, struct kmem_cache_cpu *c,
+		bool cache_partials, int home, void **p, unsigned int want);
+__internal __noinline void *_uslub___slab_alloc(struct kmem_cache *s, uslub_gfp_t gfp,
+		int node);
 
-static __always_inline void *index_to_obj(const struct kmem_cache *s,
-					  const struct slab *slab, unsigned int idx)
-{
-	return slab_obj_base(s, slab) + (size_t)idx * s->size;
-}
+/* debug_paths.c */
+__internal struct kmem_cache_cpu *_uslub_debug_cpu(struct kmem_cache *s,
+		struct kmem_cache_cpu *tmp);
+__internal void _uslub_debug_cpu_done(struct kmem_cache *s, struct kmem_cache_cpu *c,
+		struct kmem_cache_cpu *tmp);
+__internal void _uslub_slab_isolate(struct kmem_cache *s, struct kmem_cache_node *n,
+		struct slab *slab);
+__internal __noinline void *_uslub___debug_slab_alloc(struct kmem_cache *s, uslub_gfp_t gfp,
+		int node, uintptr_t addr, bool count);
+__internal void *_uslub_debug_slab_alloc(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+		uintptr_t addr);
+__internal __noinline void _uslub___debug_slab_free(struct kmem_cache *s, struct slab *slab,
+		void *x, uintptr_t addr, bool count);
+__internal void _uslub_debug_slab_free(struct kmem_cache *s, struct slab *slab, void *x,
+		uintptr_t addr);
 
-static __always_inline void *fl_ptr(const struct kmem_cache *s, const struct slab *slab,
-				    unsigned int idx)
-{
-	return idx == SLAB_FL_NONE ? NULL : index_to_obj(s, slab, idx);
-}
+/* bulk.c */
+__internal __noinline void _uslub_free_bulk_detached(struct kmem_cache *s, size_t n, void **p);
+__internal unsigned int _uslub___refill_objects(struct kmem_cache *s, struct kmem_cache_cpu *c,
+		void **p, unsigned int min, unsigned int max, int node, bool user);
 
-static __always_inline unsigned int fl_idx(const struct kmem_cache *s,
-					   const struct slab *slab, const void *obj)
-{
-	return obj ? obj_to_index(s, slab, obj) : SLAB_FL_NONE;
-}
+/* geometry.c */
+__internal unsigned int _uslub_order_objects(unsigned int order, size_t size);
+__internal bool _uslub_calculate_sizes(struct kmem_cache *s, size_t object_size, size_t align,
+		const struct uslub_cache_args *args);
+__internal void _uslub_calculate_obj_ext(struct kmem_cache *s, unsigned int flags);
 
+/* slab_common.c */
+__internal int _uslub_take_slot(void);
+__internal void _uslub_release_slot(int i);
+__internal void _uslub_slot_init_main(char *base, void *arg);
+__internal void _uslub_init_node(struct kmem_cache_node *n);
+__internal void _uslub_init_cache(struct kmem_cache *s, const char *name, unsigned int flags,
+		void (*ctor)(void *), int slot);
+__internal int _uslub_shrink_node(struct kmem_cache *s, struct kmem_cache_node *n,
+		struct kmem_cache_cpu *c);
 
-/* Is @x the start of an object of @slab? Two multiplies, no division. */
-static __always_inline bool obj_is_valid(const struct kmem_cache *s,
-					 const struct slab *slab, const void *x)
-{
-	uintptr_t off = (uintptr_t)x - (uintptr_t)slab_obj_base(s, slab);
-	if (unlikely(off >= slab_objects_bytes(slab)))
-		return false;
-	return (uintptr_t)obj_to_index(s, slab, x) * s->size == off;
-}
-
-
-#endif /* USLUB_CACHE_SLUB_H */
+#endif /* USLUB_SLUB_SLUB_H */

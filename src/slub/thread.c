@@ -17,7 +17,7 @@
  * cpu slot on the stack (THREAD_DEAD).
  */
 #define _GNU_SOURCE
-#include "cache/slub.h"
+#include "slub/slub.h"
 #include "base/lifecycle.h"
 #include <sys/mman.h>
 #include <unistd.h>
@@ -36,40 +36,20 @@ static unsigned long thread_seq;                                   /* thread_loc
 const struct slab_sheaf _uslub_empty_sheaf = { .node = -1 };
 
 static pthread_key_t thread_key;
-static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
-__internal void _uslub_slub_init(void);
 static void thread_exit(void *arg);
 static const struct uslub_lifecycle thread_lifecycle;
 
-/* Each layer's init registers its lifecycle entries (base/lifecycle.h);
- * this order is the order of dependencies, the table's the lock order. */
-static void init_once_fn(void)
+/* From the init order (init.c): thread_lock's lifecycle entry, then (after
+ * the other layers' entries) the key whose destructor is thread exit. */
+void _uslub_thread_lifecycle_init(void)
 {
-	_uslub_tls.init_depth++;
-	_uslub_options_init();
-	_uslub_failslab_init();
-	_uslub_ext_init();
-	_uslub_page_init();
 	_uslub_lifecycle_register(&thread_lifecycle);
-	_uslub_slub_lifecycle_init();
-	_uslub_sheaf_lifecycle_init();
-	_uslub_debug_lifecycle_init();
+}
+
+void _uslub_thread_key_init(void)
+{
 	pthread_key_create(&thread_key, thread_exit);
-	_uslub_lifecycle_init();
-	_uslub_slub_init();
-	_uslub_tls.init_depth--;
-}
-
-void _uslub_init(void)
-{
-	pthread_once(&init_once, init_once_fn);
-}
-
-__attribute__((constructor)) static void uslub_constructor(void)
-{
-	_uslub_init();
-	_uslub_publish_init();
 }
 
 struct kmem_cache_cpu *_uslub_thread_cpu(struct uslub_thread *t, const struct kmem_cache *s)

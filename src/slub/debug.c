@@ -6,7 +6,7 @@
  * red zones, the object and its padding, then what was fixed).
  *
  * The debug paths that call these (every alloc and free of a debug cache,
- * under the node's list_lock), isolation and validate are in slub.c; the
+ * under the node's list_lock), isolation and validate are in debug_paths.c and validate.c; the
  * layout is in calculate_sizes() there and in struct kmem_cache.
  *
  * Nothing here allocates from uslub or malloc: report lines are formatted
@@ -16,7 +16,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE         /* dladdr, sched_getcpu */
 #endif
-#include "cache/slub.h"
+#include "slub/slub.h"
 #include "base/lifecycle.h"
 #include <dlfcn.h>
 #include <sched.h>

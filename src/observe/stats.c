@@ -2,7 +2,7 @@
  * Statistics and slabinfo: the counters are defined once (USLUB_STAT_ITEMS
  * in uslub.h) and printed from one code path as a table or as JSON.
  */
-#include "cache/slub.h"
+#include "slub/slub.h"
 #include <string.h>
 
 static const char *const stat_names[USLUB_NR_STATS] = {

@@ -6,7 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "base/base.h"
-#include "cache/publish_dir.h"
+#include "observe/publish_dir.h"
 
 static const char *const pubdir_fmt[PUB_NR_KINDS] = {
 	[PUB_LOCK]	= "%d.lock",

@@ -1,0 +1,281 @@
+/*
+ * alloc.c — the alloc miss path of the cache API (cache.h's inline
+ * paths missed): the hooked leaf and its slow path, the paths without
+ * hooks, the sheaf and cpu-slab slow paths, kmalloc from a debug cache;
+ * and the post-allocation hook for the layers above.
+ */
+#include "cache/internal.h"
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The first USLUB_GFP_ACCOUNT allocation of a cache created without
+ * extensions: switch its hooks on for good. Its existing slabs get arrays
+ * on demand (slab_obj_ext_alloc()). Other threads' cpu slots may still
+ * have an open free range, which is safe: an object charged from now on
+ * comes from the charging thread's own cpu slab (whose range
+ * post_alloc_hook() closes), or from a slab that was not a cpu slab when
+ * it was taken, whose every later install as a cpu slab (a CAS on the
+ * slab ordered after the one that took the object) reads the new
+ * fastpath_off in set_cpu_slab(). Sheaves, which can hold objects of
+ * another thread's cpu slab, exist only in caches whose cpu slots never
+ * open a free range. */
+__cold void _uslub_obj_ext_enable_on_demand(struct kmem_cache *s)
+{
+	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+	if (!(s->hooks & HOOK_ACCOUNT)) {
+		if (s->ext_placement == USLUB_OBJ_EXT_NONE)
+			WRITE_ONCE(s->ext_placement, USLUB_OBJ_EXT_ON_DEMAND);
+		__atomic_fetch_or(&s->fastpath_off, FASTPATH_OFF_HOOKS, __ATOMIC_SEQ_CST);
+		__atomic_fetch_or(&s->hooks, HOOK_ACCOUNT, __ATOMIC_SEQ_CST);
+	}
+	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+}
+
+bool _uslub_post_alloc_hook(struct kmem_cache *s, uslub_gfp_t gfp, size_t n, void **p)
+{
+	unsigned int hooks = READ_ONCE(s->hooks);
+	if (!(hooks | (gfp & USLUB_GFP_ACCOUNT)))
+		return true;
+	return post_alloc_hook(s, gfp, n, p, NULL, take_alloc_tag(hooks));
+}
+
+/* A sheaf cache without a cpu freelist: pop the main sheaf (the inline
+ * step), else let the sheaf layer swap, exchange at the barn or refill. */
+static __always_inline void *sheaf_alloc(struct kmem_cache *s, uslub_gfp_t gfp)
+{
+	if (unlikely(!this_cpu_is_real()) && !_uslub_thread_init())
+		return NULL;
+	struct kmem_cache_cpu *c = this_cpu(s);
+	struct slab_sheaf *main = c->main;
+	if (likely(main && main->size)) {
+		stat(c, ALLOC_PCS);
+		return main->objects[--main->size];
+	}
+	return _uslub_sheaf_alloc_slow(s, c, gfp);
+}
+
+static __noinline void *slab_alloc_slow_path(struct kmem_cache *s, uslub_gfp_t gfp, int node);
+
+/* The checked pop of a hardened cache comes first and stays small, so
+ * hardening costs a few instructions, not the whole slow path; then a
+ * sheaf cache's main sheaf; then everything else. No hooks. */
+static __always_inline void *slab_alloc_nohooks(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+						 uintptr_t addr)
+{
+	struct kmem_cache_cpu *c = this_cpu(s);
+	void *obj = c->freelist;
+	struct slab *slab = c->slab;
+
+	if (likely(obj && slab && !gfp && node == USLUB_NUMA_NO_NODE) &&
+	    likely(obj_is_valid(s, slab, obj))) {
+		c->freelist = get_freepointer(s, obj);
+		free_mark_clear(s, obj);
+		return obj;
+	}
+	/* a sheaf cache's common case: pop the main sheaf */
+	struct slab_sheaf *main = c->main;
+	if (likely(!obj && main && main->size && !gfp && node == USLUB_NUMA_NO_NODE)) {
+		stat(c, ALLOC_PCS);
+		obj = main->objects[--main->size];
+		free_mark_clear(s, obj);
+		return obj;
+	}
+	if (kmem_cache_debug(s))      /* it has neither a cpu freelist nor sheaves */
+		return _uslub_debug_slab_alloc(s, gfp, node, addr);
+	return slab_alloc_slow_path(s, gfp, node);
+}
+
+/* A cache with extension hooks (accounting or profiling), or a
+ * USLUB_GFP_ACCOUNT allocation: take an object as the paths without hooks
+ * do, then run the post-allocation hook; a refused charge gives the
+ * object back and fails. The cpu slot's free-path range is closed, so
+ * every free of such a cache runs the free hook (slab_free_hooked()). */
+static __noinline void *slab_alloc_hooked_slow(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+						uintptr_t addr)
+{
+	if (unlikely(failslab(s, gfp, 1))) {
+		uslub_alloc_tag_cur = NULL;         /* nothing allocated: nothing tagged */
+		return NULL;
+	}
+	struct uslub_alloc_tag *tag = take_alloc_tag(READ_ONCE(s->hooks));
+	void *obj = slab_alloc_nohooks(s, gfp & ~USLUB_GFP_ACCOUNT, node, addr);
+	if (unlikely(!obj))
+		return NULL;
+	if (likely(post_alloc_hook(s, gfp, 1, &obj, NULL, tag)))
+		return obj;
+	/* refused (the reclaim callback may have flushed or shrunk this
+	 * thread's cpu slot meanwhile): free it the plain way */
+	_uslub_slab_free_nohooks(s, obj, addr);
+	errno = ENOMEM;
+	return NULL;
+}
+
+/*
+ * The hooked fast path: a leaf that only tail-calls (no frame), entered
+ * from the inline fast path with its cpu slot @c and freelist head @obj.
+ * An object of the cpu freelist, charged from the thread's stock and
+ * tagged in the thread's counters, with every condition checked before
+ * anything changes; any miss goes to slab_alloc_hooked_slow() untouched.
+ */
+static __noinline void *slab_alloc_hooked(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+					  struct kmem_cache_cpu *c, void *obj)
+{
+	/* entered by a tail call: the return address is the public caller's */
+#define addr ((uintptr_t)__builtin_return_address(0))
+	if (unlikely(!obj || (gfp & ~USLUB_GFP_ACCOUNT) || node != USLUB_NUMA_NO_NODE ||
+		     (s->flags & (SLAB_HARDENED | SLAB_NO_OBJ_EXT)) ||
+		     (READ_ONCE(s->fastpath_off) & (FASTPATH_OFF_DEBUG | FASTPATH_OFF_SLUB_DEBUG))))
+		return slab_alloc_hooked_slow(s, gfp, node, addr);
+	unsigned int hooks = READ_ONCE(s->hooks);
+	struct obj_cgroup *objcg = ((gfp & USLUB_GFP_ACCOUNT) || (s->flags & USLUB_ACCOUNT)) ?
+				   _uslub_tls.cur_objcg : NULL;
+	struct uslub_alloc_tag *tag = (hooks & HOOK_PROFILE) ? uslub_alloc_tag_cur : NULL;
+	if (!objcg && !tag) {
+		c->freelist = get_freepointer_raw(s, obj);
+		free_mark_clear(s, obj);
+		return obj;
+	}
+	/* a cpu freelist means a real cpu area: t != NULL */
+	struct uslub_thread *t = _uslub_tls.thread;
+	unsigned long base = __atomic_load_n(&c->slab->obj_exts, __ATOMIC_ACQUIRE);
+	unsigned int tidx = tag ? READ_ONCE(tag->index) : 0;
+	if (unlikely(!base) ||
+	    (objcg && unlikely(!(hooks & HOOK_ACCOUNT) || t->stock.cached != objcg ||
+			       t->stock.nr_bytes < (long)s->charge || c->slab_bytes)) ||
+	    (tag && unlikely(!tidx || !t->tagc)))
+		return slab_alloc_hooked_slow(s, gfp, node, addr);
+
+	c->freelist = get_freepointer_raw(s, obj);
+	free_mark_clear(s, obj);
+	uintptr_t off = (uintptr_t)obj - (uintptr_t)c->slab_addr;
+	struct slabobj_ext *ext = (struct slabobj_ext *)
+		(base + (uintptr_t)slab_offset_to_index(off, s->reciprocal_size) * s->ext_stride);
+	if (objcg)
+		t->stock.nr_bytes -= (long)s->charge;
+	WRITE_ONCE(ext->objcg, objcg);
+	WRITE_ONCE(ext->ref, tag);
+	if (tag) {
+		uslub_alloc_tag_cur = NULL;              /* taken */
+		SINGLE_WRITER_INC(t->tagc[tidx].bytes, (int64_t)s->size);
+		SINGLE_WRITER_INC(t->tagc[tidx].calls, 1);
+	}
+	return obj;
+#undef addr
+}
+
+/* Entered from the fast path: hooks, or the paths without them. */
+static __noinline void *slab_alloc_slow(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+					uintptr_t addr)
+{
+	if (unlikely(gfp & USLUB_GFP_ACCOUNT)) {   /* its slow path asks failslab */
+		struct kmem_cache_cpu *c = this_cpu(s);
+		return slab_alloc_hooked(s, gfp, node, c, c->freelist);
+	}
+	if (unlikely(failslab(s, gfp, 1)))
+		return NULL;
+	return slab_alloc_nohooks(s, gfp, node, addr);
+}
+
+/* Everything else: an empty (or corrupted) cpu freelist, sheaves, a node
+ * to match, or gfp bits (zeroing, NOFAIL). */
+static __noinline void *slab_alloc_slow_path(struct kmem_cache *s, uslub_gfp_t gfp, int node)
+{
+	struct kmem_cache_cpu *c = this_cpu(s);
+	void *obj = c->freelist;
+
+	if (unlikely(obj && !cpu_freelist_ok(s, c, obj))) {
+		_uslub_cpu_freelist_corrupt(s, c);
+		obj = NULL;
+	}
+	if (obj && (node == USLUB_NUMA_NO_NODE || slab_nid(c->slab) == node)) {
+		c->freelist = get_freepointer(s, obj);   /* ALLOC_FASTPATH, derived */
+	} else {
+		obj = NULL;
+		if (s->sheaf_capacity && node == USLUB_NUMA_NO_NODE)
+			obj = sheaf_alloc(s, gfp);
+		if (!obj)
+			obj = _uslub___slab_alloc(s, gfp, node);
+		if (unlikely(!obj))
+			return NULL;
+	}
+	free_mark_clear(s, obj);
+	if (gfp & USLUB_GFP_ZERO)
+		memset(obj, 0, s->object_size);
+	return obj;
+}
+
+/*
+ * A cache with hooks (accounting, profiling) in sheaf mode: pop the main
+ * sheaf, then run the post-allocation hook on the object (the charge from
+ * the thread's stock, the tag in the thread's counters: its inline common
+ * case). Anything else (gfp bits but ACCOUNT, a node, an empty main,
+ * failslab, slub_debug, destroyed) goes to the hooked slow path untouched.
+ */
+static __noinline void *slab_alloc_hooked_pcs(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+					      struct kmem_cache_cpu *c, uintptr_t addr)
+{
+	struct slab_sheaf *main = c->main;
+	unsigned int n = main->size;
+	if (unlikely(!n || (gfp & ~USLUB_GFP_ACCOUNT) || node != USLUB_NUMA_NO_NODE ||
+		     (READ_ONCE(s->fastpath_off) &
+		      ~(FASTPATH_OFF_HOOKS | FASTPATH_OFF_HARDENED | FASTPATH_OFF_MARK))))
+		return slab_alloc_hooked_slow(s, gfp, node, addr);
+	struct uslub_alloc_tag *tag = take_alloc_tag(READ_ONCE(s->hooks));
+	void *obj = main->objects[n - 1];
+	main->size = n - 1;
+	stat(c, ALLOC_PCS);
+	free_mark_clear(s, obj);
+	if (likely(post_alloc_hook(s, gfp, 1, &obj, NULL, tag)))
+		return obj;
+	/* refused: give it back the plain way (the reclaim callback may have
+	 * changed the slot meanwhile) */
+	_uslub_slab_free_nohooks(s, obj, addr);
+	errno = ENOMEM;
+	return NULL;
+}
+
+/* A kmalloc of @orig_size bytes from a debug cache: recorded (Z caches
+ * fill the tail). @addr is the caller's, for owner tracking. */
+static __noinline void *kmalloc_debug_alloc(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+					    size_t orig_size, uintptr_t addr)
+{
+	void *p = READ_ONCE(s->hooks) ? slab_alloc_hooked_slow(s, gfp, node, addr) :
+					slab_alloc_slow(s, gfp, node, addr);
+	if (p)
+		_uslub_debug_set_orig_size(s, p, (unsigned int)orig_size);
+	return p;
+}
+
+/*
+ * The alloc miss path (cache.h's inline paths missed), with the public
+ * caller's address @addr (slub_debug's owner). The cpu freelist
+ * first when the caller did not try it (malloc pops the main sheaf only);
+ * then a kmalloc from a debug cache (its size recorded), the hooked
+ * paths (sheaf or cpu-slab), or the slow path: failslab, the main sheaf's refill (spare, barn,
+ * slabs), a new slab, the debug paths.
+ */
+__noinline void *_uslub_slab_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+				       size_t orig_size, uintptr_t addr)
+{
+	struct kmem_cache_cpu *c = this_cpu(s);
+
+	if (likely(!gfp && node == USLUB_NUMA_NO_NODE)) {
+		void *obj = alloc_from_cpu_slab(s, c);   /* malloc's pop misses to here */
+		if (likely(obj))
+			return obj;
+	}
+	if (unlikely(orig_size) && kmem_cache_debug(s))
+		return kmalloc_debug_alloc(s, gfp, node, orig_size, addr);
+	/* a cache with hooks goes straight to its leaf; the caller's address
+	 * is for slub_debug's owners */
+	if (READ_ONCE(s->hooks))
+		return s->sheaf_capacity ? slab_alloc_hooked_pcs(s, gfp, node, c, addr) :
+					   slab_alloc_hooked(s, gfp, node, c, c->freelist);
+	return slab_alloc_slow(s, gfp, node, addr);
+}

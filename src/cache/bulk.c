@@ -1,0 +1,509 @@
+/*
+ * bulk.c — uslub_cache_alloc_bulk() and uslub_cache_free_bulk(): their
+ * cpu-slab and sheaf fronts and the extension hooks; the slab halves are
+ * in slub/bulk.c.
+ */
+#include "cache/internal.h"
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#define home_node _uslub_home_node
+
+/*
+ * Bulk from the cpu layer (caches without sheaves): pop the cpu freelist,
+ * refill it the way the single slow path does, and take a new slab's
+ * objects directly. Returns how many of @n were put in p[].
+ */
+static size_t alloc_bulk_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n, void **p,
+			     bool cache_partials, size_t *popped)
+{
+	size_t i = 0;
+	while (i < n) {
+		void *obj = c->freelist;
+		if (likely(obj) && likely(!cache_hardened(s))) {
+			/* the fast path's pop, in a register */
+			size_t start = i;
+			do {
+				p[i++] = obj;
+				void *next = get_freepointer_raw(s, obj);
+				free_mark_clear(s, obj);
+				obj = next;
+			} while (obj && i < n);
+			c->freelist = obj;          /* ALLOC_FASTPATH, derived */
+			*popped += i - start;
+			continue;
+		}
+		if (likely(obj)) {
+			/* checked like the fast path: hardened caches only */
+			if (unlikely(cache_hardened(s)) && unlikely(!cpu_freelist_ok(s, c, obj))) {
+				_uslub_cpu_freelist_corrupt(s, c);
+				continue;
+			}
+			c->freelist = get_freepointer(s, obj);   /* ALLOC_FASTPATH, derived */
+			free_mark_clear(s, obj);
+			p[i++] = obj;
+			(*popped)++;
+			continue;
+		}
+		/* k > 0: objects a new slab hands out directly, never handed out
+		 * before: no mark to clear (slab_free_mark()), left untouched */
+		unsigned int want = (unsigned int)MIN(n - i, (size_t)MAX_OBJS_PER_SLAB);
+		int k = _uslub_refill_cpu(s, USLUB_NUMA_NO_NODE, c, cache_partials, home_node(), p + i, want);
+		if (k < 0)
+			break;
+		stat_add(c, ALLOC_SLOWPATH, (unsigned int)k);
+		i += (unsigned int)k;
+	}
+	return i;
+}
+
+/*
+ * Hand out the top @k objects of @main (k <= size) into p[]: one pass that
+ * copies each pointer and clears its free mark. The size goes down first,
+ * so a fork child never flushes an object already handed out.
+ */
+static __always_inline void sheaf_pop_bulk(const struct kmem_cache *s, struct slab_sheaf *main,
+					   unsigned int k, void **p)
+{
+	unsigned int size = main->size - k;
+	void **src = main->objects + size;
+	const uintptr_t fmo = s->free_mark_offset;   /* a local: the stores below may alias s */
+	unsigned int j = 0;
+	WRITE_ONCE(main->size, size);
+	barrier();
+	for (; j + 4 <= k; j += 4) {        /* unrolled: loads first, then stores */
+		void *x0 = src[j], *x1 = src[j + 1], *x2 = src[j + 2], *x3 = src[j + 3];
+		p[j] = x0;
+		p[j + 1] = x1;
+		p[j + 2] = x2;
+		p[j + 3] = x3;
+		if (USLUB_FREE_MARK) {
+			*(uintptr_t *)((char *)x0 + fmo) = 0;
+			*(uintptr_t *)((char *)x1 + fmo) = 0;
+			*(uintptr_t *)((char *)x2 + fmo) = 0;
+			*(uintptr_t *)((char *)x3 + fmo) = 0;
+		}
+	}
+	for (; j < k; j++) {
+		void *x = src[j];
+		p[j] = x;
+		if (USLUB_FREE_MARK)
+			*(uintptr_t *)((char *)x + fmo) = 0;
+	}
+}
+
+/*
+ * Bulk for sheaf caches: copy out of the main sheaf; when it is empty the
+ * sheaf layer swaps in the spare or a full sheaf of the barn (whole
+ * sheaves, one barn lock each), else refills main from slabs and hands
+ * over one object; if it cannot, the rest comes straight from slabs.
+ */
+static size_t alloc_bulk_sheaves(struct kmem_cache *s, struct kmem_cache_cpu *c, uslub_gfp_t gfp,
+				 size_t n, void **p)
+{
+	size_t i = 0;
+	while (i < n) {
+		struct slab_sheaf *main = c->main;
+		if (likely(main && main->size)) {
+			unsigned int k = (unsigned int)MIN(n - i, (size_t)main->size);
+			sheaf_pop_bulk(s, main, k, p + i);
+			stat_add(c, ALLOC_PCS, k);
+			i += k;
+			continue;
+		}
+		if (_uslub_pcs_replace_empty_main(s, c))
+			continue;
+		void *obj = _uslub_sheaf_alloc_slow(s, c, gfp);   /* counts ALLOC_PCS */
+		if (obj) {
+			free_mark_clear(s, obj);
+			p[i++] = obj;
+			continue;
+		}
+		unsigned int want = (unsigned int)MIN(n - i, (size_t)MAX_OBJS_PER_SLAB);
+		unsigned int k = _uslub___refill_objects(s, c, p + i, want, want, USLUB_NUMA_NO_NODE, true);
+		if (!k)
+			break;
+		stat_add(c, ALLOC_SLOWPATH, k);
+		i += k;
+	}
+	return i;
+}
+
+/*
+ * One all-or-nothing attempt on slot @c. On failure, what was taken goes
+ * back to the slabs uncounted and the slot's counters are restored, so a
+ * failed call counts no allocation and no free: the objects popped from
+ * the cpu freelist leave it the way a flush does (loaded -= popped keeps
+ * the derived ALLOC_FASTPATH where it was).
+ */
+static bool alloc_bulk_once(struct kmem_cache *s, struct kmem_cache_cpu *c, uslub_gfp_t gfp,
+			    size_t n, void **p, bool cache_partials)
+{
+	uint64_t slow0 = c->stat[USLUB_ALLOC_SLOWPATH], pcs0 = c->stat[USLUB_ALLOC_PCS];
+	size_t popped = 0, got;
+	if (s->sheaf_capacity && cache_partials)
+		got = alloc_bulk_sheaves(s, c, gfp, n, p);
+	else
+		got = alloc_bulk_cpu(s, c, n, p, cache_partials && s->cpu_partial_slabs, &popped);
+	if (likely(got == n))
+		return true;
+	WRITE_ONCE(c->loaded, c->loaded - popped);
+	WRITE_ONCE(c->stat[USLUB_ALLOC_SLOWPATH], slow0);
+	WRITE_ONCE(c->stat[USLUB_ALLOC_PCS], pcs0);
+	if (!c->freelist)
+		publish_alloc_fastpath(c);   /* exact again for other readers */
+	_uslub_free_to_slabs(s, c, got, p);
+	return false;
+}
+
+static __always_inline void free_bulk(struct kmem_cache *s, size_t n, void **p);
+
+static __noinline int alloc_bulk_slow(struct kmem_cache *s, uslub_gfp_t gfp, size_t n, void **p)
+{
+	struct uslub_alloc_tag *tag = uslub_alloc_tag_cur;
+	if (tag)
+		uslub_alloc_tag_cur = NULL;
+	if (unlikely(cache_bad(s, "uslub_cache_alloc_bulk")))
+		return 0;
+	if (unlikely(!p && n)) {
+		_uslub_report("uslub: %s: alloc_bulk: the array is NULL\n", s->name);
+		errno = EINVAL;
+		return 0;
+	}
+	if (unlikely(n > INT_MAX)) {
+		_uslub_report("uslub: %s: alloc_bulk of %zu objects (more than INT_MAX)\n", s->name, n);
+		errno = EINVAL;
+		return 0;
+	}
+	if (!n)
+		return 0;
+	if (unlikely(failslab(s, gfp, n)))
+		return 0;
+	if (unlikely(kmem_cache_debug(s))) {
+		/* one at a time through the checked path; all or nothing, and
+		 * a failure counts nothing */
+		uintptr_t addr = (uintptr_t)__builtin_return_address(0);
+		for (size_t i = 0; i < n; i++)
+			if (!(p[i] = _uslub___debug_slab_alloc(s, gfp & ~USLUB_GFP_ZERO,
+							USLUB_NUMA_NO_NODE, addr, false))) {
+				while (i--)
+					_uslub___debug_slab_free(s, virt_to_slab(p[i]), p[i], addr, false);
+				errno = ENOMEM;
+				return 0;
+			}
+		struct kmem_cache_cpu tmp, *c = _uslub_debug_cpu(s, &tmp);
+		stat_add(c, ALLOC_SLOWPATH, n);
+		_uslub_debug_cpu_done(s, c, &tmp);
+	} else for (;;) {
+		bool ok;
+		if (likely(this_cpu_is_real() || _uslub_thread_init())) {
+			ok = alloc_bulk_once(s, this_cpu(s), gfp, n, p, true);
+		} else {
+			struct kmem_cache_cpu tmp;
+			memset(&tmp, 0, sizeof(tmp));
+			ok = alloc_bulk_once(s, &tmp, gfp, n, p, false);
+			_uslub_flush_cpu(s, &tmp);
+		}
+		if (likely(ok))
+			break;
+		if (!(gfp & USLUB_GFP_NOFAIL)) {
+			errno = ENOMEM;
+			if (!(gfp & USLUB_GFP_NOWARN) && _uslub_option(USLUB_OPT_VERBOSE))
+				_uslub_report("uslub: %s: bulk allocation of %zu failed (out of "
+					      "memory)\n", s->name, n);
+			return 0;
+		}
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+	if (unlikely(READ_ONCE(s->hooks) | (gfp & USLUB_GFP_ACCOUNT)) &&
+	    unlikely(!post_alloc_hook(s, gfp, n, p, NULL, tag))) {
+		free_bulk(s, n, p);                      /* untouched by the hook */
+		errno = ENOMEM;
+		return 0;
+	}
+	if (gfp & USLUB_GFP_ZERO)
+		for (size_t i = 0; i < n; i++)
+			memset(p[i], 0, s->object_size);
+	return (int)n;
+}
+/*
+ * The common case without a stack frame: a live sheaf cache without hooks
+ * or fault injection, whose main sheaf holds all n (n >= 1, so never a
+ * stub of capacity 0). Everything else, checks and reports included, is
+ * alloc_bulk_slow()'s.
+ */
+__public int uslub_cache_alloc_bulk_noprof(struct kmem_cache *s, uslub_gfp_t gfp, size_t n,
+					   void **p)
+{
+	const unsigned int off = FASTPATH_OFF_DEAD | FASTPATH_OFF_DEBUG | FASTPATH_OFF_SLUB_DEBUG;
+	if (likely(s && p && n) && likely(!(READ_ONCE(s->fastpath_off) & off)) &&
+	    likely(!(READ_ONCE(s->hooks) | (gfp & (USLUB_GFP_ACCOUNT | USLUB_GFP_ZERO)))) &&
+	    likely(this_cpu_is_real())) {
+		struct kmem_cache_cpu *c = this_cpu(s);
+		struct slab_sheaf *main = c->main;
+		if (likely(main && main->size >= n)) {
+			if (unlikely(uslub_alloc_tag_cur))
+				uslub_alloc_tag_cur = NULL;     /* no hook takes it */
+			sheaf_pop_bulk(s, main, (unsigned int)n, p);
+			stat_add(c, ALLOC_PCS, n);
+			return (int)n;
+		}
+	}
+	return alloc_bulk_slow(s, gfp, n, p);
+}
+__public int (uslub_cache_alloc_bulk)(struct kmem_cache *s, uslub_gfp_t gfp, size_t n, void **p)
+{
+	uslub_alloc_tag_cur = NULL;
+	return uslub_cache_alloc_bulk_noprof(s, gfp, n, p);
+}
+
+/*
+ * Sheaf caches: p[] goes to the main sheaf, validated per slab. The slabs
+ * of the last few runs (stretches of pointers into one slab) are kept in
+ * locals: a pointer into the current one costs a range and object-start
+ * test (one rotate and compare for power-of-two sizes, the reciprocal
+ * otherwise) and the free mark's test and set before it is stored; one
+ * into another recent slab switches to it; only a slab not seen lately
+ * costs a descriptor lookup (ours, this cache's, the local node). A full
+ * main is exchanged for the spare or, whole, for an empty sheaf of the
+ * barn (_uslub_pcs_replace_full_main(), once per sheaf). Double frees are
+ * reported here; the rest (NULLs dropped) is moved to the front of p[] and
+ * counted in the return value: other nodes, invalid pointers (reported by
+ * the detached freelists) and, once the barn is full, everything not yet
+ * stored. Objects are stored before the size that covers them is
+ * published (fork safety, as in sheaf_push()).
+ */
+struct bulk_run {
+	uintptr_t base, bytes, objects, mark;   /* objects: power-of-two sizes */
+};
+#define BULK_RUNS 4
+
+static __always_inline size_t free_to_pcs_bulk(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					       size_t n, void **p, const bool pow2)
+{
+	/* locals: the stores into objects and sheaves may alias s and c */
+	const uintptr_t fmo = pow2 ? 0 : s->free_mark_offset;   /* pow2: the mark at word 0 */
+	const unsigned int shift = pow2 ? (unsigned int)__builtin_ctz(s->size) : 0;
+	const uintptr_t stride = s->size;
+	const uint64_t recip = s->reciprocal_size;
+	struct slab_sheaf *main = c->main;
+	size_t size = main ? main->size : 0, cap = main ? main->capacity : 0;
+	size_t first = size;                   /* FREE_PCS: size - first per sheaf */
+	unsigned long pushed = 0;
+	size_t i = 0, left = 0;
+	struct bulk_run runs[BULK_RUNS];       /* recent slabs, by address */
+	const unsigned int run_shift = PAGE_SHIFT + s->order;
+	for (int k = 0; k < BULK_RUNS; k++)
+		runs[k].base = runs[k].bytes = 0;     /* empty ranges */
+	/* the current run's slab: an empty range until the first lookup */
+	uintptr_t base = 0, objects = 0, bytes = 0, mark = 0;
+
+	while (i < n) {
+		if (unlikely(size == cap)) {
+			/* main is full (or there is none): publish it, then the
+			 * spare, or a whole-sheaf exchange at the barn */
+			if (cap) {                      /* never a stub's (capacity 0) */
+				barrier();              /* a fork child flushes objects[0, size) */
+				WRITE_ONCE(main->size, (unsigned int)size);
+				pushed += size - first;
+			}
+			main = _uslub_pcs_replace_full_main(s, c);
+			if (!main)
+				goto rest;
+			first = size = main->size;
+			cap = main->capacity;
+		}
+		size_t end = i + MIN(n - i, cap - size);
+		void **dst = main->objects;
+		while (i < end) {
+			void *x = p[i];
+			uintptr_t off = (uintptr_t)x - base;
+			if (pow2 ? unlikely(((off >> shift) | (off << (64 - shift))) >= objects) :
+				   unlikely(off >= bytes ||
+					    slab_offset_to_index(off, recip) * stride != off)) {
+				/* not an object start of the current slab */
+				if (off < bytes) {
+					p[left++] = x;          /* interior: the detached path reports it */
+					i++;
+					continue;
+				}
+				if (!x) {
+					i++;
+					continue;
+				}
+				/* a recent slab (slabs are naturally aligned: one
+				 * entry per slab of the preferred order), else a
+				 * descriptor lookup */
+				struct bulk_run *r = &runs[((uintptr_t)x >> run_shift) % BULK_RUNS];
+				if ((uintptr_t)x - r->base >= r->bytes) {
+					struct slab *slab = virt_to_slab(x);
+					if (unlikely(!slab || slab->slab_cache != s ||
+						     slab_nid(slab) != home_node())) {
+						p[left++] = x;  /* foreign, another cache's or node's */
+						i++;
+						continue;
+					}
+					r->base = (uintptr_t)slab_obj_base(s, slab);
+					r->bytes = slab_objects_bytes(slab);
+					r->objects = r->bytes >> shift;
+					r->mark = slab_free_mark(s, slab);
+				}
+				base = r->base;
+				bytes = r->bytes;
+				objects = r->objects;
+				mark = r->mark;
+				continue;                       /* x again, in its slab */
+			}
+			uintptr_t *m = (uintptr_t *)((char *)x + fmo);
+			if (USLUB_FREE_MARK) {
+				if (unlikely(*m == mark)) {
+					barrier();
+					WRITE_ONCE(main->size, (unsigned int)size);   /* where the report looks */
+					_uslub_report_double_free(s, virt_to_slab(x), x);
+					i++;
+					continue;
+				}
+				*m = mark;
+			}
+			dst[size++] = x;
+			i++;
+		}
+	}
+	if (cap) {
+		barrier();
+		WRITE_ONCE(main->size, (unsigned int)size);
+		pushed += size - first;
+	}
+	stat_add(c, FREE_PCS, pushed);
+	return left;
+rest:
+	/* no room without the slabs: the rest goes to the detached path */
+	memmove(p + left, p + i, (n - i) * sizeof(void *));
+	stat_add(c, FREE_PCS, pushed);
+	return left + (n - i);
+}
+
+/* The two instances of free_to_pcs_bulk(), each with the detached path
+ * for what it left: entered by a tail call from uslub_cache_free_bulk().
+ * The first is for power-of-two sizes with the free mark at word 0. */
+static __noinline void free_bulk_pcs_pow2(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					  size_t n, void **p)
+{
+	size_t left = free_to_pcs_bulk(s, c, n, p, true);
+	if (unlikely(left))
+		_uslub_free_bulk_detached(s, left, p);
+}
+
+static __noinline void free_bulk_pcs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n,
+				     void **p)
+{
+	size_t left = free_to_pcs_bulk(s, c, n, p, false);
+	if (unlikely(left))
+		_uslub_free_bulk_detached(s, left, p);
+}
+
+static size_t free_bulk_to_sheaves(struct kmem_cache *s, size_t n, void **p)
+{
+	if (!(this_cpu_is_real() || _uslub_thread_init()))
+		return n;
+	return free_to_pcs_bulk(s, this_cpu(s), n, p, false);
+}
+
+/*
+ * The objects of the calling thread's cpu slab go straight onto the cpu
+ * freelist, checked the way the free fast path checks one (range, object
+ * start, the free mark), with two stores each; the rest (NULLs dropped) is
+ * moved to the front of p[] for the detached freelists, and counted in
+ * the return value. A cache whose fast paths are off has an empty range
+ * here, so nothing is taken.
+ */
+static size_t free_bulk_to_cpu(struct kmem_cache *s, size_t n, void **p)
+{
+	struct kmem_cache_cpu *c = this_cpu(s);
+	uintptr_t lo = (uintptr_t)c->slab_addr, bytes = c->slab_bytes;
+	void *head = c->freelist;
+	unsigned long k = 0;
+	size_t left = 0;
+	if (!bytes)
+		return n;
+	for (size_t i = 0; i < n; i++) {
+		void *x = p[i];
+		uintptr_t off = (uintptr_t)x - lo;
+		if (off < bytes &&
+		    slab_offset_to_index(off, s->reciprocal_size) * (uintptr_t)s->size == off &&
+		    !free_mark_test(s, x, c->free_mark)) {
+			free_mark_set(s, x, c->free_mark);
+			set_freepointer_raw(s, x, head);
+			head = x;
+			k++;
+		} else if (x) {
+			p[left++] = x;
+		}
+	}
+	c->freelist = head;
+	stat_add(c, FREE_FASTPATH, k);
+	return left;
+}
+
+/* The free hook of every valid object in p[] that has one (invalid ones
+ * are reported later, by the paths that free). */
+static void free_bulk_hooks(struct kmem_cache *s, size_t n, void **p)
+{
+	for (size_t i = 0; i < n; i++) {
+		void *x = p[i];
+		struct slab *slab;
+		if (!x || !(slab = virt_to_slab(x)))
+			continue;
+		struct kmem_cache *cs = READ_ONCE(slab->slab_cache);
+		if (cs && (!s || cs == s) && READ_ONCE(cs->hooks) && obj_is_valid(cs, slab, x))
+			free_hook(cs, slab, x);
+	}
+}
+
+static void free_bulk_slow(struct kmem_cache *s, size_t n, void **p);
+
+/* The common case: a live sheaf cache without hooks, on a thread with a
+ * cpu area, straight to its instance of free_to_pcs_bulk(). */
+__public void uslub_cache_free_bulk(struct kmem_cache *s, size_t n, void **p)
+{
+	if (likely(s && p && n) && likely(!(READ_ONCE(s->fastpath_off) & FASTPATH_OFF_DEAD)) &&
+	    likely(!READ_ONCE(s->hooks)) && likely(s->sheaf_capacity) &&
+	    likely(this_cpu_is_real())) {
+		struct kmem_cache_cpu *c = this_cpu(s);
+		if ((s->size & (s->size - 1)) == 0 && !s->free_mark_offset)
+			free_bulk_pcs_pow2(s, c, n, p);
+		else
+			free_bulk_pcs(s, c, n, p);
+		return;
+	}
+	free_bulk_slow(s, n, p);
+}
+
+static __noinline void free_bulk_slow(struct kmem_cache *s, size_t n, void **p)
+{
+	if (unlikely(!p) || !n)
+		return;
+	if (s && cache_bad(s, "uslub_cache_free_bulk"))   /* NULL: each object's cache */
+		return;
+	if (!s || READ_ONCE(s->hooks))
+		free_bulk_hooks(s, n, p);
+	free_bulk(s, n, p);
+}
+
+static __always_inline void free_bulk(struct kmem_cache *s, size_t n, void **p)
+{
+	size_t left = n;
+	if (s && s->sheaf_capacity)
+		left = free_bulk_to_sheaves(s, n, p);
+	else if (s && this_cpu_is_real())
+		left = free_bulk_to_cpu(s, n, p);
+	if (left)
+		_uslub_free_bulk_detached(s, left, p);
+}

@@ -1,0 +1,132 @@
+/*
+ * The cache layer's internals, across src/cache/: the extension hooks'
+ * inline parts (the accounting stock and the tag counters; the slow parts
+ * are in ext/), and the functions one file of the layer calls in another.
+ */
+#ifndef USLUB_CACHE_INTERNAL_H
+#define USLUB_CACHE_INTERNAL_H
+
+#include "cache/cache.h"
+
+/* alloc.c */
+__internal __cold void _uslub_obj_ext_enable_on_demand(struct kmem_cache *s);
+/* free.c */
+__internal void _uslub_slab_free_nohooks(struct kmem_cache *s, void *x, uintptr_t addr);
+
+/* Charge @bytes to @objcg from the thread's stock (the kernel's
+ * consume_obj_stock), else through ext/. */
+static __always_inline bool memcg_charge(struct obj_cgroup *objcg, size_t bytes, uslub_gfp_t gfp)
+{
+	struct uslub_thread *t = _uslub_tls.thread;
+	if (likely(t && t->stock.cached == objcg && t->stock.nr_bytes >= (long)bytes)) {
+		t->stock.nr_bytes -= (long)bytes;
+		return true;
+	}
+	return _uslub_charge_slow(objcg, bytes, gfp);
+}
+
+/* Uncharge into the thread's stock when it holds @objcg's bytes and stays
+ * under its cap (the kernel's refill_obj_stock), else through ext/. */
+static __always_inline void memcg_uncharge(struct obj_cgroup *objcg, size_t bytes)
+{
+	struct uslub_thread *t = _uslub_tls.thread;
+	if (likely(t && t->stock.cached == objcg &&
+		   t->stock.nr_bytes + (long)bytes <= _uslub_stock_max)) {
+		t->stock.nr_bytes += (long)bytes;
+		return;
+	}
+	_uslub_uncharge_slow(objcg, bytes);
+}
+
+static __always_inline void tag_add(struct uslub_alloc_tag *tag, int64_t bytes, int64_t calls)
+{
+	struct uslub_thread *t = _uslub_tls.thread;
+	unsigned int idx = READ_ONCE(tag->index);
+	if (likely(t && t->tagc && idx)) {
+		SINGLE_WRITER_INC(t->tagc[idx].bytes, bytes);
+		SINGLE_WRITER_INC(t->tagc[idx].calls, calls);
+		return;
+	}
+	_uslub_tag_add_slow(tag, bytes, calls);
+}
+
+/* The call site's tag the macro left in the thread's slot (uslub.h),
+ * taken once per allocation call, before anything can nest. */
+static __always_inline struct uslub_alloc_tag *take_alloc_tag(unsigned int hooks)
+{
+	if (!(hooks & HOOK_PROFILE))
+		return NULL;
+	struct uslub_alloc_tag *tag = uslub_alloc_tag_cur;
+	if (tag)
+		uslub_alloc_tag_cur = NULL;
+	return tag;
+}
+
+/*
+ * The post-allocation hook (slab_post_alloc_hook: memcg, then alloc tag)
+ * for @n objects in p[] (@slab: their slab if known, else NULL). Charges
+ * all of them at once; false (nothing charged or recorded) if the group's
+ * limit refuses it.
+ */
+static __always_inline bool post_alloc_hook(struct kmem_cache *s, uslub_gfp_t gfp, size_t n,
+					    void **p, struct slab *slab, struct uslub_alloc_tag *tag)
+{
+	struct obj_cgroup *objcg = NULL;
+	unsigned int hooks = READ_ONCE(s->hooks);
+	if (((gfp & USLUB_GFP_ACCOUNT) || (s->flags & USLUB_ACCOUNT)) &&
+	    !(s->flags & SLAB_NO_OBJ_EXT) && (objcg = _uslub_tls.cur_objcg)) {
+		if (unlikely(!(hooks & HOOK_ACCOUNT)))
+			_uslub_obj_ext_enable_on_demand(s);
+		if (unlikely(!memcg_charge(objcg, n * s->charge, gfp)))
+			return false;
+	}
+	if (!(hooks & HOOK_PROFILE))
+		tag = NULL;
+	if (likely(!objcg && !tag))
+		return true;
+	size_t missed = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct slab *sl = slab ? slab : virt_to_slab(p[i]);
+		struct slabobj_ext *ext = slab_obj_ext(s, sl, p[i]);
+		if (unlikely(!ext) && objcg)
+			ext = _uslub_slab_obj_ext_alloc(s, sl, p[i]);
+		if (unlikely(!ext)) {
+			missed++;
+			continue;
+		}
+		WRITE_ONCE(ext->objcg, objcg);
+		WRITE_ONCE(ext->ref, tag);
+	}
+	if (objcg) {
+		if (unlikely(missed))
+			memcg_uncharge(objcg, missed * s->charge);
+		/* an on-demand cache's hooks may have been switched on after
+		 * this thread's cpu slab was installed: close its free range */
+		struct kmem_cache_cpu *c = this_cpu(s);
+		if (unlikely(READ_ONCE(c->slab_bytes)))
+			WRITE_ONCE(c->slab_bytes, 0);
+	}
+	if (tag && n > missed)
+		tag_add(tag, (int64_t)((n - missed) * s->size), (int64_t)(n - missed));
+	return true;
+}
+
+/* The pre-free hook of object @idx of @slab (valid): uncharge, untag. */
+static __always_inline void free_hook(struct kmem_cache *s, struct slab *slab, void *x)
+{
+	struct slabobj_ext *ext = slab_obj_ext(s, slab, x);
+	if (!ext)
+		return;
+	struct obj_cgroup *objcg = READ_ONCE(ext->objcg);
+	struct uslub_alloc_tag *tag = READ_ONCE(ext->ref);
+	if (objcg) {
+		WRITE_ONCE(ext->objcg, NULL);
+		memcg_uncharge(objcg, s->charge);
+	}
+	if (tag) {
+		WRITE_ONCE(ext->ref, NULL);
+		tag_add(tag, -(int64_t)s->size, -1);
+	}
+}
+
+#endif /* USLUB_CACHE_INTERNAL_H */

@@ -1,0 +1,229 @@
+/*
+ * Objects of a slab: free pointers (plain and hardened), the free mark
+ * (the double-free check), and index <-> object arithmetic. Included by
+ * slub/slub.h; the types are there.
+ */
+#ifndef USLUB_SLUB_OBJECT_H
+#define USLUB_SLUB_OBJECT_H
+
+#include "slub/slub.h"
+
+/* ------------------------------------------------------------------------
+ * Objects and free pointers
+ *
+ * Freelist hardening (CONFIG_SLAB_FREELIST_HARDENED; per cache with
+ * USLUB_HARDENED_FREELIST, for every cache with USLUB_FREELIST_HARDENED=1):
+ * the free pointer stored in a free object is  fp ^ s->fp_secret ^
+ * bswap(&slot).  A stray write or an
+ * attacker without the per-cache secret cannot plant a chosen pointer, and
+ * a corrupted value decodes to an address outside the slab. Every pointer
+ * taken from a chain is checked (object start of the expected slab) before
+ * it is handed out or followed: see cpu_freelist_ok() and walk_ok().
+ * ---------------------------------------------------------------------- */
+static __always_inline bool cache_hardened(const struct kmem_cache *s)
+{
+	return unlikely(s->flags & SLAB_HARDENED);
+}
+
+static __always_inline uintptr_t fp_mask(const struct kmem_cache *s, const void *slot)
+{
+	return s->fp_secret ^ __builtin_bswap64((uint64_t)(uintptr_t)slot);
+}
+
+/* A cache without hardening pays one predicted branch (off the load's
+ * dependency chain) and no arithmetic. */
+/* The fast paths' accessors: only for caches without hardening (their
+ * fast paths are off otherwise). */
+static __always_inline void *get_freepointer_raw(const struct kmem_cache *s, void *obj)
+{
+	return *(void **)((char *)obj + s->offset);
+}
+
+static __always_inline void set_freepointer_raw(const struct kmem_cache *s, void *obj, void *fp)
+{
+	*(void **)((char *)obj + s->offset) = fp;
+}
+
+static __always_inline void *get_freepointer(const struct kmem_cache *s, void *obj)
+{
+	uintptr_t *slot = (uintptr_t *)((char *)obj + s->offset);
+	if (cache_hardened(s))
+		return (void *)(*slot ^ fp_mask(s, slot));
+	return (void *)*slot;
+}
+
+static __always_inline void set_freepointer(const struct kmem_cache *s, void *obj, void *fp)
+{
+	uintptr_t *slot = (uintptr_t *)((char *)obj + s->offset);
+	if (cache_hardened(s))
+		*slot = (uintptr_t)fp ^ fp_mask(s, slot);
+	else
+		*slot = (uintptr_t)fp;
+}
+
+/* ------------------------------------------------------------------------
+ * The free mark: double frees caught wherever they land
+ *
+ * Every free by a user (single, bulk, kfree, free) of an object of a cache
+ * without slub_debug tests the word at free_mark_offset against its slab's
+ * mark, then writes the mark; every path that hands an object to a user
+ * clears it, except for objects of a slab that never handed them out. So
+ *
+ *   object holds slab_free_mark(s, slab)  <=>  it was freed by a user and
+ *       not handed out since (or the program wrote the secret there
+ *       itself, which it can only read out of freed memory)
+ *
+ * and a second free of an object wherever the first one put it (a cpu
+ * freelist, any sheaf, the barn, a slab's freelist, a remote thread's
+ * cache) is refused before it could be handed out twice. The word never
+ * overlaps the free pointer; internal moves between the per-CPU layer,
+ * the barn and the slabs leave it alone.
+ *
+ * The mark is the cache's secret mixed with the slab's generation (a
+ * global 32-bit count of slabs made, in the slab descriptor): a new slab's
+ * objects may hold anything, marks of an earlier slab on the same pages
+ * included, and none of it matches the new slab's mark. So objects a new
+ * slab hands to a user directly (deferred freelist construction, seed 000)
+ * need no clearing and stay untouched: bulk allocation from new slabs
+ * writes nothing into them. The objects it links into a freelist or hands
+ * to a sheaf are free, and get the mark (with their free pointer): every
+ * free object holds its slab's mark. A cpu slot caches its cpu slab's.
+ * ---------------------------------------------------------------------- */
+#ifdef USLUB_NO_FREE_MARK
+/* Only for `make bench`'s measure of what the check costs (B-dfree): the
+ * same core without it. Never installed. */
+#define USLUB_FREE_MARK 0
+#else
+#define USLUB_FREE_MARK 1
+#endif
+
+/* slab->__unused[0]: objects * size of this slab (low 32 bits) and its
+ * generation (high 32 bits); immutable while it lives. */
+#define slab_objects_bytes(slab) ((uint32_t)(slab)->__unused[0])
+
+/* The free mark of @slab's objects: never 0, a live object's value. The
+ * descriptor word holds the generation in its high half, so two slabs'
+ * marks differ there (one load and an xor: no multiply on the free path). */
+static __always_inline uintptr_t slab_free_mark(const struct kmem_cache *s,
+						 const struct slab *slab)
+{
+	return (s->free_mark ^ (uintptr_t)slab->__unused[0]) | 1;
+}
+
+static __always_inline uintptr_t *free_mark_slot(const struct kmem_cache *s, void *obj)
+{
+	return (uintptr_t *)((char *)obj + s->free_mark_offset);
+}
+
+/* Handing @obj out: it is live from now on. */
+static __always_inline void free_mark_clear(const struct kmem_cache *s, void *obj)
+{
+	if (USLUB_FREE_MARK)
+		*free_mark_slot(s, obj) = 0;
+}
+
+/* Is @obj (a valid object of a slab whose mark is @mark) already free? */
+static __always_inline bool free_mark_test(const struct kmem_cache *s, void *obj, uintptr_t mark)
+{
+	return USLUB_FREE_MARK && unlikely(*free_mark_slot(s, obj) == mark);
+}
+
+/* A user frees @obj (checked with free_mark_test()). */
+static __always_inline void free_mark_set(const struct kmem_cache *s, void *obj, uintptr_t mark)
+{
+	if (USLUB_FREE_MARK)
+		*free_mark_slot(s, obj) = mark;
+}
+
+/*
+ * The inline fast paths' versions: the mark at word 0, a constant (a cache
+ * whose mark is elsewhere has FASTPATH_OFF_MARK, so it never gets here),
+ * and the cpu slot's c->free_mark. Measured on B1 (AMD EPYC VM), an offset
+ * loaded from the cache made the check cost three times as much: the
+ * store's address then waits for that load as well as for the object's.
+ */
+static __always_inline void free_mark_clear0(void *obj)
+{
+	if (USLUB_FREE_MARK)
+		*(uintptr_t *)obj = 0;
+}
+
+static __always_inline bool free_mark_test0(void *obj, uintptr_t mark)
+{
+	return USLUB_FREE_MARK && unlikely(*(uintptr_t *)obj == mark);
+}
+
+static __always_inline void free_mark_set0(void *obj, uintptr_t mark)
+{
+	if (USLUB_FREE_MARK)
+		*(uintptr_t *)obj = mark;
+}
+
+/* Object 0 of @slab: the slab's first byte, after a left red zone when the
+ * cache has one (red_left_pad; the stride includes it, so object i's left
+ * red zone is the tail of stride i-1). */
+static __always_inline char *slab_obj_base(const struct kmem_cache *s, const struct slab *slab)
+{
+	return (char *)slab_address(slab) + s->red_left_pad;
+}
+
+static __always_inline unsigned int obj_to_index(const struct kmem_cache *s,
+						 const struct slab *slab, const void *obj)
+{
+	return slab_offset_to_index((uintptr_t)obj - (uintptr_t)slab_obj_base(s, slab),
+				    s->reciprocal_size);
+}
+
+static __always_inline void *index_to_obj(const struct kmem_cache *s,
+					  const struct slab *slab, unsigned int idx)
+{
+	return slab_obj_base(s, slab) + (size_t)idx * s->size;
+}
+
+static __always_inline void *fl_ptr(const struct kmem_cache *s, const struct slab *slab,
+				    unsigned int idx)
+{
+	return idx == SLAB_FL_NONE ? NULL : index_to_obj(s, slab, idx);
+}
+
+static __always_inline unsigned int fl_idx(const struct kmem_cache *s,
+					   const struct slab *slab, const void *obj)
+{
+	return obj ? obj_to_index(s, slab, obj) : SLAB_FL_NONE;
+}
+
+
+/* Is @x the start of an object of @slab? Two multiplies, no division. */
+static __always_inline bool obj_is_valid(const struct kmem_cache *s,
+					 const struct slab *slab, const void *x)
+{
+	uintptr_t off = (uintptr_t)x - (uintptr_t)slab_obj_base(s, slab);
+	if (unlikely(off >= slab_objects_bytes(slab)))
+		return false;
+	return (uintptr_t)obj_to_index(s, slab, x) * s->size == off;
+}
+
+static __always_inline struct slabobj_ext *slab_obj_ext_idx(const struct kmem_cache *s,
+							     const struct slab *slab, unsigned int idx)
+{
+	unsigned long base = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
+	if (!base)
+		return NULL;
+	return (struct slabobj_ext *)(base + (uintptr_t)idx * s->ext_stride);
+}
+
+static __always_inline struct slabobj_ext *slab_obj_ext(const struct kmem_cache *s,
+							 const struct slab *slab, const void *obj)
+{
+	return slab_obj_ext_idx(s, slab, obj_to_index(s, slab, obj));
+}
+
+/* Every chain walk checks each pointer before following it: an object
+ * start of @slab, or NULL. */
+static __always_inline bool walk_ok(const struct kmem_cache *s, const struct slab *slab,
+				    const void *p)
+{
+	return !p || obj_is_valid(s, slab, p);
+}
+
+#endif /* USLUB_SLUB_OBJECT_H */

@@ -1,0 +1,299 @@
+/*
+ * partial.c — node partial lists (list_lock) and cpu partial lists,
+ * and __slab_free(): the lockless remote free with its list moves; the
+ * reports of invalid and double frees.
+ */
+#include "slub/slub.h"
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------------
+ * Node partial lists (list_lock held)
+ * ---------------------------------------------------------------------- */
+void _uslub_add_partial(struct kmem_cache_node *n, struct slab *slab, int pos)
+{
+	if (pos == DEACTIVATE_TO_TAIL_POS)
+		list_add_tail(&slab->slab_list, &n->partial);
+	else
+		list_add(&slab->slab_list, &n->partial);
+	WRITE_ONCE(n->nr_partial, n->nr_partial + 1);
+	slab_set_node_partial(slab);
+}
+
+void _uslub_remove_partial(struct kmem_cache_node *n, struct slab *slab)
+{
+	list_del(&slab->slab_list);
+	slab_clear_node_partial(slab);
+	WRITE_ONCE(n->nr_partial, n->nr_partial - 1);
+}
+
+/* ------------------------------------------------------------------------
+ * cpu partial lists
+ * ---------------------------------------------------------------------- */
+
+/* Put unfrozen slabs (a list linked by ->next) on their node partial lists,
+ * discarding the empty ones the nodes do not need. */
+void _uslub_put_partials_node(struct kmem_cache *s, struct slab *list, struct kmem_cache_cpu *c)
+{
+	struct kmem_cache_node *n = NULL;
+	struct slab *discard = NULL;
+
+	while (list) {
+		struct slab *slab = list;
+		list = slab->next;
+		struct kmem_cache_node *n2 = get_node(s, slab_nid(slab));
+		if (n2 != n) {
+			if (n)
+				node_unlock(n);
+			n = n2;
+			node_lock(n);
+		}
+		if (!FC_INUSE(slab_counters(slab)) && n->nr_partial >= s->min_partial) {
+			slab->next = discard;
+			discard = slab;
+		} else {
+			_uslub_add_partial(n, slab, DEACTIVATE_TO_TAIL_POS);
+			stat(c, FREE_ADD_PARTIAL);
+		}
+	}
+	if (n)
+		node_unlock(n);
+	while (discard) {
+		struct slab *slab = discard;
+		discard = slab->next;
+		_uslub_discard_slab(s, slab);
+		stat(c, FREE_SLAB);
+	}
+}
+
+/* Put an unfrozen slab on the cpu partial list; with @drain, a full list is
+ * first moved to the node lists. */
+static void put_cpu_partial(struct kmem_cache *s, struct kmem_cache_cpu *c,
+			    struct slab *slab, bool drain)
+{
+	struct slab *to_put = NULL;
+
+	if (drain && c->partial_slabs >= s->cpu_partial_slabs) {
+		to_put = c->partial;
+		WRITE_ONCE(c->partial, NULL);
+		c->partial_slabs = 0;
+	}
+	slab->next = c->partial;
+	WRITE_ONCE(c->partial, slab);
+	c->partial_slabs++;
+	if (to_put) {
+		_uslub_put_partials_node(s, to_put, c);
+		stat(c, CPU_PARTIAL_DRAIN);
+	}
+}
+
+/* Take one slab off a node partial list for the cpu slab and, when the
+ * cpu can cache them, up to half its cpu partial capacity more. */
+static struct slab *get_partial_node(struct kmem_cache *s, struct kmem_cache_node *n,
+				     struct kmem_cache_cpu *c, bool cache_partials)
+{
+	struct slab *partial = NULL;
+	unsigned long taken = 0;
+	struct list_head *pos, *tmp;
+
+	if (!READ_ONCE(n->nr_partial))
+		return NULL;
+	node_lock(n);
+	list_for_each_safe(pos, tmp, &n->partial) {
+		struct slab *slab = list_entry(pos, struct slab, slab_list);
+		_uslub_remove_partial(n, slab);
+		if (!partial) {
+			partial = slab;
+			stat(c, ALLOC_FROM_PARTIAL);
+		} else {
+			/* c->partial is empty here: no drain under list_lock */
+			put_cpu_partial(s, c, slab, false);
+			stat(c, CPU_PARTIAL_NODE);
+			taken++;
+		}
+		if (!cache_partials || taken > s->cpu_partial_slabs / 2)
+			break;
+	}
+	node_unlock(n);
+	return partial;
+}
+
+struct slab *_uslub_get_partial(struct kmem_cache *s, int node, struct kmem_cache_cpu *c,
+				bool cache_partials, int home)
+{
+	int search = node == USLUB_NUMA_NO_NODE ? home : node;
+	struct slab *slab = get_partial_node(s, get_node(s, search), c, cache_partials);
+	if (slab || node != USLUB_NUMA_NO_NODE)
+		return slab;
+	/* Any node: only take from nodes keeping more than min_partial. */
+	int nodes = _uslub_nr_nodes();
+	for (int i = 0; i < nodes; i++) {
+		struct kmem_cache_node *n = get_node(s, i);
+		if (i == search || READ_ONCE(n->nr_partial) <= s->min_partial)
+			continue;
+		slab = get_partial_node(s, n, c, cache_partials);
+		if (slab)
+			return slab;
+	}
+	return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * The free slow path: lockless remote free
+ * ---------------------------------------------------------------------- */
+/* Returns false (nothing freed, reported) for a detected double free. */
+bool _uslub___slab_free(struct kmem_cache *s, struct slab *slab, void *head, void *tail,
+			unsigned int cnt, struct kmem_cache_cpu *c, bool cpu_partial)
+{
+	struct kmem_cache_node *n = NULL;
+	bool on_node_partial = false, was_frozen;
+	uint64_t old = slab_counters(slab), new;
+	unsigned int prior, inuse;
+
+	do {
+		if (unlikely(n)) {
+			node_unlock(n);
+			n = NULL;
+		}
+		prior = FC_FREELIST(old);
+		if (unlikely(prior != SLAB_FL_NONE && prior == obj_to_index(s, slab, head))) {
+			_uslub_report_error("uslub: %s: double free of %p (it is the first free "
+					    "object of its slab); left alone\n", s->name, head);
+			return false;
+		}
+		if (unlikely(FC_INUSE(old) < cnt)) {
+			_uslub_report_error("uslub: %s: free of %p: slab %p has %u objects in use, "
+					    "freeing %u (double free?); object left alone\n",
+					    s->name, head, slab_address(slab), FC_INUSE(old), cnt);
+			return false;
+		}
+		set_freepointer(s, tail, fl_ptr(s, slab, prior));
+		inuse = FC_INUSE(old) - cnt;
+		was_frozen = FC_FROZEN(old);
+		new = fc_make(fl_idx(s, slab, head), inuse, FC_OBJECTS(old), was_frozen);
+		if ((!inuse || prior == SLAB_FL_NONE) && !was_frozen) {
+			/* A list move may be needed: full -> node partial when no
+			 * cpu partial list takes it, or maybe partial -> empty. */
+			if (!cpu_partial || prior != SLAB_FL_NONE) {
+				n = get_node(s, slab_nid(slab));
+				node_lock(n);
+				on_node_partial = slab_test_node_partial(slab);
+			}
+		}
+		if (slab_update(slab, &old, new))
+			break;
+		stat(c, CMPXCHG_DOUBLE_FAIL);
+	} while (1);
+
+	if (likely(!n)) {
+		if (was_frozen) {
+			stat(c, FREE_FROZEN);
+		} else if (cpu_partial && prior == SLAB_FL_NONE) {
+			/* full -> cpu partial of the freeing thread, unfrozen */
+			put_cpu_partial(s, c, slab, true);
+			stat(c, CPU_PARTIAL_FREE);
+		}
+		return true;
+	}
+
+	/* Partially empty but off the node list: a cpu partial slab. Its
+	 * owner handles it; we must not touch its list. */
+	if (prior != SLAB_FL_NONE && !on_node_partial) {
+		node_unlock(n);
+		return true;
+	}
+	if (unlikely(!inuse && n->nr_partial >= s->min_partial)) {
+		if (prior != SLAB_FL_NONE) {
+			_uslub_remove_partial(n, slab);
+			stat(c, FREE_REMOVE_PARTIAL);
+		}
+		node_unlock(n);
+		stat(c, FREE_SLAB);
+		_uslub_discard_slab(s, slab);
+		return true;
+	}
+	if (prior == SLAB_FL_NONE) {
+		_uslub_add_partial(n, slab, DEACTIVATE_TO_TAIL_POS);
+		stat(c, FREE_ADD_PARTIAL);
+	}
+	node_unlock(n);
+	return true;
+}
+
+/* A cache whose errors end the process (the malloc front end's kmalloc
+ * caches: a bad free() in a program is fatal, as in glibc). */
+static __cold void abort_if_fatal(const struct kmem_cache *s)
+{
+	if (s->flags & SLAB_ABORT_ON_ERROR) {
+		_uslub_report("uslub: aborting (USLUB_MALLOC_ABORT=0 reports and goes on)\n");
+		abort();
+	}
+}
+
+__cold void _uslub_report_invalid_free(struct kmem_cache *s, void *x, struct slab *slab)
+{
+	if (READ_ONCE(s->fastpath_off) & FASTPATH_OFF_DEAD)
+		_uslub_report_error("uslub: %s: free of %p into a cache that was destroyed; "
+				    "left alone\n", s->name, x);
+	else if (!_uslub_owns_segment(x))
+		_uslub_report_error("uslub: %s: free of %p, a pointer uslub does not own; "
+				    "left alone\n", s->name, x);
+	else if (!slab)
+		_uslub_report_error("uslub: %s: free of %p, which is not inside a live slab; "
+				    "left alone\n", s->name, x);
+	else if (slab->slab_cache != s)
+		_uslub_report_error("uslub: %s: free of %p, an object of cache %s; left alone\n",
+				    s->name, x, slab->slab_cache ? slab->slab_cache->name : "?");
+	else
+		_uslub_report_error("uslub: %s: free of %p, %zu bytes into object %u of slab %p "
+				    "(not an object start); left alone\n", s->name, x,
+				    (size_t)(((uintptr_t)x - (uintptr_t)slab_obj_base(s, slab)) % s->size),
+				    (unsigned int)(((uintptr_t)x - (uintptr_t)slab_obj_base(s, slab)) / s->size),
+				    slab_address(slab));
+	abort_if_fatal(s);
+}
+
+static bool sheaf_holds(const struct slab_sheaf *sheaf, const void *x)
+{
+	for (unsigned int i = 0; sheaf && i < sheaf->size; i++)
+		if (sheaf->objects[i] == x)
+			return true;
+	return false;
+}
+
+/* Where the first free of @x (an object of @slab holding the free mark)
+ * put it, as far as this thread can see without locks: its own cpu
+ * freelist and sheaves. Elsewhere (another thread's cache, the barn, the
+ * slab's freelist) it is just as free, and no less a double free. */
+static __cold const char *already_free_where(struct kmem_cache *s, struct slab *slab, void *x)
+{
+	if (!this_cpu_is_real())
+		return "freed earlier";
+	struct kmem_cache_cpu *c = this_cpu(s);
+	if (c->slab == slab) {
+		unsigned int k = 0;
+		for (void *p = c->freelist; p && k <= s->objects; p = get_freepointer(s, p), k++) {
+			if (p == x)
+				return "on this thread's cpu freelist";
+			if (!walk_ok(s, slab, p))
+				break;
+		}
+	}
+	if (sheaf_holds(c->main, x) || sheaf_holds(c->spare, x))
+		return "in this thread's per-CPU sheaf";
+	return "freed earlier, now cached by another thread, the barn or its slab";
+}
+
+/* A user frees @x (an object of @slab) that holds the free mark. */
+__cold void _uslub_report_double_free(struct kmem_cache *s, struct slab *slab, void *x)
+{
+	_uslub_report_error("uslub: %s: double free of %p: the object is already free (%s); "
+			    "left alone\n", s->name, x, already_free_where(s, slab, x));
+	abort_if_fatal(s);
+}

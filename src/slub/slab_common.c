@@ -1,0 +1,281 @@
+/*
+ * slab_common.c — the slab-level pieces of cache creation and
+ * destruction (the kernel's slab_common.c): slab_mutex and the cache list,
+ * the cache slot bitmap, the boot caches, shrinking a node, the use of a
+ * destroyed cache, and slab_mutex's and list_lock's fork entries.
+ */
+#include "slub/slub.h"
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+pthread_mutex_t _uslub_slab_mutex = PTHREAD_MUTEX_INITIALIZER;
+struct list_head _uslub_slab_caches = LIST_HEAD_INIT(_uslub_slab_caches);
+static uint64_t cache_slots[USLUB_MAX_CACHES / 64];   /* slab_mutex */
+
+/* The caches that hold struct kmem_cache and struct kmem_cache_node. */
+struct kmem_cache _uslub_boot_kmem_cache, _uslub_boot_kmem_cache_node;
+
+static struct kmem_cache_node boot_nodes[2][MAX_NUMNODES];
+
+/* ------------------------------------------------------------------------
+ * Cache creation and destruction
+ * ---------------------------------------------------------------------- */
+int _uslub_take_slot(void)
+{
+	for (int i = 0; i < USLUB_MAX_CACHES; i++)
+		if (i != CACHE_SLOT_DEAD && !(cache_slots[i / 64] & (1ull << (i % 64)))) {
+			cache_slots[i / 64] |= 1ull << (i % 64);
+			return i;
+		}
+	return -1;
+}
+
+void _uslub_release_slot(int i)
+{
+	cache_slots[i / 64] &= ~(1ull << (i % 64));
+}
+
+/* Point slot @arg of the cpu area at @base at the empty sheaf (its first
+ * use: a flushed slot already does). */
+void _uslub_slot_init_main(char *base, void *arg)
+{
+	struct kmem_cache_cpu *c = (struct kmem_cache_cpu *)(base + *(int *)arg * CPU_SLOT_SIZE);
+	if (!c->main)
+		WRITE_ONCE(c->main, EMPTY_SHEAF);
+}
+
+void _uslub_cpu_area_init(char *base)
+{
+	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+	for (int i = 0; i < USLUB_MAX_CACHES; i++)
+		if (i == CACHE_SLOT_DEAD || (cache_slots[i / 64] & (1ull << (i % 64))))
+			_uslub_slot_init_main(base, &i);
+	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+}
+
+void _uslub_init_node(struct kmem_cache_node *n)
+{
+	memset(n, 0, sizeof(*n));
+	pthread_mutex_init(&n->list_lock, NULL);
+	INIT_LIST_HEAD(&n->partial);
+	INIT_LIST_HEAD(&n->isolated);
+}
+
+void _uslub_init_cache(struct kmem_cache *s, const char *name, unsigned int flags,
+		       void (*ctor)(void *), int slot)
+{
+	s->flags = flags;
+	s->ctor = ctor;
+	s->index = slot;
+	s->fp_secret = (uintptr_t)_uslub_seed64() | 1;
+	s->free_mark = (uintptr_t)_uslub_seed64() | 1;      /* never 0: a live object's */
+	s->cpu_offset = (unsigned int)slot * CPU_SLOT_SIZE;
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	INIT_LIST_HEAD(&s->list);
+}
+
+static void create_boot_cache(struct kmem_cache *s, const char *name, size_t size,
+			      struct kmem_cache_node *nodes)
+{
+	int slot = _uslub_take_slot();
+	_uslub_slot_init_main(_uslub_cpu_empty, &slot);      /* no thread has an area yet */
+	_uslub_init_cache(s, name, USLUB_HWCACHE_ALIGN | SLAB_NO_OBJ_EXT, NULL, slot);
+	_uslub_calculate_sizes(s, size, 0, NULL);
+	_uslub_calculate_obj_ext(s, s->flags);
+	for (int i = 0; i < _uslub_nr_nodes(); i++) {
+		_uslub_init_node(&nodes[i]);
+		s->node[i] = &nodes[i];
+	}
+	list_add_tail(&s->list, &_uslub_slab_caches);
+}
+
+/* Called once from _uslub_init(). */
+
+void _uslub_slub_init(void)
+{
+	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+	int dead = CACHE_SLOT_DEAD;
+	_uslub_slot_init_main(_uslub_cpu_empty, &dead);
+	create_boot_cache(&_uslub_boot_kmem_cache, "kmem_cache", sizeof(struct kmem_cache), boot_nodes[0]);
+	create_boot_cache(&_uslub_boot_kmem_cache_node, "kmem_cache_node",
+			  sizeof(struct kmem_cache_node), boot_nodes[1]);
+	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+}
+
+/* Release the empty slabs of a node partial list (all of them) and sort
+ * the rest fullest first, so allocations fill them and the emptiest drain. */
+int _uslub_shrink_node(struct kmem_cache *s, struct kmem_cache_node *n, struct kmem_cache_cpu *c)
+{
+	enum { BUCKETS = 32 };
+	struct list_head buckets[BUCKETS];
+	struct slab *discard = NULL;
+	struct list_head *pos, *tmp;
+	int freed = 0;
+
+	for (int i = 0; i < BUCKETS; i++)
+		INIT_LIST_HEAD(&buckets[i]);
+	node_lock(n);
+	list_for_each_safe(pos, tmp, &n->partial) {
+		struct slab *slab = list_entry(pos, struct slab, slab_list);
+		uint64_t cnt = slab_counters(slab);
+		unsigned int free = FC_OBJECTS(cnt) - FC_INUSE(cnt);
+		if (!FC_INUSE(cnt)) {
+			_uslub_remove_partial(n, slab);
+			slab->next = discard;
+			discard = slab;
+		} else {
+			list_del(&slab->slab_list);
+			list_add_tail(&slab->slab_list, &buckets[MIN(free, BUCKETS) - 1]);
+		}
+	}
+	for (int i = 0; i < BUCKETS; i++)
+		while (!list_empty(&buckets[i])) {
+			struct list_head *e = buckets[i].next;
+			list_del(e);
+			list_add_tail(e, &n->partial);
+		}
+	node_unlock(n);
+	while (discard) {
+		struct slab *slab = discard;
+		discard = slab->next;
+		_uslub_discard_slab(s, slab);
+		stat(c, FREE_SLAB);
+		freed++;
+	}
+	return freed;
+}
+
+void _uslub_bad_cache(const struct kmem_cache *s, const char *call)
+{
+	if (!s)
+		_uslub_report_error("uslub: %s with a NULL cache\n", call);
+	else
+		_uslub_report_error("uslub: %s on cache %s (%p), which was destroyed\n", call,
+				    s->name, (const void *)s);
+	errno = EINVAL;
+}
+
+__public const char *uslub_cache_name(const struct kmem_cache *s)
+{
+	if (!s) {
+		_uslub_bad_cache(s, "uslub_cache_name");
+		return NULL;
+	}
+	return s->name;
+}
+
+__public size_t uslub_cache_object_size(const struct kmem_cache *s)
+{
+	return s->object_size;
+}
+
+/* ------------------------------------------------------------------------
+ * fork
+ * ---------------------------------------------------------------------- */
+/* fork: slab_mutex, then (after the groups, tags and barn locks: their
+ * layers' entries) every cache's list_lock per node, a batch nested in
+ * slab_mutex. */
+static void slab_mutex_prefork(void)
+{
+	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+}
+
+static void slab_mutex_postfork_parent(void)
+{
+	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+}
+
+static void slab_mutex_postfork_child(void)
+{
+	uslub_mutex_reset(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+}
+
+static void list_lock_prefork(void)
+{
+	struct list_head *pos;
+	for (pos = _uslub_slab_caches.next; pos != &_uslub_slab_caches; pos = pos->next) {
+		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
+		for (int i = 0; i < _uslub_nr_nodes(); i++)
+			uslub_mutex_lock_nest(&get_node(s, i)->list_lock, RANK_LIST,
+					      RANK_SLAB_MUTEX);
+	}
+}
+
+static void list_lock_postfork_parent(void)
+{
+	struct list_head *pos;
+	for (pos = _uslub_slab_caches.prev; pos != &_uslub_slab_caches; pos = pos->prev) {
+		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
+		for (int i = _uslub_nr_nodes() - 1; i >= 0; i--)
+			uslub_mutex_unlock_nest(&get_node(s, i)->list_lock, RANK_LIST);
+	}
+}
+
+/* Counters of one slab, for _uslub_slub_recount(). */
+static void recount_cb(struct page *head, void *arg)
+{
+	(void)arg;
+	struct slab *slab = page_slab(head);
+	if (!(READ_ONCE(head->flags) & PG_slab) || !slab->slab_cache)
+		return;
+	struct kmem_cache_node *n = get_node(slab->slab_cache, slab_nid(slab));
+	n->nr_slabs++;
+	n->total_objects += FC_OBJECTS(slab_counters(slab));
+	n->total_pages += 1ul << slab_order(slab);
+}
+
+/*
+ * In a fork child: rebuild every node's slab counters from the slabs
+ * themselves. A thread stopped by fork between creating (or discarding) a
+ * slab and updating the counters leaves them torn; the slab may leak, the
+ * counters must not lie. Single-threaded caller, slab_mutex held.
+ */
+void _uslub_slub_recount(void)
+{
+	struct list_head *pos;
+	for (pos = _uslub_slab_caches.next; pos != &_uslub_slab_caches; pos = pos->next) {
+		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
+		for (int i = 0; i < _uslub_nr_nodes(); i++) {
+			struct kmem_cache_node *n = get_node(s, i);
+			n->nr_slabs = n->total_objects = n->total_pages = 0;
+		}
+	}
+	_uslub_for_each_run(recount_cb, NULL);
+}
+
+static void list_lock_postfork_child(void)
+{
+	struct list_head *pos;
+	for (pos = _uslub_slab_caches.next; pos != &_uslub_slab_caches; pos = pos->next) {
+		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
+		for (int i = 0; i < _uslub_nr_nodes(); i++)
+			uslub_mutex_reset_nest(&get_node(s, i)->list_lock, RANK_LIST);
+	}
+}
+
+/* From _uslub_init(): this file's lifecycle entries (base/lifecycle.h). */
+void _uslub_slub_lifecycle_init(void)
+{
+	static const struct uslub_lifecycle slab_mutex_entry = {
+		.name = "slab_mutex",
+		.rank = RANK_SLAB_MUTEX,
+		.prefork = slab_mutex_prefork,
+		.postfork_parent = slab_mutex_postfork_parent,
+		.postfork_child = slab_mutex_postfork_child,
+	};
+	static const struct uslub_lifecycle list_lock_entry = {
+		.name = "list_lock",
+		.rank = RANK_LIST,
+		.prefork = list_lock_prefork,
+		.postfork_parent = list_lock_postfork_parent,
+		.postfork_child = list_lock_postfork_child,
+	};
+	_uslub_lifecycle_register(&slab_mutex_entry);
+	_uslub_lifecycle_register(&list_lock_entry);
+}
