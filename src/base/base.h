@@ -205,7 +205,7 @@ __internal const char *_uslub_option_str(enum uslub_option o);
 enum uslub_lock_rank {
 	RANK_LIFECYCLE,     /* lifecycle_lock (base/lifecycle.c): registration; fork takes it first */
 	RANK_PUB,           /* pub_lock (observe/publish.c): taken with no other lock held */
-	RANK_FLUSH,         /* flush_lock (cache/debug.c): taken with no other lock held */
+	RANK_FLUSH,         /* flush_lock (slub/debug.c): taken with no other lock held */
 	RANK_THREAD,        /* _uslub_thread_lock   */
 	RANK_SLAB_MUTEX,    /* _uslub_slab_mutex    */
 	RANK_GROUPS,        /* groups_lock (ext/memcg.c) */
@@ -215,7 +215,7 @@ enum uslub_lock_rank {
 	RANK_PAGE_NODE,     /* page_node.lock       */
 	RANK_RESERVE,       /* reserve_lock         */
 	RANK_HUGE,          /* huge_lock (kmalloc/kmalloc.c; takes nothing else) */
-	RANK_FAILSLAB,      /* failslab_lock (cache/failslab.c; takes nothing else) */
+	RANK_FAILSLAB,      /* failslab_lock (slub/failslab.c; takes nothing else) */
 	RANK_NR
 };
 
