@@ -507,7 +507,11 @@ struct uslub_thread {
 };
 
 struct uslub_tls {
-	intptr_t cpu_delta;          /* cpu_base - _uslub_cpu_empty (0 = none) */
+	char *cpu_base;              /* the thread's first cpu slot; until its
+	                                first slow path (and after its exit)
+	                                the sentinel _uslub_cpu_empty, set by
+	                                the TLS initializer: no init test on
+	                                the fast paths, one load and one add */
 	struct uslub_thread *thread;
 	int state;
 	uint64_t rnd;                /* per-thread random state (0: unseeded)  */
@@ -520,16 +524,16 @@ struct uslub_tls {
 __internal extern __thread struct uslub_tls _uslub_tls __tls_ie;
 __internal extern char _uslub_cpu_empty[CPU_AREA_SIZE];
 
-/* The calling thread's slot for @s: the all-zero sentinel until the thread's
+/* The calling thread's slot for @s: in the sentinel until the thread's
  * first slow path gives it an area, so the fast paths need no init test. */
 static __always_inline struct kmem_cache_cpu *this_cpu(const struct kmem_cache *s)
 {
-	return (struct kmem_cache_cpu *)(_uslub_cpu_empty + _uslub_tls.cpu_delta + s->cpu_offset);
+	return (struct kmem_cache_cpu *)(_uslub_tls.cpu_base + s->cpu_offset);
 }
 
 static __always_inline bool this_cpu_is_real(void)
 {
-	return _uslub_tls.cpu_delta != 0;
+	return _uslub_tls.cpu_base != _uslub_cpu_empty;
 }
 
 /* stat(c, ALLOC_FASTPATH): count one event on the owner's slot. On

@@ -24,8 +24,8 @@
 
 #define THREAD_HDR_SIZE PAGE_SIZE
 
-__thread struct uslub_tls _uslub_tls __tls_ie;
 char _uslub_cpu_empty[CPU_AREA_SIZE] __attribute__((aligned(4096)));
+__thread struct uslub_tls _uslub_tls __tls_ie = { .cpu_base = _uslub_cpu_empty };
 
 pthread_mutex_t _uslub_thread_lock = PTHREAD_MUTEX_INITIALIZER;
 struct list_head _uslub_threads = LIST_HEAD_INIT(_uslub_threads);
@@ -91,7 +91,7 @@ bool _uslub_thread_init(void)
 	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
 
 	_uslub_tls.thread = t;
-	_uslub_tls.cpu_delta = t->cpu_base - _uslub_cpu_empty;
+	_uslub_tls.cpu_base = t->cpu_base;
 	_uslub_tls.state = THREAD_ACTIVE;
 	pthread_setspecific(thread_key, t);
 	return true;
@@ -124,7 +124,7 @@ static void flush_thread_locked(struct uslub_thread *t)
 static void thread_exit(void *arg)
 {
 	_uslub_lifecycle_thread_exit(arg);
-	_uslub_tls.cpu_delta = 0;
+	_uslub_tls.cpu_base = _uslub_cpu_empty;
 	_uslub_tls.thread = NULL;
 	_uslub_tls.state = THREAD_DEAD;
 }
