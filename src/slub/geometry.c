@@ -132,6 +132,10 @@ bool _uslub_calculate_sizes(struct kmem_cache *s, size_t object_size, size_t ali
 	}
 	if (size > (PAGE_SIZE << MAX_PAGE_ORDER))
 		return false;
+	/* every alignment is a multiple of a word, so the stride is too:
+	 * slab_free_mark() counts on objects * size being even */
+	if (size % sizeof(void *))
+		return false;
 	int order = calculate_order(size);
 	if (order < 0)
 		return false;

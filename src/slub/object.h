@@ -103,11 +103,13 @@ static __always_inline void set_freepointer(const struct kmem_cache *s, void *ob
 
 /* The free mark of @slab's objects: never 0, a live object's value. The
  * descriptor word holds the generation in its high half, so two slabs'
- * marks differ there (one load and an xor: no multiply on the free path). */
+ * marks differ there (one load and an xor: no multiply on the free path).
+ * Bit 0 is 1: s->free_mark has it, and the descriptor's low half
+ * (objects * size, size a multiple of 8: geometry.c checks) never does. */
 static __always_inline uintptr_t slab_free_mark(const struct kmem_cache *s,
 						 const struct slab *slab)
 {
-	return (s->free_mark ^ (uintptr_t)slab->__unused[0]) | 1;
+	return s->free_mark ^ (uintptr_t)slab->__unused[0];
 }
 
 static __always_inline uintptr_t *free_mark_slot(const struct kmem_cache *s, void *obj)

@@ -35,7 +35,7 @@ check() {
 #        branch, with the size test: 5), the pop (5), the ALLOC_PCS counter
 #        (1: one add to memory), the free mark's clear (1), the NULL cache
 #        test (2), ret
-# free (66 by this count, which includes the shared miss branch laid out
+# free (65 by this count, which includes the shared miss branch laid out
 #        before ret): the cpu slot (3), the main sheaf's room and inline
 #        paths on (6, before any lookup: a hooked cache misses at once),
 #        virt_to_slab (19: canonical address, ownership bit, the head
@@ -43,8 +43,8 @@ check() {
 #        the offset inside the slab's objects (7), object start (reciprocal
 #        multiply and back, 32-bit: 5), one node or the slab's node against
 #        the sheaf's (2), inline paths on (3), the free mark's test and
-#        store (6), the push (5), FREE_PCS (1), one callee-saved register
+#        store (5), the push (5), FREE_PCS (1), one callee-saved register
 #        (2)
 check uslub_cache_alloc_noprof 21
-check uslub_cache_free 66
+check uslub_cache_free 65
 exit $status
