@@ -28,23 +28,23 @@ check() {
 	fi
 }
 # Sheaf mode (Linux 7.0, every cache by default; objdump of the gcc -O2
-# build, counted to the first ret):
-# alloc (21): the cpu slot (GOT load of the TLS offset, the cache's
-#        slot offset, the %fs-relative add of the thread's cpu_base: 3), main and its size
-#        (2), the one test "empty, or inline paths off" (load, and, or,
-#        branch, with the size test: 5), the pop (5), the ALLOC_PCS counter
-#        (1: one add to memory), the free mark's clear (1), the NULL cache
-#        test (2), ret
-# free (65 by this count, which includes the shared miss branch laid out
-#        before ret): the cpu slot (3), the main sheaf's room and inline
-#        paths on (6, before any lookup: a hooked cache misses at once),
-#        virt_to_slab (19: canonical address, ownership bit, the head
-#        descriptor (NULL for descriptor pages), PG_slab), this cache (2),
-#        the offset inside the slab's objects (7), object start (reciprocal
-#        multiply and back, 32-bit: 5), one node or the slab's node against
-#        the sheaf's (2), inline paths on (3), the free mark's test and
-#        store (5), the push (5), FREE_PCS (1), one callee-saved register
-#        (2)
+# build, counted to the first ret, which includes the miss branches laid
+# out before it):
+# alloc (21): the NULL cache test (2), gfp bits (2), the cpu slot (GOT
+#        load of the TLS offset, the cache's slot offset, the %fs-relative
+#        add of the thread's cpu_base: 3), main and its size (2), "empty"
+#        (2), "inline paths off" (load, compare, branch: 3), the pop (3),
+#        the ALLOC_PCS counter (1: one add to memory), the free mark's
+#        clear (1), ret and the result move (2)
+# free (65): the NULL cache test (2), the cpu slot (3), the main sheaf's
+#        room (3) and inline paths on (3), both before any lookup (a
+#        hooked cache misses at once), virt_to_slab (19: canonical address,
+#        ownership bit, the head descriptor, NULL for descriptor pages,
+#        PG_slab), this cache (2), the offset inside the slab's objects
+#        (7), object start (reciprocal multiply and back, 32-bit: 5), one
+#        node (2), the free mark's test and store (5), the push (5),
+#        FREE_PCS (1), one callee-saved register (2), the miss branch's
+#        caller address and tail call
 check uslub_cache_alloc_noprof 21
 check uslub_cache_free 65
 exit $status
