@@ -18,7 +18,6 @@
 #define MAX_SECTIONS 256
 
 __public __thread struct uslub_alloc_tag *uslub_alloc_tag_cur __tls_ie;
-bool _uslub_profiling;
 
 static pthread_mutex_t tags_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct uslub_alloc_tag **tag_table;         /* [index], tags_lock to grow */

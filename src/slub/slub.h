@@ -703,7 +703,6 @@ __internal void _uslub_tag_add_slow(struct uslub_alloc_tag *tag, int64_t bytes, 
 __internal unsigned long _uslub_obj_exts_alloc(struct kmem_cache *s, unsigned int objects);
 __internal void _uslub_obj_exts_free(struct kmem_cache *s, unsigned long obj_exts,
 				     unsigned int objects);
-__internal extern bool _uslub_profiling;     /* USLUB_PROFILING, set at init       */
 __internal extern long _uslub_stock_max;     /* stock bytes kept on free: 2 x batch */
 __internal void _uslub_ext_init(void);
 __internal void _uslub_ext_thread_fold_locked(struct uslub_thread *t); /* thread_lock */
@@ -938,6 +937,9 @@ __internal unsigned int _uslub___refill_objects(struct kmem_cache *s, struct kme
 		void **p, unsigned int min, unsigned int max, int node, bool user);
 
 /* geometry.c */
+/* USLUB_PROFILING: every new cache (but the internal ones) gets the
+ * profiling hook. Set once by the ext layer's init, before any cache. */
+__internal extern bool _uslub_profiling;
 __internal unsigned int _uslub_order_objects(unsigned int order, size_t size);
 __internal bool _uslub_calculate_sizes(struct kmem_cache *s, size_t object_size, size_t align,
 		const struct uslub_cache_args *args);
