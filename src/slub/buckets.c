@@ -1,9 +1,8 @@
 /*
  * The internal bucket caches: one family of power-of-two caches,
- * "bucket-64" .. "bucket-2M", for the structs the layers above the slabs
- * keep out of line (sheaves and barns of the sheaf layer, separate
- * extension arrays of the extension layer), as the kernel takes both from
- * kmalloc. Each is created on first use (pthread_once: a fork child of a
+ * "bucket-64" .. "bucket-2M", for the structs kept out of line (sheaves
+ * and barns of the sheaf layer, separate extension arrays of obj_ext.c),
+ * as the kernel takes both from kmalloc. Each is created on first use (pthread_once: a fork child of a
  * thread caught mid-creation starts over), so only the sizes in use
  * exist. The buckets have no sheaves and no extensions themselves.
  */

@@ -694,15 +694,12 @@ __internal void _uslub_free_noinit(struct kmem_cache *s, void *x);
 
 /*
  * Hooks into the extension layer (ext/): accounting charges through the
- * thread's stock (the inline part is in cache/internal.h), on-demand extension
- * arrays, tag counters, thread exit and fork.
+ * thread's stock (the inline part is in cache/internal.h), tag counters,
+ * thread exit and fork.
  */
 __internal bool _uslub_charge_slow(struct obj_cgroup *objcg, size_t bytes, uslub_gfp_t gfp);
 __internal void _uslub_uncharge_slow(struct obj_cgroup *objcg, size_t bytes);
 __internal void _uslub_tag_add_slow(struct uslub_alloc_tag *tag, int64_t bytes, int64_t calls);
-__internal unsigned long _uslub_obj_exts_alloc(struct kmem_cache *s, unsigned int objects);
-__internal void _uslub_obj_exts_free(struct kmem_cache *s, unsigned long obj_exts,
-				     unsigned int objects);
 __internal extern long _uslub_stock_max;     /* stock bytes kept on free: 2 x batch */
 __internal void _uslub_ext_init(void);
 __internal void _uslub_ext_thread_fold_locked(struct uslub_thread *t); /* thread_lock */
@@ -719,8 +716,8 @@ __internal unsigned int _uslub_failslab_cache_fastpath_off(const struct kmem_cac
 
 /*
  * The internal bucket caches (buckets.c): power-of-two caches "bucket-64"
- * .. "bucket-2M" for the sheaf layer's sheaves and barns and the
- * extension layer's separate arrays. _uslub_bucket_for(): the bucket for
+ * .. "bucket-2M" for the sheaf layer's sheaves and barns and SLUB's
+ * separate extension arrays (obj_ext.c). _uslub_bucket_for(): the bucket for
  * @bytes (created on first use, with no uslub lock held; NULL above
  * USLUB_BUCKET_MAX or out of memory). A struct is freed with the size it
  * was allocated with; _locked in any context (thread_lock held, no cpu
