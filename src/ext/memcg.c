@@ -252,8 +252,8 @@ __public void uslub_group_drain_stock(void)
 }
 
 /* Give back the stock of @t's area (its thread exited, or is gone in a
- * fork child); may run with thread_lock held. */
-void _uslub_ext_drain_area(struct uslub_thread *t)
+ * fork child: the lifecycle table's thread_lost, thread_lock held). */
+static void drain_area(struct uslub_thread *t)
 {
 	if (t && t->stock.cached) {
 		groups_lock_take();
@@ -268,7 +268,7 @@ void _uslub_ext_drain_area(struct uslub_thread *t)
 static void memcg_thread_exit(void *area)
 {
 	struct uslub_thread *t = area;
-	_uslub_ext_drain_area(t);
+	drain_area(t);
 	struct uslub_group *g = _uslub_tls.cur_group;
 	if (g) {
 		groups_lock_take();
@@ -698,9 +698,16 @@ static const struct uslub_lifecycle groups_lifecycle = {
 	.postfork_child = groups_postfork_child,
 };
 
-/* Thread exit first, with no lock held. */
+static void memcg_thread_lost(void *area)
+{
+	drain_area(area);
+}
+
+/* Thread exit first, with no lock held; a fork child drains the stocks of
+ * the threads it lost. */
 static const struct uslub_lifecycle memcg_exit_lifecycle = {
 	.name = "memcg",
 	.rank = LIFECYCLE_UNLOCKED,
 	.thread_exit = memcg_thread_exit,
+	.thread_lost = memcg_thread_lost,
 };

@@ -694,16 +694,16 @@ __internal void _uslub_free_noinit(struct kmem_cache *s, void *x);
 
 /*
  * Hooks into the extension layer (ext/): accounting charges through the
- * thread's stock (the inline part is in cache/internal.h), tag counters,
- * thread exit and fork.
+ * thread's stock (the inline part is in cache/internal.h), tag counters.
+ * Its thread exit and fork work (the stock's drain, the tags' fold) is in
+ * the lifecycle table: thread_exit, thread_fold and thread_lost entries
+ * (base/lifecycle.h), which thread.c runs.
  */
 __internal bool _uslub_charge_slow(struct obj_cgroup *objcg, size_t bytes, uslub_gfp_t gfp);
 __internal void _uslub_uncharge_slow(struct obj_cgroup *objcg, size_t bytes);
 __internal void _uslub_tag_add_slow(struct uslub_alloc_tag *tag, int64_t bytes, int64_t calls);
 __internal extern long _uslub_stock_max;     /* stock bytes kept on free: 2 x batch */
 __internal void _uslub_ext_init(void);
-__internal void _uslub_ext_thread_fold_locked(struct uslub_thread *t); /* thread_lock */
-__internal void _uslub_ext_drain_area(struct uslub_thread *t);        /* any (fork child) */
 
 __internal struct slabobj_ext *_uslub_slab_obj_ext_idx(struct kmem_cache *s, struct slab *slab,
 							unsigned int idx);
