@@ -462,9 +462,10 @@ bool _uslub_sheaf_free_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, void
 /*
  * Flush a slot's sheaves (thread exit, uslub_flush_thread, shrink, destroy,
  * the fork child): both leave the slot first, their objects go back to the
- * slabs, the empty structs to the barn or freed. Never allocates.
+ * slabs, the empty structs to the barn or freed. Never allocates. Run by
+ * _uslub_flush_cpu() (registered at init).
  */
-void _uslub_sheaf_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c)
+static void sheaf_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
 	struct slab_sheaf *sheaves[2] = { c->main, c->spare };
 	if (!sheaf_real(sheaves[0]) && !sheaves[1])
@@ -528,6 +529,7 @@ void _uslub_sheaf_lifecycle_init(void)
 		.postfork_child = barn_postfork_child,
 	};
 	_uslub_lifecycle_register(&e);
+	_uslub_register_sheaf_flush(sheaf_flush_cpu);
 }
 
 /* ------------------------------------------------------------------------

@@ -182,6 +182,15 @@ static bool slot_is_clean(const struct kmem_cache_cpu *c)
 	return true;
 }
 
+/* The sheaf layer's slot flush (sheaf/sheaf.c): set once at init, before
+ * any cache (so before any sheaf) exists. */
+static void (*sheaf_flush)(struct kmem_cache *s, struct kmem_cache_cpu *c);
+
+void _uslub_register_sheaf_flush(void (*flush)(struct kmem_cache *s, struct kmem_cache_cpu *c))
+{
+	sheaf_flush = flush;
+}
+
 void _uslub_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
 	/* Reads only: a slot never used stays on the zero page, uncommitted,
@@ -189,7 +198,7 @@ void _uslub_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c)
 	if (slot_is_clean(c))
 		return;
 	if (sheaf_real(c->main) || c->spare)
-		_uslub_sheaf_flush_cpu(s, c);
+		sheaf_flush(s, c);
 	struct slab *slab = c->slab;
 	void *freelist = checked_cpu_freelist(s, c);
 	set_cpu_slab(c, NULL);

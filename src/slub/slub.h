@@ -623,13 +623,19 @@ static __always_inline bool kmem_cache_debug(const struct kmem_cache *s)
 __internal struct kmem_cache *_uslub_cache_create(const char *name, size_t size,
 						  const struct uslub_cache_args *args,
 						  unsigned int flags);
-/* Flush a cpu slot of @s (slab, partials) and fold its counters. */
+/* Flush a cpu slot of @s (sheaves, slab, partials) and fold its counters. */
 __internal void _uslub_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c);
+/* The sheaf layer's flush of a slot's sheaves (main, spare), which
+ * _uslub_flush_cpu() runs first for a slot holding any: registered once by
+ * the sheaf layer's init (_uslub_sheaf_lifecycle_init(), before any cache
+ * exists). */
+__internal void _uslub_register_sheaf_flush(void (*flush)(struct kmem_cache *s,
+							  struct kmem_cache_cpu *c));
 __internal uint64_t _uslub_cpu_alloc_fastpath(const struct kmem_cache *s,
 					       const struct kmem_cache_cpu *c);
 /* Lifecycle entries (base/lifecycle.h) of slab_common.c (slab_mutex,
- * list_lock), sheaf.c (barn locks) and debug.c (flush_lock), registered
- * from _uslub_init(). */
+ * list_lock), sheaf.c (barn locks; and its slot flush) and debug.c
+ * (flush_lock), registered from _uslub_init(). */
 __internal void _uslub_slub_lifecycle_init(void);
 __internal void _uslub_sheaf_lifecycle_init(void);
 __internal void _uslub_debug_lifecycle_init(void);
@@ -667,7 +673,6 @@ __internal int _uslub_sheaf_cache_init(struct kmem_cache *s, unsigned int capaci
 __internal void *_uslub_sheaf_alloc_slow(struct kmem_cache *s, struct kmem_cache_cpu *c,
 					 uslub_gfp_t gfp);
 __internal bool _uslub_sheaf_free_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, void *x);
-__internal void _uslub_sheaf_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c);
 __internal int _uslub_sheaf_cache_shrink(struct kmem_cache *s, struct kmem_cache_cpu *c);
 __internal void _uslub_sheaf_cache_destroy(struct kmem_cache *s);
 __internal void _uslub_sheaf_barn_counts(const struct kmem_cache *s, unsigned long *full,
