@@ -72,6 +72,35 @@ __public void *uslub_kmalloc_trace(struct kmem_cache *s, uslub_gfp_t gfp, size_t
 	return slab_alloc_node(s, gfp, USLUB_NUMA_NO_NODE, size ? size : 1);
 }
 
+/* The prefill API's allocation (the sheaf itself is the sheaf layer's):
+ * pop the sheaf, then the post-allocation hook. */
+__public void *uslub_cache_alloc_from_sheaf_noprof(struct kmem_cache *s, uslub_gfp_t gfp,
+						   struct uslub_sheaf *usheaf)
+{
+	void *obj = _uslub_sheaf_pop_prefilled(s, (struct slab_sheaf *)usheaf, __func__);
+	if (!obj) {
+		uslub_alloc_tag_cur = NULL;     /* no allocation takes the tag */
+		return NULL;
+	}
+	/* never fails while the sheaf holds objects: the charge may go
+	 * past the group's limit (the kernel passes __GFP_NOFAIL here too) */
+	_uslub_post_alloc_hook(s, gfp | USLUB_GFP_NOFAIL, 1, &obj);
+	if (gfp & USLUB_GFP_ZERO)
+		memset(obj, 0, uslub_cache_object_size(s));
+	/* never the slab layer, never set up a cpu area here */
+	if (this_cpu_is_real())
+		stat(this_cpu(s), ALLOC_PCS);
+	else
+		ATOMIC_ADD(s->stat_exited[USLUB_ALLOC_PCS], 1);
+	return obj;
+}
+__public void *(uslub_cache_alloc_from_sheaf)(struct kmem_cache *s, uslub_gfp_t gfp,
+					     struct uslub_sheaf *usheaf)
+{
+	uslub_alloc_tag_cur = NULL;     /* untagged */
+	return uslub_cache_alloc_from_sheaf_noprof(s, gfp, usheaf);
+}
+
 static __cold void free_null_cache(void)
 {
 	_uslub_bad_cache(NULL, "uslub_cache_free");

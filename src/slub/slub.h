@@ -677,6 +677,11 @@ __internal int _uslub_sheaf_cache_shrink(struct kmem_cache *s, struct kmem_cache
 __internal void _uslub_sheaf_cache_destroy(struct kmem_cache *s);
 __internal void _uslub_sheaf_barn_counts(const struct kmem_cache *s, unsigned long *full,
 					 unsigned long *empty);
+/* The prefill API's pop: an object of the prefilled @sheaf (its free mark
+ * cleared; no hook run, nothing counted), or NULL when it is empty or not
+ * a sheaf of @s (reported for @fn, the public entry). */
+__internal void *_uslub_sheaf_pop_prefilled(struct kmem_cache *s, struct slab_sheaf *sheaf,
+					    const char *fn);
 /* The bulk paths' whole-sheaf exchanges (sheaf.c): make c->main hold
  * objects (alloc_bulk) or have room (free_bulk) through the spare and the
  * barn; NULL when that cannot be done without the slabs. */
