@@ -623,6 +623,42 @@ static __always_inline bool kmem_cache_debug(const struct kmem_cache *s)
 __internal struct kmem_cache *_uslub_cache_create(const char *name, size_t size,
 						  const struct uslub_cache_args *args,
 						  unsigned int flags);
+/*
+ * Cache creation, the slab-level steps (slab_common.c); the cache API's
+ * _uslub_cache_create() gives the cache its sheaves between the two.
+ * _uslub_cache_prepare: check the arguments (reported, errno EINVAL; the
+ * internal flags are accepted), lay the cache out, allocate its struct,
+ * nodes and random sequence; not visible yet. NULL: errno set.
+ * _uslub_cache_publish: a cache slot, set in every cpu area, and the
+ * cache list (slab_mutex); -1 (reported) when every slot is in use: the
+ * caller undoes what it added, then _uslub_cache_free_unpublished().
+ * No uslub lock held.
+ */
+__internal struct kmem_cache *_uslub_cache_prepare(const char *name, size_t size,
+						   const struct uslub_cache_args *args,
+						   unsigned int flags);
+__internal int _uslub_cache_publish(struct kmem_cache *s);
+__internal void _uslub_cache_free_unpublished(struct kmem_cache *s);
+/* "cannot create cache" for @why: reported, errno EINVAL, NULL. */
+__internal __cold struct kmem_cache *_uslub_cache_create_error(const char *name,
+								const char *why);
+
+/*
+ * Internal caches: the caches SLUB and the layers above keep their own
+ * objects in (the bucket caches, the ext layer's group handles; the boot
+ * caches are used the same way), made and used below the cache API. They
+ * have no sheaves, no extensions (so no hooks, no slub_debug, no fault
+ * injection) and are never merged (SLAB_INTERNAL). Allocation takes the
+ * cpu freelist, else ___slab_alloc() (cpu_slab.c); a free is checked like
+ * a user's (invalid and double frees reported and ignored), then goes
+ * onto the cpu freelist or its slab. @may_init false: never set up a cpu
+ * area (any context: thread_lock may be held).
+ */
+#define SLAB_INTERNAL (SLAB_NO_SHEAVES | SLAB_NO_OBJ_EXT | USLUB_NO_MERGE)
+__internal struct kmem_cache *_uslub_internal_cache_create(const char *name, size_t size);
+__internal void *_uslub_internal_alloc(struct kmem_cache *s, uslub_gfp_t gfp);
+__internal void _uslub_internal_free(struct kmem_cache *s, void *x, bool may_init);
+
 /* Flush a cpu slot of @s (sheaves, slab, partials) and fold its counters. */
 __internal void _uslub_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c);
 /* The sheaf layer's flush of a slot's sheaves (main, spare), which
