@@ -7,10 +7,14 @@
  * allocation and freeing with deferred freelist construction, freelist
  * randomization and hardening, per-object extension storage. The files:
  * new_slab.c, partial.c, cpu_slab.c, bulk.c, geometry.c, slab_common.c,
- * obj_ext.c, thread.c, debug.c + debug_paths.c (slub_debug), validate.c,
- * failslab.c; object.h (free pointers, the free mark, index arithmetic).
- * The kmem_cache API that composes them with the sheaves and the
- * extension hooks is the cache layer (src/cache/), above ext and sheaf.
+ * obj_ext.c, buckets.c, thread.c, debug.c + debug_paths.c (slub_debug),
+ * validate.c, failslab.c; object.h (free pointers, the free mark, index
+ * arithmetic). The kmem_cache API that composes them with the sheaves and
+ * the extension hooks is the cache layer (src/cache/), above ext and
+ * sheaf; the internal caches (buckets, the ext layer's group handles) are
+ * used below it (see "Internal caches"). Nothing here calls up: the work
+ * of a higher layer that SLUB must run is registered with it (the
+ * lifecycle table's thread callbacks, the sheaf layer's slot flush).
  *
  * The per-CPU layer (Linux 7.0's, the default): every cache has per-CPU
  * sheaves (main, spare), a barn per node, and an inline pop/push in
@@ -77,7 +81,8 @@
  * as batches nested in slab_mutex: uslub_mutex_lock_nest()); the parent
  * releases them in reverse; the child resets them in reverse
  * (uslub_mutex_reset*), thread_lock's entry then flushes the vanished
- * threads' cpu state, and the publisher restarts with no lock held.
+ * threads' cpu state (after the table's thread_fold and thread_lost
+ * callbacks for each), and the publisher restarts with no lock held.
  *
  * What may be called with a uslub lock held (any lock above, pub_lock,
  * failslab_lock and flush_lock included): nothing that can enter the
