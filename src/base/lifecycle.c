@@ -1,6 +1,6 @@
 /*
- * The lifecycle table (base/lifecycle.h): thread exit and fork callbacks
- * of every layer, run in rank order. The table is append-only; each run
+ * The lifecycle table (base/lifecycle.h): thread exit (and fold) and fork
+ * callbacks of every layer, run in rank order. The table is append-only; each run
  * sorts the entries it sees by rank on the stack (a stable insertion sort
  * of at most LIFECYCLE_MAX pointers), so readers need no lock.
  */
@@ -42,14 +42,36 @@ static void sorted(const struct uslub_lifecycle **out, unsigned int n)
 	}
 }
 
-void _uslub_lifecycle_thread_exit(void *area)
+enum thread_cb { THREAD_CB_EXIT, THREAD_CB_FOLD, THREAD_CB_LOST };
+
+/* One per-thread callback of every entry that has it, in rank order. */
+static void run_thread_cb(enum thread_cb which, void *area)
 {
 	const struct uslub_lifecycle *order[LIFECYCLE_MAX];
 	unsigned int n = __atomic_load_n(&nr_entries, __ATOMIC_ACQUIRE);
 	sorted(order, n);
-	for (unsigned int i = 0; i < n; i++)
-		if (order[i]->thread_exit)
-			order[i]->thread_exit(area);
+	for (unsigned int i = 0; i < n; i++) {
+		const struct uslub_lifecycle *e = order[i];
+		void (*fn)(void *area) = which == THREAD_CB_EXIT ? e->thread_exit :
+					 which == THREAD_CB_FOLD ? e->thread_fold : e->thread_lost;
+		if (fn)
+			fn(area);
+	}
+}
+
+void _uslub_lifecycle_thread_exit(void *area)
+{
+	run_thread_cb(THREAD_CB_EXIT, area);
+}
+
+void _uslub_lifecycle_thread_fold(void *area)
+{
+	run_thread_cb(THREAD_CB_FOLD, area);
+}
+
+void _uslub_lifecycle_thread_lost(void *area)
+{
+	run_thread_cb(THREAD_CB_LOST, area);
 }
 
 /*

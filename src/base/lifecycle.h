@@ -26,6 +26,18 @@
  *                    no uslub lock held; @area is the thread's cpu area
  *                    (struct uslub_thread). An entry of a lock rank takes
  *                    that lock itself.
+ *   thread_fold      in rank order, with thread_lock held (the contract's
+ *                    1), for a thread's area at its exit (after every
+ *                    thread_exit of an earlier rank) and, in a fork child,
+ *                    for each thread the child lost: per-thread state
+ *                    folded in the same step as the flush of the area's
+ *                    cpu slots, so that a report holding thread_lock never
+ *                    sees it in two places. Takes no lock ranked at or
+ *                    before thread_lock.
+ *   thread_lost      in a fork child, in rank order, for each thread the
+ *                    child lost, after its thread_fold and with
+ *                    thread_lock held: what that thread's thread_exit
+ *                    would have given back.
  *
  * There is no init callback: the init order (options, failslab, ext, page,
  * src/init.c's init_once_fn) is an order of dependencies, not
@@ -54,6 +66,8 @@ struct uslub_lifecycle {
 	const char *name;                 /* for reports */
 	int rank;                         /* enum uslub_lock_rank, or LIFECYCLE_UNLOCKED */
 	void (*thread_exit)(void *area);
+	void (*thread_fold)(void *area);
+	void (*thread_lost)(void *area);
 	void (*prefork)(void);
 	void (*postfork_parent)(void);
 	void (*postfork_child)(void);
@@ -69,5 +83,9 @@ __internal void _uslub_lifecycle_postfork_parent(void);
 __internal void _uslub_lifecycle_postfork_child(void);
 /* Every entry's thread_exit, in rank order (the key destructor). */
 __internal void _uslub_lifecycle_thread_exit(void *area);
+/* Every entry's thread_fold / thread_lost, in rank order (thread_lock
+ * held: slub/thread.c). */
+__internal void _uslub_lifecycle_thread_fold(void *area);
+__internal void _uslub_lifecycle_thread_lost(void *area);
 
 #endif /* USLUB_LIFECYCLE_H */

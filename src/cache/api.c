@@ -72,6 +72,35 @@ __public void *uslub_kmalloc_trace(struct kmem_cache *s, uslub_gfp_t gfp, size_t
 	return slab_alloc_node(s, gfp, USLUB_NUMA_NO_NODE, size ? size : 1);
 }
 
+/* The prefill API's allocation (the sheaf itself is the sheaf layer's):
+ * pop the sheaf, then the post-allocation hook. */
+__public void *uslub_cache_alloc_from_sheaf_noprof(struct kmem_cache *s, uslub_gfp_t gfp,
+						   struct uslub_sheaf *usheaf)
+{
+	void *obj = _uslub_sheaf_pop_prefilled(s, (struct slab_sheaf *)usheaf, __func__);
+	if (!obj) {
+		uslub_alloc_tag_cur = NULL;     /* no allocation takes the tag */
+		return NULL;
+	}
+	/* never fails while the sheaf holds objects: the charge may go
+	 * past the group's limit (the kernel passes __GFP_NOFAIL here too) */
+	_uslub_post_alloc_hook(s, gfp | USLUB_GFP_NOFAIL, 1, &obj);
+	if (gfp & USLUB_GFP_ZERO)
+		memset(obj, 0, uslub_cache_object_size(s));
+	/* never the slab layer, never set up a cpu area here */
+	if (this_cpu_is_real())
+		stat(this_cpu(s), ALLOC_PCS);
+	else
+		ATOMIC_ADD(s->stat_exited[USLUB_ALLOC_PCS], 1);
+	return obj;
+}
+__public void *(uslub_cache_alloc_from_sheaf)(struct kmem_cache *s, uslub_gfp_t gfp,
+					     struct uslub_sheaf *usheaf)
+{
+	uslub_alloc_tag_cur = NULL;     /* untagged */
+	return uslub_cache_alloc_from_sheaf_noprof(s, gfp, usheaf);
+}
+
 static __cold void free_null_cache(void)
 {
 	_uslub_bad_cache(NULL, "uslub_cache_free");
@@ -84,172 +113,29 @@ __public void uslub_cache_free(struct kmem_cache *s, void *x)
 	slab_free(s, x);      /* NULL is never inside a cpu slab: slow path */
 }
 
-static __cold struct kmem_cache *create_error(const char *name, const char *why)
-{
-	_uslub_report("uslub: cannot create cache \"%s\": %s\n", name ? name : "(null)", why);
-	errno = EINVAL;
-	return NULL;
-}
-
-static void free_cache_struct(struct kmem_cache *s)
-{
-	for (int i = 0; i < MAX_NUMNODES; i++)
-		if (s->node[i]) {
-			pthread_mutex_destroy(&s->node[i]->list_lock);
-			uslub_cache_free(&_uslub_boot_kmem_cache_node, s->node[i]);
-		}
-	uslub_cache_free(&_uslub_boot_kmem_cache, s);
-}
-
-/* The slub_debug letters of a new cache: its debug flags, plus what
- * USLUB_DEBUG says for its name. Poisoning is off for a cache with a
- * constructor (the constructed state must survive a free), as in SLUB. */
-static unsigned int cache_debug_flags(const char *name, unsigned int flags, bool ctor)
-{
-	unsigned int d = _uslub_debug_flags(_uslub_option_str(USLUB_OPT_DEBUG), name);
-	if (flags & USLUB_CONSISTENCY_CHECKS)
-		d |= USLUB_DBG_F;
-	if (flags & USLUB_RED_ZONE)
-		d |= USLUB_DBG_Z;
-	if (flags & USLUB_POISON)
-		d |= USLUB_DBG_P;
-	if (flags & USLUB_STORE_USER)
-		d |= USLUB_DBG_U;
-	if (flags & USLUB_TRACE)
-		d |= USLUB_DBG_T;
-	if (flags & USLUB_FAILSLAB)
-		d |= USLUB_DBG_A;
-	if (ctor)
-		d &= ~USLUB_DBG_P;
-	return d;
-}
-
-static bool want_hardened(unsigned int flags)
-{
-	return (flags & USLUB_HARDENED_FREELIST) || _uslub_option(USLUB_OPT_FREELIST_HARDENED) == 1;
-}
-
-static bool want_random(unsigned int flags)
-{
-	if (flags & USLUB_NO_RANDOM_FREELIST)
-		return false;
-	return (flags & USLUB_RANDOM_FREELIST) || _uslub_option(USLUB_OPT_FREELIST_RANDOM);
-}
-
+/* Creation: the slab-level steps (slub/slab_common.c), with the cache's
+ * sheaves (and hardening by default for a sheaf cache) between them. */
 struct kmem_cache *_uslub_cache_create(const char *name, size_t size,
 				       const struct uslub_cache_args *args, unsigned int flags)
 {
-	static const struct uslub_cache_args none;
-	if (!args)
-		args = &none;
-	size_t align = args->align;
-	if (!name || !*name)
-		return create_error(name, "name is NULL or empty");
-	if (!size)
-		return create_error(name, "size is 0");
-	if (align && !IS_POW2(align))
-		return create_error(name, "align is not a power of two");
-	if (align > (PAGE_SIZE << MAX_PAGE_ORDER))
-		return create_error(name, "align is larger than the largest slab (2 MiB)");
-	if (size > (PAGE_SIZE << MAX_PAGE_ORDER))
-		return create_error(name, "size is larger than the largest slab (2 MiB)");
-	if ((flags & USLUB_RANDOM_FREELIST) && (flags & USLUB_NO_RANDOM_FREELIST))
-		return create_error(name, "both RANDOM_FREELIST and NO_RANDOM_FREELIST");
-	if (args->use_freeptr_offset &&
-	    (args->freeptr_offset % sizeof(void *) || size < sizeof(void *) ||
-	     args->freeptr_offset > size - sizeof(void *)))
-		return create_error(name, "freeptr_offset is not word aligned inside the object");
-	if ((size_t)args->useroffset + args->usersize > size)
-		return create_error(name, "usercopy window (useroffset + usersize) exceeds the object");
-
-	struct kmem_cache tmp;
-	memset(&tmp, 0, sizeof(tmp));
-	if (want_hardened(flags))
-		flags |= SLAB_HARDENED;
-	_uslub_init_cache(&tmp, name, flags, args->ctor, 0);
-	tmp.fastpath_off = (flags & SLAB_HARDENED) ? FASTPATH_OFF_HARDENED : 0;
-	if (!(flags & SLAB_NO_OBJ_EXT))
-		tmp.debug = cache_debug_flags(name, flags, args->ctor != NULL);
-	if (!_uslub_calculate_sizes(&tmp, size, align, args))
-		return create_error(name, "object (with alignment) is larger than the largest slab");
-	if ((tmp.debug & USLUB_DBG_O) && (tmp.debug & (USLUB_DBG_Z | USLUB_DBG_P | USLUB_DBG_U)) &&
-	    get_order(tmp.size) > get_order(size)) {
-		/* O, as SLUB's rule: no metadata (red zones, poison, owners)
-		 * where it raises the minimum slab order; F and T stay */
-		tmp.debug &= ~(USLUB_DBG_Z | USLUB_DBG_P | USLUB_DBG_U);
-		_uslub_calculate_sizes(&tmp, size, align, args);
-	}
-	if (tmp.free_mark_offset)
-		tmp.fastpath_off |= FASTPATH_OFF_MARK;
-	if (tmp.debug & USLUB_DBG_PATHS) {
-		/* every alloc and free on the checked paths: no cpu slabs,
-		 * no cpu partial slabs, no sheaves */
-		tmp.fastpath_off |= FASTPATH_OFF_SLUB_DEBUG;
-		tmp.cpu_partial = tmp.cpu_partial_slabs = 0;
-		flags |= SLAB_NO_SHEAVES;
-		tmp.flags = flags;
-	}
-	_uslub_calculate_obj_ext(&tmp, flags);
-	if (!(flags & SLAB_NO_OBJ_EXT))
-		tmp.fastpath_off |= _uslub_failslab_cache_fastpath_off(&tmp);
-	tmp.useroffset = args->useroffset;
-	tmp.usersize = args->usersize;
-
-	/* Allocate outside slab_mutex: the allocation slow path may take
-	 * thread_lock, which ranks before slab_mutex. */
-	struct kmem_cache *s = uslub_cache_alloc_noprof(&_uslub_boot_kmem_cache, USLUB_GFP_ZERO);
+	struct kmem_cache *s = _uslub_cache_prepare(name, size, args, flags);
 	if (!s)
-		goto fail;
-	*s = tmp;
-	for (int i = 0; i < _uslub_nr_nodes(); i++) {
-		s->node[i] = uslub_cache_alloc_noprof(&_uslub_boot_kmem_cache_node, 0);
-		if (!s->node[i])
-			goto fail;
-		_uslub_init_node(s->node[i]);
-	}
-	if (want_random(flags) && s->objects > 1 && !_uslub_init_random_seq(s))
-		goto fail;
-	if (_uslub_sheaf_cache_init(s, args->sheaf_capacity))
+		return NULL;
+	if (_uslub_sheaf_cache_init(s, args ? args->sheaf_capacity : 0))
 		goto fail;
 	if (s->sheaf_capacity && _uslub_option(USLUB_OPT_FREELIST_HARDENED) == 2) {
 		/* hardening by default where it is nearly free: the inline
 		 * sheaf paths never read a free pointer */
-		flags |= SLAB_HARDENED;
+		s->flags |= SLAB_HARDENED;
 		s->fastpath_off |= FASTPATH_OFF_HARDENED;
 	}
-	/* thread_lock first (its rank): the new slot's main is set in every
-	 * cpu area before any thread can use the cache */
-	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);
-	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
-	int slot = _uslub_take_slot();
-	if (slot >= 0)
-		_uslub_for_each_cpu_area(_uslub_slot_init_main, &slot);
-	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);   /* out of order: fine */
-	if (slot < 0) {
-		uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
-		_uslub_report("uslub: cannot create cache \"%s\": all %d cache slots in use\n",
-			      name, USLUB_MAX_CACHES - 1);
+	if (_uslub_cache_publish(s)) {
 		_uslub_sheaf_cache_destroy(s);
 		goto fail;
 	}
-	uintptr_t secret = s->fp_secret, mark = s->free_mark;
-	_uslub_init_cache(s, name, flags, args->ctor, slot);
-	s->fp_secret = secret;
-	s->free_mark = mark;
-	list_add_tail(&s->list, &_uslub_slab_caches);
-	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
-	if (_uslub_option(USLUB_OPT_VERBOSE))
-		_uslub_report("uslub: cache %s: object %u size %u align %u offset %u order %u "
-			      "objects %u min_partial %u cpu_partial_slabs %u sheaf_capacity %u "
-			      "random %d\n", s->name, s->object_size, s->size, s->align, s->offset,
-			      s->order, s->objects, s->min_partial, s->cpu_partial_slabs,
-			      s->sheaf_capacity, s->random_seq != NULL);
 	return s;
 fail:
-	if (s) {
-		_uslub_free_random_seq(s);
-		free_cache_struct(s);
-	}
+	_uslub_cache_free_unpublished(s);
 	errno = ENOMEM;
 	return NULL;
 }
@@ -259,7 +145,7 @@ __public struct kmem_cache *uslub_cache_create_args(const char *name, size_t siz
 						    unsigned int flags)
 {
 	if (flags & ~USLUB_CACHE_FLAGS_VALID)
-		return create_error(name, "unknown flags");
+		return _uslub_cache_create_error(name, "unknown flags");
 	_uslub_init();
 	return _uslub_cache_create(name, size, args, flags);
 }

@@ -18,7 +18,6 @@
 #define MAX_SECTIONS 256
 
 __public __thread struct uslub_alloc_tag *uslub_alloc_tag_cur __tls_ie;
-bool _uslub_profiling;
 
 static pthread_mutex_t tags_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct uslub_alloc_tag **tag_table;         /* [index], tags_lock to grow */
@@ -155,10 +154,13 @@ void _uslub_tag_add_slow(struct uslub_alloc_tag *tag, int64_t bytes, int64_t cal
 	__atomic_add_fetch(&tag->calls, (uint64_t)calls, __ATOMIC_RELAXED);
 }
 
-/* Fold a thread's counters into the tags (thread_lock held: a report
- * never sees them in both places). The area keeps its zeroed counters. */
-void _uslub_ext_thread_fold_locked(struct uslub_thread *t)
+/* Fold a thread's counters into the tags (thread_lock held, at its exit
+ * or in a fork child that lost it: a report never sees them in both
+ * places). The area keeps its zeroed counters. The lifecycle table's
+ * thread_fold of the tags entry. */
+static void tags_thread_fold(void *area)
 {
+	struct uslub_thread *t = area;
 	struct tag_counter *c = READ_ONCE(t->tagc);
 	if (!c)
 		return;
@@ -309,6 +311,7 @@ void _uslub_ext_init(void)
 	static const struct uslub_lifecycle e = {
 		.name = "tags_lock",
 		.rank = RANK_TAGS,
+		.thread_fold = tags_thread_fold,
 		.prefork = tags_prefork,
 		.postfork_parent = tags_postfork_parent,
 		.postfork_child = tags_postfork_child,

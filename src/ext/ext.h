@@ -5,8 +5,9 @@
  *
  * The cache layer runs the per-object hooks inline (cache/internal.h:
  * post_alloc_hook(), free_hook(), the stock fast paths) and calls into this
- * layer only for stock misses, tag counters it has not set up yet,
- * on-demand extension arrays, thread exit and fork.
+ * layer only for stock misses, tag counters it has not set up yet, thread
+ * exit and fork. The extensions' storage (in the slab, or a separate
+ * array) is SLUB proper's: slub/obj_ext.c.
  *
  * Locks (ranks in base/base.h, after slab_mutex):
  *   groups_lock  the group tree (parent, children, nr_children), every

@@ -46,9 +46,8 @@ static void groups_lock_drop(void)
 
 static void create_caches(void)
 {
-	unsigned int f = SLAB_NO_SHEAVES | SLAB_NO_OBJ_EXT | USLUB_NO_MERGE;
-	group_cache = _uslub_cache_create("uslub_group", sizeof(struct uslub_group), NULL, f);
-	objcg_cache = _uslub_cache_create("uslub_objcg", sizeof(struct obj_cgroup), NULL, f);
+	group_cache = _uslub_internal_cache_create("uslub_group", sizeof(struct uslub_group));
+	objcg_cache = _uslub_internal_cache_create("uslub_objcg", sizeof(struct obj_cgroup));
 }
 
 static const struct uslub_lifecycle groups_lifecycle, memcg_exit_lifecycle;
@@ -116,7 +115,7 @@ static struct obj_cgroup *objcg_put_locked(struct obj_cgroup *o, long n)
 static void objcg_free(struct obj_cgroup *o)
 {
 	if (o) {
-		_uslub_free_noinit(objcg_cache, o);
+		_uslub_internal_free(objcg_cache, o, false);
 		ATOMIC_SUB(nr_objcgs, 1);
 	}
 }
@@ -252,8 +251,8 @@ __public void uslub_group_drain_stock(void)
 }
 
 /* Give back the stock of @t's area (its thread exited, or is gone in a
- * fork child); may run with thread_lock held. */
-void _uslub_ext_drain_area(struct uslub_thread *t)
+ * fork child: the lifecycle table's thread_lost, thread_lock held). */
+static void drain_area(struct uslub_thread *t)
 {
 	if (t && t->stock.cached) {
 		groups_lock_take();
@@ -268,7 +267,7 @@ void _uslub_ext_drain_area(struct uslub_thread *t)
 static void memcg_thread_exit(void *area)
 {
 	struct uslub_thread *t = area;
-	_uslub_ext_drain_area(t);
+	drain_area(t);
 	struct uslub_group *g = _uslub_tls.cur_group;
 	if (g) {
 		groups_lock_take();
@@ -313,8 +312,8 @@ __public uslub_group_t *uslub_group_create(uslub_group_t *parent, const char *na
 		errno = ENOMEM;
 		return NULL;
 	}
-	struct uslub_group *g = uslub_cache_alloc_noprof(group_cache, USLUB_GFP_ZERO);
-	struct obj_cgroup *o = uslub_cache_alloc_noprof(objcg_cache, USLUB_GFP_ZERO);
+	struct uslub_group *g = _uslub_internal_alloc(group_cache, USLUB_GFP_ZERO);
+	struct obj_cgroup *o = _uslub_internal_alloc(objcg_cache, USLUB_GFP_ZERO);
 	if (!g || !o)
 		goto nomem;
 	snprintf(g->name, sizeof(g->name), "%s", name);
@@ -332,8 +331,8 @@ __public uslub_group_t *uslub_group_create(uslub_group_t *parent, const char *na
 	if (!group_live_locked(parent)) {
 		groups_lock_drop();
 		_uslub_report("uslub: group_create %s: the parent is not a live group\n", name);
-		uslub_cache_free(objcg_cache, o);
-		uslub_cache_free(group_cache, g);
+		_uslub_internal_free(objcg_cache, o, true);
+		_uslub_internal_free(group_cache, g, true);
 		errno = EINVAL;
 		return NULL;
 	}
@@ -356,9 +355,9 @@ __public uslub_group_t *uslub_group_create(uslub_group_t *parent, const char *na
 	return g;
 nomem:
 	if (o)
-		uslub_cache_free(objcg_cache, o);
+		_uslub_internal_free(objcg_cache, o, true);
 	if (g)
-		uslub_cache_free(group_cache, g);
+		_uslub_internal_free(group_cache, g, true);
 	errno = ENOMEM;
 	return NULL;
 }
@@ -398,7 +397,7 @@ __public int uslub_group_delete(uslub_group_t *g)
 	ATOMIC_SUB(nr_groups, 1);
 	groups_lock_drop();
 	objcg_free(dead);
-	uslub_cache_free(group_cache, g);
+	_uslub_internal_free(group_cache, g, true);
 	return 0;
 }
 
@@ -698,9 +697,16 @@ static const struct uslub_lifecycle groups_lifecycle = {
 	.postfork_child = groups_postfork_child,
 };
 
-/* Thread exit first, with no lock held. */
+static void memcg_thread_lost(void *area)
+{
+	drain_area(area);
+}
+
+/* Thread exit first, with no lock held; a fork child drains the stocks of
+ * the threads it lost. */
 static const struct uslub_lifecycle memcg_exit_lifecycle = {
 	.name = "memcg",
 	.rank = LIFECYCLE_UNLOCKED,
 	.thread_exit = memcg_thread_exit,
+	.thread_lost = memcg_thread_lost,
 };

@@ -462,9 +462,10 @@ bool _uslub_sheaf_free_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, void
 /*
  * Flush a slot's sheaves (thread exit, uslub_flush_thread, shrink, destroy,
  * the fork child): both leave the slot first, their objects go back to the
- * slabs, the empty structs to the barn or freed. Never allocates.
+ * slabs, the empty structs to the barn or freed. Never allocates. Run by
+ * _uslub_flush_cpu() (registered at init).
  */
-void _uslub_sheaf_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c)
+static void sheaf_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
 	struct slab_sheaf *sheaves[2] = { c->main, c->spare };
 	if (!sheaf_real(sheaves[0]) && !sheaves[1])
@@ -528,6 +529,7 @@ void _uslub_sheaf_lifecycle_init(void)
 		.postfork_child = barn_postfork_child,
 	};
 	_uslub_lifecycle_register(&e);
+	_uslub_register_sheaf_flush(sheaf_flush_cpu);
 }
 
 /* ------------------------------------------------------------------------
@@ -671,39 +673,20 @@ __public struct uslub_sheaf *uslub_cache_prefill_sheaf(struct kmem_cache *s, usl
 	return (struct uslub_sheaf *)sheaf;
 }
 
-__public void *uslub_cache_alloc_from_sheaf_noprof(struct kmem_cache *s, uslub_gfp_t gfp,
-						   struct uslub_sheaf *usheaf)
+/* The prefill API's pop (uslub_cache_alloc_from_sheaf(), cache/api.c,
+ * which runs the post-allocation hook on it). */
+void *_uslub_sheaf_pop_prefilled(struct kmem_cache *s, struct slab_sheaf *sheaf, const char *fn)
 {
-	struct slab_sheaf *sheaf = (struct slab_sheaf *)usheaf;
 	if (unlikely(!sheaf_ok(s, sheaf))) {
-		uslub_alloc_tag_cur = NULL;     /* no allocation takes the tag */
-		bad_sheaf(s, sheaf, __func__);
+		bad_sheaf(s, sheaf, fn);
 		return NULL;
 	}
-	if (!sheaf->size) {
-		uslub_alloc_tag_cur = NULL;
+	if (!sheaf->size)
 		return NULL;
-	}
 	void *obj = sheaf->objects[--sheaf->size];
 	if (!kmem_cache_debug(s))
 		free_mark_clear(s, obj);
-	/* never fails while the sheaf holds objects: the charge may go
-	 * past the group's limit (the kernel passes __GFP_NOFAIL here too) */
-	_uslub_post_alloc_hook(s, gfp | USLUB_GFP_NOFAIL, 1, &obj);
-	if (gfp & USLUB_GFP_ZERO)
-		memset(obj, 0, uslub_cache_object_size(s));
-	/* never the slab layer, never set up a cpu area here */
-	if (this_cpu_is_real())
-		stat(this_cpu(s), ALLOC_PCS);
-	else
-		ATOMIC_ADD(s->stat_exited[USLUB_ALLOC_PCS], 1);
 	return obj;
-}
-__public void *(uslub_cache_alloc_from_sheaf)(struct kmem_cache *s, uslub_gfp_t gfp,
-					     struct uslub_sheaf *usheaf)
-{
-	uslub_alloc_tag_cur = NULL;     /* untagged */
-	return uslub_cache_alloc_from_sheaf_noprof(s, gfp, usheaf);
 }
 
 /* Take back a sheaf: the spare if there is none, else full into the barn,

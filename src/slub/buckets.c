@@ -1,11 +1,11 @@
 /*
  * The internal bucket caches: one family of power-of-two caches,
- * "bucket-64" .. "bucket-2M", for the structs the layers above the slabs
- * keep out of line (sheaves and barns of the sheaf layer, separate
- * extension arrays of the extension layer), as the kernel takes both from
- * kmalloc. Each is created on first use (pthread_once: a fork child of a
+ * "bucket-64" .. "bucket-2M", for the structs kept out of line (sheaves
+ * and barns of the sheaf layer, separate extension arrays of obj_ext.c),
+ * as the kernel takes both from kmalloc. Each is created on first use (pthread_once: a fork child of a
  * thread caught mid-creation starts over), so only the sizes in use
- * exist. The buckets have no sheaves and no extensions themselves.
+ * exist. The buckets are internal caches (slub.h): no sheaves, no
+ * extensions, used below the cache API.
  */
 #include "slub/slub.h"
 #include <string.h>
@@ -25,8 +25,7 @@ static struct kmem_cache *buckets[NR_BUCKETS];
 
 static void bucket_create(int i)
 {
-	buckets[i] = _uslub_cache_create(bucket_names[i], 1ul << (i + BUCKET_MIN_SHIFT), NULL,
-					 SLAB_NO_SHEAVES | SLAB_NO_OBJ_EXT | USLUB_NO_MERGE);
+	buckets[i] = _uslub_internal_cache_create(bucket_names[i], 1ul << (i + BUCKET_MIN_SHIFT));
 }
 
 #define BUCKET_ONCE(i) static void bucket_create_##i(void) { bucket_create(i); }
@@ -66,12 +65,12 @@ struct kmem_cache *_uslub_bucket_for(size_t bytes)
 void *_uslub_bucket_alloc(size_t bytes, uslub_gfp_t gfp)
 {
 	struct kmem_cache *b = _uslub_bucket_for(bytes);
-	return b ? uslub_cache_alloc_noprof(b, gfp | USLUB_GFP_NOWARN) : NULL;
+	return b ? _uslub_internal_alloc(b, gfp | USLUB_GFP_NOWARN) : NULL;
 }
 
 void _uslub_bucket_free(void *x, size_t bytes)
 {
-	uslub_cache_free(buckets[bucket_index(bytes)], x);
+	_uslub_internal_free(buckets[bucket_index(bytes)], x, true);
 }
 
 /* Any context: thread_lock may be held and the caller may have no cpu
@@ -79,5 +78,5 @@ void _uslub_bucket_free(void *x, size_t bytes)
  * is folded into the cache at once). */
 void _uslub_bucket_free_locked(void *x, size_t bytes)
 {
-	_uslub_free_noinit(buckets[bucket_index(bytes)], x);
+	_uslub_internal_free(buckets[bucket_index(bytes)], x, false);
 }

@@ -182,6 +182,15 @@ static bool slot_is_clean(const struct kmem_cache_cpu *c)
 	return true;
 }
 
+/* The sheaf layer's slot flush (sheaf/sheaf.c): set once at init, before
+ * any cache (so before any sheaf) exists. */
+static void (*sheaf_flush)(struct kmem_cache *s, struct kmem_cache_cpu *c);
+
+void _uslub_register_sheaf_flush(void (*flush)(struct kmem_cache *s, struct kmem_cache_cpu *c))
+{
+	sheaf_flush = flush;
+}
+
 void _uslub_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
 	/* Reads only: a slot never used stays on the zero page, uncommitted,
@@ -189,7 +198,7 @@ void _uslub_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c)
 	if (slot_is_clean(c))
 		return;
 	if (sheaf_real(c->main) || c->spare)
-		_uslub_sheaf_flush_cpu(s, c);
+		sheaf_flush(s, c);
 	struct slab *slab = c->slab;
 	void *freelist = checked_cpu_freelist(s, c);
 	set_cpu_slab(c, NULL);
@@ -392,4 +401,71 @@ __noinline void *_uslub___slab_alloc(struct kmem_cache *s, uslub_gfp_t gfp, int 
 			_uslub_report("uslub: %s: allocation failed (out of memory)\n", s->name);
 	}
 	return obj;
+}
+
+/* ------------------------------------------------------------------------
+ * Internal caches (slub.h): the cpu-slab paths without the cache API
+ * ---------------------------------------------------------------------- */
+
+/* The cache API's paths for a cache without sheaves, hooks, slub_debug
+ * or fault injection, taken directly: a checked pop of the cpu freelist,
+ * else the slow path (a thread without a cpu area gets one, or a slot on
+ * the stack once it has exited). */
+void *_uslub_internal_alloc(struct kmem_cache *s, uslub_gfp_t gfp)
+{
+	struct kmem_cache_cpu *c = this_cpu(s);
+	void *obj = c->freelist;
+
+	if (unlikely(obj && !cpu_freelist_ok(s, c, obj))) {
+		_uslub_cpu_freelist_corrupt(s, c);
+		obj = NULL;
+	}
+	if (likely(obj)) {
+		c->freelist = get_freepointer(s, obj);   /* ALLOC_FASTPATH, derived */
+	} else {
+		obj = _uslub___slab_alloc(s, gfp, USLUB_NUMA_NO_NODE);
+		if (unlikely(!obj))
+			return NULL;
+	}
+	free_mark_clear(s, obj);
+	if (gfp & USLUB_GFP_ZERO)
+		memset(obj, 0, s->object_size);
+	return obj;
+}
+
+/* Checked like any user free (an invalid or double free is reported and
+ * ignored), then onto the cpu freelist when @x is in this thread's cpu
+ * slab, else onto its slab (__slab_free). */
+void _uslub_internal_free(struct kmem_cache *s, void *x, bool may_init)
+{
+	if (unlikely(!x))
+		return;
+	struct slab *slab = virt_to_slab(x);
+	if (unlikely(!slab || slab->slab_cache != s || !obj_is_valid(s, slab, x))) {
+		_uslub_report_invalid_free(s, x, slab);
+		return;
+	}
+	uintptr_t mark = slab_free_mark(s, slab);
+	if (unlikely(free_mark_test(s, x, mark))) {
+		_uslub_report_double_free(s, slab, x);
+		return;
+	}
+	free_mark_set(s, x, mark);      /* before anyone else can take it */
+	if (likely(this_cpu_is_real() || (may_init && _uslub_thread_init()))) {
+		struct kmem_cache_cpu *c = this_cpu(s);
+		if (c->slab == slab) {
+			set_freepointer(s, x, c->freelist);
+			c->freelist = x;
+			stat(c, FREE_FASTPATH);
+			return;
+		}
+		if (_uslub___slab_free(s, slab, x, x, 1, c, s->cpu_partial_slabs != 0))
+			stat(c, FREE_SLOWPATH);
+		return;
+	}
+	struct kmem_cache_cpu tmp;
+	memset(&tmp, 0, sizeof(tmp));
+	if (_uslub___slab_free(s, slab, x, x, 1, &tmp, false))
+		stat(&tmp, FREE_SLOWPATH);
+	_uslub_fold_stats(s, &tmp);
 }

@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+bool _uslub_profiling;
+
 /* ------------------------------------------------------------------------
  * Cache geometry (SLUB's calculate_sizes / calculate_order)
  * ---------------------------------------------------------------------- */

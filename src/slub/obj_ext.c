@@ -1,7 +1,8 @@
 /*
  * obj_ext.c — per-object extension storage (seed 003): a new slab's
  * extensions in its leftover, its objects' padding or a separate array,
- * on-demand arrays, and the accessor for the reports.
+ * on-demand arrays (both from the bucket caches), and the accessor for
+ * the reports.
  */
 #include "slub/slub.h"
 #include <errno.h>
@@ -18,6 +19,27 @@
  * placements (see struct slabobj_ext in slub.h), and the inline parts of
  * the accounting stock and the tag counters. The slow parts are in ext/.
  * ---------------------------------------------------------------------- */
+
+static_assert((size_t)MAX_OBJS_PER_SLAB * sizeof(struct slabobj_ext) <= USLUB_BUCKET_MAX,
+	      "the largest slab's array fits a bucket");
+
+/* A separate zeroed array for @objects extensions (as an unsigned long,
+ * for slab->obj_exts), or 0 if out of memory: from the internal bucket
+ * caches (buckets.c), which never have extensions themselves. */
+static unsigned long obj_exts_alloc(unsigned int objects)
+{
+	size_t bytes = (size_t)objects * sizeof(struct slabobj_ext);
+	void *p = _uslub_bucket_alloc(bytes, 0);
+	if (p)
+		memset(p, 0, bytes);
+	return (unsigned long)p;
+}
+
+static void obj_exts_free(unsigned long obj_exts, unsigned int objects)
+{
+	/* may run with thread_lock held (destroy, a fork child's flush) */
+	_uslub_bucket_free_locked((void *)obj_exts, (size_t)objects * sizeof(struct slabobj_ext));
+}
 
 /* Does @slab keep its extensions inside its own memory? */
 static bool slab_obj_exts_in_slab(const struct slab *slab, unsigned long obj_exts)
@@ -49,11 +71,11 @@ void _uslub_slab_init_obj_exts(struct kmem_cache *s, struct slab *slab, unsigned
 			break;
 		}
 		/* a fallback-order slab without the room: an array */
-		exts = _uslub_obj_exts_alloc(s, objects);
+		exts = obj_exts_alloc(objects);
 		break;
 	}
 	case USLUB_OBJ_EXT_ARRAY:
-		exts = _uslub_obj_exts_alloc(s, objects);
+		exts = obj_exts_alloc(objects);
 		break;
 	default:
 		break;                  /* none, or on demand */
@@ -66,12 +88,12 @@ __cold struct slabobj_ext *_uslub_slab_obj_ext_alloc(struct kmem_cache *s, struc
 						      const void *obj)
 {
 	unsigned int objects = FC_OBJECTS(slab_counters(slab));
-	unsigned long exts = _uslub_obj_exts_alloc(s, objects), old = 0;
+	unsigned long exts = obj_exts_alloc(objects), old = 0;
 	if (!exts)
 		return NULL;
 	if (!__atomic_compare_exchange_n(&slab->obj_exts, &old, exts, false, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE))
-		_uslub_obj_exts_free(s, exts, objects);    /* another thread was first */
+		obj_exts_free(exts, objects);    /* another thread was first */
 	return slab_obj_ext(s, slab, obj);
 }
 
@@ -79,7 +101,7 @@ void _uslub_slab_free_obj_exts(struct kmem_cache *s, struct slab *slab)
 {
 	unsigned long exts = slab->obj_exts;
 	if (exts && !slab_obj_exts_in_slab(slab, exts))
-		_uslub_obj_exts_free(s, exts, FC_OBJECTS(slab_counters(slab)));
+		obj_exts_free(exts, FC_OBJECTS(slab_counters(slab)));
 	slab->obj_exts = 0;
 }
 

@@ -80,6 +80,181 @@ void _uslub_init_cache(struct kmem_cache *s, const char *name, unsigned int flag
 	INIT_LIST_HEAD(&s->list);
 }
 
+__cold struct kmem_cache *_uslub_cache_create_error(const char *name, const char *why)
+{
+	_uslub_report("uslub: cannot create cache \"%s\": %s\n", name ? name : "(null)", why);
+	errno = EINVAL;
+	return NULL;
+}
+
+/* The slub_debug letters of a new cache: its debug flags, plus what
+ * USLUB_DEBUG says for its name. Poisoning is off for a cache with a
+ * constructor (the constructed state must survive a free), as in SLUB. */
+static unsigned int cache_debug_flags(const char *name, unsigned int flags, bool ctor)
+{
+	unsigned int d = _uslub_debug_flags(_uslub_option_str(USLUB_OPT_DEBUG), name);
+	if (flags & USLUB_CONSISTENCY_CHECKS)
+		d |= USLUB_DBG_F;
+	if (flags & USLUB_RED_ZONE)
+		d |= USLUB_DBG_Z;
+	if (flags & USLUB_POISON)
+		d |= USLUB_DBG_P;
+	if (flags & USLUB_STORE_USER)
+		d |= USLUB_DBG_U;
+	if (flags & USLUB_TRACE)
+		d |= USLUB_DBG_T;
+	if (flags & USLUB_FAILSLAB)
+		d |= USLUB_DBG_A;
+	if (ctor)
+		d &= ~USLUB_DBG_P;
+	return d;
+}
+
+static bool want_hardened(unsigned int flags)
+{
+	return (flags & USLUB_HARDENED_FREELIST) || _uslub_option(USLUB_OPT_FREELIST_HARDENED) == 1;
+}
+
+static bool want_random(unsigned int flags)
+{
+	if (flags & USLUB_NO_RANDOM_FREELIST)
+		return false;
+	return (flags & USLUB_RANDOM_FREELIST) || _uslub_option(USLUB_OPT_FREELIST_RANDOM);
+}
+
+struct kmem_cache *_uslub_cache_prepare(const char *name, size_t size,
+					const struct uslub_cache_args *args, unsigned int flags)
+{
+	static const struct uslub_cache_args none;
+	if (!args)
+		args = &none;
+	size_t align = args->align;
+	if (!name || !*name)
+		return _uslub_cache_create_error(name, "name is NULL or empty");
+	if (!size)
+		return _uslub_cache_create_error(name, "size is 0");
+	if (align && !IS_POW2(align))
+		return _uslub_cache_create_error(name, "align is not a power of two");
+	if (align > (PAGE_SIZE << MAX_PAGE_ORDER))
+		return _uslub_cache_create_error(name, "align is larger than the largest slab (2 MiB)");
+	if (size > (PAGE_SIZE << MAX_PAGE_ORDER))
+		return _uslub_cache_create_error(name, "size is larger than the largest slab (2 MiB)");
+	if ((flags & USLUB_RANDOM_FREELIST) && (flags & USLUB_NO_RANDOM_FREELIST))
+		return _uslub_cache_create_error(name, "both RANDOM_FREELIST and NO_RANDOM_FREELIST");
+	if (args->use_freeptr_offset &&
+	    (args->freeptr_offset % sizeof(void *) || size < sizeof(void *) ||
+	     args->freeptr_offset > size - sizeof(void *)))
+		return _uslub_cache_create_error(name, "freeptr_offset is not word aligned inside the object");
+	if ((size_t)args->useroffset + args->usersize > size)
+		return _uslub_cache_create_error(name, "usercopy window (useroffset + usersize) exceeds the object");
+
+	struct kmem_cache tmp;
+	memset(&tmp, 0, sizeof(tmp));
+	if (want_hardened(flags))
+		flags |= SLAB_HARDENED;
+	_uslub_init_cache(&tmp, name, flags, args->ctor, 0);
+	tmp.fastpath_off = (flags & SLAB_HARDENED) ? FASTPATH_OFF_HARDENED : 0;
+	if (!(flags & SLAB_NO_OBJ_EXT))
+		tmp.debug = cache_debug_flags(name, flags, args->ctor != NULL);
+	if (!_uslub_calculate_sizes(&tmp, size, align, args))
+		return _uslub_cache_create_error(name, "object (with alignment) is larger than the largest slab");
+	if ((tmp.debug & USLUB_DBG_O) && (tmp.debug & (USLUB_DBG_Z | USLUB_DBG_P | USLUB_DBG_U)) &&
+	    get_order(tmp.size) > get_order(size)) {
+		/* O, as SLUB's rule: no metadata (red zones, poison, owners)
+		 * where it raises the minimum slab order; F and T stay */
+		tmp.debug &= ~(USLUB_DBG_Z | USLUB_DBG_P | USLUB_DBG_U);
+		_uslub_calculate_sizes(&tmp, size, align, args);
+	}
+	if (tmp.free_mark_offset)
+		tmp.fastpath_off |= FASTPATH_OFF_MARK;
+	if (tmp.debug & USLUB_DBG_PATHS) {
+		/* every alloc and free on the checked paths: no cpu slabs,
+		 * no cpu partial slabs, no sheaves */
+		tmp.fastpath_off |= FASTPATH_OFF_SLUB_DEBUG;
+		tmp.cpu_partial = tmp.cpu_partial_slabs = 0;
+		flags |= SLAB_NO_SHEAVES;
+		tmp.flags = flags;
+	}
+	_uslub_calculate_obj_ext(&tmp, flags);
+	if (!(flags & SLAB_NO_OBJ_EXT))
+		tmp.fastpath_off |= _uslub_failslab_cache_fastpath_off(&tmp);
+	tmp.useroffset = args->useroffset;
+	tmp.usersize = args->usersize;
+
+	/* Allocate outside slab_mutex: the allocation slow path may take
+	 * thread_lock, which ranks before slab_mutex. */
+	struct kmem_cache *s = _uslub_internal_alloc(&_uslub_boot_kmem_cache, USLUB_GFP_ZERO);
+	if (!s)
+		goto fail;
+	*s = tmp;
+	INIT_LIST_HEAD(&s->list);
+	for (int i = 0; i < _uslub_nr_nodes(); i++) {
+		s->node[i] = _uslub_internal_alloc(&_uslub_boot_kmem_cache_node, 0);
+		if (!s->node[i])
+			goto fail;
+		_uslub_init_node(s->node[i]);
+	}
+	if (want_random(flags) && s->objects > 1 && !_uslub_init_random_seq(s))
+		goto fail;
+	return s;
+fail:
+	if (s)
+		_uslub_cache_free_unpublished(s);
+	errno = ENOMEM;
+	return NULL;
+}
+
+int _uslub_cache_publish(struct kmem_cache *s)
+{
+	/* thread_lock first (its rank): the new slot's main is set in every
+	 * cpu area before any thread can use the cache */
+	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);
+	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+	int slot = _uslub_take_slot();
+	if (slot >= 0)
+		_uslub_for_each_cpu_area(_uslub_slot_init_main, &slot);
+	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);   /* out of order: fine */
+	if (slot < 0) {
+		uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+		_uslub_report("uslub: cannot create cache \"%s\": all %d cache slots in use\n",
+			      s->name, USLUB_MAX_CACHES - 1);
+		return -1;
+	}
+	s->index = slot;
+	s->cpu_offset = (unsigned int)slot * CPU_SLOT_SIZE;
+	list_add_tail(&s->list, &_uslub_slab_caches);
+	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+	if (_uslub_option(USLUB_OPT_VERBOSE))
+		_uslub_report("uslub: cache %s: object %u size %u align %u offset %u order %u "
+			      "objects %u min_partial %u cpu_partial_slabs %u sheaf_capacity %u "
+			      "random %d\n", s->name, s->object_size, s->size, s->align, s->offset,
+			      s->order, s->objects, s->min_partial, s->cpu_partial_slabs,
+			      s->sheaf_capacity, s->random_seq != NULL);
+	return 0;
+}
+
+void _uslub_cache_free_unpublished(struct kmem_cache *s)
+{
+	_uslub_free_random_seq(s);
+	for (int i = 0; i < MAX_NUMNODES; i++)
+		if (s->node[i]) {
+			pthread_mutex_destroy(&s->node[i]->list_lock);
+			_uslub_internal_free(&_uslub_boot_kmem_cache_node, s->node[i], true);
+		}
+	_uslub_internal_free(&_uslub_boot_kmem_cache, s, true);
+}
+
+struct kmem_cache *_uslub_internal_cache_create(const char *name, size_t size)
+{
+	struct kmem_cache *s = _uslub_cache_prepare(name, size, NULL, SLAB_INTERNAL);
+	if (s && _uslub_cache_publish(s)) {
+		_uslub_cache_free_unpublished(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return s;
+}
+
 static void create_boot_cache(struct kmem_cache *s, const char *name, size_t size,
 			      struct kmem_cache_node *nodes)
 {

@@ -7,10 +7,14 @@
  * allocation and freeing with deferred freelist construction, freelist
  * randomization and hardening, per-object extension storage. The files:
  * new_slab.c, partial.c, cpu_slab.c, bulk.c, geometry.c, slab_common.c,
- * obj_ext.c, thread.c, debug.c + debug_paths.c (slub_debug), validate.c,
- * failslab.c; object.h (free pointers, the free mark, index arithmetic).
- * The kmem_cache API that composes them with the sheaves and the
- * extension hooks is the cache layer (src/cache/), above ext and sheaf.
+ * obj_ext.c, buckets.c, thread.c, debug.c + debug_paths.c (slub_debug),
+ * validate.c, failslab.c; object.h (free pointers, the free mark, index
+ * arithmetic). The kmem_cache API that composes them with the sheaves and
+ * the extension hooks is the cache layer (src/cache/), above ext and
+ * sheaf; the internal caches (buckets, the ext layer's group handles) are
+ * used below it (see "Internal caches"). Nothing here calls up: the work
+ * of a higher layer that SLUB must run is registered with it (the
+ * lifecycle table's thread callbacks, the sheaf layer's slot flush).
  *
  * The per-CPU layer (Linux 7.0's, the default): every cache has per-CPU
  * sheaves (main, spare), a barn per node, and an inline pop/push in
@@ -77,7 +81,8 @@
  * as batches nested in slab_mutex: uslub_mutex_lock_nest()); the parent
  * releases them in reverse; the child resets them in reverse
  * (uslub_mutex_reset*), thread_lock's entry then flushes the vanished
- * threads' cpu state, and the publisher restarts with no lock held.
+ * threads' cpu state (after the table's thread_fold and thread_lost
+ * callbacks for each), and the publisher restarts with no lock held.
  *
  * What may be called with a uslub lock held (any lock above, pub_lock,
  * failslab_lock and flush_lock included): nothing that can enter the
@@ -627,13 +632,55 @@ static __always_inline bool kmem_cache_debug(const struct kmem_cache *s)
 __internal struct kmem_cache *_uslub_cache_create(const char *name, size_t size,
 						  const struct uslub_cache_args *args,
 						  unsigned int flags);
-/* Flush a cpu slot of @s (slab, partials) and fold its counters. */
+/*
+ * Cache creation, the slab-level steps (slab_common.c); the cache API's
+ * _uslub_cache_create() gives the cache its sheaves between the two.
+ * _uslub_cache_prepare: check the arguments (reported, errno EINVAL; the
+ * internal flags are accepted), lay the cache out, allocate its struct,
+ * nodes and random sequence; not visible yet. NULL: errno set.
+ * _uslub_cache_publish: a cache slot, set in every cpu area, and the
+ * cache list (slab_mutex); -1 (reported) when every slot is in use: the
+ * caller undoes what it added, then _uslub_cache_free_unpublished().
+ * No uslub lock held.
+ */
+__internal struct kmem_cache *_uslub_cache_prepare(const char *name, size_t size,
+						   const struct uslub_cache_args *args,
+						   unsigned int flags);
+__internal int _uslub_cache_publish(struct kmem_cache *s);
+__internal void _uslub_cache_free_unpublished(struct kmem_cache *s);
+/* "cannot create cache" for @why: reported, errno EINVAL, NULL. */
+__internal __cold struct kmem_cache *_uslub_cache_create_error(const char *name,
+								const char *why);
+
+/*
+ * Internal caches: the caches SLUB and the layers above keep their own
+ * objects in (the bucket caches, the ext layer's group handles; the boot
+ * caches are used the same way), made and used below the cache API. They
+ * have no sheaves, no extensions (so no hooks, no slub_debug, no fault
+ * injection) and are never merged (SLAB_INTERNAL). Allocation takes the
+ * cpu freelist, else ___slab_alloc() (cpu_slab.c); a free is checked like
+ * a user's (invalid and double frees reported and ignored), then goes
+ * onto the cpu freelist or its slab. @may_init false: never set up a cpu
+ * area (any context: thread_lock may be held).
+ */
+#define SLAB_INTERNAL (SLAB_NO_SHEAVES | SLAB_NO_OBJ_EXT | USLUB_NO_MERGE)
+__internal struct kmem_cache *_uslub_internal_cache_create(const char *name, size_t size);
+__internal void *_uslub_internal_alloc(struct kmem_cache *s, uslub_gfp_t gfp);
+__internal void _uslub_internal_free(struct kmem_cache *s, void *x, bool may_init);
+
+/* Flush a cpu slot of @s (sheaves, slab, partials) and fold its counters. */
 __internal void _uslub_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c);
+/* The sheaf layer's flush of a slot's sheaves (main, spare), which
+ * _uslub_flush_cpu() runs first for a slot holding any: registered once by
+ * the sheaf layer's init (_uslub_sheaf_lifecycle_init(), before any cache
+ * exists). */
+__internal void _uslub_register_sheaf_flush(void (*flush)(struct kmem_cache *s,
+							  struct kmem_cache_cpu *c));
 __internal uint64_t _uslub_cpu_alloc_fastpath(const struct kmem_cache *s,
 					       const struct kmem_cache_cpu *c);
 /* Lifecycle entries (base/lifecycle.h) of slab_common.c (slab_mutex,
- * list_lock), sheaf.c (barn locks) and debug.c (flush_lock), registered
- * from _uslub_init(). */
+ * list_lock), sheaf.c (barn locks; and its slot flush) and debug.c
+ * (flush_lock), registered from _uslub_init(). */
 __internal void _uslub_slub_lifecycle_init(void);
 __internal void _uslub_sheaf_lifecycle_init(void);
 __internal void _uslub_debug_lifecycle_init(void);
@@ -671,11 +718,15 @@ __internal int _uslub_sheaf_cache_init(struct kmem_cache *s, unsigned int capaci
 __internal void *_uslub_sheaf_alloc_slow(struct kmem_cache *s, struct kmem_cache_cpu *c,
 					 uslub_gfp_t gfp);
 __internal bool _uslub_sheaf_free_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, void *x);
-__internal void _uslub_sheaf_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c);
 __internal int _uslub_sheaf_cache_shrink(struct kmem_cache *s, struct kmem_cache_cpu *c);
 __internal void _uslub_sheaf_cache_destroy(struct kmem_cache *s);
 __internal void _uslub_sheaf_barn_counts(const struct kmem_cache *s, unsigned long *full,
 					 unsigned long *empty);
+/* The prefill API's pop: an object of the prefilled @sheaf (its free mark
+ * cleared; no hook run, nothing counted), or NULL when it is empty or not
+ * a sheaf of @s (reported for @fn, the public entry). */
+__internal void *_uslub_sheaf_pop_prefilled(struct kmem_cache *s, struct slab_sheaf *sheaf,
+					    const char *fn);
 /* The bulk paths' whole-sheaf exchanges (sheaf.c): make c->main hold
  * objects (alloc_bulk) or have room (free_bulk) through the spare and the
  * barn; NULL when that cannot be done without the slabs. */
@@ -698,20 +749,16 @@ __internal void _uslub_free_noinit(struct kmem_cache *s, void *x);
 
 /*
  * Hooks into the extension layer (ext/): accounting charges through the
- * thread's stock (the inline part is in cache/internal.h), on-demand extension
- * arrays, tag counters, thread exit and fork.
+ * thread's stock (the inline part is in cache/internal.h), tag counters.
+ * Its thread exit and fork work (the stock's drain, the tags' fold) is in
+ * the lifecycle table: thread_exit, thread_fold and thread_lost entries
+ * (base/lifecycle.h), which thread.c runs.
  */
 __internal bool _uslub_charge_slow(struct obj_cgroup *objcg, size_t bytes, uslub_gfp_t gfp);
 __internal void _uslub_uncharge_slow(struct obj_cgroup *objcg, size_t bytes);
 __internal void _uslub_tag_add_slow(struct uslub_alloc_tag *tag, int64_t bytes, int64_t calls);
-__internal unsigned long _uslub_obj_exts_alloc(struct kmem_cache *s, unsigned int objects);
-__internal void _uslub_obj_exts_free(struct kmem_cache *s, unsigned long obj_exts,
-				     unsigned int objects);
-__internal extern bool _uslub_profiling;     /* USLUB_PROFILING, set at init       */
 __internal extern long _uslub_stock_max;     /* stock bytes kept on free: 2 x batch */
 __internal void _uslub_ext_init(void);
-__internal void _uslub_ext_thread_fold_locked(struct uslub_thread *t); /* thread_lock */
-__internal void _uslub_ext_drain_area(struct uslub_thread *t);        /* any (fork child) */
 
 __internal struct slabobj_ext *_uslub_slab_obj_ext_idx(struct kmem_cache *s, struct slab *slab,
 							unsigned int idx);
@@ -724,8 +771,8 @@ __internal unsigned int _uslub_failslab_cache_fastpath_off(const struct kmem_cac
 
 /*
  * The internal bucket caches (buckets.c): power-of-two caches "bucket-64"
- * .. "bucket-2M" for the sheaf layer's sheaves and barns and the
- * extension layer's separate arrays. _uslub_bucket_for(): the bucket for
+ * .. "bucket-2M" for the sheaf layer's sheaves and barns and SLUB's
+ * separate extension arrays (obj_ext.c). _uslub_bucket_for(): the bucket for
  * @bytes (created on first use, with no uslub lock held; NULL above
  * USLUB_BUCKET_MAX or out of memory). A struct is freed with the size it
  * was allocated with; _locked in any context (thread_lock held, no cpu
@@ -942,6 +989,9 @@ __internal unsigned int _uslub___refill_objects(struct kmem_cache *s, struct kme
 		void **p, unsigned int min, unsigned int max, int node, bool user);
 
 /* geometry.c */
+/* USLUB_PROFILING: every new cache (but the internal ones) gets the
+ * profiling hook. Set once by the ext layer's init, before any cache. */
+__internal extern bool _uslub_profiling;
 __internal unsigned int _uslub_order_objects(unsigned int order, size_t size);
 __internal bool _uslub_calculate_sizes(struct kmem_cache *s, size_t object_size, size_t align,
 		const struct uslub_cache_args *args);

@@ -129,14 +129,15 @@ static void thread_exit(void *arg)
 	_uslub_tls.state = THREAD_DEAD;
 }
 
-/* The tags' fold and the flush of every cache's cpu slot are one step
- * under thread_lock (a report holding it never sees a thread's counters
- * in both places), so they stay explicit here, not separate entries. */
+/* The other layers' folds (the ext layer's tag counters) and the flush of
+ * every cache's cpu slot are one step under thread_lock (a report holding
+ * it never sees a thread's counters in both places): the table's
+ * thread_fold callbacks, then the flush. */
 static void thread_exit_locked(void *arg)
 {
 	struct uslub_thread *t = arg;
 	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);
-	_uslub_ext_thread_fold_locked(t);
+	_uslub_lifecycle_thread_fold(t);
 	flush_thread_locked(t);
 	list_del(&t->link);
 	list_add(&t->link, &free_areas);
@@ -177,8 +178,8 @@ static void postfork_child(void)
 		struct uslub_thread *t = list_entry(pos, struct uslub_thread, link);
 		if (t == _uslub_tls.thread)
 			continue;
-		_uslub_ext_thread_fold_locked(t);
-		_uslub_ext_drain_area(t);
+		_uslub_lifecycle_thread_fold(t);
+		_uslub_lifecycle_thread_lost(t);
 		flush_thread_locked(t);
 		list_del(&t->link);
 		list_add(&t->link, &free_areas);

@@ -344,8 +344,63 @@ static void test_derived_counter(unsigned int flags)
 	CHECK_EQ(uslub_cache_destroy(s), 0);
 }
 
+/* Internal caches (slub.h): created, allocated from and freed below the
+ * cache API, in cpu-slab mode with no sheaves and no hooks; the counters
+ * add up as the cache API's would; a double free and a foreign pointer
+ * are reported and left alone; a free with may_init false from a thread
+ * that never had a cpu area goes straight to the slab. */
+static void *internal_free_noinit(void *x)
+{
+	struct kmem_cache *s = *(struct kmem_cache **)x;
+	_uslub_internal_free(s, ((void **)x)[1], false);
+	return NULL;
+}
+
+static void test_internal_cache(void)
+{
+	struct kmem_cache *s = _uslub_internal_cache_create("unit_internal", 96);
+	CHECK(s);
+	CHECK_EQ(s->flags & SLAB_INTERNAL, SLAB_INTERNAL);
+	CHECK_EQ(s->sheaf_capacity, 0);
+	CHECK_EQ(s->hooks, 0);
+	CHECK(!_uslub_internal_cache_create("", 96));
+	enum { N = 1000 };
+	static void *v[N];
+	uint64_t st[USLUB_NR_STATS];
+	for (int i = 0; i < N; i++) {
+		v[i] = _uslub_internal_alloc(s, i % 2 ? USLUB_GFP_ZERO : 0);
+		CHECK(v[i]);
+		if (i % 2)
+			for (unsigned int k = 0; k < s->object_size; k++)
+				CHECK_EQ(((unsigned char *)v[i])[k], 0);
+		memset(v[i], 0x5a, s->object_size);
+	}
+	unsigned long errors = uslub_error_count();
+	_uslub_internal_free(s, v[0], true);
+	_uslub_internal_free(s, v[0], true);            /* double: reported */
+	CHECK_EQ(uslub_error_count(), errors + 1);
+	_uslub_internal_free(s, (char *)v[1] + 8, true); /* not an object start */
+	CHECK_EQ(uslub_error_count(), errors + 2);
+	_uslub_internal_free(s, NULL, true);             /* nothing */
+	CHECK_EQ(uslub_error_count(), errors + 2);
+	pthread_t th;
+	void *arg[2] = { s, v[1] };
+	CHECK_EQ(pthread_create(&th, NULL, internal_free_noinit, arg), 0);
+	CHECK_EQ(pthread_join(th, NULL), 0);
+	for (int i = N - 1; i >= 2; i--)
+		_uslub_internal_free(s, v[i], i % 3 != 0);
+	uslub_flush_thread();
+	uslub_cache_stats(s, st);
+	CHECK_EQ(st[USLUB_ALLOC_FASTPATH] + st[USLUB_ALLOC_SLOWPATH], N);
+	CHECK_EQ(st[USLUB_FREE_FASTPATH] + st[USLUB_FREE_SLOWPATH], N);
+	CHECK_EQ(st[USLUB_ALLOC_PCS] + st[USLUB_FREE_PCS], 0);
+	CHECK_EQ(uslub_cache_validate(s), 0);
+	CHECK_EQ(uslub_cache_destroy(s), 0);
+}
+
 int main(void)
 {
+	test_internal_cache();
 	test_derived_counter(0);
 	test_derived_counter(USLUB_CPU_SLAB);
 	test_geometry();
