@@ -104,6 +104,11 @@ static inline void list_del(struct list_head *e)
 	for (pos = list_entry((head)->next, __typeof__(*(pos)), member);       \
 	     &(pos)->member != (head);                                         \
 	     pos = list_entry((pos)->member.next, __typeof__(*(pos)), member))
+/* ... from the last entry to the first. */
+#define list_for_each_entry_reverse(pos, head, member)                         \
+	for (pos = list_entry((head)->prev, __typeof__(*(pos)), member);       \
+	     &(pos)->member != (head);                                         \
+	     pos = list_entry((pos)->member.prev, __typeof__(*(pos)), member))
 
 /* ------------------------------------------------------------------------
  * Options: one table, one prefix (USLUB_), read once without allocating.

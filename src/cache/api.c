@@ -296,9 +296,8 @@ __public int uslub_cache_destroy(struct kmem_cache *s)
 		return -1;
 	/* Quiescence is the caller's promise: flush every thread's cpu state. */
 	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);
-	struct list_head *pos;
-	for (pos = _uslub_threads.next; pos != &_uslub_threads; pos = pos->next) {
-		struct uslub_thread *t = list_entry(pos, struct uslub_thread, link);
+	struct uslub_thread *t;
+	list_for_each_entry(t, &_uslub_threads, link) {
 		_uslub_flush_cpu(s, _uslub_thread_cpu(t, s));
 	}
 	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);

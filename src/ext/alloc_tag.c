@@ -219,9 +219,8 @@ static struct uslub_allocinfo *collect(size_t *np, size_t *lenp)
 			continue;           /* unloaded */
 		int64_t bytes = (int64_t)__atomic_load_n(&tag->bytes, __ATOMIC_RELAXED);
 		int64_t calls = (int64_t)__atomic_load_n(&tag->calls, __ATOMIC_RELAXED);
-		struct list_head *pos;
-		for (pos = _uslub_threads.next; pos != &_uslub_threads; pos = pos->next) {
-			struct uslub_thread *t = list_entry(pos, struct uslub_thread, link);
+		struct uslub_thread *t;
+		list_for_each_entry(t, &_uslub_threads, link) {
 			struct tag_counter *c = __atomic_load_n(&t->tagc, __ATOMIC_ACQUIRE);
 			if (c) {
 				bytes += READ_ONCE(c[i].bytes);

@@ -592,9 +592,9 @@ static void print_groups_locked(struct uslub_buf *b, int fmt, struct uslub_group
 			READ_ONCE(g->failcnt), READ_ONCE(g->reclaims));
 	}
 	*first = false;
-	struct list_head *pos;
-	for (pos = g->children.next; pos != &g->children; pos = pos->next)
-		print_groups_locked(b, fmt, list_entry(pos, struct uslub_group, sibling), first);
+	struct uslub_group *child;
+	list_for_each_entry(child, &g->children, sibling)
+		print_groups_locked(b, fmt, child, first);
 }
 
 __public void uslub_group_report_print(FILE *f, int fmt)
@@ -678,9 +678,9 @@ static void groups_postfork_parent(void)
 static void recount_current(struct uslub_group *g)
 {
 	WRITE_ONCE(g->nr_current, g == _uslub_tls.cur_group ? 1 : 0);
-	struct list_head *pos;
-	for (pos = g->children.next; pos != &g->children; pos = pos->next)
-		recount_current(list_entry(pos, struct uslub_group, sibling));
+	struct uslub_group *child;
+	list_for_each_entry(child, &g->children, sibling)
+		recount_current(child);
 }
 
 static void groups_postfork_child(void)

@@ -21,9 +21,8 @@ static void cache_stats_locked(const struct kmem_cache *s, uint64_t out[USLUB_NR
 {
 	for (int i = 0; i < USLUB_NR_STATS; i++)
 		out[i] = READ_ONCE(s->stat_exited[i]);
-	struct list_head *pos;
-	for (pos = _uslub_threads.next; pos != &_uslub_threads; pos = pos->next) {
-		struct uslub_thread *t = list_entry(pos, struct uslub_thread, link);
+	struct uslub_thread *t;
+	list_for_each_entry(t, &_uslub_threads, link) {
 		struct kmem_cache_cpu *c = _uslub_thread_cpu(t, s);
 		for (int i = 0; i < USLUB_NR_STATS; i++)
 			out[i] += i == USLUB_ALLOC_FASTPATH ? _uslub_cpu_alloc_fastpath(s, c)
@@ -84,9 +83,8 @@ static void slabinfo_locked(const struct kmem_cache *s, struct uslub_slabinfo *o
 		o->memory_used += READ_ONCE(n->total_pages) * PAGE_SIZE;
 		o->nr_partial += n->nr_partial;
 		o->isolated_slabs += n->nr_isolated;
-		struct list_head *pos;
-		for (pos = n->partial.next; pos != &n->partial; pos = pos->next) {
-			struct slab *slab = list_entry(pos, struct slab, slab_list);
+		struct slab *slab;
+		list_for_each_entry(slab, &n->partial, slab_list) {
 			uint64_t cnt = slab_counters(slab);
 			o->partial_free += FC_OBJECTS(cnt) - FC_INUSE(cnt);
 		}

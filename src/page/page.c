@@ -237,9 +237,8 @@ static size_t purge_dirty(struct page_node *n, bool force)
 		return 0;
 	size_t bytes = 0;
 	for (unsigned int o = 0; o <= MAX_PAGE_ORDER; o++) {
-		struct list_head *pos;
-		for (pos = n->free_area[o].next; pos != &n->free_area[o]; pos = pos->next) {
-			struct page *page = list_entry(pos, struct page, lru);
+		struct page *page;
+		list_for_each_entry(page, &n->free_area[o], lru) {
 			if (page->flags & PG_clean)
 				continue;
 			purge_range(page_address(page), PAGE_SIZE << o);

@@ -487,9 +487,8 @@ static void sheaf_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c)
  * ---------------------------------------------------------------------- */
 static void barn_prefork(void)
 {
-	struct list_head *pos;
-	for (pos = _uslub_slab_caches.next; pos != &_uslub_slab_caches; pos = pos->next) {
-		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
+	struct kmem_cache *s;
+	list_for_each_entry(s, &_uslub_slab_caches, list) {
 		if (s->sheaf_capacity)
 			for (int i = 0; i < _uslub_nr_nodes(); i++)
 				uslub_mutex_lock_nest(&get_barn(s, i)->lock, RANK_BARN,
@@ -499,9 +498,8 @@ static void barn_prefork(void)
 
 static void barn_postfork_parent(void)
 {
-	struct list_head *pos;
-	for (pos = _uslub_slab_caches.prev; pos != &_uslub_slab_caches; pos = pos->prev) {
-		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
+	struct kmem_cache *s;
+	list_for_each_entry_reverse(s, &_uslub_slab_caches, list) {
 		if (s->sheaf_capacity)
 			for (int i = _uslub_nr_nodes() - 1; i >= 0; i--)
 				uslub_mutex_unlock_nest(&get_barn(s, i)->lock, RANK_BARN);
@@ -510,9 +508,8 @@ static void barn_postfork_parent(void)
 
 static void barn_postfork_child(void)
 {
-	struct list_head *pos;
-	for (pos = _uslub_slab_caches.next; pos != &_uslub_slab_caches; pos = pos->next) {
-		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
+	struct kmem_cache *s;
+	list_for_each_entry(s, &_uslub_slab_caches, list) {
 		if (s->sheaf_capacity)
 			for (int i = 0; i < _uslub_nr_nodes(); i++)
 				uslub_mutex_reset_nest(&get_barn(s, i)->lock, RANK_BARN);

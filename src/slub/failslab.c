@@ -171,9 +171,8 @@ static bool cache_eligible(const struct kmem_cache *s)
 /* Fault injection on or off for every user cache (slab_mutex held). */
 static void arm_caches_locked(bool on)
 {
-	struct list_head *pos;
-	for (pos = _uslub_slab_caches.next; pos != &_uslub_slab_caches; pos = pos->next) {
-		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
+	struct kmem_cache *s;
+	list_for_each_entry(s, &_uslub_slab_caches, list) {
 		if (!cache_eligible(s))
 			continue;
 		if (on)

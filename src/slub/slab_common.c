@@ -373,9 +373,8 @@ static void slab_mutex_postfork_child(void)
 
 static void list_lock_prefork(void)
 {
-	struct list_head *pos;
-	for (pos = _uslub_slab_caches.next; pos != &_uslub_slab_caches; pos = pos->next) {
-		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
+	struct kmem_cache *s;
+	list_for_each_entry(s, &_uslub_slab_caches, list) {
 		for (int i = 0; i < _uslub_nr_nodes(); i++)
 			uslub_mutex_lock_nest(&get_node(s, i)->list_lock, RANK_LIST,
 					      RANK_SLAB_MUTEX);
@@ -384,9 +383,8 @@ static void list_lock_prefork(void)
 
 static void list_lock_postfork_parent(void)
 {
-	struct list_head *pos;
-	for (pos = _uslub_slab_caches.prev; pos != &_uslub_slab_caches; pos = pos->prev) {
-		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
+	struct kmem_cache *s;
+	list_for_each_entry_reverse(s, &_uslub_slab_caches, list) {
 		for (int i = _uslub_nr_nodes() - 1; i >= 0; i--)
 			uslub_mutex_unlock_nest(&get_node(s, i)->list_lock, RANK_LIST);
 	}
@@ -413,9 +411,8 @@ static void recount_cb(struct page *head, void *arg)
  */
 void _uslub_slub_recount(void)
 {
-	struct list_head *pos;
-	for (pos = _uslub_slab_caches.next; pos != &_uslub_slab_caches; pos = pos->next) {
-		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
+	struct kmem_cache *s;
+	list_for_each_entry(s, &_uslub_slab_caches, list) {
 		for (int i = 0; i < _uslub_nr_nodes(); i++) {
 			struct kmem_cache_node *n = get_node(s, i);
 			n->nr_slabs = n->total_objects = n->total_pages = 0;
@@ -426,9 +423,8 @@ void _uslub_slub_recount(void)
 
 static void list_lock_postfork_child(void)
 {
-	struct list_head *pos;
-	for (pos = _uslub_slab_caches.next; pos != &_uslub_slab_caches; pos = pos->next) {
-		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
+	struct kmem_cache *s;
+	list_for_each_entry(s, &_uslub_slab_caches, list) {
 		for (int i = 0; i < _uslub_nr_nodes(); i++)
 			uslub_mutex_reset_nest(&get_node(s, i)->list_lock, RANK_LIST);
 	}

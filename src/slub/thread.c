@@ -99,23 +99,21 @@ bool _uslub_thread_init(void)
 
 void _uslub_for_each_cpu_area(void (*fn)(char *cpu_base, void *arg), void *arg)
 {
-	struct list_head *pos;
+	struct uslub_thread *t;
 	fn(_uslub_cpu_empty, arg);
-	for (pos = _uslub_threads.next; pos != &_uslub_threads; pos = pos->next)
-		fn(list_entry(pos, struct uslub_thread, link)->cpu_base, arg);
-	for (pos = free_areas.next; pos != &free_areas; pos = pos->next)
-		fn(list_entry(pos, struct uslub_thread, link)->cpu_base, arg);
+	list_for_each_entry(t, &_uslub_threads, link)
+		fn(t->cpu_base, arg);
+	list_for_each_entry(t, &free_areas, link)
+		fn(t->cpu_base, arg);
 }
 
 /* Flush every cache's cpu state of @t (thread_lock held). */
 static void flush_thread_locked(struct uslub_thread *t)
 {
 	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
-	struct list_head *pos;
-	for (pos = _uslub_slab_caches.next; pos != &_uslub_slab_caches; pos = pos->next) {
-		struct kmem_cache *s = list_entry(pos, struct kmem_cache, list);
+	struct kmem_cache *s;
+	list_for_each_entry(s, &_uslub_slab_caches, list)
 		_uslub_flush_cpu(s, _uslub_thread_cpu(t, s));
-	}
 	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 }
 

@@ -161,10 +161,9 @@ __public long uslub_cache_validate(struct kmem_cache *s)
 	for (int i = 0; i < nodes; i++) {
 		struct kmem_cache_node *n = get_node(s, i);
 		unsigned long count = 0;
-		struct list_head *pos;
 		node_lock(n);
-		for (pos = n->partial.next; pos != &n->partial; pos = pos->next) {
-			struct slab *slab = list_entry(pos, struct slab, slab_list);
+		struct slab *slab;
+		list_for_each_entry(slab, &n->partial, slab_list) {
 			count++;
 			if (!slab_test_node_partial(slab) || slab->slab_cache != s ||
 			    slab_nid(slab) != i) {
