@@ -146,9 +146,9 @@ static __noinline void *slab_alloc_hooked(struct kmem_cache *s, uslub_gfp_t gfp,
 	unsigned long base = __atomic_load_n(&c->slab->obj_exts, __ATOMIC_ACQUIRE);
 	unsigned int tidx = tag ? READ_ONCE(tag->index) : 0;
 	if (unlikely(!base) ||
-	    (objcg && unlikely(!(hooks & HOOK_ACCOUNT) || t->stock.cached != objcg ||
-			       t->stock.nr_bytes < (long)s->charge || c->slab_bytes)) ||
-	    (tag && unlikely(!tidx || !t->tagc)))
+	    (objcg && unlikely(!(hooks & HOOK_ACCOUNT) || !stock_can_charge(t, objcg, s->charge) ||
+			       c->slab_bytes)) ||
+	    (tag && unlikely(!tag_counters_ready(t, tidx))))
 		return slab_alloc_hooked_slow(s, gfp, node, addr);
 
 	c->freelist = get_freepointer_raw(s, obj);
@@ -157,13 +157,12 @@ static __noinline void *slab_alloc_hooked(struct kmem_cache *s, uslub_gfp_t gfp,
 	struct slabobj_ext *ext = (struct slabobj_ext *)
 		(base + (uintptr_t)slab_offset_to_index(off, s->reciprocal_size) * s->ext_stride);
 	if (objcg)
-		t->stock.nr_bytes -= (long)s->charge;
+		stock_charge(t, s->charge);
 	WRITE_ONCE(ext->objcg, objcg);
 	WRITE_ONCE(ext->ref, tag);
 	if (tag) {
 		uslub_alloc_tag_cur = NULL;              /* taken */
-		SINGLE_WRITER_INC(t->tagc[tidx].bytes, (int64_t)s->size);
-		SINGLE_WRITER_INC(t->tagc[tidx].calls, 1);
+		tag_counters_add(t, tidx, (int64_t)s->size, 1);
 	}
 	return obj;
 #undef addr

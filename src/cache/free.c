@@ -107,18 +107,16 @@ static __noinline void slab_free_hooked(struct kmem_cache *s, void *x, struct km
 			/* inside a cpu slab's range: a real cpu area, t != NULL */
 			struct uslub_thread *t = _uslub_tls.thread;
 			unsigned int tidx = tag ? READ_ONCE(tag->index) : 0;
-			if ((objcg && unlikely(t->stock.cached != objcg ||
-					       t->stock.nr_bytes + (long)s->charge > _uslub_stock_max)) ||
-			    (tag && unlikely(!tidx || !t->tagc)))
+			if ((objcg && unlikely(!stock_can_uncharge(t, objcg, s->charge))) ||
+			    (tag && unlikely(!tag_counters_ready(t, tidx))))
 				return slab_free_hooked_slow(s, x, addr);
 			if (objcg) {
 				WRITE_ONCE(ext->objcg, NULL);
-				t->stock.nr_bytes += (long)s->charge;
+				stock_uncharge(t, s->charge);
 			}
 			if (tag) {
 				WRITE_ONCE(ext->ref, NULL);
-				SINGLE_WRITER_INC(t->tagc[tidx].bytes, -(int64_t)s->size);
-				SINGLE_WRITER_INC(t->tagc[tidx].calls, -1);
+				tag_counters_add(t, tidx, -(int64_t)s->size, -1);
 			}
 		}
 	}
