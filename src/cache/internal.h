@@ -11,7 +11,7 @@
 /* alloc.c */
 __internal __cold void _uslub_obj_ext_enable_on_demand(struct kmem_cache *s);
 /* free.c */
-__internal void _uslub_slab_free_nohooks(struct kmem_cache *s, void *x, uintptr_t addr);
+__internal void _uslub_free_checked(struct kmem_cache *s, void *x, uintptr_t addr);
 
 /*
  * The thread's accounting stock (the kernel's obj_stock) and its tag

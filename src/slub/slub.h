@@ -136,7 +136,7 @@
  *     an object start inside the thread's cpu slab of this cache (an
  *     address-range test on the cpu slot, which is also what proves the
  *     pointer is uslub's and of this cache). Every other free is looked up
- *     and checked in slab_free_slow() (cache/free.c). Per-thread mode needs no
+ *     and checked in _uslub_free_checked() (cache/free.c). Per-thread mode needs no
  *     tid/cmpxchg: nothing else touches that slot while the thread lives
  *     (other threads touch it only after it exited, in a fork child where
  *     it no longer exists, or under destroy's quiescence rule). A push
@@ -176,7 +176,7 @@
  *     object's extension is written only by whoever holds the object
  *     (allocator after taking it, freer before giving it back), and the
  *     accounting stock and tag counters belong to the calling thread, so
- *     slab_alloc_hooked()/slab_free_hooked() need no atomics. Every free
+ *     alloc_hooked_cpu_slab()/free_hooked_cpu_slab() need no atomics. Every free
  *     of a hooked cache runs the free hook: its cpu slots keep
  *     slab_bytes == 0. A cache switched to on-demand extensions (its first
  *     USLUB_GFP_ACCOUNT allocation) sets fastpath_off before any object is
