@@ -1,8 +1,27 @@
 /*
  * alloc.c — the alloc miss path of the cache API (cache.h's inline
- * paths missed): the hooked leaf and its slow path, the paths without
- * hooks, the sheaf and cpu-slab slow paths, kmalloc from a debug cache;
- * and the post-allocation hook for the layers above.
+ * paths missed), and the post-allocation hook for the layers above.
+ *
+ * One rung per thing it adds:
+ *
+ *   _uslub_slab_alloc_miss          the cpu freelist (malloc pops the main sheaf only)
+ *    ├─ alloc_kmalloc_debug         kmalloc from a debug cache: its size recorded
+ *    ├─ alloc_hooked_pcs            hooks, sheaf mode: a main-sheaf pop, the hook's inline
+ *    │                              case; misses to alloc_hooked too
+ *    ├─ alloc_hooked_cpu_slab       hooks, cpu-slab mode (or an ACCOUNT call): a frameless
+ *    │    │                         leaf; a cpu-freelist pop, the stock, the tag counters
+ *    │    └─ alloc_hooked           any hooked call: failslab, the tag, post_alloc_hook(),
+ *    │         │                    a refused charge given back
+ *    └─ alloc_checked               failslab
+ *              └─ alloc_checked_pops   (inline in both) the hardened cpu-freelist pop, the
+ *                   │                  main-sheaf pop with the free mark anywhere; slub_debug
+ *                   └─ alloc_refill    gfp bits, a node, a corrupt cpu freelist; zeroing
+ *                        ├─ alloc_from_sheaves_slow   the spare, the barn, a refill (sheaf/)
+ *                        └─ _uslub___slab_alloc       the cpu slab's refill, a new slab (slub/)
+ *
+ * Every rung takes the public caller's address @addr (slub_debug's owner)
+ * from the one above, but the leaf alloc_hooked_cpu_slab(), entered by a
+ * tail call, which takes its own return address.
  */
 #include "cache/internal.h"
 #include <errno.h>
@@ -45,28 +64,63 @@ bool _uslub_post_alloc_hook(struct kmem_cache *s, uslub_gfp_t gfp, size_t n, voi
 	return post_alloc_hook(s, gfp, n, p, NULL, take_alloc_tag(hooks));
 }
 
-/* A sheaf cache without a cpu freelist: pop the main sheaf (the inline
- * step), else let the sheaf layer swap, exchange at the barn or refill. */
-static __always_inline void *sheaf_alloc(struct kmem_cache *s, uslub_gfp_t gfp)
+/* The group's limit refused the charge of @obj: give it back the plain
+ * way (the reclaim callback may have flushed or shrunk this thread's cpu
+ * slot meanwhile) and fail. */
+static __cold __noinline void *alloc_refused(struct kmem_cache *s, void *obj, uintptr_t addr)
+{
+	_uslub_free_checked(s, obj, addr);
+	errno = ENOMEM;
+	return NULL;
+}
+
+/* A sheaf cache's main sheaf is empty: a thread's first call sets up its
+ * cpu area, then the sheaf layer swaps in the spare, trades at the barn
+ * or refills from slabs (and pops). */
+static __always_inline void *alloc_from_sheaves_slow(struct kmem_cache *s, uslub_gfp_t gfp)
 {
 	if (unlikely(!this_cpu_is_real()) && !_uslub_thread_init())
 		return NULL;
-	struct kmem_cache_cpu *c = this_cpu(s);
-	struct slab_sheaf *main = c->main;
-	if (likely(main && main->size)) {
-		stat(c, ALLOC_PCS);
-		return main->objects[--main->size];
-	}
-	return _uslub_sheaf_alloc_slow(s, c, gfp);
+	return _uslub_sheaf_alloc_slow(s, this_cpu(s), gfp);
 }
 
-static __noinline void *slab_alloc_slow_path(struct kmem_cache *s, uslub_gfp_t gfp, int node);
+/* The checked pops missed, or the call has gfp bits (zeroing, NOFAIL) or
+ * a node to match: the cpu freelist once more (a corrupt head reported,
+ * the node matched), else the sheaves' or the cpu slab's slow path. */
+static __noinline void *alloc_refill(struct kmem_cache *s, uslub_gfp_t gfp, int node)
+{
+	struct kmem_cache_cpu *c = this_cpu(s);
+	void *obj = c->freelist;
 
-/* The checked pop of a hardened cache comes first and stays small, so
- * hardening costs a few instructions, not the whole slow path; then a
- * sheaf cache's main sheaf; then everything else. No hooks. */
-static __always_inline void *slab_alloc_nohooks(struct kmem_cache *s, uslub_gfp_t gfp, int node,
-						 uintptr_t addr)
+	if (unlikely(obj && !cpu_freelist_ok(s, c, obj))) {
+		_uslub_cpu_freelist_corrupt(s, c);
+		obj = NULL;
+	}
+	if (obj && (node == USLUB_NUMA_NO_NODE || slab_nid(c->slab) == node)) {
+		c->freelist = get_freepointer(s, obj);   /* ALLOC_FASTPATH, derived */
+	} else {
+		obj = NULL;
+		if (s->sheaf_capacity && node == USLUB_NUMA_NO_NODE)
+			obj = alloc_from_sheaves_slow(s, gfp);
+		if (!obj)
+			obj = _uslub___slab_alloc(s, gfp, node);
+		if (unlikely(!obj))
+			return NULL;
+	}
+	free_mark_clear(s, obj);
+	if (gfp & USLUB_GFP_ZERO)
+		memset(obj, 0, s->object_size);
+	return obj;
+}
+
+/* The checked versions of the inline pops, no hooks: a hardened cache's
+ * cpu freelist (its head checked, the next pointer decoded) first and
+ * small, so hardening costs a few instructions, not the whole slow path;
+ * then the main sheaf with the free mark anywhere (a cache the inline
+ * paths skip: failslab armed, hooks, the mark off word 0). A debug cache
+ * has neither: slub_debug's path. */
+static __always_inline void *alloc_checked_pops(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+						uintptr_t addr)
 {
 	struct kmem_cache_cpu *c = this_cpu(s);
 	void *obj = c->freelist;
@@ -78,7 +132,6 @@ static __always_inline void *slab_alloc_nohooks(struct kmem_cache *s, uslub_gfp_
 		free_mark_clear(s, obj);
 		return obj;
 	}
-	/* a sheaf cache's common case: pop the main sheaf */
 	struct slab_sheaf *main = c->main;
 	if (likely(!obj && main && main->size && !gfp && node == USLUB_NUMA_NO_NODE)) {
 		stat(c, ALLOC_PCS);
@@ -86,52 +139,58 @@ static __always_inline void *slab_alloc_nohooks(struct kmem_cache *s, uslub_gfp_
 		free_mark_clear(s, obj);
 		return obj;
 	}
-	if (kmem_cache_debug(s))      /* it has neither a cpu freelist nor sheaves */
+	if (kmem_cache_debug(s))
 		return _uslub_debug_slab_alloc(s, gfp, node, addr);
-	return slab_alloc_slow_path(s, gfp, node);
+	return alloc_refill(s, gfp, node);
 }
 
-/* A cache with extension hooks (accounting or profiling), or a
- * USLUB_GFP_ACCOUNT allocation: take an object as the paths without hooks
- * do, then run the post-allocation hook; a refused charge gives the
- * object back and fails. The cpu slot's free-path range is closed, so
- * every free of such a cache runs the free hook (slab_free_hooked()). */
-static __noinline void *slab_alloc_hooked_slow(struct kmem_cache *s, uslub_gfp_t gfp, int node,
-						uintptr_t addr)
+/* A cache without hooks: fault injection, then the checked pops. */
+static __noinline void *alloc_checked(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+				      uintptr_t addr)
+{
+	if (unlikely(failslab(s, gfp, 1)))
+		return NULL;
+	return alloc_checked_pops(s, gfp, node, addr);
+}
+
+/* Any allocation from a cache with extension hooks (accounting or
+ * profiling), or with USLUB_GFP_ACCOUNT: fault injection, the call
+ * site's tag, an object as alloc_checked() takes it, then the
+ * post-allocation hook; a refused charge gives the object back and fails.
+ * The cpu slot's free range is closed, so every free of such a cache runs
+ * the free hook (free.c's hooked rungs). */
+static __noinline void *alloc_hooked(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+				     uintptr_t addr)
 {
 	if (unlikely(failslab(s, gfp, 1))) {
 		uslub_alloc_tag_cur = NULL;         /* nothing allocated: nothing tagged */
 		return NULL;
 	}
 	struct uslub_alloc_tag *tag = take_alloc_tag(READ_ONCE(s->hooks));
-	void *obj = slab_alloc_nohooks(s, gfp & ~USLUB_GFP_ACCOUNT, node, addr);
+	void *obj = alloc_checked_pops(s, gfp & ~USLUB_GFP_ACCOUNT, node, addr);
 	if (unlikely(!obj))
 		return NULL;
 	if (likely(post_alloc_hook(s, gfp, 1, &obj, NULL, tag)))
 		return obj;
-	/* refused (the reclaim callback may have flushed or shrunk this
-	 * thread's cpu slot meanwhile): free it the plain way */
-	_uslub_slab_free_nohooks(s, obj, addr);
-	errno = ENOMEM;
-	return NULL;
+	return alloc_refused(s, obj, addr);
 }
 
 /*
- * The hooked fast path: a leaf that only tail-calls (no frame), entered
- * from the inline fast path with its cpu slot @c and freelist head @obj.
- * An object of the cpu freelist, charged from the thread's stock and
- * tagged in the thread's counters, with every condition checked before
- * anything changes; any miss goes to slab_alloc_hooked_slow() untouched.
+ * Hooks in cpu-slab mode: a leaf that only tail-calls (no frame), with
+ * the cpu slot @c and its freelist head @obj. An object of the cpu
+ * freelist, charged from the thread's stock and tagged in the thread's
+ * counters (the inline steps of internal.h), with every condition checked
+ * before anything changes; anything else goes to alloc_hooked() untouched.
  */
-static __noinline void *slab_alloc_hooked(struct kmem_cache *s, uslub_gfp_t gfp, int node,
-					  struct kmem_cache_cpu *c, void *obj)
+static __noinline void *alloc_hooked_cpu_slab(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+					      struct kmem_cache_cpu *c, void *obj)
 {
 	/* entered by a tail call: the return address is the public caller's */
 #define addr ((uintptr_t)__builtin_return_address(0))
 	if (unlikely(!obj || (gfp & ~USLUB_GFP_ACCOUNT) || node != USLUB_NUMA_NO_NODE ||
 		     (s->flags & (SLAB_HARDENED | SLAB_NO_OBJ_EXT)) ||
 		     (READ_ONCE(s->fastpath_off) & (FASTPATH_OFF_DEBUG | FASTPATH_OFF_SLUB_DEBUG))))
-		return slab_alloc_hooked_slow(s, gfp, node, addr);
+		return alloc_hooked(s, gfp, node, addr);
 	unsigned int hooks = READ_ONCE(s->hooks);
 	struct obj_cgroup *objcg = ((gfp & USLUB_GFP_ACCOUNT) || (s->flags & USLUB_ACCOUNT)) ?
 				   _uslub_tls.cur_objcg : NULL;
@@ -146,10 +205,10 @@ static __noinline void *slab_alloc_hooked(struct kmem_cache *s, uslub_gfp_t gfp,
 	unsigned long base = __atomic_load_n(&c->slab->obj_exts, __ATOMIC_ACQUIRE);
 	unsigned int tidx = tag ? READ_ONCE(tag->index) : 0;
 	if (unlikely(!base) ||
-	    (objcg && unlikely(!(hooks & HOOK_ACCOUNT) || t->stock.cached != objcg ||
-			       t->stock.nr_bytes < (long)s->charge || c->slab_bytes)) ||
-	    (tag && unlikely(!tidx || !t->tagc)))
-		return slab_alloc_hooked_slow(s, gfp, node, addr);
+	    (objcg && unlikely(!(hooks & HOOK_ACCOUNT) || !stock_can_charge(t, objcg, s->charge) ||
+			       c->slab_bytes)) ||
+	    (tag && unlikely(!tag_counters_ready(t, tidx))))
+		return alloc_hooked(s, gfp, node, addr);
 
 	c->freelist = get_freepointer_raw(s, obj);
 	free_mark_clear(s, obj);
@@ -157,75 +216,33 @@ static __noinline void *slab_alloc_hooked(struct kmem_cache *s, uslub_gfp_t gfp,
 	struct slabobj_ext *ext = (struct slabobj_ext *)
 		(base + (uintptr_t)slab_offset_to_index(off, s->reciprocal_size) * s->ext_stride);
 	if (objcg)
-		t->stock.nr_bytes -= (long)s->charge;
+		stock_charge(t, s->charge);
 	WRITE_ONCE(ext->objcg, objcg);
 	WRITE_ONCE(ext->ref, tag);
 	if (tag) {
 		uslub_alloc_tag_cur = NULL;              /* taken */
-		SINGLE_WRITER_INC(t->tagc[tidx].bytes, (int64_t)s->size);
-		SINGLE_WRITER_INC(t->tagc[tidx].calls, 1);
+		tag_counters_add(t, tidx, (int64_t)s->size, 1);
 	}
 	return obj;
 #undef addr
 }
 
-/* Entered from the fast path: hooks, or the paths without them. */
-static __noinline void *slab_alloc_slow(struct kmem_cache *s, uslub_gfp_t gfp, int node,
-					uintptr_t addr)
-{
-	if (unlikely(gfp & USLUB_GFP_ACCOUNT)) {   /* its slow path asks failslab */
-		struct kmem_cache_cpu *c = this_cpu(s);
-		return slab_alloc_hooked(s, gfp, node, c, c->freelist);
-	}
-	if (unlikely(failslab(s, gfp, 1)))
-		return NULL;
-	return slab_alloc_nohooks(s, gfp, node, addr);
-}
-
-/* Everything else: an empty (or corrupted) cpu freelist, sheaves, a node
- * to match, or gfp bits (zeroing, NOFAIL). */
-static __noinline void *slab_alloc_slow_path(struct kmem_cache *s, uslub_gfp_t gfp, int node)
-{
-	struct kmem_cache_cpu *c = this_cpu(s);
-	void *obj = c->freelist;
-
-	if (unlikely(obj && !cpu_freelist_ok(s, c, obj))) {
-		_uslub_cpu_freelist_corrupt(s, c);
-		obj = NULL;
-	}
-	if (obj && (node == USLUB_NUMA_NO_NODE || slab_nid(c->slab) == node)) {
-		c->freelist = get_freepointer(s, obj);   /* ALLOC_FASTPATH, derived */
-	} else {
-		obj = NULL;
-		if (s->sheaf_capacity && node == USLUB_NUMA_NO_NODE)
-			obj = sheaf_alloc(s, gfp);
-		if (!obj)
-			obj = _uslub___slab_alloc(s, gfp, node);
-		if (unlikely(!obj))
-			return NULL;
-	}
-	free_mark_clear(s, obj);
-	if (gfp & USLUB_GFP_ZERO)
-		memset(obj, 0, s->object_size);
-	return obj;
-}
-
 /*
- * A cache with hooks (accounting, profiling) in sheaf mode: pop the main
- * sheaf, then run the post-allocation hook on the object (the charge from
- * the thread's stock, the tag in the thread's counters: its inline common
- * case). Anything else (gfp bits but ACCOUNT, a node, an empty main,
- * failslab, slub_debug, destroyed) goes to the hooked slow path untouched.
+ * Hooks in sheaf mode: pop the main sheaf, then run the post-allocation
+ * hook on the object (the charge from the thread's stock, the tag in the
+ * thread's counters: its inline common case). Anything else (gfp bits
+ * but ACCOUNT, a node, an empty main, failslab, slub_debug, destroyed)
+ * goes to alloc_hooked() untouched.
  */
-static __noinline void *slab_alloc_hooked_pcs(struct kmem_cache *s, uslub_gfp_t gfp, int node,
-					      struct kmem_cache_cpu *c, uintptr_t addr)
+static __noinline void *alloc_hooked_pcs(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+					 struct kmem_cache_cpu *c, uintptr_t addr)
 {
 	struct slab_sheaf *main = c->main;
 	unsigned int n = main->size;
 	if (unlikely(!n || (gfp & ~USLUB_GFP_ACCOUNT) || node != USLUB_NUMA_NO_NODE ||
 		     (READ_ONCE(s->fastpath_off) &
 		      ~(FASTPATH_OFF_HOOKS | FASTPATH_OFF_HARDENED | FASTPATH_OFF_MARK))))
-		return slab_alloc_hooked_slow(s, gfp, node, addr);
+		return alloc_hooked(s, gfp, node, addr);
 	struct uslub_alloc_tag *tag = take_alloc_tag(READ_ONCE(s->hooks));
 	void *obj = main->objects[n - 1];
 	main->size = n - 1;
@@ -233,20 +250,16 @@ static __noinline void *slab_alloc_hooked_pcs(struct kmem_cache *s, uslub_gfp_t 
 	free_mark_clear(s, obj);
 	if (likely(post_alloc_hook(s, gfp, 1, &obj, NULL, tag)))
 		return obj;
-	/* refused: give it back the plain way (the reclaim callback may have
-	 * changed the slot meanwhile) */
-	_uslub_slab_free_nohooks(s, obj, addr);
-	errno = ENOMEM;
-	return NULL;
+	return alloc_refused(s, obj, addr);
 }
 
 /* A kmalloc of @orig_size bytes from a debug cache: recorded (Z caches
- * fill the tail). @addr is the caller's, for owner tracking. */
-static __noinline void *kmalloc_debug_alloc(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+ * fill the tail). */
+static __noinline void *alloc_kmalloc_debug(struct kmem_cache *s, uslub_gfp_t gfp, int node,
 					    size_t orig_size, uintptr_t addr)
 {
-	void *p = READ_ONCE(s->hooks) ? slab_alloc_hooked_slow(s, gfp, node, addr) :
-					slab_alloc_slow(s, gfp, node, addr);
+	void *p = (READ_ONCE(s->hooks) || (gfp & USLUB_GFP_ACCOUNT)) ?
+		  alloc_hooked(s, gfp, node, addr) : alloc_checked(s, gfp, node, addr);
 	if (p)
 		_uslub_debug_set_orig_size(s, p, (unsigned int)orig_size);
 	return p;
@@ -254,11 +267,9 @@ static __noinline void *kmalloc_debug_alloc(struct kmem_cache *s, uslub_gfp_t gf
 
 /*
  * The alloc miss path (cache.h's inline paths missed), with the public
- * caller's address @addr (slub_debug's owner). The cpu freelist
- * first when the caller did not try it (malloc pops the main sheaf only);
- * then a kmalloc from a debug cache (its size recorded), the hooked
- * paths (sheaf or cpu-slab), or the slow path: failslab, the main sheaf's refill (spare, barn,
- * slabs), a new slab, the debug paths.
+ * caller's address @addr (slub_debug's owner): the cpu freelist when the
+ * caller did not try it (malloc pops the main sheaf only), then the rung
+ * for what the call needs (the ladder at the top of this file).
  */
 __noinline void *_uslub_slab_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, int node,
 				       size_t orig_size, uintptr_t addr)
@@ -271,11 +282,12 @@ __noinline void *_uslub_slab_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, i
 			return obj;
 	}
 	if (unlikely(orig_size) && kmem_cache_debug(s))
-		return kmalloc_debug_alloc(s, gfp, node, orig_size, addr);
-	/* a cache with hooks goes straight to its leaf; the caller's address
-	 * is for slub_debug's owners */
-	if (READ_ONCE(s->hooks))
-		return s->sheaf_capacity ? slab_alloc_hooked_pcs(s, gfp, node, c, addr) :
-					   slab_alloc_hooked(s, gfp, node, c, c->freelist);
-	return slab_alloc_slow(s, gfp, node, addr);
+		return alloc_kmalloc_debug(s, gfp, node, orig_size, addr);
+	unsigned int hooks = READ_ONCE(s->hooks);
+	if (hooks && s->sheaf_capacity)
+		return alloc_hooked_pcs(s, gfp, node, c, addr);
+	/* an ACCOUNT call without hooks may switch them on */
+	if (hooks || unlikely(gfp & USLUB_GFP_ACCOUNT))
+		return alloc_hooked_cpu_slab(s, gfp, node, c, c->freelist);
+	return alloc_checked(s, gfp, node, addr);
 }

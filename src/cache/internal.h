@@ -11,40 +11,83 @@
 /* alloc.c */
 __internal __cold void _uslub_obj_ext_enable_on_demand(struct kmem_cache *s);
 /* free.c */
-__internal void _uslub_slab_free_nohooks(struct kmem_cache *s, void *x, uintptr_t addr);
+__internal void _uslub_free_checked(struct kmem_cache *s, void *x, uintptr_t addr);
+
+/*
+ * The thread's accounting stock (the kernel's obj_stock) and its tag
+ * counters, each step once: a test whether the common case can do it, and
+ * the doing. memcg_charge(), memcg_uncharge() and tag_add() put them
+ * together with the slow parts in ext/; the hooked cpu-slab leaves
+ * (alloc.c, free.c), which must stay frameless, test everything first and
+ * then do it.
+ */
+static __always_inline bool stock_can_charge(const struct uslub_thread *t,
+					     const struct obj_cgroup *objcg, size_t bytes)
+{
+	return t->stock.cached == objcg && t->stock.nr_bytes >= (long)bytes;
+}
+
+static __always_inline void stock_charge(struct uslub_thread *t, size_t bytes)
+{
+	t->stock.nr_bytes -= (long)bytes;
+}
+
+/* The stock holds @objcg's bytes and stays under its cap. */
+static __always_inline bool stock_can_uncharge(const struct uslub_thread *t,
+					       const struct obj_cgroup *objcg, size_t bytes)
+{
+	return t->stock.cached == objcg && t->stock.nr_bytes + (long)bytes <= _uslub_stock_max;
+}
+
+static __always_inline void stock_uncharge(struct uslub_thread *t, size_t bytes)
+{
+	t->stock.nr_bytes += (long)bytes;
+}
+
+/* The thread has counters and the tag an index (READ_ONCE(tag->index)). */
+static __always_inline bool tag_counters_ready(const struct uslub_thread *t, unsigned int idx)
+{
+	return t->tagc && idx;
+}
+
+static __always_inline void tag_counters_add(struct uslub_thread *t, unsigned int idx,
+					     int64_t bytes, int64_t calls)
+{
+	SINGLE_WRITER_INC(t->tagc[idx].bytes, bytes);
+	SINGLE_WRITER_INC(t->tagc[idx].calls, calls);
+}
 
 /* Charge @bytes to @objcg from the thread's stock (the kernel's
  * consume_obj_stock), else through ext/. */
 static __always_inline bool memcg_charge(struct obj_cgroup *objcg, size_t bytes, uslub_gfp_t gfp)
 {
 	struct uslub_thread *t = _uslub_tls.thread;
-	if (likely(t && t->stock.cached == objcg && t->stock.nr_bytes >= (long)bytes)) {
-		t->stock.nr_bytes -= (long)bytes;
+	if (likely(t && stock_can_charge(t, objcg, bytes))) {
+		stock_charge(t, bytes);
 		return true;
 	}
 	return _uslub_charge_slow(objcg, bytes, gfp);
 }
 
-/* Uncharge into the thread's stock when it holds @objcg's bytes and stays
- * under its cap (the kernel's refill_obj_stock), else through ext/. */
+/* Uncharge into the thread's stock (the kernel's refill_obj_stock), else
+ * through ext/. */
 static __always_inline void memcg_uncharge(struct obj_cgroup *objcg, size_t bytes)
 {
 	struct uslub_thread *t = _uslub_tls.thread;
-	if (likely(t && t->stock.cached == objcg &&
-		   t->stock.nr_bytes + (long)bytes <= _uslub_stock_max)) {
-		t->stock.nr_bytes += (long)bytes;
+	if (likely(t && stock_can_uncharge(t, objcg, bytes))) {
+		stock_uncharge(t, bytes);
 		return;
 	}
 	_uslub_uncharge_slow(objcg, bytes);
 }
 
+/* Add to @tag's counters in the thread's, else through ext/. */
 static __always_inline void tag_add(struct uslub_alloc_tag *tag, int64_t bytes, int64_t calls)
 {
 	struct uslub_thread *t = _uslub_tls.thread;
 	unsigned int idx = READ_ONCE(tag->index);
-	if (likely(t && t->tagc && idx)) {
-		SINGLE_WRITER_INC(t->tagc[idx].bytes, bytes);
-		SINGLE_WRITER_INC(t->tagc[idx].calls, calls);
+	if (likely(t && tag_counters_ready(t, idx))) {
+		tag_counters_add(t, idx, bytes, calls);
 		return;
 	}
 	_uslub_tag_add_slow(tag, bytes, calls);

@@ -141,7 +141,7 @@
  *     an object start inside the thread's cpu slab of this cache (an
  *     address-range test on the cpu slot, which is also what proves the
  *     pointer is uslub's and of this cache). Every other free is looked up
- *     and checked in slab_free_slow() (cache/free.c). Per-thread mode needs no
+ *     and checked in _uslub_free_checked() (cache/free.c). Per-thread mode needs no
  *     tid/cmpxchg: nothing else touches that slot while the thread lives
  *     (other threads touch it only after it exited, in a fork child where
  *     it no longer exists, or under destroy's quiescence rule). A push
@@ -181,7 +181,7 @@
  *     object's extension is written only by whoever holds the object
  *     (allocator after taking it, freer before giving it back), and the
  *     accounting stock and tag counters belong to the calling thread, so
- *     slab_alloc_hooked()/slab_free_hooked() need no atomics. Every free
+ *     alloc_hooked_cpu_slab()/free_hooked_cpu_slab() need no atomics. Every free
  *     of a hooked cache runs the free hook: its cpu slots keep
  *     slab_bytes == 0. A cache switched to on-demand extensions (its first
  *     USLUB_GFP_ACCOUNT allocation) sets fastpath_off before any object is
@@ -739,13 +739,10 @@ __internal struct slab_sheaf *_uslub_pcs_replace_full_main(struct kmem_cache *s,
  * Extension hooks, for the layers above: run the post-allocation hook on
  * @n objects just taken from @s (charge, record the tag). false: the
  * charge was refused (errno ENOMEM); the objects are untouched and still
- * the caller's to give back. _uslub_free_hook: the pre-free hook of one
- * object (uncharge, untag), before it goes back.
+ * the caller's to give back.
  */
 __internal bool _uslub_post_alloc_hook(struct kmem_cache *s, uslub_gfp_t gfp, size_t n,
 				       void **p);
-__internal void _uslub_free_hook(struct kmem_cache *s, void *x);
-__internal void _uslub_free_noinit(struct kmem_cache *s, void *x);
 
 /*
  * Hooks into the extension layer (ext/): accounting charges through the
