@@ -10,6 +10,8 @@
  */
 #include "slub/slub.h"
 #include "base/lifecycle.h"
+#include "ext/ext.h"
+#include "sheaf/sheaf.h"
 #include <pthread.h>
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;

@@ -7,6 +7,18 @@
 #define USLUB_CACHE_INTERNAL_H
 
 #include "cache/cache.h"
+#include "ext/ext.h"
+#include "sheaf/sheaf.h"
+
+/*
+ * Extension hooks, for the layers above: run the post-allocation hook on
+ * @n objects just taken from @s (charge, record the tag). false: the
+ * charge was refused (errno ENOMEM); the objects are untouched and still
+ * the caller's to give back.
+ */
+__internal bool _uslub_post_alloc_hook(struct kmem_cache *s, uslub_gfp_t gfp, size_t n,
+				       void **p);
+
 
 /* alloc.c */
 __internal __cold void _uslub_obj_ext_enable_on_demand(struct kmem_cache *s);

@@ -20,7 +20,7 @@
 #ifndef USLUB_EXT_H
 #define USLUB_EXT_H
 
-#include "sheaf/sheaf.h"
+#include "slub/slub.h"
 
 #define GROUP_NAME_MAX 64
 #define MAX_GROUP_IDS  65536   /* live groups at once, the root included */
@@ -70,5 +70,19 @@ struct obj_cgroup {
 
 /* between the two files of this layer */
 __internal void _uslub_memcg_init(void);
+
+/*
+ * The extension layer's entries for the cache layer above: accounting
+ * charges through the thread's stock (the inline part is in
+ * cache/internal.h), tag counters.
+ * Its thread exit and fork work (the stock's drain, the tags' fold) is in
+ * the lifecycle table: thread_exit, thread_fold and thread_lost entries
+ * (base/lifecycle.h), which thread.c runs.
+ */
+__internal bool _uslub_charge_slow(struct obj_cgroup *objcg, size_t bytes, uslub_gfp_t gfp);
+__internal void _uslub_uncharge_slow(struct obj_cgroup *objcg, size_t bytes);
+__internal void _uslub_tag_add_slow(struct uslub_alloc_tag *tag, int64_t bytes, int64_t calls);
+__internal extern long _uslub_stock_max;     /* stock bytes kept on free: 2 x batch */
+__internal void _uslub_ext_init(void);
 
 #endif /* USLUB_EXT_H */

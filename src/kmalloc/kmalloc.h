@@ -35,6 +35,7 @@
 #define USLUB_KMALLOC_H
 
 #include "ext/ext.h"
+#include "sheaf/sheaf.h"
 #include "cache/cache.h"
 
 #define KMALLOC_SHIFT_LOW   3                   /* kmalloc-8                 */

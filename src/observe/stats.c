@@ -3,6 +3,7 @@
  * in uslub.h) and printed from one code path as a table or as JSON.
  */
 #include "slub/slub.h"
+#include "sheaf/sheaf.h"
 #include <string.h>
 
 static const char *const stat_names[USLUB_NR_STATS] = {

@@ -86,4 +86,30 @@ static inline unsigned int sheaf_default_capacity(size_t object_size)
 /* The capacity a requested one is rounded up to (clamped to the largest). */
 __internal unsigned int _uslub_sheaf_round_capacity(unsigned int capacity);
 
+/*
+ * The sheaf layer's entries for the cache layer above: each is a no-op (or
+ * returns "not handled") for a cache without sheaves. The inline pop/push on c->main are in cache/;
+ * these take over when main is empty/full or missing.
+ */
+__internal int _uslub_sheaf_cache_init(struct kmem_cache *s, unsigned int capacity);
+__internal void *_uslub_sheaf_alloc_slow(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					 uslub_gfp_t gfp);
+__internal bool _uslub_sheaf_free_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, void *x);
+__internal int _uslub_sheaf_cache_shrink(struct kmem_cache *s, struct kmem_cache_cpu *c);
+__internal void _uslub_sheaf_cache_destroy(struct kmem_cache *s);
+__internal void _uslub_sheaf_barn_counts(const struct kmem_cache *s, unsigned long *full,
+					 unsigned long *empty);
+/* The prefill API's pop: an object of the prefilled @sheaf (its free mark
+ * cleared; no hook run, nothing counted), or NULL when it is empty or not
+ * a sheaf of @s (reported for @fn, the public entry). */
+__internal void *_uslub_sheaf_pop_prefilled(struct kmem_cache *s, struct slab_sheaf *sheaf,
+					    const char *fn);
+/* The bulk paths' whole-sheaf exchanges (sheaf.c): make c->main hold
+ * objects (alloc_bulk) or have room (free_bulk) through the spare and the
+ * barn; NULL when that cannot be done without the slabs. */
+__internal struct slab_sheaf *_uslub_pcs_replace_empty_main(struct kmem_cache *s,
+							    struct kmem_cache_cpu *c);
+__internal struct slab_sheaf *_uslub_pcs_replace_full_main(struct kmem_cache *s,
+							   struct kmem_cache_cpu *c);
+
 #endif /* USLUB_SHEAF_H */

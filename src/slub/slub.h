@@ -708,55 +708,6 @@ __internal unsigned int _uslub_refill_objects(struct kmem_cache *s, struct kmem_
 __internal void _uslub_free_to_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c,
 				     size_t n, void **p);
 
-/*
- * Hooks into the sheaf layer (sheaf/sheaf.c), the one layer above that the
- * cache layer calls: each is a no-op (or returns "not handled") for a
- * cache without sheaves. The inline pop/push on c->main are in cache/;
- * these take over when main is empty/full or missing.
- */
-__internal int _uslub_sheaf_cache_init(struct kmem_cache *s, unsigned int capacity);
-__internal void *_uslub_sheaf_alloc_slow(struct kmem_cache *s, struct kmem_cache_cpu *c,
-					 uslub_gfp_t gfp);
-__internal bool _uslub_sheaf_free_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, void *x);
-__internal int _uslub_sheaf_cache_shrink(struct kmem_cache *s, struct kmem_cache_cpu *c);
-__internal void _uslub_sheaf_cache_destroy(struct kmem_cache *s);
-__internal void _uslub_sheaf_barn_counts(const struct kmem_cache *s, unsigned long *full,
-					 unsigned long *empty);
-/* The prefill API's pop: an object of the prefilled @sheaf (its free mark
- * cleared; no hook run, nothing counted), or NULL when it is empty or not
- * a sheaf of @s (reported for @fn, the public entry). */
-__internal void *_uslub_sheaf_pop_prefilled(struct kmem_cache *s, struct slab_sheaf *sheaf,
-					    const char *fn);
-/* The bulk paths' whole-sheaf exchanges (sheaf.c): make c->main hold
- * objects (alloc_bulk) or have room (free_bulk) through the spare and the
- * barn; NULL when that cannot be done without the slabs. */
-__internal struct slab_sheaf *_uslub_pcs_replace_empty_main(struct kmem_cache *s,
-							    struct kmem_cache_cpu *c);
-__internal struct slab_sheaf *_uslub_pcs_replace_full_main(struct kmem_cache *s,
-							   struct kmem_cache_cpu *c);
-
-/*
- * Extension hooks, for the layers above: run the post-allocation hook on
- * @n objects just taken from @s (charge, record the tag). false: the
- * charge was refused (errno ENOMEM); the objects are untouched and still
- * the caller's to give back.
- */
-__internal bool _uslub_post_alloc_hook(struct kmem_cache *s, uslub_gfp_t gfp, size_t n,
-				       void **p);
-
-/*
- * Hooks into the extension layer (ext/): accounting charges through the
- * thread's stock (the inline part is in cache/internal.h), tag counters.
- * Its thread exit and fork work (the stock's drain, the tags' fold) is in
- * the lifecycle table: thread_exit, thread_fold and thread_lost entries
- * (base/lifecycle.h), which thread.c runs.
- */
-__internal bool _uslub_charge_slow(struct obj_cgroup *objcg, size_t bytes, uslub_gfp_t gfp);
-__internal void _uslub_uncharge_slow(struct obj_cgroup *objcg, size_t bytes);
-__internal void _uslub_tag_add_slow(struct uslub_alloc_tag *tag, int64_t bytes, int64_t calls);
-__internal extern long _uslub_stock_max;     /* stock bytes kept on free: 2 x batch */
-__internal void _uslub_ext_init(void);
-
 __internal struct slabobj_ext *_uslub_slab_obj_ext_idx(struct kmem_cache *s, struct slab *slab,
 							unsigned int idx);
 
