@@ -117,6 +117,30 @@ __public const char *uslub_obj_ext_placement_name(int placement)
 }
 
 /*
+ * The counters as slabinfo prints them follow the kernel of the cache's
+ * model. A cache with sheaves (Linux 7.0) counts its sheaves' pops and
+ * pushes as ALLOC_FASTPATH and FREE_FASTPATH (7.0 folded 6.18's
+ * ALLOC_PCS/FREE_PCS into them); so the printed FASTPATH counters are the
+ * sum of both kinds (a sheaf cache's node-specific cpu slab included) and
+ * the PCS names are not printed. A cache in cpu-slab mode (6.x) prints
+ * every counter as counted. uslub_cache_stats() keeps them all apart.
+ * Returns false for a counter not printed for @s.
+ */
+static bool stat_view(const struct kmem_cache *s, const uint64_t st[USLUB_NR_STATS], int i,
+		      uint64_t *v)
+{
+	bool sheaves = s->sheaf_capacity != 0;
+	if (sheaves && (i == USLUB_ALLOC_PCS || i == USLUB_FREE_PCS))
+		return false;
+	*v = st[i];
+	if (sheaves && i == USLUB_ALLOC_FASTPATH)
+		*v += st[USLUB_ALLOC_PCS];
+	if (sheaves && i == USLUB_FREE_FASTPATH)
+		*v += st[USLUB_FREE_PCS];
+	return true;
+}
+
+/*
  * One code path for both formats. The table is /proc/slabinfo's shape plus
  * uslub's columns, then the non-zero counters of each cache. Built under
  * thread_lock and slab_mutex into an mmap'ed buffer, written to @f after
@@ -167,9 +191,15 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 				si.hardened_freelist ? "true" : "false",
 				uslub_obj_ext_placement_name(si.obj_ext), si.obj_ext_size,
 				si.obj_ext_bytes, si.debug, si.isolated_slabs);
-			for (int i = 0; i < USLUB_NR_STATS; i++)
-				_uslub_buf_printf(&b, "%s\"%s\":%llu", i ? "," : "", stat_names[i],
-					(unsigned long long)st[i]);
+			bool comma = false;
+			for (int i = 0; i < USLUB_NR_STATS; i++) {
+				uint64_t v;
+				if (!stat_view(s, st, i, &v))
+					continue;
+				_uslub_buf_printf(&b, "%s\"%s\":%llu", comma ? "," : "", stat_names[i],
+					(unsigned long long)v);
+				comma = true;
+			}
 			_uslub_buf_printf(&b, "}}");
 		} else {
 			_uslub_buf_printf(&b, "%-22s %10lu %10lu %10lu %7zu %7zu %8u %8u %8lu %12lu %12lu\n",
@@ -194,10 +224,11 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 					si.isolated_slabs);
 			bool any = false;
 			for (int i = 0; i < USLUB_NR_STATS; i++) {
-				if (!st[i])
+				uint64_t v;
+				if (!stat_view(s, st, i, &v) || !v)
 					continue;
 				_uslub_buf_printf(&b, "%s%s=%llu", any ? " " : "    ", stat_names[i],
-					(unsigned long long)st[i]);
+					(unsigned long long)v);
 				any = true;
 			}
 			if (any)

@@ -526,6 +526,62 @@ static void test_print(void)
 	free(tab);
 }
 
+/* slabinfo prints a sheaf cache's counters by Linux 7.0's names (its
+ * sheaves' pops and pushes are ALLOC_FASTPATH and FREE_FASTPATH, no
+ * ALLOC_PCS/FREE_PCS) and a cpu-slab cache's by 6.x's, while
+ * uslub_cache_stats() keeps every counter apart. */
+static const char *json_cache_stats(const char *j, const char *name, char *out, size_t len)
+{
+	char key[96];
+	snprintf(key, sizeof(key), "{\"name\":\"%s\"", name);
+	const char *c = strstr(j, key);
+	CHECK_MSG(c, "slabinfo JSON lacks cache %s", name);
+	const char *st = strstr(c, "\"stats\":{");
+	CHECK(st);
+	const char *end = strstr(st, "}}");
+	CHECK(end);
+	size_t n = (size_t)(end - st);
+	CHECK(n < len);
+	memcpy(out, st, n);
+	out[n] = 0;
+	return out;
+}
+
+static void test_print_names(void)
+{
+	uslub_cache_t *sh = uslub_cache_create("stats-names-sheaf", 64, 0, 0, NULL);
+	uslub_cache_t *cs = uslub_cache_create("stats-names-cpuslab", 64, 0, USLUB_CPU_SLAB, NULL);
+	CHECK(sh && cs);
+	bool sheaves = uslub_cache_sheaf_capacity(sh) != 0;   /* USLUB_CPU_SLABS=1: none */
+	void *p[10];
+	for (int k = 0; k < 2; k++) {
+		uslub_cache_t *s = k ? cs : sh;
+		for (int i = 0; i < 10; i++)
+			CHECK((p[i] = uslub_cache_alloc(s, 0)) != NULL);
+		for (int i = 0; i < 10; i++)
+			uslub_cache_free(s, p[i]);
+	}
+	uint64_t raw[USLUB_NR_STATS];
+	uslub_cache_stats(sh, raw);
+	char *j = slabinfo_string(USLUB_FMT_JSON, NULL);
+	char buf[4096], want[64];
+	const char *st = json_cache_stats(j, "stats-names-sheaf", buf, sizeof(buf));
+	if (sheaves) {
+		CHECK_MSG(!strstr(st, "\"ALLOC_PCS\"") && !strstr(st, "\"FREE_PCS\""),
+			  "a sheaf cache prints 6.18's PCS names: %s", st);
+		snprintf(want, sizeof(want), "\"ALLOC_FASTPATH\":%llu",
+			 (unsigned long long)(raw[USLUB_ALLOC_PCS] + raw[USLUB_ALLOC_FASTPATH]));
+		CHECK_MSG(strstr(st, want), "want %s in %s", want, st);
+		CHECK(raw[USLUB_ALLOC_PCS] >= 9);      /* the raw counters stay apart */
+	}
+	st = json_cache_stats(j, "stats-names-cpuslab", buf, sizeof(buf));
+	CHECK_MSG(strstr(st, "\"ALLOC_PCS\":0") && strstr(st, "\"FREE_FASTPATH\":10"),
+		  "a cpu-slab cache prints the 6.x counters as counted: %s", st);
+	free(j);
+	CHECK_EQ(uslub_cache_destroy(sh), 0);
+	CHECK_EQ(uslub_cache_destroy(cs), 0);
+}
+
 int main(void)
 {
 	/* the validator itself must reject broken JSON */
@@ -542,6 +598,7 @@ int main(void)
 	test_sheaf_counts();
 	test_destroy_other_thread();
 	test_print();
+	test_print_names();
 	printf("stats: ok\n");
 	return 0;
 }
