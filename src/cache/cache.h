@@ -53,8 +53,9 @@ static __always_inline void *alloc_from_pcs(struct kmem_cache *s, struct kmem_ca
 
 	if (unlikely(!n || pcs_off(s)))
 		return NULL;
-	void *obj = main->objects[n - 1];
-	main->size = n - 1;
+	n--;
+	main->size = n;         /* n is 32-bit: no extension for the index */
+	void *obj = main->objects[n];
 	stat(c, ALLOC_PCS);
 	free_mark_clear0(obj);
 	return obj;

@@ -88,6 +88,25 @@ static size_t boot_size(const void *p)
 /* ------------------------------------------------------------------------
  * malloc and free
  * ---------------------------------------------------------------------- */
+
+/* malloc's size -> cache table up to 1 KiB in 8-byte steps (one load, as
+ * mimalloc's pages_free_direct): entry i serves sizes 8i-7 .. 8i (0: 0),
+ * each the kmalloc cache of that size. NULL until the kmalloc caches
+ * exist (malloc then takes malloc_slow(), which fills it once they do);
+ * never changed after. */
+#define MALLOC_DIRECT_MAX 1024
+static struct kmem_cache *malloc_direct[MALLOC_DIRECT_MAX / 8 + 1];
+
+static void malloc_direct_fill(void)
+{
+	if (!__atomic_load_n(&_uslub_kmalloc_caches[KMALLOC_SHIFT_HIGH], __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&malloc_direct[ARRAY_SIZE(malloc_direct) - 1], __ATOMIC_ACQUIRE))
+		return;
+	for (size_t i = 0; i < ARRAY_SIZE(malloc_direct); i++)
+		__atomic_store_n(&malloc_direct[i], _uslub_kmalloc_caches[kmalloc_index(i ? 8 * i : 1)],
+				 __ATOMIC_RELEASE);
+}
+
 static __noinline void *malloc_slow(size_t size, size_t align, uslub_gfp_t gfp)
 {
 	if (unlikely(_uslub_tls.init_depth) &&
@@ -95,7 +114,9 @@ static __noinline void *malloc_slow(size_t size, size_t align, uslub_gfp_t gfp)
 		return boot_alloc(size, align);
 	if (!size)
 		size = 1;
-	return _uslub_kmalloc_slow(size, align, gfp, USLUB_NUMA_NO_NODE);
+	void *p = _uslub_kmalloc_slow(size, align, gfp, USLUB_NUMA_NO_NODE);
+	malloc_direct_fill();
+	return p;
 }
 
 /* One kmalloc cache hit: a table lookup and the cache's fast path. */
@@ -115,13 +136,14 @@ static __always_inline void *malloc_inline(size_t size)
 __public void *malloc(size_t size)
 {
 	struct kmem_cache *s = NULL;
-	if (likely(size <= KMALLOC_MAX_CACHE_SIZE)) {
+	if (likely(size <= MALLOC_DIRECT_MAX))
+		s = malloc_direct[(size + 7) >> 3];
+	else if (size <= KMALLOC_MAX_CACHE_SIZE)
 		s = _uslub_kmalloc_caches[kmalloc_index(size)];
-		if (likely(s)) {
-			void *obj = alloc_from_pcs(s, this_cpu(s));
-			if (likely(obj))
-				return obj;
-		}
+	if (likely(s)) {
+		void *obj = alloc_from_pcs(s, this_cpu(s));
+		if (likely(obj))
+			return obj;
 	}
 	USLUB_TAG_HERE();
 	if (likely(s))

@@ -30,10 +30,11 @@ check() {
 # Sheaf mode (Linux 7.0, every cache by default; objdump of the gcc -O2
 # build, counted to the first ret, which includes the miss branches laid
 # out before it):
-# alloc (21): the NULL cache test (2), gfp bits (2), the cpu slot (GOT
+# alloc (20): the NULL cache test (2), gfp bits (2), the cpu slot (GOT
 #        load of the TLS offset, the cache's slot offset, the %fs-relative
 #        add of the thread's cpu_base: 3), main and its size (2), "empty"
-#        (2), "inline paths off" (load, compare, branch: 3), the pop (3),
+#        (2), "inline paths off" (load, compare, branch: 3), the pop (2:
+#        the size stored first, then the object loaded),
 #        the ALLOC_PCS counter (1: one add to memory), the free mark's
 #        clear (1), ret and the result move (2)
 # free (65): the NULL cache test (2), the cpu slot (3), the main sheaf's
@@ -45,6 +46,6 @@ check() {
 #        node (2), the free mark's test and store (5), the push (5),
 #        FREE_PCS (1), one callee-saved register (2), the miss branch's
 #        caller address and tail call
-check uslub_cache_alloc_noprof 21
+check uslub_cache_alloc_noprof 20
 check uslub_cache_free 65
 exit $status
