@@ -64,38 +64,41 @@ static size_t alloc_bulk_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c, siz
 }
 
 /*
- * Hand out the top @k objects of @main (k <= size) into p[]: one pass that
- * copies each pointer and clears its free mark. The size goes down first,
- * so a fork child never flushes an object already handed out.
+ * Hand out the top @k objects of @main (k <= size) into p[]: from 8 on, one
+ * memcpy of the pointers, then a pass over p[] that clears each free mark (four at
+ * a time: loads first, then stores). The size goes down first, so a fork
+ * child never flushes an object already handed out.
  */
 static __always_inline void sheaf_pop_bulk(const struct kmem_cache *s, struct slab_sheaf *main,
 					   unsigned int k, void **p)
 {
 	unsigned int size = main->size - k;
-	void **src = main->objects + size;
 	const uintptr_t fmo = s->free_mark_offset;   /* a local: the stores below may alias s */
-	unsigned int j = 0;
+	void **const end = p + k;
+	void **src = main->objects + size;
 	WRITE_ONCE(main->size, size);
 	barrier();
-	for (; j + 4 <= k; j += 4) {        /* unrolled: loads first, then stores */
-		void *x0 = src[j], *x1 = src[j + 1], *x2 = src[j + 2], *x3 = src[j + 3];
-		p[j] = x0;
-		p[j + 1] = x1;
-		p[j + 2] = x2;
-		p[j + 3] = x3;
-		if (USLUB_FREE_MARK) {
-			*(uintptr_t *)((char *)x0 + fmo) = 0;
-			*(uintptr_t *)((char *)x1 + fmo) = 0;
-			*(uintptr_t *)((char *)x2 + fmo) = 0;
-			*(uintptr_t *)((char *)x3 + fmo) = 0;
+	if (k < 8) {
+		/* a few: not worth memcpy's call */
+		for (; p < end; p++, src++) {
+			*p = *src;
+			if (USLUB_FREE_MARK)
+				*(uintptr_t *)((char *)*src + fmo) = 0;
 		}
+		return;
 	}
-	for (; j < k; j++) {
-		void *x = src[j];
-		p[j] = x;
-		if (USLUB_FREE_MARK)
-			*(uintptr_t *)((char *)x + fmo) = 0;
+	memcpy(p, src, (size_t)k * sizeof(void *));
+	if (!USLUB_FREE_MARK)
+		return;
+	for (; p + 4 <= end; p += 4) {
+		char *x0 = p[0], *x1 = p[1], *x2 = p[2], *x3 = p[3];
+		*(uintptr_t *)(x0 + fmo) = 0;
+		*(uintptr_t *)(x1 + fmo) = 0;
+		*(uintptr_t *)(x2 + fmo) = 0;
+		*(uintptr_t *)(x3 + fmo) = 0;
 	}
+	for (; p < end; p++)
+		*(uintptr_t *)((char *)*p + fmo) = 0;
 }
 
 /*
