@@ -64,38 +64,41 @@ static size_t alloc_bulk_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c, siz
 }
 
 /*
- * Hand out the top @k objects of @main (k <= size) into p[]: one pass that
- * copies each pointer and clears its free mark. The size goes down first,
- * so a fork child never flushes an object already handed out.
+ * Hand out the top @k objects of @main (k <= size) into p[]: from 8 on, one
+ * memcpy of the pointers, then a pass over p[] that clears each free mark (four at
+ * a time: loads first, then stores). The size goes down first, so a fork
+ * child never flushes an object already handed out.
  */
 static __always_inline void sheaf_pop_bulk(const struct kmem_cache *s, struct slab_sheaf *main,
 					   unsigned int k, void **p)
 {
 	unsigned int size = main->size - k;
-	void **src = main->objects + size;
 	const uintptr_t fmo = s->free_mark_offset;   /* a local: the stores below may alias s */
-	unsigned int j = 0;
+	void **const end = p + k;
+	void **src = main->objects + size;
 	WRITE_ONCE(main->size, size);
 	barrier();
-	for (; j + 4 <= k; j += 4) {        /* unrolled: loads first, then stores */
-		void *x0 = src[j], *x1 = src[j + 1], *x2 = src[j + 2], *x3 = src[j + 3];
-		p[j] = x0;
-		p[j + 1] = x1;
-		p[j + 2] = x2;
-		p[j + 3] = x3;
-		if (USLUB_FREE_MARK) {
-			*(uintptr_t *)((char *)x0 + fmo) = 0;
-			*(uintptr_t *)((char *)x1 + fmo) = 0;
-			*(uintptr_t *)((char *)x2 + fmo) = 0;
-			*(uintptr_t *)((char *)x3 + fmo) = 0;
+	if (k < 8) {
+		/* a few: not worth memcpy's call */
+		for (; p < end; p++, src++) {
+			*p = *src;
+			if (USLUB_FREE_MARK)
+				*(uintptr_t *)((char *)*src + fmo) = 0;
 		}
+		return;
 	}
-	for (; j < k; j++) {
-		void *x = src[j];
-		p[j] = x;
-		if (USLUB_FREE_MARK)
-			*(uintptr_t *)((char *)x + fmo) = 0;
+	memcpy(p, src, (size_t)k * sizeof(void *));
+	if (!USLUB_FREE_MARK)
+		return;
+	for (; p + 4 <= end; p += 4) {
+		char *x0 = p[0], *x1 = p[1], *x2 = p[2], *x3 = p[3];
+		*(uintptr_t *)(x0 + fmo) = 0;
+		*(uintptr_t *)(x1 + fmo) = 0;
+		*(uintptr_t *)(x2 + fmo) = 0;
+		*(uintptr_t *)(x3 + fmo) = 0;
 	}
+	for (; p < end; p++)
+		*(uintptr_t *)((char *)*p + fmo) = 0;
 }
 
 /*
@@ -265,25 +268,79 @@ __public int (uslub_cache_alloc_bulk)(struct kmem_cache *s, uslub_gfp_t gfp, siz
 }
 
 /*
- * Sheaf caches: p[] goes to the main sheaf, validated per slab. The slabs
- * of the last few runs (stretches of pointers into one slab) are kept in
- * locals: a pointer into the current one costs a range and object-start
- * test (one rotate and compare for power-of-two sizes, the reciprocal
- * otherwise) and the free mark's test and set before it is stored; one
- * into another recent slab switches to it; only a slab not seen lately
- * costs a descriptor lookup (ours, this cache's, the local node). A full
- * main is exchanged for the spare or, whole, for an empty sheaf of the
- * barn (_uslub_pcs_replace_full_main(), once per sheaf). Double frees are
- * reported here; the rest (NULLs dropped) is moved to the front of p[] and
- * counted in the return value: other nodes, invalid pointers (reported by
- * the detached freelists) and, once the barn is full, everything not yet
- * stored. Objects are stored before the size that covers them is
- * published (fork safety, as in sheaf_push()).
+ * Sheaf caches: p[] goes to the main sheaf, validated per slab. The
+ * current slab's range, object count and free mark are kept in registers:
+ * a pointer into it costs a range and object-start test (one rotate and
+ * compare for power-of-two sizes, the reciprocal otherwise) and the free
+ * mark's test and set before it is stored. Any other pointer goes to
+ * bulk_run_find(): a table of the slabs seen in this call, else (out of
+ * line, so that the loop keeps its registers) a descriptor lookup (ours,
+ * this cache's, the local node). A full main is exchanged for the spare
+ * or, whole, for an empty sheaf of the barn (_uslub_pcs_replace_full_main(),
+ * once per sheaf). Double frees are reported here; the rest (NULLs
+ * dropped) is moved to the front of p[] and counted in the return value:
+ * other nodes, invalid pointers (reported by the detached freelists) and,
+ * once the barn is full, everything not yet stored. Objects are stored
+ * before the size that covers them is published (fork safety, as in
+ * sheaf_push()).
  */
 struct bulk_run {
 	uintptr_t base, bytes, objects, mark;   /* objects: power-of-two sizes */
 };
-#define BULK_RUNS 4
+#define BULK_RUNS 16
+
+struct bulk_runs {
+	unsigned int valid;                     /* bit k: run[k] holds a slab */
+	struct bulk_run run[BULK_RUNS];         /* by slab address */
+};
+
+static __always_inline struct bulk_run *bulk_run_slot(const struct kmem_cache *s,
+						      struct bulk_runs *t, const void *x,
+						      unsigned int *k)
+{
+	*k = ((uintptr_t)x >> (PAGE_SHIFT + s->order)) % BULK_RUNS;
+	return &t->run[*k];
+}
+
+/* The descriptor lookup, out of line: the caller's loop keeps its registers. */
+static __noinline const struct bulk_run *bulk_run_lookup(struct kmem_cache *s, struct bulk_runs *t,
+							 const void *x, unsigned int shift)
+{
+	unsigned int k;
+	struct bulk_run *r = bulk_run_slot(s, t, x, &k);
+	struct slab *slab = virt_to_slab(x);
+	struct uslub_thread *th = _uslub_tls.thread;    /* home_node(), inline */
+	if (unlikely(!slab || slab->slab_cache != s || slab_nid(slab) != (th ? th->node : 0)))
+		return NULL;                            /* foreign, another cache's or node's */
+	r->base = (uintptr_t)slab_obj_base(s, slab);
+	r->bytes = slab_objects_bytes(slab);
+	r->objects = r->bytes >> shift;
+	r->mark = slab_free_mark(s, slab);
+	t->valid |= 1u << k;
+	if ((uintptr_t)x - r->base >= r->bytes)
+		return NULL;                            /* in no object's range */
+	return r;
+}
+
+/*
+ * The slab of @x (not in the caller's current run) as a run of @t, or NULL
+ * when @x is not an object of a local slab of @s: the table entry of its
+ * address (slabs are naturally aligned: one entry per slab of the cache's
+ * order), else a descriptor lookup that fills that entry. The table is
+ * valid-masked, so a call that never leaves its first slab initializes
+ * nothing. A pointer in a slab's range but outside its objects (the tail
+ * past the last one) is NULL too: the detached path reports it.
+ */
+static __always_inline const struct bulk_run *bulk_run_find(struct kmem_cache *s,
+							    struct bulk_runs *t, const void *x,
+							    unsigned int shift)
+{
+	unsigned int k;
+	const struct bulk_run *r = bulk_run_slot(s, t, x, &k);
+	if (likely((t->valid >> k) & 1) && likely((uintptr_t)x - r->base < r->bytes))
+		return r;
+	return bulk_run_lookup(s, t, x, shift);
+}
 
 static __always_inline size_t free_to_pcs_bulk(struct kmem_cache *s, struct kmem_cache_cpu *c,
 					       size_t n, void **p, const bool pow2)
@@ -294,66 +351,45 @@ static __always_inline size_t free_to_pcs_bulk(struct kmem_cache *s, struct kmem
 	const uintptr_t stride = s->size;
 	const uint64_t recip = s->reciprocal_size;
 	struct slab_sheaf *main = c->main;
-	size_t size = main ? main->size : 0, cap = main ? main->capacity : 0;
-	size_t first = size;                   /* FREE_PCS: size - first per sheaf */
 	unsigned long pushed = 0;
-	size_t i = 0, left = 0;
-	struct bulk_run runs[BULK_RUNS];       /* recent slabs, by address */
-	const unsigned int run_shift = PAGE_SHIFT + s->order;
-	for (int k = 0; k < BULK_RUNS; k++)
-		runs[k].base = runs[k].bytes = 0;     /* empty ranges */
+	void **q = p, **const qend = p + n;     /* the next pointer to take */
+	void **out = p;                         /* where the next one left goes */
+	struct bulk_runs runs;
 	/* the current run's slab: an empty range until the first lookup */
 	uintptr_t base = 0, objects = 0, bytes = 0, mark = 0;
 
-	while (i < n) {
-		if (unlikely(size == cap)) {
-			/* main is full (or there is none): publish it, then the
-			 * spare, or a whole-sheaf exchange at the barn */
-			if (cap) {                      /* never a stub's (capacity 0) */
-				barrier();              /* a fork child flushes objects[0, size) */
-				WRITE_ONCE(main->size, (unsigned int)size);
-				pushed += size - first;
-			}
+	runs.valid = 0;
+	for (;;) {
+		if (unlikely(!main || main->size == main->capacity)) {
+			/* main is full (or there is none): the spare, or a
+			 * whole-sheaf exchange at the barn */
 			main = _uslub_pcs_replace_full_main(s, c);
 			if (!main)
 				goto rest;
-			first = size = main->size;
-			cap = main->capacity;
 		}
-		size_t end = i + MIN(n - i, cap - size);
-		void **dst = main->objects;
-		while (i < end) {
-			void *x = p[i];
+		void **const dst = main->objects;
+		void **d = dst + main->size, **const first = d;
+		/* d advances with q except for what is not stored: stop at
+		 * whichever of p[] and main ends first */
+		void **const stop = q + MIN((size_t)(qend - q), (size_t)(main->capacity - main->size));
+		while (q < stop) {
+			void *x = *q;
 			uintptr_t off = (uintptr_t)x - base;
 			if (pow2 ? unlikely(((off >> shift) | (off << (64 - shift))) >= objects) :
 				   unlikely(off >= bytes ||
 					    slab_offset_to_index(off, recip) * stride != off)) {
 				/* not an object start of the current slab */
-				if (off < bytes) {
-					p[left++] = x;          /* interior: the detached path reports it */
-					i++;
+				if (off < bytes || !x) {
+					if (x)
+						*out++ = x;     /* interior: the detached path reports it */
+					q++;
 					continue;
 				}
-				if (!x) {
-					i++;
+				const struct bulk_run *r = bulk_run_find(s, &runs, x, shift);
+				if (unlikely(!r)) {
+					*out++ = x;             /* foreign, another cache's or node's */
+					q++;
 					continue;
-				}
-				/* a recent slab (slabs are naturally aligned: one
-				 * entry per slab of the preferred order), else a
-				 * descriptor lookup */
-				struct bulk_run *r = &runs[((uintptr_t)x >> run_shift) % BULK_RUNS];
-				if ((uintptr_t)x - r->base >= r->bytes) {
-					struct slab *slab = virt_to_slab(x);
-					if (unlikely(!slab || slab->slab_cache != s ||
-						     slab_nid(slab) != home_node())) {
-						p[left++] = x;  /* foreign, another cache's or node's */
-						i++;
-						continue;
-					}
-					r->base = (uintptr_t)slab_obj_base(s, slab);
-					r->bytes = slab_objects_bytes(slab);
-					r->objects = r->bytes >> shift;
-					r->mark = slab_free_mark(s, slab);
 				}
 				base = r->base;
 				bytes = r->bytes;
@@ -362,32 +398,31 @@ static __always_inline size_t free_to_pcs_bulk(struct kmem_cache *s, struct kmem
 				continue;                       /* x again, in its slab */
 			}
 			uintptr_t *m = (uintptr_t *)((char *)x + fmo);
+			q++;
 			if (USLUB_FREE_MARK) {
 				if (unlikely(*m == mark)) {
 					barrier();
-					WRITE_ONCE(main->size, (unsigned int)size);   /* where the report looks */
+					WRITE_ONCE(main->size, (unsigned int)(d - dst));   /* where the report looks */
 					_uslub_report_double_free(s, virt_to_slab(x), x);
-					i++;
 					continue;
 				}
 				*m = mark;
 			}
-			dst[size++] = x;
-			i++;
+			*d++ = x;
 		}
-	}
-	if (cap) {
-		barrier();
-		WRITE_ONCE(main->size, (unsigned int)size);
-		pushed += size - first;
+		barrier();                              /* a fork child flushes objects[0, size) */
+		WRITE_ONCE(main->size, (unsigned int)(d - dst));
+		pushed += (unsigned long)(d - first);
+		if (q == qend)
+			break;
 	}
 	stat_add(c, FREE_PCS, pushed);
-	return left;
+	return (size_t)(out - p);
 rest:
 	/* no room without the slabs: the rest goes to the detached path */
-	memmove(p + left, p + i, (n - i) * sizeof(void *));
+	memmove(out, q, (size_t)(qend - q) * sizeof(void *));
 	stat_add(c, FREE_PCS, pushed);
-	return left + (n - i);
+	return (size_t)(out - p) + (size_t)(qend - q);
 }
 
 /* The two instances of free_to_pcs_bulk(), each with the detached path

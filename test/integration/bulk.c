@@ -17,7 +17,8 @@
  *   - sheaf caches (power-of-two size and not): free_bulk of several
  *     sheaves' worth, slab runs interleaved or shuffled; bad pointers in
  *     the middle of long valid runs (interior, foreign, another cache's,
- *     twice in one batch, already in a sheaf) reported once each;
+ *     twice in one batch, already in a sheaf, in a slab's slack past its
+ *     last object) reported once each;
  *   - the counter invariant: allocs (ALLOC_FASTPATH + ALLOC_SLOWPATH +
  *     ALLOC_PCS) and frees (FREE_FASTPATH + FREE_SLOWPATH + FREE_PCS)
  *     count one per object;
@@ -606,6 +607,14 @@ static void test_sheaf_runs(size_t size)
 	frees++;
 	check_counts(s, allocs, frees, __LINE__);
 	size_t m = 0, bad = 0, good = 0;
+	/* the slack after the last object of v[0]'s slab, when there is
+	 * some (sizes that do not divide the slab): inside the slab, in no
+	 * object */
+	struct uslub_slabinfo si = slabinfo_get(s);
+	size_t slab_bytes = (size_t)si.pages_per_slab * 4096;
+	uintptr_t slab0 = (uintptr_t)v[0] & ~(uintptr_t)(slab_bytes - 1);
+	void *tail = si.objs_per_slab * size < slab_bytes ?
+		(void *)(slab0 + si.objs_per_slab * size) : NULL;
 	for (size_t i = 0; i < M - 2; i++) {
 		arr[m++] = v[i];
 		good++;
@@ -626,6 +635,9 @@ static void test_sheaf_runs(size_t size)
 			bad++;
 		} else if (i == 240) {
 			arr[m++] = NULL;                  /* skipped */
+		} else if (i == 260 && tail) {
+			arr[m++] = tail;                  /* past a slab's last object */
+			bad++;
 		}
 	}
 	unsigned long e0 = uslub_error_count();
