@@ -145,9 +145,9 @@ static void test_order(void)
 	CHECK(!strcmp(parent_log.c, "deabc"));
 	CHECK_EQ(child_log.n, 0);
 	CHECK_EQ(unlocked_held_pre, 1);         /* lifecycle_lock */
-	/* lifecycle, pub, flush, thread, slab_mutex, groups, tags, barns (none
-	 * here: no sheaf cache unless USLUB_SHEAVES), and every cache's
-	 * list_lock per node */
+	/* lifecycle, pub, flush, thread, slab_mutex, groups, tags, a barn per
+	 * sheaf cache and node (every cache but the boot and bucket caches,
+	 * unless USLUB_CPU_SLABS=1), and every cache's list_lock per node */
 	CHECK(list_held_pre > 7);
 	CHECK_EQ(_uslub_locks_held, 0);
 	uslub_cache_free(s, p);
