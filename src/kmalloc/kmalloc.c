@@ -571,8 +571,9 @@ size_t _uslub_ksize(const void *p, bool fatal)
 	}
 }
 
-void *_uslub_krealloc(void *p, size_t new_size, uslub_gfp_t gfp, bool malloc_semantics)
+void *_uslub_krealloc(void *p, size_t new_size, uslub_gfp_t gfp, void *(*malloc_alloc)(size_t))
 {
+	bool malloc_semantics = malloc_alloc != NULL;
 	if (unlikely(new_size > USLUB_KMALLOC_MAX_SIZE)) {   /* p stays as it was */
 		errno = ENOMEM;
 		return NULL;
@@ -601,7 +602,8 @@ void *_uslub_krealloc(void *p, size_t new_size, uslub_gfp_t gfp, bool malloc_sem
 			memset((char *)p + new_size, 0, usable - new_size);
 		return p;
 	}
-	void *q = _uslub_kmalloc_slow(new_size, 1, gfp, USLUB_NUMA_NO_NODE);
+	void *q = malloc_alloc ? malloc_alloc(new_size) :
+		  _uslub_kmalloc_slow(new_size, 1, gfp, USLUB_NUMA_NO_NODE);
 	if (!q)
 		return NULL;
 	memcpy(q, p, MIN(usable, new_size));
@@ -672,7 +674,7 @@ __public void *uslub_krealloc_noprof(const void *p, size_t new_size, uslub_gfp_t
 	}
 	if (USLUB_ZERO_OR_NULL_PTR(p))
 		return kmalloc_node_inline(new_size, gfp, USLUB_NUMA_NO_NODE);
-	void *q = _uslub_krealloc((void *)p, new_size, gfp, false);
+	void *q = _uslub_krealloc((void *)p, new_size, gfp, NULL);
 	if (q == p)
 		uslub_alloc_tag_cur = NULL;      /* nothing new was allocated */
 	return q;

@@ -85,10 +85,13 @@ __internal void _uslub_kfree_cold(const void *p, bool fatal);
  * ksize() turns the kmalloc tail check off for it). */
 __internal size_t _uslub_ksize(const void *p, bool fatal);
 
-/* Resize for krealloc (@malloc_semantics false) or realloc (true: a
- * shrink below half the usable size moves, to give memory back). @p is
- * valid and not ZERO_OR_NULL, @new_size > 0. NULL on failure, p intact. */
-__internal void *_uslub_krealloc(void *p, size_t new_size, uslub_gfp_t gfp, bool malloc_semantics);
+/* Resize for krealloc (@malloc_alloc NULL: a move takes a kmalloc class)
+ * or realloc (@malloc_alloc: the malloc front end's allocation, which a
+ * move takes; a shrink below half the usable size moves, to give memory
+ * back). @p is valid and not ZERO_OR_NULL, @new_size > 0. NULL on
+ * failure, p intact. */
+__internal void *_uslub_krealloc(void *p, size_t new_size, uslub_gfp_t gfp,
+				 void *(*malloc_alloc)(size_t));
 
 /* fork: huge_lock is taken in its rank's place (RANK_HUGE: after the
  * core's reserve_lock) by its lifecycle entry (base/lifecycle.h),

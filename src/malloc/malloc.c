@@ -5,8 +5,9 @@
  * malloc_usable_size, malloc_trim, cfree, glibc's __libc_* names, and C++
  * operator new/delete in every variant.
  *
- * malloc(n) is kmalloc(n) with n = 0 served from the smallest class (a
- * unique pointer, as glibc gives); free(p) is kfree(p) and aborts with a
+ * malloc(n) takes malloc's own size class (classes.h; n = 0 the smallest,
+ * a unique pointer, as glibc gives), above 64 KiB kmalloc's page runs and
+ * mappings; free(p) frees any uslub object (as kfree) and aborts with a
  * report for a pointer uslub did not allocate, an interior pointer or a
  * detected double free (USLUB_MALLOC_ABORT=0: report and leave it alone).
  * Every path sets errno as C and POSIX say; free preserves it.
@@ -26,7 +27,7 @@
  *     key destructors), the core serves it from the slow paths.
  */
 #define _GNU_SOURCE
-#include "kmalloc/kmalloc.h"
+#include "malloc/classes.h"
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,24 +90,10 @@ static size_t boot_size(const void *p)
  * malloc and free
  * ---------------------------------------------------------------------- */
 
-/* malloc's size -> cache table up to 1 KiB in 8-byte steps (one load, as
- * mimalloc's pages_free_direct): entry i serves sizes 8i-7 .. 8i (0: 0),
- * each the kmalloc cache of that size. NULL until the kmalloc caches
- * exist (malloc then takes malloc_slow(), which fills it once they do);
- * never changed after. */
-#define MALLOC_DIRECT_MAX 1024
-static struct kmem_cache *malloc_direct[MALLOC_DIRECT_MAX / 8 + 1];
-
-static void malloc_direct_fill(void)
-{
-	if (!__atomic_load_n(&_uslub_kmalloc_caches[KMALLOC_SHIFT_HIGH], __ATOMIC_ACQUIRE) ||
-	    __atomic_load_n(&malloc_direct[ARRAY_SIZE(malloc_direct) - 1], __ATOMIC_ACQUIRE))
-		return;
-	for (size_t i = 0; i < ARRAY_SIZE(malloc_direct); i++)
-		__atomic_store_n(&malloc_direct[i], _uslub_kmalloc_caches[kmalloc_index(i ? 8 * i : 1)],
-				 __ATOMIC_RELEASE);
-}
-
+/* Everything but a class hit: the boot arena while this thread creates
+ * the kmalloc caches, the caches' creation, aligned requests (kmalloc's
+ * naturally aligned classes), sizes above 64 KiB (kmalloc's page runs and
+ * mappings), gfp bits. */
 static __noinline void *malloc_slow(size_t size, size_t align, uslub_gfp_t gfp)
 {
 	if (unlikely(_uslub_tls.init_depth) &&
@@ -114,19 +101,21 @@ static __noinline void *malloc_slow(size_t size, size_t align, uslub_gfp_t gfp)
 		return boot_alloc(size, align);
 	if (!size)
 		size = 1;
-	void *p = _uslub_kmalloc_slow(size, align, gfp, USLUB_NUMA_NO_NODE);
-	malloc_direct_fill();
-	return p;
+	if (unlikely(!__atomic_load_n(&_uslub_malloc_direct[MALLOC_DIRECT_MAX / 8], __ATOMIC_ACQUIRE)) &&
+	    !_uslub_tls.init_depth && _uslub_kmalloc_init())
+		_uslub_malloc_classes_init();
+	struct kmem_cache *s = align <= 16 ? malloc_cache(align > 8 ? MAX(size, 16) : size) : NULL;
+	if (s)
+		return slab_alloc_node(s, gfp, USLUB_NUMA_NO_NODE, size);
+	return _uslub_kmalloc_slow(size, align, gfp, USLUB_NUMA_NO_NODE);
 }
 
-/* One kmalloc cache hit: a table lookup and the cache's fast path. */
+/* One class hit: a table lookup and the cache's fast path. */
 static __always_inline void *malloc_inline(size_t size)
 {
-	if (likely(size <= KMALLOC_MAX_CACHE_SIZE)) {
-		struct kmem_cache *s = _uslub_kmalloc_caches[kmalloc_index(size)];
-		if (likely(s))
-			return slab_alloc_node(s, 0, USLUB_NUMA_NO_NODE, size);
-	}
+	struct kmem_cache *s = malloc_cache(size);
+	if (likely(s))
+		return slab_alloc_node(s, 0, USLUB_NUMA_NO_NODE, size);
 	return malloc_slow(size, 1, 0);
 }
 
@@ -135,11 +124,7 @@ static __always_inline void *malloc_inline(size_t size)
  * only when the pop misses. */
 __public void *malloc(size_t size)
 {
-	struct kmem_cache *s = NULL;
-	if (likely(size <= MALLOC_DIRECT_MAX))
-		s = malloc_direct[(size + 7) >> 3];
-	else if (size <= KMALLOC_MAX_CACHE_SIZE)
-		s = _uslub_kmalloc_caches[kmalloc_index(size)];
+	struct kmem_cache *s = malloc_cache(size);
 	if (likely(s)) {
 		void *obj = alloc_from_pcs(s, this_cpu(s));
 		if (likely(obj))
@@ -183,7 +168,7 @@ __public void *calloc(size_t n, size_t size)
 		return NULL;
 	}
 	USLUB_TAG_HERE();
-	if (likely(bytes <= KMALLOC_MAX_CACHE_SIZE)) {
+	if (likely(bytes <= MALLOC_CLASS_MAX)) {
 		void *p = malloc_inline(bytes);
 		if (likely(p) && !in_boot_arena(p))
 			memset(p, 0, bytes);
@@ -209,7 +194,7 @@ __public void *realloc(void *p, size_t size)
 		return q;
 	}
 	USLUB_TAG_HERE();
-	return _uslub_krealloc(p, size, 0, true);
+	return _uslub_krealloc(p, size, 0, malloc);
 }
 
 __public void *reallocarray(void *p, size_t n, size_t size)
@@ -229,6 +214,8 @@ static void *aligned(size_t align, size_t size)
 {
 	if (align <= 8)
 		return malloc_inline(size);
+	if (align == 16)                 /* every class from 16 bytes on */
+		return malloc_inline(MAX(size, 16));
 	return malloc_slow(size, align, 0);
 }
 
@@ -418,7 +405,7 @@ static void write_report(FILE *f)
 	uslub_page_stats(&ps);
 	fprintf(f, "uslub report: pid %d\n\n", (int)getpid());
 	uslub_slabinfo_print(f, USLUB_FMT_TABLE);
-	fprintf(f, "\nkmalloc page runs (8 KiB .. 2 MiB): %lu allocated, %lu freed, %lu KiB held\n",
+	fprintf(f, "\npage runs (kmalloc above 8 KiB, malloc above 64 KiB, to 2 MiB): %lu allocated, %lu freed, %lu KiB held\n",
 		ls.large_allocs, ls.large_frees, ls.large_bytes >> 10);
 	fprintf(f, "kmalloc mappings (> 2 MiB): %lu allocated, %lu freed, %lu KiB held\n",
 		ls.huge_allocs, ls.huge_frees, ls.huge_bytes >> 10);

@@ -167,7 +167,7 @@ static bool barn_put(struct node_barn *barn, struct list_head *list, unsigned lo
 #define barn_get_full(b)  barn_get(b, &(b)->full, &(b)->nr_full)
 #define barn_get_empty(b) barn_get(b, &(b)->empty, &(b)->nr_empty)
 #define barn_put_full(b, sheaf, node) \
-	barn_put(b, &(b)->full, &(b)->nr_full, MAX_FULL_SHEAVES, sheaf, node)
+	barn_put(b, &(b)->full, &(b)->nr_full, (b)->max_full, sheaf, node)
 #define barn_put_empty(b, sheaf, node) \
 	barn_put(b, &(b)->empty, &(b)->nr_empty, MAX_EMPTY_SHEAVES, sheaf, node)
 
@@ -203,6 +203,15 @@ static void free_barns(struct kmem_cache *s, bool locked)
 	}
 }
 
+void _uslub_sheaf_set_barn_limit(struct kmem_cache *s, unsigned int max_full)
+{
+	if (!s->sheaf_capacity)
+		return;
+	max_full = MAX(1u, MIN(max_full, (unsigned int)MAX_FULL_SHEAVES));
+	for (int i = 0; i < _uslub_nr_nodes(); i++)
+		WRITE_ONCE(s->barn[i]->max_full, max_full);
+}
+
 int _uslub_sheaf_cache_init(struct kmem_cache *s, unsigned int capacity)
 {
 	s->sheaf_capacity = 0;
@@ -227,6 +236,7 @@ int _uslub_sheaf_cache_init(struct kmem_cache *s, unsigned int capacity)
 		INIT_LIST_HEAD(&barn->full);
 		INIT_LIST_HEAD(&barn->empty);
 		barn->nr_full = barn->nr_empty = 0;
+		barn->max_full = MAX_FULL_SHEAVES;
 		s->barn[i] = barn;
 	}
 	s->sheaf_capacity = capacity;
@@ -425,7 +435,7 @@ to_barn:
 	bool put = false;
 	main->node = node;
 	barn_lock(barn);
-	put = __barn_put(&barn->full, &barn->nr_full, MAX_FULL_SHEAVES, main);
+	put = __barn_put(&barn->full, &barn->nr_full, barn->max_full, main);
 	if (put)
 		empty = __barn_take(&barn->empty, &barn->nr_empty);
 	barn_unlock(barn);
@@ -702,7 +712,7 @@ static void return_sheaf(struct kmem_cache *s, struct cpu_ref *ref, struct slab_
 	}
 	int node = home_node();
 	struct node_barn *barn = get_barn(s, node);
-	if (READ_ONCE(barn->nr_full) < MAX_FULL_SHEAVES) {
+	if (READ_ONCE(barn->nr_full) < READ_ONCE(barn->max_full)) {
 		unsigned int want = cap - sheaf->size;
 		if (!want || refill_sheaf(s, c, sheaf, want, want) == want) {
 			if (barn_put_full(barn, sheaf, node)) {
@@ -883,7 +893,7 @@ struct slab_sheaf *_uslub_pcs_replace_full_main(struct kmem_cache *s, struct kme
 
 	int node = home_node();
 	struct node_barn *barn = get_barn(s, node);
-	if (READ_ONCE(barn->nr_full) >= MAX_FULL_SHEAVES) {
+	if (READ_ONCE(barn->nr_full) >= READ_ONCE(barn->max_full)) {
 		stat(c, BARN_PUT_FAIL);
 		return NULL;
 	}
@@ -896,11 +906,11 @@ struct slab_sheaf *_uslub_pcs_replace_full_main(struct kmem_cache *s, struct kme
 	bool full_list_full = true;
 	full->node = node;
 	barn_lock(barn);
-	if (barn->nr_full < MAX_FULL_SHEAVES) {
+	if (barn->nr_full < barn->max_full) {
 		full_list_full = false;
 		empty = fresh ? fresh : __barn_take(&barn->empty, &barn->nr_empty);
 		if (empty) {
-			__barn_put(&barn->full, &barn->nr_full, MAX_FULL_SHEAVES, full);
+			__barn_put(&barn->full, &barn->nr_full, barn->max_full, full);
 			WRITE_ONCE(c->main, empty);
 			fresh = NULL;
 		}

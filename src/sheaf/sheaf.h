@@ -48,7 +48,7 @@
 /*
  * Per node of a sheaf cache. full holds sheaves with size == capacity,
  * empty holds sheaves with size == 0, all of capacity s->sheaf_capacity.
- *   nr_full == |full| <= MAX_FULL_SHEAVES, nr_empty == |empty| <=
+ *   nr_full == |full| <= max_full <= MAX_FULL_SHEAVES, nr_empty == |empty| <=
  *   MAX_EMPTY_SHEAVES (written under lock, read lockless as hints)
  */
 struct node_barn {
@@ -57,6 +57,10 @@ struct node_barn {
 	struct list_head empty;
 	unsigned long nr_full;
 	unsigned long nr_empty;
+	unsigned long max_full;          /* MAX_FULL_SHEAVES unless the cache's
+	                                    creator set fewer (written before
+	                                    the cache is used; read as a hint
+	                                    lockless, under lock to decide)     */
 };
 
 /*
@@ -92,6 +96,10 @@ __internal unsigned int _uslub_sheaf_round_capacity(unsigned int capacity);
  * these take over when main is empty/full or missing.
  */
 __internal int _uslub_sheaf_cache_init(struct kmem_cache *s, unsigned int capacity);
+/* Keep at most @max_full full sheaves in each barn of @s (1 ..
+ * MAX_FULL_SHEAVES): a creator whose objects are big bounds what the barn
+ * holds. Call right after creating the cache, before it is used. */
+__internal void _uslub_sheaf_set_barn_limit(struct kmem_cache *s, unsigned int max_full);
 __internal void *_uslub_sheaf_alloc_slow(struct kmem_cache *s, struct kmem_cache_cpu *c,
 					 uslub_gfp_t gfp);
 __internal bool _uslub_sheaf_free_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, void *x);

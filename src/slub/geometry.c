@@ -44,9 +44,11 @@ static unsigned int calc_slab_order(size_t size, unsigned int min_order,
 	return order;
 }
 
-static int calculate_order(size_t size)
+static int calculate_order(size_t size, unsigned int flags)
 {
 	unsigned int max_order = (unsigned int)MIN(_uslub_option(USLUB_OPT_MAX_ORDER), MAX_PAGE_ORDER);
+	if (flags & SLAB_HIGH_ORDER)     /* mid-size classes: several objects per slab */
+		max_order = MAX(max_order, SLAB_HIGH_ORDER_MAX);
 	unsigned int min_order = (unsigned int)MIN(_uslub_option(USLUB_OPT_MIN_ORDER), max_order);
 	size_t min_objects = (size_t)_uslub_option(USLUB_OPT_MIN_OBJECTS);
 
@@ -138,7 +140,7 @@ bool _uslub_calculate_sizes(struct kmem_cache *s, size_t object_size, size_t ali
 	 * slab_free_mark() counts on objects * size being even */
 	if (size % sizeof(void *))
 		return false;
-	int order = calculate_order(size);
+	int order = calculate_order(size, s->flags);
 	if (order < 0)
 		return false;
 	s->size = (unsigned int)size;
@@ -153,6 +155,8 @@ bool _uslub_calculate_sizes(struct kmem_cache *s, size_t object_size, size_t ali
 
 	unsigned int lg = fls_u(size) - 1;
 	s->min_partial = MIN(10u, MAX(5u, lg / 2));
+	if (s->flags & SLAB_HIGH_ORDER)  /* big slabs: keep few empty ones */
+		s->min_partial = 1;
 	if (!_uslub_option(USLUB_OPT_CPU_PARTIAL))
 		s->cpu_partial = 0;
 	else if (size >= PAGE_SIZE)

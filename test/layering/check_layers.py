@@ -135,9 +135,9 @@ def main():
 
     layers = read_layers(os.path.join(src, "src", "README.md"))
     files = [(s, "uslub_objs") for s in core_sources(os.path.join(src, "CMakeLists.txt"))]
-    malloc_obj = os.path.join(args.build, "CMakeFiles", "uslub_malloc.dir", "src", "malloc", "malloc.c.o")
-    if os.path.exists(malloc_obj):   # not in sanitizer builds
-        files.append(("src/malloc/malloc.c", "uslub_malloc"))
+    for m in ("malloc.c", "classes.c"):   # the malloc front end: not in sanitizer builds
+        if os.path.exists(os.path.join(args.build, "CMakeFiles", "uslub_malloc.dir", "src", "malloc", m + ".o")):
+            files.append(("src/malloc/" + m, "uslub_malloc"))
 
     where = {}                 # symbol -> defining file
     uses = {}                  # file -> undefined symbols

@@ -953,12 +953,12 @@ static void test_uslub_state(void)
 		char *buf = NULL;
 		size_t len = 0;
 		FILE *f = open_memstream(&buf, &len);
-		void *keep = f_malloc(200);   /* a live kmalloc-256 object */
+		void *keep = f_malloc(200);   /* a live malloc-224 object */
 		if (f) {
 			slabinfo(f, 0);
 			fclose(f);
-			CHECK_MSG(buf && strstr(buf, "kmalloc-256") != NULL,
-				  "slabinfo has no kmalloc-256 cache");
+			CHECK_MSG(buf && strstr(buf, "malloc-224 ") != NULL,
+				  "slabinfo has no malloc-224 cache");
 		}
 		free(buf);
 		f_free(keep);

@@ -91,8 +91,8 @@ run_case() {
 	if [ ! -s "$d/report" ]; then
 		fail "$name: no USLUB_REPORT file written at exit (was uslub loaded?)"
 		ok=0
-	elif ! grep -q 'kmalloc-' "$d/report"; then
-		fail "$name: the USLUB_REPORT file names no kmalloc cache:"
+	elif ! grep -qE '^malloc-[0-9k]+ +[1-9]' "$d/report"; then
+		fail "$name: the USLUB_REPORT file shows no malloc class cache in use:"
 		head -5 "$d/report" >&2
 		ok=0
 	fi
