@@ -110,7 +110,8 @@ static __noinline void *malloc_slow(size_t size, size_t align, uslub_gfp_t gfp)
 	return _uslub_kmalloc_slow(size, align, gfp, USLUB_NUMA_NO_NODE);
 }
 
-/* One class hit: a table lookup and the cache's fast path. */
+/* One class hit: a table lookup and the cache's fast path (the caller
+ * has set the allocation tag). */
 static __always_inline void *malloc_inline(size_t size)
 {
 	struct kmem_cache *s = malloc_cache(size);
@@ -119,21 +120,36 @@ static __always_inline void *malloc_inline(size_t size)
 	return malloc_slow(size, 1, 0);
 }
 
+/* A class miss (or no class): the cache's miss path, or malloc_slow(). */
+static __always_inline void *malloc_miss(struct kmem_cache *s, size_t size, uintptr_t caller)
+{
+	if (likely(s))
+		return _uslub_slab_alloc_miss(s, 0, USLUB_NUMA_NO_NODE, size, caller);
+	return malloc_slow(size, 1, 0);
+}
+
+/* malloc's hit path for the entry points (malloc, calloc, realloc(NULL),
+ * operator new): the lookup and the inline pop; the entry point's
+ * allocation tag is stored only on a miss (profiling sends every
+ * allocation of a profiled cache there), so nothing is stored on a hit.
+ * A macro, so that each entry point has its own tag (USLUB_TAG_HERE()
+ * names the function it is expanded in). */
+#define MALLOC_INLINE(size) ({                                                  \
+	size_t __n = (size);                                                    \
+	struct kmem_cache *__s = malloc_cache(__n);                             \
+	void *__o = likely(__s) ? alloc_from_pcs(__s, this_cpu(__s)) : NULL;    \
+	if (unlikely(!__o)) {                                                   \
+		USLUB_TAG_HERE();                                               \
+		__o = malloc_miss(__s, __n, USLUB_CALLER());                    \
+	}                                                                       \
+	__o; })
+
 /* malloc: the table lookup and the pop inline; the allocation tag (for
  * profiling, whose hooks send every allocation to the miss path) is set
  * only when the pop misses. */
 __public void *malloc(size_t size)
 {
-	struct kmem_cache *s = malloc_cache(size);
-	if (likely(s)) {
-		void *obj = alloc_from_pcs(s, this_cpu(s));
-		if (likely(obj))
-			return obj;
-	}
-	USLUB_TAG_HERE();
-	if (likely(s))
-		return _uslub_slab_alloc_miss(s, 0, USLUB_NUMA_NO_NODE, size, USLUB_CALLER());
-	return malloc_slow(size, 1, 0);
+	return MALLOC_INLINE(size);
 }
 
 static __noinline void free_cold(void *p)
@@ -167,22 +183,20 @@ __public void *calloc(size_t n, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	USLUB_TAG_HERE();
 	if (likely(bytes <= MALLOC_CLASS_MAX)) {
-		void *p = malloc_inline(bytes);
+		void *p = MALLOC_INLINE(bytes);
 		if (likely(p) && !in_boot_arena(p))
 			memset(p, 0, bytes);
 		return p;
 	}
+	USLUB_TAG_HERE();
 	return malloc_slow(bytes, 1, USLUB_GFP_ZERO);   /* page runs: zeroed; mmaps: fresh */
 }
 
 __public void *realloc(void *p, size_t size)
 {
-	if (!p) {
-		USLUB_TAG_HERE();
-		return malloc_inline(size);
-	}
+	if (!p)
+		return MALLOC_INLINE(size);
 	if (!size) {                             /* glibc: free and return NULL */
 		free(p);
 		return NULL;
@@ -334,21 +348,12 @@ static __noinline void *new_failed(size_t size, size_t align, bool nothrow)
 	}
 }
 
-static __always_inline void *cxx_new(size_t size)
-{
-	void *p = malloc_inline(size);
-	if (unlikely(!p))
-		return new_failed(size, 1, false);
-	return p;
-}
-
-static __always_inline void *cxx_new_nothrow(size_t size)
-{
-	void *p = malloc_inline(size);
-	if (unlikely(!p))
-		return new_failed(size, 1, true);
-	return p;
-}
+/* operator new: malloc's hit path, then new's failure rules. */
+#define CXX_NEW(size, nothrow) ({                                               \
+	void *__p = MALLOC_INLINE(size);                                        \
+	if (unlikely(!__p))                                                     \
+		__p = new_failed(size, 1, nothrow);                             \
+	__p; })
 
 static void *cxx_new_aligned(size_t size, size_t align, bool nothrow)
 {
@@ -364,12 +369,12 @@ static void *cxx_new_aligned(size_t size, size_t align, bool nothrow)
 }
 
 struct nothrow_t;
-__public void *_Znwm(size_t n) { USLUB_TAG_HERE(); return cxx_new(n); }
-__public void *_Znam(size_t n) { USLUB_TAG_HERE(); return cxx_new(n); }
+__public void *_Znwm(size_t n) { return CXX_NEW(n, false); }
+__public void *_Znam(size_t n) { return CXX_NEW(n, false); }
 __public void *_ZnwmRKSt9nothrow_t(size_t n, const struct nothrow_t *t)
-{ USLUB_TAG_HERE(); return cxx_new_nothrow(n); }
+{ return CXX_NEW(n, true); }
 __public void *_ZnamRKSt9nothrow_t(size_t n, const struct nothrow_t *t)
-{ USLUB_TAG_HERE(); return cxx_new_nothrow(n); }
+{ return CXX_NEW(n, true); }
 __public void *_ZnwmSt11align_val_t(size_t n, size_t a)
 { USLUB_TAG_HERE(); return cxx_new_aligned(n, a, false); }
 __public void *_ZnamSt11align_val_t(size_t n, size_t a)
