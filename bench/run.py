@@ -168,7 +168,7 @@ B8_WHAT = {
     "threads": "16 threads doing churn (2048 live objects each)",
     "phases": "phase 1 ~P MiB of 16..511 B, frees 99% (every 100th kept), purge wait, "
               "phase 2 a tenth of it in 512..8191 B",
-    "large": "1 thread: 40 blocks of 1..32 MiB (log-uniform), each filled whole by memset "
+    "large": "1 thread: 40 blocks (at --scale 1) of 1..32 MiB (log-uniform), each filled by memset "
              "and freed; 2 live at a time",
 }
 # The large-block row: a B8 workload run and printed with the others, but
