@@ -49,7 +49,7 @@ test-clang:
 
 # Benchmarks against the peers (installs missing peers when it can).
 bench: build
-	@bench/install-peers.sh
+	@bench/install-peers.sh $(BUILD)
 	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory
 	@python3 bench/run.py --build $(BUILD) $(BENCH_ARGS)
 

@@ -27,6 +27,12 @@
  *                        a purge wait; phase 2 churns a working set of a
  *                        tenth of the size, of 512..8191 B objects. RSS at
  *                        the peak, after the frees and at the end
+ *   --workload large     large blocks: allocate 1..32 MiB (log-uniform), fill
+ *                        every byte with memset, free; two blocks live at a
+ *                        time (each freed one op after it was made, its
+ *                        contents checked first). Reports the minor page
+ *                        faults of the loop ("loop_minflt"; every workload's
+ *                        line has the whole run's "minflt")
  *   --workload b9        N threads (--threads) each allocate 1000 objects
  *                        of 16..256 B, free them and wait while the main
  *                        thread reads VmRSS; baseline: the same threads
@@ -39,7 +45,8 @@
  *
  * Prints one JSON line: workload, time_ns (the workload's own time: thread
  * start-up, the purge wait and the final checks are not in it),
- * peak_rss_kb (VmHWM at the end), rss_start_kb, the workload's own
+ * peak_rss_kb (VmHWM at the end), rss_start_kb, minflt and majflt (page
+ * faults of the process during the workload function), the workload's own
  * figures, and "ok" (false when an object's contents were not what was
  * written into it: the allocator handed out overlapping memory or realloc
  * lost bytes; the exit status is then 2) and "misaligned" (posix_memalign
@@ -60,6 +67,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -162,6 +170,20 @@ static long status_kb(const char *key)
 static long rss_kb(void)
 {
 	return status_kb("VmRSS");
+}
+
+/* Page faults of the whole process so far (every thread): minor (a page
+ * mapped without I/O, e.g. a fresh anonymous page zeroed by the kernel)
+ * and major. */
+static void faults(long *minflt, long *majflt)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru)) {
+		*minflt = *majflt = -1;
+		return;
+	}
+	*minflt = ru.ru_minflt;
+	*majflt = ru.ru_majflt;
 }
 
 /* Bookkeeping outside the allocator under test. */
@@ -865,6 +887,83 @@ static uint64_t wl_phases(void)
 }
 
 /* ------------------------------------------------------------------------
+ * large
+ * ---------------------------------------------------------------------- */
+
+#define LG_LIVE 2               /* blocks live at a time */
+#define LG_MIN (1u << 20)       /* sizes log-uniform in [1 MiB, 32 MiB) */
+#define LG_OCTAVES 5
+#define LG_CHECK_STRIDE (64u << 10)
+
+struct lgblock {
+	unsigned char *p;
+	size_t n;
+	unsigned char tag;
+};
+
+/* What memset wrote into @b: the first and the last byte and one byte
+ * every LG_CHECK_STRIDE (a block that overlaps another, or lost pages,
+ * shows up). */
+static void lg_check(const struct lgblock *b)
+{
+	for (size_t off = 0; off < b->n; off += LG_CHECK_STRIDE)
+		if (b->p[off] != b->tag) {
+			bad_objects++;
+			return;
+		}
+	check(b->p, b->n, b->tag);
+}
+
+/* Repeated large allocations, filled whole and freed: what a program that
+ * builds big buffers (images, decompression, I/O) does. Measures the
+ * large-block path: mmap/munmap per block, or a cache of freed spans and
+ * what it costs in page faults and RSS. */
+static uint64_t wl_large(void)
+{
+	struct rng r;
+	rng_init(&r, opt.seed, 700);
+	struct lgblock live[LG_LIVE] = { { 0 } };
+	uint64_t ops = scaled(40), bytes = 0;
+	size_t maxn = 0;
+	long f0, f1, mj0, mj1;
+
+	faults(&f0, &mj0);
+	uint64_t t0 = now_ns();
+	for (uint64_t op = 0; op < ops; op++) {
+		struct lgblock *b = &live[op % LG_LIVE];
+		if (b->p) {
+			lg_check(b);
+			free(b->p);
+		}
+		/* not a whole number of pages: malloc's header or rounding */
+		size_t n = size_oct(&r, LG_MIN, LG_OCTAVES) + rng_below(&r, 4096);
+		b->p = malloc(n);
+		if (!b->p)
+			oom(n);
+		b->n = n;
+		b->tag = tag_of(n, (uint32_t)op);
+		memset(b->p, b->tag, n);
+		bytes += n;
+		if (n > maxn)
+			maxn = n;
+	}
+	for (int i = 0; i < LG_LIVE; i++) {
+		if (!live[i].p)
+			continue;
+		lg_check(&live[i]);
+		free(live[i].p);
+	}
+	uint64_t t = now_ns() - t0;
+	faults(&f1, &mj1);
+	put(",\"threads\":1,\"blocks\":%llu,\"live\":%d,\"min_size\":%u,\"max_size\":%zu,"
+	    "\"bytes\":%llu,\"loop_minflt\":%ld,\"loop_majflt\":%ld,"
+	    "\"minflt_per_mib\":%.2f",
+	    (unsigned long long)ops, LG_LIVE, LG_MIN, maxn, (unsigned long long)bytes,
+	    f1 - f0, mj1 - mj0, (double)(f1 - f0) / ((double)bytes / (1 << 20)));
+	return t;
+}
+
+/* ------------------------------------------------------------------------
  * b9
  * ---------------------------------------------------------------------- */
 
@@ -954,6 +1053,7 @@ static const struct {
 	{ "mixed", wl_mixed },
 	{ "threads", wl_threads },
 	{ "phases", wl_phases },
+	{ "large", wl_large },
 	{ "b9", wl_b9 },
 };
 #define NWORKLOADS (sizeof(workloads) / sizeof(workloads[0]))
@@ -1044,8 +1144,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	long rss_start = rss_kb();
+	long rss_start = rss_kb(), minflt0, majflt0, minflt1, majflt1;
+	faults(&minflt0, &majflt0);
 	uint64_t t = fn();
+	faults(&minflt1, &majflt1);
 	long peak = status_kb("VmHWM");
 	long rss_end = rss_kb();
 
@@ -1063,10 +1165,11 @@ int main(int argc, char **argv)
 	printf(",\"malloc_lib\":");
 	json_str(lib);
 	printf(",\"scale\":%g,\"seed\":%llu,\"time_ns\":%llu,\"peak_rss_kb\":%ld,"
-	       "\"rss_start_kb\":%ld,\"rss_end_kb\":%ld%s,\"bad_objects\":%lu,\"misaligned\":%lu,"
-	       "\"ok\":%s}\n", opt.scale, (unsigned long long)opt.seed, (unsigned long long)t, peak,
-	       rss_start, rss_end, extra, (unsigned long)bad_objects, (unsigned long)misaligned,
-	       ok ? "true" : "false");
+	       "\"rss_start_kb\":%ld,\"rss_end_kb\":%ld,\"minflt\":%ld,\"majflt\":%ld%s,"
+	       "\"bad_objects\":%lu,\"misaligned\":%lu,\"ok\":%s}\n", opt.scale,
+	       (unsigned long long)opt.seed, (unsigned long long)t, peak, rss_start, rss_end,
+	       minflt1 - minflt0, majflt1 - majflt0, extra, (unsigned long)bad_objects,
+	       (unsigned long)misaligned, ok ? "true" : "false");
 	fflush(stdout);
 	if (!ok)
 		fprintf(stderr, "mallocsuite: %lu objects did not hold what was written into them\n",
