@@ -163,10 +163,11 @@ static __always_inline bool free_to_cpu_slab(struct kmem_cache *s, struct kmem_c
 	return true;
 }
 
-/* The free fast path for @x known to be in @slab (kfree, free). */
-static __always_inline void slab_free_to_pcs(struct kmem_cache *s, struct slab *slab, void *x)
+/* The free fast path for @x known to be in @slab of @s, with the
+ * caller's slot @c for @s. */
+static __always_inline void __slab_free_to_pcs(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					       struct slab *slab, void *x)
 {
-	struct kmem_cache_cpu *c = this_cpu(s);
 	struct slab_sheaf *main = c->main;
 	unsigned int n = main->size;
 
@@ -177,6 +178,35 @@ static __always_inline void slab_free_to_pcs(struct kmem_cache *s, struct slab *
 		return;
 	}
 	_uslub_slab_free_miss(s, x, USLUB_CALLER());
+}
+
+/* The free fast path for @x known to be in @slab (kfree, free). */
+static __always_inline void slab_free_to_pcs(struct kmem_cache *s, struct slab *slab, void *x)
+{
+	__slab_free_to_pcs(s, this_cpu(s), slab, x);
+}
+
+/*
+ * free() and kfree() of any @x: one descriptor lookup (ownership bit, then
+ * the page's descriptor), whose flags word gives both "a page of a live
+ * slab" and the caller's slot of its cache (the free fast word, slab.h), so
+ * the slot, the sheaf and the slab with its cache load in parallel; then
+ * the push with its checks. false: @x is not in a live slab (NULL, a page
+ * run, a mapping, a bad pointer): the caller's cold path.
+ */
+static __always_inline bool free_object(void *x)
+{
+	if (unlikely(!_uslub_owns_segment(x)))
+		return false;
+	struct page *page = virt_to_page(x);
+	unsigned long f = READ_ONCE(page->flags);
+	if (unlikely(!(f & PG_slab_page)))
+		return false;
+	struct kmem_cache_cpu *c =
+		(struct kmem_cache_cpu *)(_uslub_tls.cpu_base + (f >> PG_OWNER_SHIFT));
+	struct slab *slab = page_slab(READ_ONCE(page->compound_head));
+	__slab_free_to_pcs(slab->slab_cache, c, slab, x);
+	return true;
 }
 
 /* The free fast path for any @x: with room in the main sheaf, one

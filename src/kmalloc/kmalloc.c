@@ -714,11 +714,8 @@ __public void *(uslub_krealloc)(const void *p, size_t new_size, uslub_gfp_t gfp)
 
 __public void uslub_kfree(const void *p)
 {
-	struct slab *slab = virt_to_slab(p);
-	if (likely(slab)) {
-		slab_free_to_pcs(slab->slab_cache, slab, (void *)p);
+	if (likely(free_object((void *)p)))
 		return;
-	}
 	_uslub_kfree_cold(p, false);
 }
 

@@ -163,11 +163,8 @@ static __noinline void free_cold(void *p)
 
 __public void free(void *p)
 {
-	struct slab *slab = virt_to_slab(p);
-	if (likely(slab)) {
-		slab_free_to_pcs(slab->slab_cache, slab, p);
+	if (likely(free_object(p)))
 		return;
-	}
 	free_cold(p);
 }
 

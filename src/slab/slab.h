@@ -137,6 +137,37 @@ static __always_inline struct slab *virt_to_slab(const void *p)
 	return page_slab(page);
 }
 
+/*
+ * The free fast word: every page descriptor of a live slab (head and
+ * tails) has PG_slab_page and, in bits PG_OWNER_SHIFT.., the slot offset
+ * of the slab's cache in a thread's cpu area (kmem_cache.cpu_offset). So
+ * free() and kfree() get the caller's slot for the object's cache from
+ * the one descriptor of the object's page, in parallel with the slab
+ * (compound_head, same line) and its cache, instead of after them:
+ *   page->flags & PG_slab_page  =>  page->flags >> PG_OWNER_SHIFT ==
+ *       slab_of(page)->slab_cache->cpu_offset
+ * Set before the head's PG_slab is published (new_slab), cleared before the
+ * pages go back (discard_slab; the page layer zeroes every flags word of a
+ * freed run too).
+ */
+static __always_inline void slab_set_fast_word(struct slab *slab, unsigned int cpu_offset)
+{
+	struct page *page = slab_page(slab);
+	unsigned long word = PG_slab_page | ((unsigned long)cpu_offset << PG_OWNER_SHIFT);
+	for (unsigned int i = 1; i < (1u << page_order(page)); i++)
+		WRITE_ONCE(page[i].flags, page[i].flags | word);
+	WRITE_ONCE(page->flags, page->flags | word);
+}
+
+static __always_inline void slab_clear_fast_word(struct slab *slab)
+{
+	struct page *page = slab_page(slab);
+	unsigned long keep = (1ul << PG_OWNER_SHIFT) - 1 - PG_slab_page;
+	WRITE_ONCE(page->flags, page->flags & keep);
+	for (unsigned int i = 1; i < (1u << page_order(page)); i++)
+		WRITE_ONCE(page[i].flags, page[i].flags & keep);
+}
+
 /* The node-partial flag (seed 002's PG_workingset role); list_lock held. */
 static __always_inline bool slab_test_node_partial(const struct slab *slab)
 {

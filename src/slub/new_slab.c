@@ -195,6 +195,7 @@ struct slab *_uslub_allocate_slab(struct kmem_cache *s, int node, struct kmem_ca
 		counters = fc_make(obj_to_index(s, slab, head), 0, objects, false);
 	}
 	__atomic_store_n(&slab->counters, counters, __ATOMIC_RELAXED);
+	slab_set_fast_word(slab, s->cpu_offset);
 	__atomic_store_n(&slab->__page_flags, slab->__page_flags | PG_slab, __ATOMIC_RELEASE);
 
 	struct kmem_cache_node *n = get_node(s, slab_nid(slab));
@@ -246,6 +247,7 @@ void _uslub_discard_slab(struct kmem_cache *s, struct slab *slab)
 	__atomic_store_n(&slab->__page_flags,
 			 slab->__page_flags & ~(PG_slab | PG_workingset | PG_isolated),
 			 __ATOMIC_RELAXED);
+	slab_clear_fast_word(slab);
 	_uslub_slab_free_obj_exts(s, slab);
 	slab->slab_cache = NULL;
 	_uslub_free_pages(slab_page(slab));
