@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Install what building and testing uslub needs on a fresh Debian machine
-# (compiler, clang, make, cmake, python3, tmux; the sanitizer runtimes come with gcc). A no-op
-# when everything is present. Called by `make build`, so the README's two
-# commands work on a bare machine.
+# (compiler, clang, make, cmake, python3, sqlite3, redis-tools, tmux; the
+# sanitizer runtimes come with gcc). A no-op when everything is present.
+# Called by `make build`, so the README's two commands work on a bare
+# machine.
 set -euo pipefail
 missing=()
 command -v cc    >/dev/null 2>&1 || missing+=(build-essential)
@@ -10,6 +11,10 @@ command -v make  >/dev/null 2>&1 || missing+=(make)
 command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)   # test/malloc/programs.sh
+# test/malloc/redis.sh: redis-tools has redis-benchmark, redis-cli and the
+# server binary itself (redis-check-rdb, run as redis-server); the
+# redis-server package would add only the system service that starts it.
+command -v redis-benchmark >/dev/null 2>&1 || missing+=(redis-tools)
 command -v tmux  >/dev/null 2>&1 || missing+=(tmux)      # the `uslub top` screen test
 command -v clang >/dev/null 2>&1 || missing+=(clang)     # make test-clang
 [ ${#missing[@]} -eq 0 ] && exit 0

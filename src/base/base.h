@@ -195,7 +195,8 @@ __internal unsigned int _uslub_debug_flags(const char *spec, const char *name);
  * _uslub_debug_flags. */
 __internal bool _uslub_debug_check(const char *spec, char *why, size_t whylen);
 /* The text of a string option (USLUB_OPT_STRING), "" when unset; points
- * into environ, never allocated. */
+ * into a static copy made at initialization (or, for a value too long to
+ * copy, into environ), never allocated. */
 __internal const char *_uslub_option_str(enum uslub_option o);
 
 /* ------------------------------------------------------------------------

@@ -8,9 +8,9 @@
  * Anything else (empty, a sign, white space before or after, junk, a value
  * above the maximum, however many digits) is reported once, naming the
  * variable, the text and the reason, and the default is used. Options
- * whose default is USLUB_OPT_STRING keep their text (a pointer into
- * environ). When a variable appears twice in the environment the first
- * wins, as with getenv.
+ * whose default is USLUB_OPT_STRING keep their text (copied out of
+ * environ, see string_pool). When a variable appears twice in the
+ * environment the first wins, as with getenv.
  *
  * Secure execution: in a set-uid, set-gid or file-capability program
  * (getauxval(AT_SECURE) != 0, where glibc ignores its own MALLOC_
@@ -51,6 +51,12 @@ USLUB_OPTIONS(USLUB_OPT_X)
 
 static long values[USLUB_NR_OPTIONS];
 static const char *strings[USLUB_NR_OPTIONS];
+/* The string options' text, copied out of environ at initialization: a
+ * program may overwrite its environment strings later (setproctitle, as
+ * in redis-server, nginx or postgres, reuses the argv + environ area for
+ * the process title), and USLUB_REPORT is read again at exit. A value that
+ * does not fit (longer than any path) keeps pointing into environ. */
+static char string_pool[16384];
 static int initialized;
 static bool reported;           /* only the first initializer reports */
 
@@ -236,9 +242,16 @@ void _uslub_options_init(void)
 	/* Racing initializers compute the same values; one reports. */
 	bool report = !__atomic_exchange_n(&reported, true, __ATOMIC_RELAXED);
 	_uslub_options_from_env(environ, _uslub_secure_exec(), report, v, str);
+	size_t used = 0;
 	for (int i = 0; i < USLUB_NR_OPTIONS; i++) {
 		values[i] = v[i];
 		strings[i] = str[i];
+		size_t n = strlen(str[i]) + 1;
+		if (n > 1 && n <= sizeof(string_pool) - used) {
+			memcpy(string_pool + used, str[i], n);
+			strings[i] = string_pool + used;
+			used += n;
+		}
 	}
 	__atomic_store_n(&initialized, 1, __ATOMIC_RELEASE);
 	if (report && values[USLUB_OPT_VERBOSE])

@@ -1,7 +1,8 @@
 #!/bin/bash
 # malloc_report: USLUB_REPORT at exit. A path that cannot be opened or
 # written gives one message naming the file and the real cause (strerror
-# of the failing call's errno); %p becomes the pid; - is stderr.
+# of the failing call's errno); %p becomes the pid; - is stderr; the path
+# survives the program overwriting its environment.
 #
 #   report.sh PROG       (PROG: a program linked with libuslub-malloc)
 set -u
@@ -39,4 +40,11 @@ pid=$(sed -n 's/^pid=//p' "$T/out")
 [ ! -s "$T/err" ] || fail "a good USLUB_REPORT printed on stderr"
 run -
 grep -q '^uslub report: pid ' "$T/err" || fail "USLUB_REPORT=-: no report on stderr"
+# the value is kept from the start: a program that overwrites its
+# environment strings (setproctitle in redis-server) still gets its report
+env -i PATH=/usr/bin:/bin USLUB_REPORT="$T/clobbered" "$prog" clobberenv >"$T/out" 2>"$T/err" ||
+	fail "clobberenv exited $?"
+grep -q '^uslub report: pid ' "$T/clobbered" ||
+	fail "environ overwritten after start: no report in $T/clobbered"
+[ ! -s "$T/err" ] || fail "environ overwritten after start: output on stderr"
 echo "PASS"

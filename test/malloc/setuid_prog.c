@@ -16,6 +16,9 @@
  *                                    default USLUB_MALLOC_ABORT=1: abort)
  *   malloc_setuid_prog nosuid <dir>  exit 0 if <dir>'s file system honours
  *                                    set-uid bits (statvfs), 1 if not
+ *   malloc_setuid_prog clobberenv    overwrite every environment string
+ *                                    with zeros (as setproctitle does in
+ *                                    redis-server), allocate, exit 0
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -58,6 +61,13 @@ int main(int argc, char **argv)
 		char *p = f_malloc(64);
 		f_free(p + 8);          /* aborts unless USLUB_MALLOC_ABORT=0 */
 		say("survived_bad_free", 1);
+		return 0;
+	}
+	if (argc == 2 && !strcmp(argv[1], "clobberenv")) {
+		extern char **environ;
+		for (char **e = environ; *e; e++)
+			memset(*e, 0, strlen(*e));
+		f_free(f_malloc(100));
 		return 0;
 	}
 	if (argc != 3 || strcmp(argv[1], "run"))
