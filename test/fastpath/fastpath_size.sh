@@ -2,9 +2,11 @@
 # Locks the fast paths against regressions: the instructions of
 # uslub_cache_alloc and uslub_cache_free up to their first `ret` (the hot
 # path; the slow paths are tail calls after it) must not grow past the
-# budget below. Run by CTest on the shared library of a normal build.
+# budget below. Run by CTest on the shared library of a normal build, and
+# (second argument, optional) on the malloc front end's malloc and free.
 set -eu
 lib=$1
+mlib=${2:-}
 command -v objdump >/dev/null || { echo "objdump missing: skipped"; exit 0; }
 dis=$(mktemp)
 trap 'rm -f "$dis"' EXIT
@@ -48,4 +50,22 @@ check() {
 #        caller address and tail call
 check uslub_cache_alloc_noprof 20
 check uslub_cache_free 65
+# The malloc front end (libuslub-malloc.so; objdump may name the aliases
+# __libc_malloc and __libc_free, at the same addresses):
+# malloc (24): size <= 1 KiB (2), the table entry (3: (n + 7) >> 3, lea,
+#        load), NULL (2: caches not made yet), the cpu slot (3), main and
+#        its size (2), empty (2), inline paths off (3), the pop (3), the
+#        ALLOC_PCS counter (1), the free mark's clear (1), ret (1); the
+#        1-64 KiB index (bsr and two shifts) is laid out after the ret
+# free (59): canonical address and ownership bit (9), the page's
+#        descriptor and its flags word, PG_slab_page (6), the slot from the
+#        flags' high half (3), compound_head and slab_cache (2), main, its
+#        size and room (4), inline paths on (3), the offset inside the
+#        slab's objects (7), object start (5), one node (2), the free
+#        mark's test and store (6), the push (5), FREE_PCS (1), ret
+if [ -n "$mlib" ]; then
+	objdump -d --no-show-raw-insn "$mlib" > "$dis"
+	check malloc 24 __libc_malloc
+	check free 59 __libc_free
+fi
 exit $status
