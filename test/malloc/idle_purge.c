@@ -10,6 +10,9 @@
  *   idle_purge          expect the drop, and a thread named uslub-purge
  *   idle_purge off      (USLUB_BACKGROUND_THREAD=0) expect no drop: with
  *                       no call, nothing purges; and no such thread
+ *   idle_purge fork     the same as the first, in a fork child of a
+ *                       parent whose thread runs (the child has none: it
+ *                       must start its own)
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -18,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define SMALL_BYTES (48ul << 20)
@@ -84,9 +88,8 @@ static int has_thread(const char *name)
 	return found;
 }
 
-int main(int argc, char **argv)
+static int run(int off)
 {
-	int off = argc > 1 && !strcmp(argv[1], "off");
 	char msg[256];
 	long page = sysconf(_SC_PAGESIZE);
 	long base = rss_pages();
@@ -157,4 +160,34 @@ int main(int argc, char **argv)
 	if (!fail)
 		say("idle_purge: ok\n");
 	return fail;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "";
+	if (strcmp(mode, "fork"))
+		return run(!strcmp(mode, "off"));
+	/* the parent's thread first: free something, wait until it exists */
+	for (int i = 0; i < 10000; i++)
+		free(malloc(4096));
+	void *b = malloc(1 << 20);
+	free(b);
+	int t = 0;
+	for (int i = 0; i < 100 && (t = has_thread("uslub-purge")) != 1; i++)
+		sleep_ms(10);
+	if (t != 1) {
+		say("FAIL: the parent has no uslub-purge thread\n");
+		return 1;
+	}
+	pid_t pid = fork();
+	if (pid < 0)
+		return 77;
+	if (pid == 0)
+		_exit(run(0));
+	int st;
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st)) {
+		say("FAIL: the fork child did not exit normally\n");
+		return 1;
+	}
+	return WEXITSTATUS(st);
 }
