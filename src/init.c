@@ -16,6 +16,13 @@
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
+/* The page layer's background purge thread is never created while this
+ * thread initializes uslub (pthread_create may call malloc). */
+static bool purge_may_start(void)
+{
+	return !_uslub_tls.init_depth;
+}
+
 /* Each layer's init registers its lifecycle entries (base/lifecycle.h);
  * this order is the order of dependencies, the table's the lock order. */
 static void init_once_fn(void)
@@ -32,6 +39,7 @@ static void init_once_fn(void)
 	_uslub_thread_key_init();
 	_uslub_lifecycle_init();
 	_uslub_slub_init();
+	_uslub_purge_set_start_check(purge_may_start);
 	_uslub_tls.init_depth--;
 }
 

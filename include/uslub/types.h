@@ -561,8 +561,11 @@ void uslub_flush_thread(void);
 /* Is @p inside memory uslub manages? (lock-free, O(1)) */
 int uslub_owns(const void *p);
 
-/* Return every empty region to the OS now, whatever the decay delay.
- * Returns the number of bytes returned. */
+/* Return every empty region to the OS now, whatever the decay delay
+ * (USLUB_DECAY_MS) and without waiting for the background purge thread:
+ * dirty free pages are purged (MADV_DONTNEED), empty 4 MiB segments, kept
+ * kmalloc/malloc mappings above 2 MiB and the unused rest of the current
+ * reservation are unmapped. Returns the number of bytes returned. */
 size_t uslub_trim(void);
 
 /* Number of misuse reports so far: invalid frees (each counts one) and
@@ -723,8 +726,9 @@ void uslub_slabinfo_print(FILE *f, enum uslub_format fmt);
 
 /* Page provider totals. */
 struct uslub_page_stats {
-	unsigned long segments;        /* 4 MiB segments reserved             */
-	unsigned long bytes_reserved;  /* address space reserved              */
+	unsigned long segments;        /* 4 MiB segments mapped now (empty ones
+	                                  are unmapped after the decay)       */
+	unsigned long bytes_reserved;  /* their address space                 */
 	unsigned long bytes_in_slabs;  /* pages handed out to slabs           */
 	unsigned long bytes_purged;    /* free pages returned to the OS and not
 	                                  reused since (a current amount)     */

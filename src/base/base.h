@@ -120,7 +120,8 @@ static inline void list_del(struct list_head *e)
  * USLUB_ variable is read at all: every option keeps its default.
  * ---------------------------------------------------------------------- */
 #define USLUB_OPTIONS(X)                                                     \
-	X(DECAY_MS,      1000, 86400000, "ms an empty 4 MiB segment waits before its pages are returned (MADV_DONTNEED); 0 = at once") \
+	X(DECAY_MS,      1000, 86400000, "ms freed memory waits before it goes back to the OS: free pages are purged (MADV_DONTNEED), empty 4 MiB segments and kept huge mappings unmapped; 0 = at once") \
+	X(BACKGROUND_THREAD, 1, 1,   "1 = a background thread (uslub-purge, started on the first free that leaves something to purge) returns memory after USLUB_DECAY_MS even while the program makes no call; 0 = purging happens on the next page-level call") \
 	X(FAKE_NODES,       0, 64,   "pretend the machine has this many NUMA nodes (testing); 0 = what /sys reports") \
 	X(CPU_PARTIAL,      1, 1,    "keep per-CPU partial slabs (CONFIG_SLUB_CPU_PARTIAL); 0 = off") \
 	X(MAX_ORDER,        3, 9,    "slub_max_order: largest slab order preferred by calculate_order") \
@@ -222,6 +223,8 @@ enum uslub_lock_rank {
 	RANK_RESERVE,       /* reserve_lock         */
 	RANK_HUGE,          /* huge_lock (kmalloc/kmalloc.c; takes nothing else) */
 	RANK_FAILSLAB,      /* failslab_lock (slub/failslab.c; takes nothing else) */
+	RANK_PURGE,         /* purge_lock (page/page.c: the background purge thread's
+	                       condition; taken under any other lock, takes nothing) */
 	RANK_NR
 };
 

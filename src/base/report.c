@@ -154,7 +154,7 @@ static __thread unsigned int lockdep_nested[RANK_NR] __tls_ie;
 static const char *const rank_names[RANK_NR] = {
 	"lifecycle_lock", "pub_lock", "flush_lock", "thread_lock", "slab_mutex", "groups_lock",
 	"tags_lock", "barn.lock", "list_lock", "page_node.lock", "reserve_lock", "huge_lock",
-	"failslab_lock",
+	"failslab_lock", "purge_lock",
 };
 static_assert(ARRAY_SIZE(rank_names) == RANK_NR, "a name for every lock rank");
 

@@ -202,17 +202,32 @@ static size_t huge_len(const void *p)
 }
 
 /*
- * A few freed mappings are kept for reuse (a program that allocates and
- * frees large buffers in a loop would otherwise pay an mmap, a munmap and
- * a page fault per page each time): at most HUGE_CACHE_SLOTS of them, of at
- * most HUGE_CACHE_BYTES together, each unmapped once it has waited
- * USLUB_DECAY_MS. A request takes a kept mapping at most 1.5x its size.
+ * Kept mappings. A program that allocates, fills and frees large buffers
+ * in a loop would otherwise pay an mmap, a munmap and a page fault per
+ * page every time; so freed page-aligned mappings are kept (still mapped,
+ * their pages resident) and reused:
+ *   - a request takes the smallest kept mapping at least its size; a tail
+ *     of 2 MiB or more beyond it is split off and stays kept (no syscall:
+ *     the table only records ranges), a smaller one stays with the block;
+ *   - failing that, the largest kept mapping below the size is grown with
+ *     mremap (its resident pages move with it, only the new part faults);
+ *   - the kept bytes are bounded by what the program uses: at most
+ *     max(HUGE_KEEP_MIN, huge_peak), huge_peak being the most bytes of
+ *     huge mappings live at once since kept mappings last expired (a
+ *     high-water mark that decays), in at most HUGE_KEEP_SLOTS pieces;
+ *     the oldest goes first to make room;
+ *   - a kept mapping unused for USLUB_DECAY_MS is unmapped by the page
+ *     layer's background thread (huge_purge, registered on the first
+ *     keep) or by the next huge call; uslub_trim() unmaps all of them, and
+ *     so does an mmap that fails (then retried once).
  */
-#define HUGE_CACHE_SLOTS 8
-#define HUGE_CACHE_BYTES (32ul << 20)
-static struct { void *p; size_t len; uint64_t since_ns; } hcache[HUGE_CACHE_SLOTS]; /* huge_lock */
+#define HUGE_KEEP_SLOTS 64
+#define HUGE_KEEP_MIN   (32ul << 20)
+static struct { void *p; size_t len; uint64_t since_ns; } hcache[HUGE_KEEP_SLOTS]; /* huge_lock */
 static unsigned int hc_n;                /* huge_lock */
 static size_t hc_bytes;                  /* huge_lock */
+static size_t huge_live, huge_peak;      /* huge_lock: bytes of live mappings, their high-water mark */
+static pthread_once_t huge_purge_once = PTHREAD_ONCE_INIT;
 
 static void hcache_del_locked(unsigned int i)
 {
@@ -220,21 +235,62 @@ static void hcache_del_locked(unsigned int i)
 	hcache[i] = hcache[--hc_n];
 }
 
+/* Keep [@p, @p + @len), merged with the kept ranges right before and
+ * after it (a block split off a kept mapping comes back whole). A slot
+ * must be free. */
+static void hcache_add_locked(void *p, size_t len, uint64_t since)
+{
+	for (unsigned int i = 0; i < hc_n;) {
+		char *q = hcache[i].p;
+		if (q + hcache[i].len == (char *)p || (char *)p + len == q) {
+			if (q < (char *)p)
+				p = q;
+			len += hcache[i].len;
+			if (hcache[i].since_ns > since)
+				since = hcache[i].since_ns;
+			hcache_del_locked(i);
+			continue;
+		}
+		i++;
+	}
+	hcache[hc_n].p = p;
+	hcache[hc_n].len = len;
+	hcache[hc_n].since_ns = since;
+	hc_n++;
+	hc_bytes += len;
+}
+
+static void huge_live_add_locked(size_t len)
+{
+	huge_live += len;
+	if (huge_live > huge_peak)
+		huge_peak = huge_live;
+}
+
 /* Move the kept mappings that waited long enough (all with @all) to
- * @out (unmapped by the caller, outside the lock); returns how many. */
-static unsigned int hcache_expire_locked(bool all, void **out, size_t *lens)
+ * @out (unmapped by the caller, outside the lock); returns how many. The
+ * high-water mark decays to what is left. *@next: when the oldest left
+ * expires (0: none). */
+static unsigned int hcache_expire_locked(bool all, void **out, size_t *lens, uint64_t *next)
 {
 	uint64_t delay = (uint64_t)_uslub_option(USLUB_OPT_DECAY_MS) * 1000000ull;
 	uint64_t now = hc_n ? monotonic_ns(CLOCK_MONOTONIC_COARSE) : 0;
 	unsigned int k = 0;
+	uint64_t oldest = 0;
 	for (unsigned int i = 0; i < hc_n;)
 		if (all || now - hcache[i].since_ns >= delay) {
 			out[k] = hcache[i].p;
 			lens[k++] = hcache[i].len;
 			hcache_del_locked(i);
 		} else {
+			if (!oldest || hcache[i].since_ns < oldest)
+				oldest = hcache[i].since_ns;
 			i++;
 		}
+	if (k)
+		huge_peak = huge_live + hc_bytes;
+	if (next)
+		*next = oldest ? oldest + delay : 0;
 	return k;
 }
 
@@ -244,27 +300,84 @@ static void unmap_all(void **p, size_t *lens, unsigned int n)
 		munmap(p[i], lens[i]);
 }
 
-/* A kept mapping for @len bytes (page aligned), or NULL; its length in
- * *@got. */
-static void *hcache_take(size_t len, size_t *got)
+/* The page layer's purge callback (background thread, trim). */
+static size_t huge_purge(bool force, uint64_t *next)
 {
-	void *old[HUGE_CACHE_SLOTS];
-	size_t lens[HUGE_CACHE_SLOTS];
+	void *old[HUGE_KEEP_SLOTS];
+	size_t lens[HUGE_KEEP_SLOTS], bytes = 0;
+	uslub_mutex_lock(&huge_lock, RANK_HUGE);
+	unsigned int k = hcache_expire_locked(force, old, lens, next);
+	uslub_mutex_unlock(&huge_lock, RANK_HUGE);
+	unmap_all(old, lens, k);
+	for (unsigned int i = 0; i < k; i++)
+		bytes += lens[i];
+	return bytes;
+}
+
+static void huge_purge_register(void)
+{
+	_uslub_purge_register(huge_purge);
+}
+
+/* A kept mapping for @len bytes (page aligned), or NULL; its length in
+ * *@got, and in *@resident how much of it may hold old data. */
+static void *hcache_take(size_t len, size_t *got, size_t *resident)
+{
+	void *old[HUGE_KEEP_SLOTS];
+	size_t lens[HUGE_KEEP_SLOTS];
 	void *p = NULL;
 	uslub_mutex_lock(&huge_lock, RANK_HUGE);
-	unsigned int k = hcache_expire_locked(false, old, lens);
-	int best = -1;
-	for (unsigned int i = 0; i < hc_n; i++)
-		if (hcache[i].len >= len && hcache[i].len - len <= len / 2 &&
-		    (best < 0 || hcache[i].len < hcache[best].len))
-			best = (int)i;
+	unsigned int k = hcache_expire_locked(false, old, lens, NULL);
+	int best = -1, below = -1;
+	for (unsigned int i = 0; i < hc_n; i++) {
+		if (hcache[i].len >= len) {
+			if (best < 0 || hcache[i].len < hcache[best].len)
+				best = (int)i;
+		} else if (below < 0 || hcache[i].len > hcache[below].len) {
+			below = (int)i;
+		}
+	}
+	size_t grow_from = 0;
 	if (best >= 0) {
 		p = hcache[best].p;
 		*got = hcache[best].len;
+		uint64_t since = hcache[best].since_ns;
 		hcache_del_locked((unsigned int)best);
+		if (*got - len >= KMALLOC_LARGE_MAX) {   /* the tail stays kept */
+			hcache_add_locked((char *)p + len, *got - len, since);
+			*got = len;
+		}
+		*resident = *got;
+		huge_live_add_locked(*got);
+	} else if (below >= 0) {
+		p = hcache[below].p;
+		grow_from = hcache[below].len;
+		hcache_del_locked((unsigned int)below);
 	}
 	uslub_mutex_unlock(&huge_lock, RANK_HUGE);
 	unmap_all(old, lens, k);
+	if (grow_from) {
+		/* outside the lock: the pages move, the new part is fresh */
+		void *q = mremap(p, grow_from, len, MREMAP_MAYMOVE);
+		if (q == MAP_FAILED) {
+			/* e.g. merged ranges of two mappings the kernel kept apart */
+			uslub_mutex_lock(&huge_lock, RANK_HUGE);
+			if (hc_n < HUGE_KEEP_SLOTS) {
+				hcache_add_locked(p, grow_from, monotonic_ns(CLOCK_MONOTONIC_COARSE));
+				p = NULL;
+			}
+			uslub_mutex_unlock(&huge_lock, RANK_HUGE);
+			if (p)
+				munmap(p, grow_from);
+			return NULL;
+		}
+		p = q;
+		*got = len;
+		*resident = grow_from;
+		uslub_mutex_lock(&huge_lock, RANK_HUGE);
+		huge_live_add_locked(len);
+		uslub_mutex_unlock(&huge_lock, RANK_HUGE);
+	}
 	return p;
 }
 
@@ -277,22 +390,25 @@ static void *huge_alloc(size_t size, size_t align, uslub_gfp_t gfp)
 	size_t len = ALIGN_UP(size, PAGE_SIZE);
 	size_t extra = align > PAGE_SIZE ? align - PAGE_SIZE : 0;
 	if (!extra) {
-		size_t got;
-		void *p = hcache_take(len, &got);
+		size_t got, resident;
+		void *p = hcache_take(len, &got, &resident);
 		if (p) {
 			uslub_mutex_lock(&huge_lock, RANK_HUGE);
 			bool ok = huge_insert_locked((uintptr_t)p, got, align);
+			if (!ok)
+				huge_live -= got;
 			uslub_mutex_unlock(&huge_lock, RANK_HUGE);
 			if (ok) {
 				KSTAT_ADD(huge_allocs, 1);
 				KSTAT_ADD(huge_bytes, got);
 				if (gfp & USLUB_GFP_ZERO)
-					memset(p, 0, size);
+					memset(p, 0, MIN(size, resident));
 				return p;
 			}
 			munmap(p, got);
 		}
 	}
+	bool retried = false;
 	for (;;) {
 		char *base = mmap(NULL, len + extra, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -304,6 +420,8 @@ static void *huge_alloc(size_t size, size_t align, uslub_gfp_t gfp)
 				munmap(p + len, (size_t)(base + len + extra - (p + len)));
 			uslub_mutex_lock(&huge_lock, RANK_HUGE);
 			bool ok = huge_insert_locked((uintptr_t)p, len, align);
+			if (ok)
+				huge_live_add_locked(len);
 			uslub_mutex_unlock(&huge_lock, RANK_HUGE);
 			if (ok) {
 				KSTAT_ADD(huge_allocs, 1);
@@ -311,6 +429,12 @@ static void *huge_alloc(size_t size, size_t align, uslub_gfp_t gfp)
 				return p;          /* fresh anonymous memory: zeroed */
 			}
 			munmap(p, len);
+		} else if (!retried) {
+			/* out of address space (RLIMIT_AS) or memory: give back
+			 * what is kept (mappings, empty segments) and try again */
+			retried = true;
+			if (_uslub_page_trim())
+				continue;
 		}
 		if (!(gfp & USLUB_GFP_NOFAIL)) {
 			errno = ENOMEM;
@@ -340,21 +464,26 @@ static bool huge_free(const void *p)
 {
 	if ((uintptr_t)p & (PAGE_SIZE - 1))
 		return false;
-	void *old[HUGE_CACHE_SLOTS + 1];
-	size_t lens[HUGE_CACHE_SLOTS + 1];
+	void *old[HUGE_KEEP_SLOTS + 1];
+	size_t lens[HUGE_KEEP_SLOTS + 1];
 	unsigned int k = 0;
 	size_t len = 0;
 	bool kept = false;
+	bool may_keep = _uslub_option(USLUB_OPT_DECAY_MS) != 0;
+	if (may_keep)
+		pthread_once(&huge_purge_once, huge_purge_register);
 	uslub_mutex_lock(&huge_lock, RANK_HUGE);
 	struct huge_entry *e = huge_find_locked((uintptr_t)p);
 	if (e) {
 		len = e->len;
-		bool keep = len <= HUGE_CACHE_BYTES / 2 && e->align <= PAGE_SIZE &&
-			    _uslub_option(USLUB_OPT_DECAY_MS);
+		bool keep = may_keep && e->align <= PAGE_SIZE;
 		huge_remove_locked(e);
+		huge_live -= len;
 		hfreed[hfreed_next++ % HUGE_FREED_RING] = (uintptr_t)p;
-		k = hcache_expire_locked(false, old, lens);
-		while (keep && (hc_n == HUGE_CACHE_SLOTS || hc_bytes + len > HUGE_CACHE_BYTES)) {
+		k = hcache_expire_locked(false, old, lens, NULL);
+		size_t limit = MAX(HUGE_KEEP_MIN, huge_peak);
+		keep = keep && len <= limit;
+		while (keep && (hc_n == HUGE_KEEP_SLOTS || hc_bytes + len > limit)) {
 			unsigned int oldest = 0;     /* make room: the oldest goes */
 			for (unsigned int i = 1; i < hc_n; i++)
 				if (hcache[i].since_ns < hcache[oldest].since_ns)
@@ -364,11 +493,7 @@ static bool huge_free(const void *p)
 			hcache_del_locked(oldest);
 		}
 		if (keep) {
-			hcache[hc_n].p = (void *)p;
-			hcache[hc_n].len = len;
-			hcache[hc_n].since_ns = monotonic_ns(CLOCK_MONOTONIC_COARSE);
-			hc_n++;
-			hc_bytes += len;
+			hcache_add_locked((void *)p, len, monotonic_ns(CLOCK_MONOTONIC_COARSE));
 			kept = true;
 		}
 	}
@@ -380,6 +505,8 @@ static bool huge_free(const void *p)
 		munmap((void *)p, len);
 	KSTAT_ADD(huge_frees, 1);
 	KSTAT_ADD(huge_bytes, -len);
+	if (kept)
+		_uslub_purge_notify();
 	return true;
 }
 
@@ -393,6 +520,7 @@ static void *huge_resize(void *p, size_t new_size)
 	size_t len = e->len, align = e->align;
 	if (nlen <= len) {                       /* shrink: drop the tail */
 		e->len = nlen;
+		huge_live -= len - nlen;
 		uslub_mutex_unlock(&huge_lock, RANK_HUGE);
 		if (nlen < len) {
 			munmap((char *)p + nlen, len - nlen);
@@ -410,6 +538,10 @@ static void *huge_resize(void *p, size_t new_size)
 	e = huge_find_locked((uintptr_t)p);
 	huge_remove_locked(e);
 	bool ok = huge_insert_locked((uintptr_t)q, nlen, align);
+	if (ok)
+		huge_live_add_locked(nlen - len);
+	else
+		huge_live -= len;
 	uslub_mutex_unlock(&huge_lock, RANK_HUGE);
 	if (!ok) {              /* no room to record it: undo as far as we can */
 		munmap(q, nlen);

@@ -1,9 +1,37 @@
 /*
  * Page provider: buddy allocation of naturally aligned page runs inside
- * 4 MiB segments; segments carved from 64 MiB mmap reservations; free
- * memory returned to the OS with MADV_DONTNEED after USLUB_DECAY_MS:
- * whole empty segments, and the free blocks inside segments still in use
- * (so a few live objects do not pin the pages freed around them).
+ * 4 MiB segments; segments carved from 64 MiB mmap reservations (one
+ * segment at a time when that much address space is not to be had); free
+ * memory returned to the OS after USLUB_DECAY_MS: a segment that stayed
+ * empty that long is unmapped (memory and address space), the free
+ * blocks inside segments still in use are purged with MADV_DONTNEED (so a
+ * few live objects do not pin the pages freed around them).
+ *
+ * Who purges (the contract): with USLUB_BACKGROUND_THREAD=1 (the default)
+ * a thread, "uslub-purge", does it while the program sleeps. It is
+ * created on the first free that leaves something purgeable (dirty free
+ * pages, an empty segment, a kept kmalloc mapping: _uslub_purge_notify()),
+ * by the freeing thread once it holds no uslub lock and is not inside
+ * uslub's initialization (pthread_create may call malloc); it has every
+ * signal blocked, never allocates (so it has no per-thread caches), waits
+ * on a CLOCK_MONOTONIC condition variable without a deadline while
+ * nothing is dirty and with the earliest decay deadline otherwise, and
+ * then makes one pass (purge_pass: every node, then the layers' purge
+ * callbacks). While it runs, the page calls leave the purging to it.
+ * Without it (option 0, decay 0, pthread_create failed, or a fork child
+ * in the sanitized builds) the purge happens on the next page call, as
+ * before. A fork child has no thread: it starts one again on its first
+ * purgeable free. uslub_trim() / malloc_trim() purge and unmap
+ * everything at once, with the rest of the current reservation.
+ *
+ * Unmapping: an empty segment's blocks leave the free lists and its
+ * ownership bit is cleared under the node lock, then it is unmapped with
+ * no lock held. No valid pointer points into an empty segment, so only an
+ * invalid free can race with it: a free() that read the bit just before
+ * it was cleared reads the descriptor of an unmapped segment and faults
+ * (SIGSEGV) instead of being reported; one that comes later is reported
+ * as "a pointer uslub did not allocate" (or, if the address space was
+ * mapped again as a new segment, as whatever it finds there).
  *
  * Purge state: a free block is "clean" (PG_clean) when its pages were
  * returned since it was last used; freeing a run makes its (merged) block
@@ -17,6 +45,8 @@
 #include "base/lifecycle.h"
 #include "uslub/types.h"
 #include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -75,13 +105,16 @@ static int count_sys_nodes(void)
 	return n ? n : 1;
 }
 
-static const struct uslub_lifecycle page_node_lifecycle, reserve_lifecycle;
+static const struct uslub_lifecycle page_node_lifecycle, reserve_lifecycle, purge_lifecycle;
+static void purge_cond_init(void);
 
 static void page_init_once(void)
 {
 	long fake = _uslub_option(USLUB_OPT_FAKE_NODES);
 	_uslub_lifecycle_register(&page_node_lifecycle);
 	_uslub_lifecycle_register(&reserve_lifecycle);
+	_uslub_lifecycle_register(&purge_lifecycle);
+	purge_cond_init();
 	if (fake > 0) {
 		nr_nodes = (int)MIN(fake, MAX_NUMNODES);
 	} else {
@@ -126,13 +159,21 @@ static char *reserve_segment(void)
 	char *seg = NULL;
 	uslub_mutex_lock(&reserve_lock, RANK_RESERVE);
 	if (reserve_cur == reserve_end) {
-		size_t len = RESERVE_SEGMENTS * SEGMENT_SIZE + SEGMENT_SIZE;
+		/* 64 MiB at once; near an address-space limit, one segment */
+		size_t nseg = RESERVE_SEGMENTS;
+		size_t len = nseg * SEGMENT_SIZE + SEGMENT_SIZE;
 		char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (p == MAP_FAILED) {
+			nseg = 1;
+			len = 2 * SEGMENT_SIZE;
+			p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		}
 		if (p == MAP_FAILED)
 			goto out;
 		char *start = (char *)ALIGN_UP((uintptr_t)p, SEGMENT_SIZE);
-		char *end = start + RESERVE_SEGMENTS * SEGMENT_SIZE;
+		char *end = start + nseg * SEGMENT_SIZE;
 		if (start > p)
 			munmap(p, (size_t)(start - p));
 		if (p + len > end)
@@ -215,17 +256,6 @@ static void mark_clean(struct page *page)
 	}
 }
 
-/* An empty segment: one madvise for all of it; its free blocks are the
- * canonical decomposition of [16, 1024) (orders 4..9). */
-static void purge_segment(struct segment *seg)
-{
-	purge_range((char *)seg + SEGMENT_META_PAGES * PAGE_SIZE, SEGMENT_USABLE_PAGES * PAGE_SIZE);
-	for (unsigned int idx = SEGMENT_META_PAGES; idx < SEGMENT_PAGES;) {
-		mark_clean(&seg->pages[idx]);
-		idx += 1u << page_order(&seg->pages[idx]);
-	}
-}
-
 /* Purge every dirty free block of @n (node lock held): when pages were
  * freed more than the decay delay ago (or @force). */
 static size_t purge_dirty(struct page_node *n, bool force)
@@ -250,8 +280,33 @@ static size_t purge_dirty(struct page_node *n, bool force)
 	return bytes;
 }
 
-/* Purge empty segments older than the decay delay (all with force). */
-static size_t purge_expired(struct page_node *n, bool force)
+/* Take the empty segment @seg off @n (node lock held): its free blocks
+ * (the canonical decomposition of [16, 1024)) leave the free lists, its
+ * ownership bit is cleared; the caller unmaps it once the lock is dropped.
+ * From here on a pointer into it is no longer ours (an invalid free of one
+ * that read the bit before the clear may fault on the descriptor: see
+ * "Unmapping" at the top of the file). */
+static void detach_segment(struct page_node *n, struct segment *seg)
+{
+	for (unsigned int idx = SEGMENT_META_PAGES; idx < SEGMENT_PAGES;) {
+		struct page *page = &seg->pages[idx];
+		unsigned int o = page_order(page);
+		if (page->flags & PG_clean)
+			ATOMIC_SUB(pstats.bytes_purged, PAGE_SIZE << o);
+		del_free_block(n, page, o);
+		idx += 1u << o;
+	}
+	list_del(&seg->hdr.seg_link);
+	n->nr_segments--;
+	uintptr_t bit = (uintptr_t)seg >> SEGMENT_SHIFT;
+	__atomic_fetch_and(&_uslub_owned_segments[bit / 64], ~(1ul << (bit % 64)), __ATOMIC_RELEASE);
+	ATOMIC_SUB(pstats.segments, 1);
+}
+
+/* Detach the empty segments older than the decay delay (all with @force)
+ * onto @out, linked by their empty_link (node lock held); returns their
+ * bytes. */
+static size_t purge_expired(struct page_node *n, bool force, struct list_head *out)
 {
 	size_t bytes = 0;
 	if (list_empty(&n->empty))
@@ -264,12 +319,262 @@ static size_t purge_expired(struct page_node *n, bool force)
 		if (!force && now - h->empty_since_ns < delay)
 			break;               /* the list is oldest first */
 		list_del(&h->empty_link);
-		INIT_LIST_HEAD(&h->empty_link);
-		purge_segment((struct segment *)h);
-		bytes += SEGMENT_USABLE_PAGES * PAGE_SIZE;
+		detach_segment(n, (struct segment *)h);
+		list_add_tail(&h->empty_link, out);
+		bytes += SEGMENT_SIZE;
 	}
 	return bytes;
 }
+
+/* Unmap the segments purge_expired() detached (no lock held). */
+static void unmap_segments(struct list_head *list)
+{
+	struct list_head *pos, *tmp;
+	list_for_each_safe(pos, tmp, list) {
+		munmap(list_entry(pos, struct segment_hdr, empty_link), SEGMENT_SIZE);
+		ATOMIC_ADD(pstats.purges, 1);
+	}
+	INIT_LIST_HEAD(list);
+}
+
+/* The earliest time something of @n becomes due for purging (node lock
+ * held): lowers *@next (0: nothing). */
+static void node_deadline(struct page_node *n, uint64_t delay, uint64_t *next)
+{
+	uint64_t t = 0;
+	if (n->dirty_pages)
+		t = n->dirty_since_ns + delay;
+	if (!list_empty(&n->empty)) {
+		struct segment_hdr *h = list_entry(n->empty.next, struct segment_hdr, empty_link);
+		if (!t || h->empty_since_ns + delay < t)
+			t = h->empty_since_ns + delay;
+	}
+	if (t && (!*next || t < *next))
+		*next = t;
+}
+
+/* ------------------------------------------------------------------------
+ * The background purge thread ("uslub-purge")
+ * ---------------------------------------------------------------------- */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define PURGE_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define PURGE_SANITIZED 1
+#endif
+#endif
+
+enum { PURGE_UNSTARTED, PURGE_STARTING, PURGE_RUNNING, PURGE_NEVER };
+static int purge_state;                  /* atomic */
+static bool purge_wanted;                /* atomic: something waits for the thread */
+static bool (*purge_may_start)(void);    /* set by _uslub_init() when it is done */
+
+static pthread_mutex_t purge_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t purge_cond;        /* on CLOCK_MONOTONIC (page_init_once) */
+static bool purge_pending;               /* purge_lock: new work since the last pass */
+static bool purge_idle;                  /* purge_lock: the thread waits without a deadline */
+
+#define PURGE_MAX_CALLBACKS 4
+static size_t (*purge_cbs[PURGE_MAX_CALLBACKS])(bool force, uint64_t *next);
+static unsigned int nr_purge_cbs;        /* release-stored; purge_lock to add */
+
+/* A jiffy and a bit: deadlines are CLOCK_MONOTONIC_COARSE times, which lag
+ * CLOCK_MONOTONIC (the wait's clock) by up to a tick. */
+#define PURGE_SLACK_NS (11ull * 1000000)
+
+static bool purge_thread_running(void)
+{
+	return __atomic_load_n(&purge_state, __ATOMIC_ACQUIRE) == PURGE_RUNNING;
+}
+
+void _uslub_purge_register(size_t (*fn)(bool force, uint64_t *next))
+{
+	_uslub_page_init();
+	uslub_mutex_lock(&purge_lock, RANK_PURGE);
+	unsigned int k = nr_purge_cbs;
+	if (k < PURGE_MAX_CALLBACKS) {
+		purge_cbs[k] = fn;
+		__atomic_store_n(&nr_purge_cbs, k + 1, __ATOMIC_RELEASE);
+	}
+	uslub_mutex_unlock(&purge_lock, RANK_PURGE);
+	if (k >= PURGE_MAX_CALLBACKS) {
+		_uslub_report("uslub: too many purge callbacks\n");
+		abort();
+	}
+}
+
+void _uslub_purge_set_start_check(bool (*may_start)(void))
+{
+	__atomic_store_n(&purge_may_start, may_start, __ATOMIC_RELEASE);
+}
+
+/*
+ * One pass: every node's expired empty segments unmapped and dirty free
+ * blocks purged, then every registered callback (kmalloc's kept
+ * mappings); all of it with @force. Returns the bytes given back; *@next
+ * (when not NULL) the earliest CLOCK_MONOTONIC_COARSE time something left
+ * becomes due, 0 when nothing is left to purge. Takes each node lock in
+ * turn, with no uslub lock held.
+ */
+static size_t purge_pass(bool force, uint64_t *next)
+{
+	size_t bytes = 0;
+	uint64_t delay = (uint64_t)_uslub_option(USLUB_OPT_DECAY_MS) * 1000000ull;
+	uint64_t dummy = 0;
+	if (!next)
+		next = &dummy;
+	*next = 0;
+	for (int i = 0; i < nr_nodes; i++) {
+		struct page_node *n = &page_nodes[i];
+		struct list_head unmap = LIST_HEAD_INIT(unmap);
+		uslub_mutex_lock(&n->lock, RANK_PAGE_NODE);
+		bytes += purge_expired(n, force, &unmap);
+		bytes += purge_dirty(n, force);
+		node_deadline(n, delay, next);
+		uslub_mutex_unlock(&n->lock, RANK_PAGE_NODE);
+		unmap_segments(&unmap);
+	}
+	unsigned int k = __atomic_load_n(&nr_purge_cbs, __ATOMIC_ACQUIRE);
+	for (unsigned int i = 0; i < k; i++) {
+		uint64_t t = 0;
+		bytes += purge_cbs[i](force, &t);
+		if (t && (!*next || t < *next))
+			*next = t;
+	}
+	return bytes;
+}
+
+static void *purge_thread(void *arg)
+{
+	(void)arg;
+	pthread_setname_np(pthread_self(), "uslub-purge");
+	uslub_mutex_lock(&purge_lock, RANK_PURGE);
+	for (;;) {
+		purge_pending = false;
+		uslub_mutex_unlock(&purge_lock, RANK_PURGE);
+		uint64_t next;
+		purge_pass(false, &next);
+		uslub_mutex_lock(&purge_lock, RANK_PURGE);
+		if (purge_pending)
+			continue;            /* new work during the pass: look again */
+		if (!next) {                 /* nothing dirty: no tick until there is */
+			purge_idle = true;
+			while (!purge_pending)
+				pthread_cond_wait(&purge_cond, &purge_lock);
+			purge_idle = false;
+		} else {
+			uint64_t t = next + PURGE_SLACK_NS;
+			struct timespec ts = { .tv_sec = (time_t)(t / 1000000000ull),
+					       .tv_nsec = (long)(t % 1000000000ull) };
+			pthread_cond_timedwait(&purge_cond, &purge_lock, &ts);
+		}
+	}
+	return NULL;
+}
+
+/* Start the thread if it is wanted and may be started here: with no uslub
+ * lock held, outside uslub's initialization (pthread_create may call
+ * malloc, which is uslub). */
+static __noinline void purge_start(void)
+{
+	bool (*may)(void) = __atomic_load_n(&purge_may_start, __ATOMIC_ACQUIRE);
+	if (_uslub_locks_held || !may || !may() || !_uslub_option(USLUB_OPT_BACKGROUND_THREAD))
+		return;
+	int expect = PURGE_UNSTARTED;
+	if (!__atomic_compare_exchange_n(&purge_state, &expect, PURGE_STARTING, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return;                      /* another thread starts it (or did) */
+	/* every signal blocked in the new thread: it inherits this mask */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_t attr;
+	pthread_t t;
+	int rc = pthread_attr_init(&attr);
+	if (!rc) {
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		pthread_attr_setstacksize(&attr, 256 * 1024);   /* a few frames deep */
+		rc = pthread_create(&t, &attr, purge_thread, NULL);
+		pthread_attr_destroy(&attr);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* a thread that cannot be made: purging stays on the calls, as with
+	 * USLUB_BACKGROUND_THREAD=0 */
+	__atomic_store_n(&purge_state, rc ? PURGE_NEVER : PURGE_RUNNING, __ATOMIC_RELEASE);
+}
+
+static __always_inline void purge_maybe_start(void)
+{
+	if (unlikely(__atomic_load_n(&purge_wanted, __ATOMIC_RELAXED)) &&
+	    __atomic_load_n(&purge_state, __ATOMIC_RELAXED) == PURGE_UNSTARTED)
+		purge_start();
+}
+
+void _uslub_purge_notify(void)
+{
+	if (!_uslub_option(USLUB_OPT_BACKGROUND_THREAD) || !_uslub_option(USLUB_OPT_DECAY_MS))
+		return;
+	_uslub_page_init();
+	uslub_mutex_lock(&purge_lock, RANK_PURGE);
+	purge_pending = true;
+	if (purge_idle)
+		pthread_cond_signal(&purge_cond);
+	uslub_mutex_unlock(&purge_lock, RANK_PURGE);
+	if (__atomic_load_n(&purge_state, __ATOMIC_RELAXED) == PURGE_UNSTARTED) {
+		__atomic_store_n(&purge_wanted, true, __ATOMIC_RELAXED);
+		purge_start();
+	}
+}
+
+static void purge_cond_init(void)
+{
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&purge_cond, &ca);
+	pthread_condattr_destroy(&ca);
+}
+
+/* fork: purge_lock (the innermost rank); the child has no thread: it is
+ * started again on the child's first purgeable free (not in the sanitized
+ * builds, whose runtimes refuse or deadlock on a thread created in the
+ * child of a multi-threaded parent: there the child purges on its calls) */
+static void purge_prefork(void)
+{
+	uslub_mutex_lock(&purge_lock, RANK_PURGE);
+}
+
+static void purge_postfork_parent(void)
+{
+	uslub_mutex_unlock(&purge_lock, RANK_PURGE);
+}
+
+static void purge_postfork_child(void)
+{
+	uslub_mutex_reset(&purge_lock, RANK_PURGE);
+	purge_cond_init();
+	purge_idle = false;
+	purge_pending = true;
+#ifdef PURGE_SANITIZED
+	__atomic_store_n(&purge_state, PURGE_NEVER, __ATOMIC_RELAXED);
+#else
+	int state = __atomic_load_n(&purge_state, __ATOMIC_RELAXED);
+	if (state != PURGE_NEVER) {
+		/* the parent's thread (or its start) is not the child's */
+		__atomic_store_n(&purge_state, PURGE_UNSTARTED, __ATOMIC_RELAXED);
+		if (state != PURGE_UNSTARTED)
+			__atomic_store_n(&purge_wanted, true, __ATOMIC_RELAXED);
+	}
+#endif
+}
+
+static const struct uslub_lifecycle purge_lifecycle = {
+	.name = "purge_lock",
+	.rank = RANK_PURGE,
+	.prefork = purge_prefork,
+	.postfork_parent = purge_postfork_parent,
+	.postfork_child = purge_postfork_child,
+};
 
 struct page *_uslub_alloc_pages(unsigned int order, int node)
 {
@@ -319,9 +624,11 @@ struct page *_uslub_alloc_pages(unsigned int order, int node)
 	}
 	WRITE_ONCE(page->compound_head, page);
 	ATOMIC_ADD(pstats.bytes_in_slabs, PAGE_SIZE << order);
-	purge_dirty(n, false);       /* pages freed long enough ago */
+	if (!purge_thread_running())
+		purge_dirty(n, false);       /* pages freed long enough ago */
 out:
 	uslub_mutex_unlock(&n->lock, RANK_PAGE_NODE);
+	purge_maybe_start();
 	return page;
 }
 
@@ -358,17 +665,27 @@ void _uslub_free_pages(struct page *page)
 		order++;
 	}
 	set_free_block(n, &seg->pages[idx], order, 0);
+	bool became_purgeable = !n->dirty_pages;
 	if (!n->dirty_pages)
 		n->dirty_since_ns = now_ns();
 	n->dirty_pages += freed;
 	if (seg->hdr.free_pages == SEGMENT_USABLE_PAGES) {
 		seg->hdr.empty_since_ns = now_ns();
 		list_add_tail(&seg->hdr.empty_link, &n->empty);
+		became_purgeable = true;
 	}
 	bool now = _uslub_option(USLUB_OPT_DECAY_MS) == 0;
-	purge_expired(n, now);
-	purge_dirty(n, now);
+	struct list_head unmap = LIST_HEAD_INIT(unmap);
+	if (now || !purge_thread_running()) {    /* else the thread's work */
+		purge_expired(n, now, &unmap);
+		purge_dirty(n, now);
+	}
 	uslub_mutex_unlock(&n->lock, RANK_PAGE_NODE);
+	unmap_segments(&unmap);
+	if (became_purgeable)
+		_uslub_purge_notify();
+	else
+		purge_maybe_start();
 }
 
 void _uslub_for_each_run(void (*fn)(struct page *head, void *arg), void *arg)
@@ -397,14 +714,15 @@ void _uslub_for_each_run(void (*fn)(struct page *head, void *arg), void *arg)
 
 size_t _uslub_page_trim(void)
 {
-	size_t bytes = 0;
 	_uslub_page_init();
-	for (int i = 0; i < nr_nodes; i++) {
-		uslub_mutex_lock(&page_nodes[i].lock, RANK_PAGE_NODE);
-		bytes += purge_expired(&page_nodes[i], true);
-		bytes += purge_dirty(&page_nodes[i], true);
-		uslub_mutex_unlock(&page_nodes[i].lock, RANK_PAGE_NODE);
-	}
+	size_t bytes = purge_pass(true, NULL);
+	/* the unused rest of the current reservation: address space */
+	uslub_mutex_lock(&reserve_lock, RANK_RESERVE);
+	char *cur = reserve_cur, *end = reserve_end;
+	reserve_cur = reserve_end = NULL;
+	uslub_mutex_unlock(&reserve_lock, RANK_RESERVE);
+	if (end > cur)
+		munmap(cur, (size_t)(end - cur));
 	return bytes;
 }
 

@@ -14,11 +14,19 @@
  *   ((struct segment *)(p & ~(SEGMENT_SIZE-1)))->pages[(p >> 12) & 1023]
  * — O(1), no lock, and outside the memory it describes (out of band, as the
  * kernel's struct page). "Is p ours" is one bit per segment in a static
- * bitmap, set before any page of the segment is handed out and never
- * cleared (segments are never unmapped; their pages are purged instead).
+ * bitmap, set before any page of the segment is handed out and cleared
+ * before the segment is unmapped (after it stayed empty USLUB_DECAY_MS, or
+ * at trim: see "Unmapping" in page.c for what a racing invalid free sees).
+ *
+ * Freed memory goes back to the OS after USLUB_DECAY_MS, by the background
+ * purge thread "uslub-purge" (USLUB_BACKGROUND_THREAD=1, the default:
+ * started lazily, also while the program makes no call) or on the next
+ * page call (0); at once with uslub_trim(). The contract is at the top of
+ * page.c.
  *
  * Locks: one mutex per node (buddy free lists, segment lists, the empty
- * list), and reserve_lock (the reservation cursor), taken in that order.
+ * list), reserve_lock (the reservation cursor), taken in that order, and
+ * purge_lock (the thread's condition; innermost, taken under any lock).
  */
 #ifndef USLUB_PAGE_H
 #define USLUB_PAGE_H
@@ -161,8 +169,28 @@ __internal void _uslub_page_init(void);
 /* Call @fn on the head page of every allocated run (node lock held). */
 __internal void _uslub_for_each_run(void (*fn)(struct page *head, void *arg), void *arg);
 
-/* Purge every empty segment now; returns bytes returned to the OS. */
+/* Give back everything free now: dirty free blocks purged, empty segments
+ * and the rest of the current reservation unmapped, every purge callback
+ * run with force (kmalloc's kept mappings); returns the bytes. No uslub
+ * lock held. */
 __internal size_t _uslub_page_trim(void);
+
+/*
+ * The background purge (page.c, "uslub-purge"). A layer above that keeps
+ * memory of its own for reuse registers @fn: called by the thread (and by
+ * trim, with @force) with no uslub lock held, it gives back what waited
+ * USLUB_DECAY_MS (everything with @force), returns the bytes and sets
+ * *@next to the CLOCK_MONOTONIC_COARSE time its next item becomes due (0:
+ * none). At most 4 callbacks.
+ */
+__internal void _uslub_purge_register(size_t (*fn)(bool force, uint64_t *next));
+/* Something became purgeable (pages freed, a mapping kept): wakes the
+ * thread, or starts it on first use. Any lock may be held (the thread is
+ * then started by a later call that holds none). */
+__internal void _uslub_purge_notify(void);
+/* _uslub_init() says when a thread may be created: @may_start() is false
+ * while the calling thread initializes uslub. No thread before it is set. */
+__internal void _uslub_purge_set_start_check(bool (*may_start)(void));
 
 /* Testing: fail the next allocation after @n more succeed (-1: never). */
 __internal void _uslub_page_fail_after(long n);

@@ -71,6 +71,12 @@
  *                                     slab_mutex (configuration) and by any
  *                                     allocation; nothing is taken or
  *                                     reported under it
+ *   9. purge_lock (page/page.c)       the background purge thread's
+ *                                     condition; taken under any lock
+ *                                     (a free that leaves something to
+ *                                     purge), nothing under it. The thread
+ *                                     itself is created with no uslub
+ *                                     lock held (pthread_create).
  *   (slub_debug reports made under list_lock and the page lock are
  *   buffered per thread and written by _uslub_debug_flush() with no uslub
  *   lock held: dladdr() takes the dynamic loader's lock.)
