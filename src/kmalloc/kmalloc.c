@@ -409,11 +409,17 @@ static void *huge_alloc(size_t size, size_t align, uslub_gfp_t gfp)
 		}
 	}
 	bool retried = false;
+	/* huge pages (USLUB_THP): mapped 2 MiB aligned, so all of it can be */
+	bool thp = _uslub_thp_mapping(len);
+	size_t map_align = MAX(MAX(align, PAGE_SIZE), thp ? THP_SIZE : 0);
+	extra = map_align - PAGE_SIZE;
 	for (;;) {
 		char *base = mmap(NULL, len + extra, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (base != MAP_FAILED) {
-			char *p = (char *)ALIGN_UP((uintptr_t)base, MAX(align, PAGE_SIZE));
+			char *p = (char *)ALIGN_UP((uintptr_t)base, map_align);
+			if (thp)
+				_uslub_thp_advise(p, len);
 			if (p > base)
 				munmap(base, (size_t)(p - base));
 			if (base + len + extra > p + len)

@@ -214,6 +214,16 @@ static void del_free_block(struct page_node *n, struct page *page, unsigned int 
 }
 
 /* Map a new segment for @n and put its usable pages on the free lists. */
+bool _uslub_thp_mapping(size_t len)
+{
+	return _uslub_option(USLUB_OPT_THP) > 0 && len >= THP_SIZE;
+}
+
+void _uslub_thp_advise(void *addr, size_t len)
+{
+	madvise(addr, len, MADV_HUGEPAGE);
+}
+
 static bool grow_node(struct page_node *n, int node)
 {
 	char *base = reserve_segment();
@@ -221,6 +231,9 @@ static bool grow_node(struct page_node *n, int node)
 		return false;
 	struct segment *seg = (struct segment *)base;
 	bind_to_node(base, SEGMENT_SIZE, node);
+	long thp = _uslub_option(USLUB_OPT_THP);
+	if (thp == 2 || (thp == 1 && n->nr_segments >= THP_AUTO_SEGMENTS))
+		_uslub_thp_advise(base, SEGMENT_SIZE);
 	seg->hdr.magic = SEGMENT_MAGIC;
 	seg->hdr.node = node;
 	seg->hdr.free_pages = SEGMENT_USABLE_PAGES;

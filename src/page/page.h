@@ -192,6 +192,22 @@ __internal void _uslub_purge_notify(void);
  * while the calling thread initializes uslub. No thread before it is set. */
 __internal void _uslub_purge_set_start_check(bool (*may_start)(void));
 
+/*
+ * Transparent huge pages (USLUB_THP): with 1 (the default) a node's
+ * segments are advised MADV_HUGEPAGE from its fifth on (16 MiB mapped:
+ * a program that big faults in 2 MiB at a time, one that small keeps 4 KiB
+ * pages and its small RSS), and so is every mapping of 2 MiB or more (the
+ * kmalloc layer's huge mappings, which it then aligns to 2 MiB); with 2
+ * every segment; with 0 nothing. Purging is unchanged: MADV_DONTNEED of
+ * free blocks inside a huge page splits it and returns the blocks' pages.
+ */
+#define THP_SIZE          (2ul << 20)
+#define THP_AUTO_SEGMENTS 4
+/* Whether a mapping of @len bytes should be huge-page aligned and advised. */
+__internal bool _uslub_thp_mapping(size_t len);
+/* Advise [@addr, @addr + @len) MADV_HUGEPAGE. */
+__internal void _uslub_thp_advise(void *addr, size_t len);
+
 /* Testing: fail the next allocation after @n more succeed (-1: never). */
 __internal void _uslub_page_fail_after(long n);
 
