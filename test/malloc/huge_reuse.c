@@ -23,27 +23,13 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+#include "rss.h"
 
 #define MiB (1ul << 20)
 
 static int failures;
 #define CHECK(c, ...) do { if (!(c)) { printf("FAIL %s:%d: ", __FILE__, __LINE__); \
 	printf(__VA_ARGS__); printf("\n"); failures++; } } while (0)
-
-static long rss_kib(void)
-{
-	char buf[128];
-	int fd = open("/proc/self/statm", O_RDONLY);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	char *p = strchr(buf, ' ');
-	return p ? strtol(p + 1, NULL, 10) * (sysconf(_SC_PAGESIZE) / 1024) : -1;
-}
 
 static long minflt(void)
 {

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "rss.h"
 
 #define SMALL_BYTES (48ul << 20)
 #define LARGE_BYTES (16ul << 20)
@@ -33,20 +34,6 @@
 static void *small[MAX_SMALL];
 static void *large[MAX_LARGE];
 
-static long rss_pages(void)
-{
-	char buf[128];
-	int fd = open("/proc/self/statm", O_RDONLY);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	char *p = strchr(buf, ' ');          /* size, then resident */
-	return p ? strtol(p + 1, NULL, 10) : -1;
-}
 
 static void say(const char *s)
 {
@@ -91,8 +78,7 @@ static int has_thread(const char *name)
 static int run(int off)
 {
 	char msg[256];
-	long page = sysconf(_SC_PAGESIZE);
-	long base = rss_pages();
+	long base = rss_kib();
 	if (base < 0) {
 		say("SKIP: no /proc/self/statm\n");
 		return 77;
@@ -118,22 +104,22 @@ static int run(int off)
 		memset(large[nl++], 0xa5, sz);
 		bytes += sz;
 	}
-	long peak = rss_pages();
+	long peak = rss_kib();
 	for (size_t i = 0; i < ns; i++)
 		free(small[i]);
 	for (size_t i = 0; i < nl; i++)
 		free(large[i]);
 	/* from here on: no allocator call until the measurement is over */
-	long rss = rss_pages(), waited = 0;
+	long rss = rss_kib(), waited = 0;
 	while (waited < POLL_MS && (rss - base) * 2 >= peak - base) {
 		sleep_ms(20);
 		waited += 20;
-		rss = rss_pages();
+		rss = rss_kib();
 	}
 	/* a while longer in the off mode: nothing should change */
 	snprintf(msg, sizeof(msg), "idle_purge: baseline %ld KiB, peak %ld KiB, after free %ld KiB "
-		 "(%ld ms idle); %zu small, %zu large blocks\n", base * page / 1024,
-		 peak * page / 1024, rss * page / 1024, waited, ns, nl);
+		 "(%ld ms idle); %zu small, %zu large blocks\n", base,
+		 peak, rss, waited, ns, nl);
 	say(msg);
 	int fail = 0;
 	int thr = has_thread("uslub-purge");
