@@ -122,7 +122,7 @@ static inline void list_del(struct list_head *e)
 #define USLUB_OPTIONS(X)                                                     \
 	X(DECAY_MS,      1000, 86400000, "ms freed memory waits before it goes back to the OS: free pages are purged (MADV_DONTNEED), empty 4 MiB segments and kept huge mappings unmapped; 0 = at once") \
 	X(THP,           1, 2,        "transparent huge pages (MADV_HUGEPAGE, where the system's THP mode is madvise or always): 1 = for 4 MiB segments once 16 MiB of them are mapped on the node, and for mappings of 2 MiB and more (fewer page faults for big programs, small ones keep 4 KiB pages); 2 = every segment and mapping; 0 = never ask") \
-	X(BACKGROUND_THREAD, 1, 1,   "1 = a background thread (uslub-purge, started on the first free that leaves something to purge) returns memory after USLUB_DECAY_MS even while the program makes no call; 0 = purging happens on the next page-level call") \
+	X(BACKGROUND_THREAD, 1, 1,   "1 = a background thread (uslub-purge, started by the first allocation after something became purgeable, or once 16 MiB of segments are mapped) returns memory after USLUB_DECAY_MS even while the program makes no call; 0 = purging happens on the next page-level call") \
 	X(FAKE_NODES,       0, 64,   "pretend the machine has this many NUMA nodes (testing); 0 = what /sys reports") \
 	X(CPU_PARTIAL,      1, 1,    "keep per-CPU partial slabs (CONFIG_SLUB_CPU_PARTIAL); 0 = off") \
 	X(MAX_ORDER,        3, 9,    "slub_max_order: largest slab order preferred by calculate_order") \

@@ -383,6 +383,7 @@ static void *hcache_take(size_t len, size_t *got, size_t *resident)
 
 static void *huge_alloc(size_t size, size_t align, uslub_gfp_t gfp)
 {
+	_uslub_purge_poll();         /* an allocation: the purge thread may start here */
 	if (size > USLUB_KMALLOC_MAX_SIZE || align > USLUB_KMALLOC_MAX_SIZE) {
 		errno = ENOMEM;
 		return NULL;

@@ -9,10 +9,16 @@
  *
  * Who purges (the contract): with USLUB_BACKGROUND_THREAD=1 (the default)
  * a thread, "uslub-purge", does it while the program sleeps. It is
- * created on the first free that leaves something purgeable (dirty free
- * pages, an empty segment, a kept kmalloc mapping: _uslub_purge_notify()),
- * by the freeing thread once it holds no uslub lock and is not inside
- * uslub's initialization (pthread_create may call malloc); it has every
+ * wanted once a free left something purgeable (dirty free pages, an empty
+ * segment, a kept kmalloc mapping: _uslub_purge_notify()) or a node has
+ * PURGE_AUTO_SEGMENTS segments (16 MiB), and created by the next page or
+ * mapping allocation made with no uslub lock held, outside uslub's
+ * initialization (pthread_create may call malloc), never by a free
+ * (glibc frees a dead thread's TLS holding the stack cache lock that
+ * pthread_create takes: see purge_start()). So a program that grew past
+ * 16 MiB, or allocated again after its first purgeable free, has its
+ * memory returned while it idles; a smaller one returns it on its next
+ * call (or malloc_trim). It has every
  * signal blocked, never allocates (so it has no per-thread caches), waits
  * on a CLOCK_MONOTONIC condition variable without a deadline while
  * nothing is dirty and with the earliest decay deadline otherwise, and
@@ -21,7 +27,7 @@
  * Without it (option 0, decay 0, pthread_create failed, or a fork child
  * in the sanitized builds) the purge happens on the next page call, as
  * before. A fork child has no thread: it starts one again on its first
- * purgeable free. uslub_trim() / malloc_trim() purge and unmap
+ * allocation once the thread is wanted. uslub_trim() / malloc_trim() purge and unmap
  * everything at once, with the rest of the current reservation.
  *
  * Unmapping: an empty segment's blocks leave the free lists and its
@@ -224,6 +230,10 @@ void _uslub_thp_advise(void *addr, size_t len)
 	madvise(addr, len, MADV_HUGEPAGE);
 }
 
+static bool purge_wanted;                /* atomic: something waits for the thread */
+/* 16 MiB of segments on a node: the purge thread is wanted from then on */
+#define PURGE_AUTO_SEGMENTS 4
+
 static bool grow_node(struct page_node *n, int node)
 {
 	char *base = reserve_segment();
@@ -240,6 +250,8 @@ static bool grow_node(struct page_node *n, int node)
 	INIT_LIST_HEAD(&seg->hdr.empty_link);
 	list_add_tail(&seg->hdr.seg_link, &n->segments);
 	n->nr_segments++;
+	if (n->nr_segments >= PURGE_AUTO_SEGMENTS)
+		__atomic_store_n(&purge_wanted, true, __ATOMIC_RELAXED);
 	/* [16, 1024) decomposes into aligned blocks of orders 4..9. */
 	for (unsigned int idx = SEGMENT_META_PAGES; idx < SEGMENT_PAGES;) {
 		unsigned int order = (unsigned int)__builtin_ctz(idx);
@@ -379,7 +391,6 @@ static void node_deadline(struct page_node *n, uint64_t delay, uint64_t *next)
 
 enum { PURGE_UNSTARTED, PURGE_STARTING, PURGE_RUNNING, PURGE_NEVER };
 static int purge_state;                  /* atomic */
-static bool purge_wanted;                /* atomic: something waits for the thread */
 static bool (*purge_may_start)(void);    /* set by _uslub_init() when it is done */
 
 static pthread_mutex_t purge_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -487,7 +498,14 @@ static void *purge_thread(void *arg)
 
 /* Start the thread if it is wanted and may be started here: with no uslub
  * lock held, outside uslub's initialization (pthread_create may call
- * malloc, which is uslub). */
+ * malloc, which is uslub), and only from an allocation, never from a free:
+ * glibc frees a dead thread's TLS holding its stack cache lock
+ * (pthread_join -> __nptl_free_stacks -> free), which pthread_create takes,
+ * so a start from free() deadlocked (B9, 512 threads joined). No glibc
+ * path allocates with that lock held. The thread is wanted once something
+ * became purgeable (a free notified) or the node has PURGE_AUTO_SEGMENTS
+ * segments (a big program: it may free everything and go idle without
+ * another allocation). */
 static __noinline void purge_start(void)
 {
 	bool (*may)(void) = __atomic_load_n(&purge_may_start, __ATOMIC_ACQUIRE);
@@ -533,10 +551,13 @@ void _uslub_purge_notify(void)
 	if (purge_idle)
 		pthread_cond_signal(&purge_cond);
 	uslub_mutex_unlock(&purge_lock, RANK_PURGE);
-	if (__atomic_load_n(&purge_state, __ATOMIC_RELAXED) == PURGE_UNSTARTED) {
+	if (__atomic_load_n(&purge_state, __ATOMIC_RELAXED) == PURGE_UNSTARTED)
 		__atomic_store_n(&purge_wanted, true, __ATOMIC_RELAXED);
-		purge_start();
-	}
+}
+
+void _uslub_purge_poll(void)
+{
+	purge_maybe_start();
 }
 
 static void purge_cond_init(void)
@@ -549,7 +570,7 @@ static void purge_cond_init(void)
 }
 
 /* fork: purge_lock (the innermost rank); the child has no thread: it is
- * started again on the child's first purgeable free (not in the sanitized
+ * started again by the child's first allocation once wanted (not in the sanitized
  * builds, whose runtimes refuse or deadlock on a thread created in the
  * child of a multi-threaded parent: there the child purges on its calls) */
 static void purge_prefork(void)
@@ -696,9 +717,7 @@ void _uslub_free_pages(struct page *page)
 	uslub_mutex_unlock(&n->lock, RANK_PAGE_NODE);
 	unmap_segments(&unmap);
 	if (became_purgeable)
-		_uslub_purge_notify();
-	else
-		purge_maybe_start();
+		_uslub_purge_notify();       /* never starts the thread: see purge_start() */
 }
 
 void _uslub_for_each_run(void (*fn)(struct page *head, void *arg), void *arg)

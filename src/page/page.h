@@ -185,9 +185,12 @@ __internal size_t _uslub_page_trim(void);
  */
 __internal void _uslub_purge_register(size_t (*fn)(bool force, uint64_t *next));
 /* Something became purgeable (pages freed, a mapping kept): wakes the
- * thread, or starts it on first use. Any lock may be held (the thread is
- * then started by a later call that holds none). */
+ * thread, or marks it wanted (started by the next allocation, never by a
+ * free). Any lock may be held. */
 __internal void _uslub_purge_notify(void);
+/* An allocation path with no uslub lock held: start the thread if it is
+ * wanted (never called from a free path; see purge_start() in page.c). */
+__internal void _uslub_purge_poll(void);
 /* _uslub_init() says when a thread may be created: @may_start() is false
  * while the calling thread initializes uslub. No thread before it is set. */
 __internal void _uslub_purge_set_start_check(bool (*may_start)(void));

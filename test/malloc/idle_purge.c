@@ -157,6 +157,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 10000; i++)
 		free(malloc(4096));
 	void *b = malloc(1 << 20);
+	free(b);                 /* something to purge: the thread is wanted, */
+	b = malloc(1 << 20);     /* and started by the next allocation */
 	free(b);
 	int t = 0;
 	for (int i = 0; i < 100 && (t = has_thread("uslub-purge")) != 1; i++)
