@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static int failures;
 #define CHECK(cond, ...) do { if (!(cond)) { failures++; \
@@ -53,6 +54,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "SKIP: no VmFlags in /proc/self/smaps\n");
 		return 77;
 	}
+	/* a kernel without THP refuses the advice (and shows no "hg") */
+	void *probe = mmap(NULL, 4u << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (probe == MAP_FAILED || madvise(probe, 4u << 20, MADV_HUGEPAGE) || advised(probe) != 1) {
+		fprintf(stderr, "SKIP: this kernel does not take MADV_HUGEPAGE\n");
+		return 77;
+	}
+	munmap(probe, 4u << 20);
 	char *small = malloc(64);
 	memset(small, 1, 64);
 	CHECK(advised(small) == (mode == 2), "USLUB_THP=%d: first segment advised %d",
