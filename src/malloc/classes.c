@@ -21,11 +21,11 @@ static size_t class_size(unsigned int i)
 		return 8;
 	if (i <= 8)
 		return 16u * i;
-	unsigned int j = i - 9;                  /* 0: 160 */
-	unsigned int k = 7 + j / 4;
-	return ((size_t)1 << k) + (size_t)(j % 4 + 1) * ((size_t)1 << (k - 2));
+	return malloc_quarter_size(i - 9);
 }
 static_assert(MALLOC_SMALL_CLASSES == 9 + 3 * 4, "classes up to 1 KiB: 8, 16..128, 3 doublings");
+/* malloc_mid_index() counts the mid classes from 1280 = quarter class 12 */
+static_assert(MALLOC_SMALL_CLASSES - 9 == 12, "the mid table starts at quarter class 12");
 
 /*
  * Per-CPU sheaf capacity of a class. Up to 4 KiB the kernel's default
@@ -99,12 +99,9 @@ static void classes_init_once(void)
 	}
 	/* publish: the mid table, then the direct one (malloc tests the
 	 * direct table's last entry to know both are filled) */
-	for (unsigned int i = 0; i < MALLOC_MID_CLASSES; i++) {
-		struct kmem_cache *s = caches[MALLOC_SMALL_CLASSES + i];
-		if (class_size(MALLOC_SMALL_CLASSES + i) != malloc_mid_size(i))
-			__builtin_trap();        /* the two formulas disagree */
-		__atomic_store_n(&_uslub_malloc_mid[i], s, __ATOMIC_RELEASE);
-	}
+	for (unsigned int i = 0; i < MALLOC_MID_CLASSES; i++)
+		__atomic_store_n(&_uslub_malloc_mid[i], caches[MALLOC_SMALL_CLASSES + i],
+				 __ATOMIC_RELEASE);
 	unsigned int c = 0;
 	for (unsigned int e = 0; e <= MALLOC_DIRECT_MAX / 8; e++) {
 		size_t size = e ? 8 * e : 1;     /* the largest size of entry e */

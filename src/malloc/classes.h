@@ -48,11 +48,13 @@ static __always_inline unsigned int malloc_mid_index(size_t size)
 	return (k - 10) * 4 + (unsigned int)((s1 >> (k - 2)) & 3);
 }
 
-/* The class size of index @i of _uslub_malloc_mid. */
-static __always_inline size_t malloc_mid_size(unsigned int i)
+/* The @j-th class of the four-per-power-of-two range (0: 160 B, the first
+ * above 128): 2^k + (j % 4 + 1) * 2^(k-2) with k = 7 + j / 4. The mid
+ * table's index i is j - 12 (its first class, 1280, is 2^10 * 5/4). */
+static __always_inline size_t malloc_quarter_size(unsigned int j)
 {
-	unsigned int k = 10 + i / 4;
-	return ((size_t)1 << k) + (size_t)(i % 4 + 1) * ((size_t)1 << (k - 2));
+	unsigned int k = 7 + j / 4;
+	return ((size_t)1 << k) + (size_t)(j % 4 + 1) * ((size_t)1 << (k - 2));
 }
 
 /* The cache for @size, or NULL (above 64 KiB, or the caches do not exist

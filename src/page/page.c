@@ -11,7 +11,7 @@
  * a thread, "uslub-purge", does it while the program sleeps. It is
  * wanted once a free left something purgeable (dirty free pages, an empty
  * segment, a kept kmalloc mapping: _uslub_purge_notify()) or a node has
- * PURGE_AUTO_SEGMENTS segments (16 MiB), and created by the next page or
+ * BIG_NODE_SEGMENTS segments (16 MiB), and created by the next page or
  * mapping allocation made with no uslub lock held, outside uslub's
  * initialization (pthread_create may call malloc), never by a free
  * (glibc frees a dead thread's TLS holding the stack cache lock that
@@ -231,8 +231,6 @@ void _uslub_thp_advise(void *addr, size_t len)
 }
 
 static bool purge_wanted;                /* atomic: something waits for the thread */
-/* 16 MiB of segments on a node: the purge thread is wanted from then on */
-#define PURGE_AUTO_SEGMENTS 4
 
 static bool grow_node(struct page_node *n, int node)
 {
@@ -242,7 +240,7 @@ static bool grow_node(struct page_node *n, int node)
 	struct segment *seg = (struct segment *)base;
 	bind_to_node(base, SEGMENT_SIZE, node);
 	long thp = _uslub_option(USLUB_OPT_THP);
-	if (thp == 2 || (thp == 1 && n->nr_segments >= THP_AUTO_SEGMENTS))
+	if (thp == 2 || (thp == 1 && n->nr_segments >= BIG_NODE_SEGMENTS))
 		_uslub_thp_advise(base, SEGMENT_SIZE);
 	seg->hdr.magic = SEGMENT_MAGIC;
 	seg->hdr.node = node;
@@ -250,7 +248,7 @@ static bool grow_node(struct page_node *n, int node)
 	INIT_LIST_HEAD(&seg->hdr.empty_link);
 	list_add_tail(&seg->hdr.seg_link, &n->segments);
 	n->nr_segments++;
-	if (n->nr_segments >= PURGE_AUTO_SEGMENTS)
+	if (n->nr_segments >= BIG_NODE_SEGMENTS)
 		__atomic_store_n(&purge_wanted, true, __ATOMIC_RELAXED);
 	/* [16, 1024) decomposes into aligned blocks of orders 4..9. */
 	for (unsigned int idx = SEGMENT_META_PAGES; idx < SEGMENT_PAGES;) {
@@ -503,7 +501,7 @@ static void *purge_thread(void *arg)
  * (pthread_join -> __nptl_free_stacks -> free), which pthread_create takes,
  * so a start from free() deadlocked (B9, 512 threads joined). No glibc
  * path allocates with that lock held. The thread is wanted once something
- * became purgeable (a free notified) or the node has PURGE_AUTO_SEGMENTS
+ * became purgeable (a free notified) or the node has BIG_NODE_SEGMENTS
  * segments (a big program: it may free everything and go idle without
  * another allocation). */
 static __noinline void purge_start(void)

@@ -205,7 +205,10 @@ __internal void _uslub_purge_set_start_check(bool (*may_start)(void));
  * free blocks inside a huge page splits it and returns the blocks' pages.
  */
 #define THP_SIZE          (2ul << 20)
-#define THP_AUTO_SEGMENTS 4
+/* A node with this many segments (16 MiB) belongs to a big program: its
+ * new segments get huge pages (USLUB_THP=1) and the purge thread is wanted
+ * (page.c, purge_start). */
+#define BIG_NODE_SEGMENTS 4
 /* Whether a mapping of @len bytes should be huge-page aligned and advised. */
 __internal bool _uslub_thp_mapping(size_t len);
 /* Advise [@addr, @addr + @len) MADV_HUGEPAGE. */
