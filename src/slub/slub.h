@@ -793,7 +793,8 @@ static inline bool cache_bad(const struct kmem_cache *s, const char *call)
  *   - a free by a user poisons the object's slot (object, free pointer,
  *     free mark, padding; not an extension in its padding) before the free
  *     publishes it: _uslub_kasan_slab_free(), which every free path calls
- *     (the cache layer's free miss and bulk free; the RCU frees too);
+ *     (the cache layer's free miss and bulk free; the RCU frees too) while
+ *     the object is still the freer's, before its free mark is written;
  *   - a hand-out to a user unpoisons @size bytes (kmalloc, malloc: the
  *     requested size; else object_size): _uslub_kasan_alloc(), which zeroes
  *     object_size first for __GFP_ZERO (libc's memset is ASan's, and

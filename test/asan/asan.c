@@ -87,6 +87,20 @@ static void bad_cache_overflow(void)
 	touch(p + 20, false);
 }
 
+/* size 40 aligned to 64: with profiling (the asan_kasan_profiling test),
+ * the object's extension lives in its padding (bytes 40..55) and stays
+ * addressable; the bytes after it are poisoned either way */
+static void bad_cache_overflow_ext(void)
+{
+	uslub_cache_t *s = uslub_cache_create("asan-pad64", 40, 64, 0, NULL);
+	CHECK(s);
+	char *p = uslub_cache_alloc(s, 0);
+	CHECK(p);
+	memset(p, 1, 40);
+	say(p + 60);
+	touch(p + 60, true);
+}
+
 /* kmalloc(10): the requested size, not the 16 of its class */
 static void bad_kmalloc_overflow(void)
 {
@@ -156,7 +170,10 @@ static void clean(void)
 {
 	uslub_cache_t *s = uslub_cache_create("asan-clean", 72, 0, 0, NULL);
 	uslub_cache_t *cs = uslub_cache_create("asan-clean-ctor", 40, 0, 0, ctor_fn);
-	CHECK(s && cs);
+	/* with profiling: extensions in each padding, and in the slab's tail */
+	uslub_cache_t *ps = uslub_cache_create("asan-clean-pad", 40, 64, 0, NULL);
+	uslub_cache_t *bs = uslub_cache_create("asan-clean-big", 1000, 0, 0, NULL);
+	CHECK(s && cs && ps && bs);
 	for (int round = 0; round < 20; round++) {
 		char *v[300];
 		for (int i = 0; i < 300; i++) {
@@ -192,6 +209,23 @@ static void clean(void)
 		}
 		uslub_cache_return_sheaf(s, 0, sh);
 
+		char *pv[200], *bv[40];
+		for (int i = 0; i < 200; i++) {
+			CHECK(pv[i] = uslub_cache_alloc(ps, 0));
+			memset(pv[i], i, 40);
+		}
+		for (int i = 0; i < 40; i++) {
+			CHECK(bv[i] = uslub_cache_alloc(bs, USLUB_GFP_ZERO));
+			CHECK(bv[i][999] == 0);
+			memset(bv[i], i, 1000);
+		}
+		for (int i = 0; i < 200; i++)
+			uslub_cache_free(ps, pv[i]);
+		for (int i = 0; i < 40; i++)
+			uslub_cache_free(bs, bv[i]);
+		uslub_cache_shrink(ps);
+		uslub_cache_shrink(bs);
+
 		char *c = uslub_cache_alloc(cs, 0);
 		CHECK(c && c[0] == 0x5c && c[23] == 0x5c);
 		memset(c, 0x5c, 40);       /* its constructed state back */
@@ -225,6 +259,8 @@ static void clean(void)
 		uslub_cache_shrink(s);
 	}
 	CHECK(uslub_cache_validate(s) == 0);
+	uslub_cache_destroy(bs);
+	uslub_cache_destroy(ps);
 	uslub_cache_destroy(cs);
 	uslub_cache_destroy(s);
 	printf("clean: no report\n");
@@ -242,6 +278,7 @@ static const struct bad_case bad_cases[] = {
 	{ "cache use after free (read)", bad_cache_uaf_read },
 	{ "cache use after free (write, free mark word)", bad_cache_uaf_write },
 	{ "cache overflow into padding", bad_cache_overflow },
+	{ "cache overflow past a padding extension", bad_cache_overflow_ext },
 	{ "kmalloc(10) overflow", bad_kmalloc_overflow },
 	{ "kfree use after free", bad_kfree_uaf },
 	{ "bulk free use after free", bad_bulk_uaf },
