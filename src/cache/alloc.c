@@ -274,6 +274,7 @@ static __noinline void *alloc_kmalloc_debug(struct kmem_cache *s, uslub_gfp_t gf
 __noinline void *_uslub_slab_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, int node,
 				       size_t orig_size, uintptr_t addr)
 {
+	nolock_drain();                          /* kfree_nolock's deferred frees */
 	struct kmem_cache_cpu *c = this_cpu(s);
 
 	if (likely(!gfp && node == USLUB_NUMA_NO_NODE)) {
@@ -290,4 +291,44 @@ __noinline void *_uslub_slab_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, i
 	if (hooks || unlikely(gfp & USLUB_GFP_ACCOUNT))
 		return alloc_hooked_cpu_slab(s, gfp, node, c, c->freelist);
 	return alloc_checked(s, gfp, node, addr);
+}
+
+/*
+ * A late charge (the kernel's kmem_cache_charge, 6.12): charge @objp, an
+ * object the caller holds, to the thread's current group, as a
+ * USLUB_GFP_ACCOUNT allocation would have; its free uncharges it like
+ * any charged object (free_hook()). true when charged or when there is
+ * nothing to do: no current group (the root), not a slab object (page
+ * runs and mappings are never charged), a cache that never has
+ * extensions (SLAB_NO_OBJ_EXT), already charged, or no extension storage
+ * to be had. false when the group's limit refuses it (errno ENOMEM);
+ * with USLUB_GFP_NOFAIL the limit is overstepped instead.
+ */
+__public bool uslub_cache_charge(void *objp, uslub_gfp_t gfp)
+{
+	struct obj_cgroup *objcg = _uslub_tls.cur_objcg;
+	if (!objcg || USLUB_ZERO_OR_NULL_PTR(objp))
+		return true;
+	struct slab *slab = virt_to_slab(objp);
+	struct kmem_cache *s = slab ? READ_ONCE(slab->slab_cache) : NULL;
+	if (!s || (s->flags & SLAB_NO_OBJ_EXT) || !obj_is_valid(s, slab, objp))
+		return true;
+	if (unlikely(!(READ_ONCE(s->hooks) & HOOK_ACCOUNT)))
+		_uslub_obj_ext_enable_on_demand(s);
+	struct slabobj_ext *ext = slab_obj_ext(s, slab, objp);
+	if (!ext)
+		ext = _uslub_slab_obj_ext_alloc(s, slab, objp);
+	if (!ext || READ_ONCE(ext->objcg))
+		return true;
+	if (!memcg_charge(objcg, s->charge, gfp)) {
+		errno = ENOMEM;
+		return false;
+	}
+	WRITE_ONCE(ext->objcg, objcg);
+	/* as post_alloc_hook(): this thread's cpu slab may still have an
+	 * open free range from before the cache's hooks were on */
+	struct kmem_cache_cpu *c = this_cpu(s);
+	if (unlikely(READ_ONCE(c->slab_bytes)))
+		WRITE_ONCE(c->slab_bytes, 0);
+	return true;
 }

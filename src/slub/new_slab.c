@@ -155,13 +155,18 @@ static void *slab_obj_iter_chain(const struct kmem_cache *s, const struct slab *
  * 7.1, kept for comparison) the whole freelist is built here, in the same
  * iterator order, and inuse == 0.
  */
-struct slab *_uslub_allocate_slab(struct kmem_cache *s, int node, struct kmem_cache_cpu *c)
+static __always_inline struct slab *allocate_slab(struct kmem_cache *s, int node,
+						  struct kmem_cache_cpu *c, bool nolock)
 {
 	unsigned int objects = s->objects;
-	struct page *page = _uslub_alloc_pages(s->order, node);
+	struct page *page = nolock ? _uslub_alloc_pages_nolock(s->order, node) :
+				     _uslub_alloc_pages(s->order, node);
 
-	if (unlikely(!page) && s->min_order < s->order) {
-		page = _uslub_alloc_pages(s->min_order, node);
+	/* (a leftover-placed cache's fallback-order slab may need an array) */
+	if (unlikely(!page) && s->min_order < s->order &&
+	    !(nolock && READ_ONCE(s->ext_placement) == USLUB_OBJ_EXT_LEFTOVER)) {
+		page = nolock ? _uslub_alloc_pages_nolock(s->min_order, node) :
+				_uslub_alloc_pages(s->min_order, node);
 		objects = s->min_objects_fallback;
 		if (page)
 			stat(c, ORDER_FALLBACK);
@@ -203,6 +208,26 @@ struct slab *_uslub_allocate_slab(struct kmem_cache *s, int node, struct kmem_ca
 	ATOMIC_ADD(n->total_objects, objects);
 	ATOMIC_ADD(n->total_pages, 1ul << slab_order(slab));
 	return slab;
+}
+
+struct slab *_uslub_allocate_slab(struct kmem_cache *s, int node, struct kmem_cache_cpu *c)
+{
+	return allocate_slab(s, node, c, false);
+}
+
+/* Could _uslub_allocate_slab_nolock() make a slab of @s without anything
+ * that waits or allocates? No ctor (user code), no slub_debug, and
+ * extensions that need no separate array (a leftover-placed cache's
+ * preferred order has the room; its fallback order is not tried). */
+bool _uslub_slab_nolock_ok(const struct kmem_cache *s)
+{
+	return !s->ctor && !kmem_cache_debug(s) &&
+	       READ_ONCE(s->ext_placement) != USLUB_OBJ_EXT_ARRAY;
+}
+
+struct slab *_uslub_allocate_slab_nolock(struct kmem_cache *s, int node, struct kmem_cache_cpu *c)
+{
+	return allocate_slab(s, node, c, true);
 }
 
 /*

@@ -895,6 +895,21 @@ __internal __cold struct slabobj_ext *_uslub_slab_obj_ext_alloc(struct kmem_cach
 		struct slab *slab, const void *obj);
 __internal void _uslub_slab_free_obj_exts(struct kmem_cache *s, struct slab *slab);
 
+/* The any-context paths (kmalloc_nolock, kfree_nolock; cache/nolock.c):
+ * trylocks only, no cpu slot (@c is the caller's, on its stack).
+ * new_slab.c: can a slab of @s be made that way; make one (the page node
+ * lock only tried, the node never grown). bulk.c: one object, from a node
+ * partial slab or a new slab, list_lock only tried. partial.c: free one
+ * object to its slab; false when the list move it needs found list_lock
+ * taken (nothing done: the caller defers it). */
+__internal bool _uslub_slab_nolock_ok(const struct kmem_cache *s);
+__internal struct slab *_uslub_allocate_slab_nolock(struct kmem_cache *s, int node,
+		struct kmem_cache_cpu *c);
+__internal void *_uslub_slab_alloc_nolock(struct kmem_cache *s, int node,
+		struct kmem_cache_cpu *c);
+__internal bool _uslub_slab_free_nolock(struct kmem_cache *s, struct slab *slab, void *x,
+		struct kmem_cache_cpu *c);
+
 /* new_slab.c */
 __internal uint64_t _uslub_seed64(void);
 __internal bool _uslub_init_random_seq(struct kmem_cache *s);

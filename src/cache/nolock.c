@@ -1,0 +1,171 @@
+/*
+ * nolock.c — the any-context allocation and free (the kernel's
+ * kmalloc_nolock()/kfree_nolock(), 6.18), and the deferred frees they
+ * leave behind.
+ *
+ * In userspace "any context" means: from a signal handler, including one
+ * that interrupted uslub itself in the same thread (inside malloc,
+ * kmalloc, a cache's alloc or free, holding a uslub lock), and
+ * re-entrantly. So these paths never touch what the interrupted code may
+ * be half-way through:
+ *
+ *   - no cpu slot: the inline sheaf pop/push and the cpu freelist are a
+ *     few plain loads and stores on the thread's own slot, which a handler
+ *     in the same thread would corrupt. Counters go to a slot on the
+ *     stack, folded into the cache with atomics.
+ *   - trylocks only (uslub_mutex_trylock: list_lock, then the page node
+ *     lock under it, in rank order). A lock the interrupted code holds
+ *     fails the trylock like one another thread holds. The lockdep builds
+ *     abort on any blocking lock inside these calls.
+ *   - lock-free steps only otherwise: the slab state word's CAS (a free
+ *     pushes onto its slab like a remote free), the free mark.
+ *   - nothing allocates: no new node memory (no mmap), no extension
+ *     array, no sheaf; no hooks that use the thread's stock or tag
+ *     counters; no failslab (the kernel skips slab_pre_alloc_hook too);
+ *     no slub_debug (its reports are buffered per thread).
+ *
+ * kfree_nolock() of an object it cannot free that way (list_lock taken
+ * for the list move the free needs; a slub_debug cache; an object charged
+ * or tagged, whose uncharge needs the thread's stock) defers it: a
+ * lock-free stack (a Treiber stack, pushed with a CAS and emptied with
+ * one exchange, so no ABA) linked through each object's free pointer
+ * word, drained by the next ordinary allocation or free slow path, by
+ * kmem_cache_shrink() and by kmem_cache_destroy() -- the kernel's llist
+ * and irq_work.
+ */
+#include "cache/internal.h"
+#include <string.h>
+
+void *_uslub_nolock_deferred;            /* atomic: the deferred stack */
+static unsigned long deferred_pushed;    /* atomic: objects ever deferred */
+static unsigned long deferred_drained;   /* atomic: objects ever drained */
+
+/* The deferred stack's link: the object's free pointer word, stored
+ * plain (not hardened: the stack never hands it to a user). The word
+ * never overlaps the free mark, and a debug cache checks it only in free
+ * objects. */
+static inline void **deferred_link(const struct kmem_cache *s, void *x)
+{
+	return (void **)((char *)x + s->offset);
+}
+
+void *_uslub_cache_alloc_nolock(struct kmem_cache *s, uslub_gfp_t gfp, int node)
+{
+	struct kmem_cache_cpu tmp;
+	void *obj = NULL;
+	memset(&tmp, 0, sizeof(tmp));
+	_uslub_lockdep_nolock_enter();
+	if (!(READ_ONCE(s->fastpath_off) & FASTPATH_OFF_DEAD) && !kmem_cache_debug(s))
+		obj = _uslub_slab_alloc_nolock(s, node, &tmp);
+	_uslub_lockdep_nolock_exit();
+	if (obj) {
+		stat(&tmp, ALLOC_SLOWPATH);
+		if (gfp & USLUB_GFP_ZERO)
+			memset(obj, 0, s->object_size);
+	} else {
+		stat(&tmp, ALLOC_NOLOCK_FAIL);
+	}
+	_uslub_fold_stats(s, &tmp);
+	return obj;
+}
+
+/* Does freeing @x need what only a normal call may do? */
+static bool free_needs_defer(struct kmem_cache *s, struct slab *slab, void *x)
+{
+	if (kmem_cache_debug(s))
+		return true;
+	if (!READ_ONCE(s->hooks))
+		return false;
+	struct slabobj_ext *ext = slab_obj_ext(s, slab, x);
+	return ext && (READ_ONCE(ext->objcg) || READ_ONCE(ext->ref));
+}
+
+static void defer_free(struct kmem_cache *s, void *x)
+{
+	ATOMIC_ADD(deferred_pushed, 1);      /* before: a drain's bound covers it */
+	void *old = __atomic_load_n(&_uslub_nolock_deferred, __ATOMIC_RELAXED);
+	do {
+		*deferred_link(s, x) = old;
+	} while (!__atomic_compare_exchange_n(&_uslub_nolock_deferred, &old, x, true, __ATOMIC_RELEASE,
+					      __ATOMIC_RELAXED));
+}
+
+void _uslub_cache_free_nolock(void *x)
+{
+	struct slab *slab = virt_to_slab(x);
+	struct kmem_cache *s = slab ? READ_ONCE(slab->slab_cache) : NULL;
+	if (unlikely(!s)) {
+		_uslub_report_error("uslub: kfree_nolock: %p is not in a live slab; left alone\n",
+				    x);
+		return;
+	}
+	if (unlikely(!obj_is_valid(s, slab, x))) {
+		_uslub_report_error("uslub: %s: kfree_nolock: %p is not an object start; left "
+				    "alone\n", s->name, x);
+		return;
+	}
+	if (!kmem_cache_debug(s)) {
+		uintptr_t mark = slab_free_mark(s, slab);
+		if (free_mark_test(s, x, mark)) {
+			_uslub_report_error("uslub: %s: kfree_nolock: double free of %p: the object "
+					    "is already free; left alone\n", s->name, x);
+			return;
+		}
+		free_mark_set(s, x, mark);   /* before anyone else can take it */
+	}
+	struct kmem_cache_cpu tmp;
+	memset(&tmp, 0, sizeof(tmp));
+	bool freed = false;
+	if (!free_needs_defer(s, slab, x)) {
+		_uslub_lockdep_nolock_enter();
+		freed = _uslub_slab_free_nolock(s, slab, x, &tmp);
+		_uslub_lockdep_nolock_exit();
+	}
+	if (freed) {
+		stat(&tmp, FREE_SLOWPATH);
+	} else {
+		defer_free(s, x);
+		stat(&tmp, FREE_NOLOCK_DEFER);
+	}
+	_uslub_fold_stats(s, &tmp);
+}
+
+/* A deferred object, freed as an ordinary free would (its checks done
+ * when it was deferred): slub_debug's free, or the hooks and its slab. */
+static void free_deferred(void *x, struct kmem_cache *s, struct slab *slab)
+{
+	if (kmem_cache_debug(s)) {
+		_uslub_debug_slab_free(s, slab, x, 0);
+		return;
+	}
+	if (READ_ONCE(s->hooks))
+		free_hook(s, slab, x);
+	struct kmem_cache_cpu tmp;
+	memset(&tmp, 0, sizeof(tmp));
+	if (_uslub___slab_free(s, slab, x, x, 1, &tmp, false))
+		stat(&tmp, FREE_SLOWPATH);
+	_uslub_fold_stats(s, &tmp);
+}
+
+__cold __noinline void _uslub_nolock_drain_slow(void)
+{
+	void *x = __atomic_exchange_n(&_uslub_nolock_deferred, NULL, __ATOMIC_ACQUIRE);
+	/* a slub_debug object deferred twice (a double kfree_nolock, which
+	 * only its debug free detects) makes the chain a cycle: walk no more
+	 * than was ever deferred and not yet drained */
+	unsigned long bound = __atomic_load_n(&deferred_pushed, __ATOMIC_ACQUIRE) -
+			      __atomic_load_n(&deferred_drained, __ATOMIC_RELAXED);
+	unsigned long n = 0;
+	while (x && n < bound) {
+		struct slab *slab = virt_to_slab(x);
+		struct kmem_cache *s = slab->slab_cache;
+		void *next = *deferred_link(s, x);
+		free_deferred(x, s, slab);
+		n++;
+		x = next;
+	}
+	ATOMIC_ADD(deferred_drained, n);
+	if (unlikely(x))
+		_uslub_report_error("uslub: kfree_nolock: the deferred frees form a cycle (an "
+				    "object freed twice?); %lu freed, the rest left alone\n", n);
+}
