@@ -522,9 +522,10 @@ void *uslub_kmalloc_aligned(size_t size, size_t align, uslub_gfp_t gfp);
  * kmalloc cache or from a new slab made of pages the node already has,
  * else the next kmalloc size is tried once; else NULL (counted as
  * ALLOC_NOLOCK_FAIL). Limits: NULL before the first ordinary kmalloc or
- * malloc made the kmalloc caches, and from a slub_debug kmalloc cache;
- * the object is neither charged (USLUB_GFP_ACCOUNT is accepted and
- * ignored: the charge would use the thread's stock) nor tagged for
+ * malloc made the kmalloc caches, and from a slub_debug kmalloc cache.
+ * USLUB_GFP_ACCOUNT charges the thread's current group directly (not
+ * through the thread's stock); when that group's lock is taken or its
+ * limit refuses, the call returns NULL. The object is not tagged for
  * profiling. It is an ordinary kmalloc object: uslub_kfree() frees it too.
  *
  * uslub_kfree_nolock: frees any cache's object (not page runs or
@@ -553,7 +554,11 @@ bool uslub_kmem_dump_obj(const void *object);
  * Returns true when charged or when there is nothing to do (no current
  * group, already charged, not a slab object, a cache without extensions),
  * false when the group's limit refuses the charge (errno ENOMEM); with
- * USLUB_GFP_NOFAIL the limit is overstepped instead.
+ * USLUB_GFP_NOFAIL the limit is overstepped instead. Limit: in the 6.x
+ * cpu-slab model (USLUB_CPU_SLAB, USLUB_CPU_SLABS=1), an object sitting in
+ * another thread's cpu slab installed before the cache's accounting hooks
+ * were switched on may be freed by that thread's inline path without
+ * being uncharged; sheaf caches (the default) are not affected.
  */
 bool uslub_cache_charge(void *objp, uslub_gfp_t gfp);
 

@@ -44,16 +44,31 @@
  * fastpath_off in set_cpu_slab(). Sheaves, which can hold objects of
  * another thread's cpu slab, exist only in caches whose cpu slots never
  * open a free range. */
-__cold void _uslub_obj_ext_enable_on_demand(struct kmem_cache *s)
+static __always_inline void enable_on_demand_locked(struct kmem_cache *s)
 {
-	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	if (!(s->hooks & HOOK_ACCOUNT)) {
 		if (s->ext_placement == USLUB_OBJ_EXT_NONE)
 			WRITE_ONCE(s->ext_placement, USLUB_OBJ_EXT_ON_DEMAND);
 		__atomic_fetch_or(&s->fastpath_off, FASTPATH_OFF_HOOKS, __ATOMIC_SEQ_CST);
 		__atomic_fetch_or(&s->hooks, HOOK_ACCOUNT, __ATOMIC_SEQ_CST);
 	}
+}
+
+__cold void _uslub_obj_ext_enable_on_demand(struct kmem_cache *s)
+{
+	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+	enable_on_demand_locked(s);
 	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+}
+
+/* The same from any context (kmalloc_nolock): slab_mutex only tried. */
+__cold bool _uslub_obj_ext_enable_on_demand_try(struct kmem_cache *s)
+{
+	if (!uslub_mutex_trylock(&_uslub_slab_mutex, RANK_SLAB_MUTEX))
+		return false;
+	enable_on_demand_locked(s);
+	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+	return true;
 }
 
 bool _uslub_post_alloc_hook(struct kmem_cache *s, uslub_gfp_t gfp, size_t n, void **p)

@@ -32,6 +32,7 @@ static __always_inline void nolock_drain(void)
 
 /* alloc.c */
 __internal __cold void _uslub_obj_ext_enable_on_demand(struct kmem_cache *s);
+__internal __cold bool _uslub_obj_ext_enable_on_demand_try(struct kmem_cache *s);
 /* free.c */
 __internal void _uslub_free_checked(struct kmem_cache *s, void *x, uintptr_t addr);
 

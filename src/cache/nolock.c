@@ -20,9 +20,11 @@
  *   - lock-free steps only otherwise: the slab state word's CAS (a free
  *     pushes onto its slab like a remote free), the free mark.
  *   - nothing allocates: no new node memory (no mmap), no extension
- *     array, no sheaf; no hooks that use the thread's stock or tag
- *     counters; no failslab (the kernel skips slab_pre_alloc_hook too);
- *     no slub_debug (its reports are buffered per thread).
+ *     array, no sheaf; nothing that uses the thread's stock or tag
+ *     counters (USLUB_GFP_ACCOUNT charges the group straight, under
+ *     groups_lock tried; objects are not tagged); no failslab (the
+ *     kernel skips slab_pre_alloc_hook too); no slub_debug (its reports
+ *     are buffered per thread).
  *
  * kfree_nolock() of an object it cannot free that way (list_lock taken
  * for the list move the free needs; a slub_debug cache; an object charged
@@ -34,6 +36,7 @@
  * and irq_work.
  */
 #include "cache/internal.h"
+#include "base/lifecycle.h"
 #include <string.h>
 
 void *_uslub_nolock_deferred;            /* atomic: the deferred stack */
@@ -49,6 +52,39 @@ static inline void **deferred_link(const struct kmem_cache *s, void *x)
 	return (void **)((char *)x + s->offset);
 }
 
+static void defer_free(struct kmem_cache *s, void *x);
+
+/*
+ * USLUB_GFP_ACCOUNT: charge @obj (just taken) to the thread's current
+ * group straight (ext/: groups_lock tried, no stock), switching the cache
+ * to on-demand extensions if it must (slab_mutex tried). Returns @obj, or
+ * NULL with @obj given back when the charge is refused (a lock taken, the
+ * limit). An object without extension storage (an on-demand cache's slab
+ * without its array: making one allocates) is handed out uncharged, as
+ * the kernel does when its metadata allocation fails.
+ */
+static void *charge_nolock(struct kmem_cache *s, void *obj, struct kmem_cache_cpu *c)
+{
+	struct slab *slab = virt_to_slab(obj);
+	if ((READ_ONCE(s->hooks) & HOOK_ACCOUNT) || _uslub_obj_ext_enable_on_demand_try(s)) {
+		struct slabobj_ext *ext = slab_obj_ext(s, slab, obj);
+		if (!ext)
+			return obj;      /* no array: see above */
+		bool refused;
+		struct obj_cgroup *objcg = _uslub_charge_nolock(s->charge, &refused);
+		if (!refused) {
+			WRITE_ONCE(ext->objcg, objcg);
+			return obj;
+		}
+	}
+	free_mark_set(s, obj, slab_free_mark(s, slab));
+	if (!_uslub_slab_free_nolock(s, slab, obj, c)) {
+		defer_free(s, obj);          /* counted as allocated: the drain counts its free */
+		stat(c, ALLOC_SLOWPATH);
+	}
+	return NULL;
+}
+
 void *_uslub_cache_alloc_nolock(struct kmem_cache *s, uslub_gfp_t gfp, int node)
 {
 	struct kmem_cache_cpu tmp;
@@ -57,6 +93,9 @@ void *_uslub_cache_alloc_nolock(struct kmem_cache *s, uslub_gfp_t gfp, int node)
 	_uslub_lockdep_nolock_enter();
 	if (!(READ_ONCE(s->fastpath_off) & FASTPATH_OFF_DEAD) && !kmem_cache_debug(s))
 		obj = _uslub_slab_alloc_nolock(s, node, &tmp);
+	if (obj && (gfp & USLUB_GFP_ACCOUNT) && !(s->flags & SLAB_NO_OBJ_EXT) &&
+	    READ_ONCE(_uslub_tls.cur_objcg))
+		obj = charge_nolock(s, obj, &tmp);
 	_uslub_lockdep_nolock_exit();
 	if (obj) {
 		stat(&tmp, ALLOC_SLOWPATH);
@@ -168,4 +207,21 @@ __cold __noinline void _uslub_nolock_drain_slow(void)
 	if (unlikely(x))
 		_uslub_report_error("uslub: kfree_nolock: the deferred frees form a cycle (an "
 				    "object freed twice?); %lu freed, the rest left alone\n", n);
+}
+
+static void nolock_thread_exit(void *area)
+{
+	(void)area;
+	nolock_drain();
+}
+
+static const struct uslub_lifecycle nolock_lifecycle = {
+	.name = "nolock_deferred",
+	.rank = LIFECYCLE_UNLOCKED,
+	.thread_exit = nolock_thread_exit,
+};
+
+void _uslub_nolock_lifecycle_init(void)
+{
+	_uslub_lifecycle_register(&nolock_lifecycle);
 }

@@ -162,9 +162,7 @@ static __always_inline struct slab *allocate_slab(struct kmem_cache *s, int node
 	struct page *page = nolock ? _uslub_alloc_pages_nolock(s->order, node) :
 				     _uslub_alloc_pages(s->order, node);
 
-	/* (a leftover-placed cache's fallback-order slab may need an array) */
-	if (unlikely(!page) && s->min_order < s->order &&
-	    !(nolock && READ_ONCE(s->ext_placement) == USLUB_OBJ_EXT_LEFTOVER)) {
+	if (unlikely(!page) && s->min_order < s->order) {
 		page = nolock ? _uslub_alloc_pages_nolock(s->min_order, node) :
 				_uslub_alloc_pages(s->min_order, node);
 		objects = s->min_objects_fallback;
@@ -181,7 +179,7 @@ static __always_inline struct slab *allocate_slab(struct kmem_cache *s, int node
 	slab->next = NULL;
 	if (kmem_cache_debug(s))
 		_uslub_debug_init_slab(s, slab, objects);   /* before extensions and ctor */
-	_uslub_slab_init_obj_exts(s, slab, objects);
+	_uslub_slab_init_obj_exts(s, slab, objects, nolock);
 
 	char *p = slab_obj_base(s, slab);
 	if (s->ctor)     /* user code: may malloc, so no uslub lock is held */
@@ -216,13 +214,12 @@ struct slab *_uslub_allocate_slab(struct kmem_cache *s, int node, struct kmem_ca
 }
 
 /* Could _uslub_allocate_slab_nolock() make a slab of @s without anything
- * that waits or allocates? No ctor (user code), no slub_debug, and
- * extensions that need no separate array (a leftover-placed cache's
- * preferred order has the room; its fallback order is not tried). */
+ * that waits or allocates? No ctor (user code), no slub_debug. (A slab
+ * whose extensions would need a separate array gets none: the hooks take
+ * a slab without, as when that allocation fails.) */
 bool _uslub_slab_nolock_ok(const struct kmem_cache *s)
 {
-	return !s->ctor && !kmem_cache_debug(s) &&
-	       READ_ONCE(s->ext_placement) != USLUB_OBJ_EXT_ARRAY;
+	return !s->ctor && !kmem_cache_debug(s);
 }
 
 struct slab *_uslub_allocate_slab_nolock(struct kmem_cache *s, int node, struct kmem_cache_cpu *c)

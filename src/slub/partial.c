@@ -155,9 +155,9 @@ struct slab *_uslub_get_partial(struct kmem_cache *s, int node, struct kmem_cach
  * layer (whose lock it would have to wait for); no cpu partial list. */
 enum { SLAB_FREE_DONE, SLAB_FREE_BAD, SLAB_FREE_BUSY };
 
-static __always_inline int slab_free(struct kmem_cache *s, struct slab *slab, void *head,
-				     void *tail, unsigned int cnt, struct kmem_cache_cpu *c,
-				     bool cpu_partial, bool nolock)
+static __always_inline int do_slab_free(struct kmem_cache *s, struct slab *slab, void *head,
+					void *tail, unsigned int cnt, struct kmem_cache_cpu *c,
+					bool cpu_partial, bool nolock)
 {
 	struct kmem_cache_node *n = NULL;
 	bool on_node_partial = false, was_frozen;
@@ -243,7 +243,7 @@ static __always_inline int slab_free(struct kmem_cache *s, struct slab *slab, vo
 bool _uslub___slab_free(struct kmem_cache *s, struct slab *slab, void *head, void *tail,
 			unsigned int cnt, struct kmem_cache_cpu *c, bool cpu_partial)
 {
-	return slab_free(s, slab, head, tail, cnt, c, cpu_partial, false) == SLAB_FREE_DONE;
+	return do_slab_free(s, slab, head, tail, cnt, c, cpu_partial, false) == SLAB_FREE_DONE;
 }
 
 /* The any-context free of one object @x of @slab (kfree_nolock): true
@@ -253,7 +253,7 @@ bool _uslub___slab_free(struct kmem_cache *s, struct slab *slab, void *head, voi
 bool _uslub_slab_free_nolock(struct kmem_cache *s, struct slab *slab, void *x,
 			     struct kmem_cache_cpu *c)
 {
-	return slab_free(s, slab, x, x, 1, c, false, true) != SLAB_FREE_BUSY;
+	return do_slab_free(s, slab, x, x, 1, c, false, true) != SLAB_FREE_BUSY;
 }
 
 /* A cache whose errors end the process (the malloc front end's kmalloc

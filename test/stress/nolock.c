@@ -8,8 +8,9 @@
  * pthread_kill() as fast as it can; the handler, which may interrupt the
  * main thread anywhere -- in an inline sheaf pop or push, in a slow path,
  * holding list_lock or the page node lock -- allocates with
- * kmalloc_nolock() (ZERO on some: checked zero), stamps, checks and frees
- * with kfree_nolock(). Objects also cross over: some of the handler's go
+ * kmalloc_nolock() (ZERO on some: checked zero; ACCOUNT on half, charged
+ * to the thread's current group, as the main thread's ACCOUNT quarter
+ * is), stamps, checks and frees with kfree_nolock(). Objects also cross over: some of the handler's go
  * to the main thread, which frees them with kfree(); some of the main
  * thread's go to the handler, which frees them with kfree_nolock().
  *
@@ -18,7 +19,8 @@
  * after freeing everything every kmalloc cache and the test cache count as
  * many frees as allocations (live_objs == 0: every object accounted for,
  * deferred frees included once drained by a shrink), validate finds
- * nothing, and ALLOC_NOLOCK_FAIL counts at least the handler's failures.
+ * nothing, the group's usage is back to 0, and ALLOC_NOLOCK_FAIL counts
+ * at least the handler's failures.
  */
 #include "../integration/check.h"
 
@@ -130,8 +132,10 @@ static void handler(int sig)
 			continue;
 		}
 		size_t size = pick_size(r >> 8);
-		bool zero = (r >> 40) & 1;
-		void *p = uslub_kmalloc_nolock(size, zero ? USLUB_GFP_ZERO : 0, USLUB_NUMA_NO_NODE);
+		bool zero = (r >> 40) & 1, account = (r >> 41) & 1;
+		void *p = uslub_kmalloc_nolock(size, (zero ? USLUB_GFP_ZERO : 0) |
+						     (account ? USLUB_GFP_ACCOUNT : 0),
+					       USLUB_NUMA_NO_NODE);
 		if (!p) {
 			atomic_fetch_add_explicit(&h_fails, 1, memory_order_relaxed);
 			continue;
@@ -186,6 +190,11 @@ int main(void)
 	uslub_kfree(uslub_kmalloc(64, 0));
 	uslub_cache_t *tc = uslub_cache_create("nolock_test", 200, 0, 0, NULL);
 	CHECK(tc);
+	/* a current group: the handler's USLUB_GFP_ACCOUNT half is charged
+	 * to it straight, the main thread's quarter through its stock */
+	uslub_group_t *grp = uslub_group_create(NULL, "nolock-stress", USLUB_GROUP_NO_LIMIT);
+	CHECK(grp);
+	uslub_group_set_current(grp);
 
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
@@ -223,7 +232,7 @@ int main(void)
 				mslot[i] = NULL;
 			} else {
 				msize[i] = pick_size(r >> 16);
-				mslot[i] = uslub_kmalloc(msize[i], 0);
+				mslot[i] = uslub_kmalloc(msize[i], (r >> 50) % 4 ? 0 : USLUB_GFP_ACCOUNT);
 				CHECK(mslot[i]);
 				stamp(mslot[i], msize[i]);
 			}
@@ -335,6 +344,11 @@ int main(void)
 	printf("ALLOC_NOLOCK_FAIL %llu, FREE_NOLOCK_DEFER %llu\n", (unsigned long long)nolock_fail,
 	       (unsigned long long)deferred);
 	CHECK(nolock_fail >= fails);
+	/* every charge given back (the main thread's stock drained) */
+	uslub_group_drain_stock();
+	CHECK_EQU(uslub_group_usage(grp), 0);
+	uslub_group_set_current(NULL);
+	CHECK_EQ(uslub_group_delete(grp), 0);
 	uint64_t st[USLUB_NR_STATS];
 	uslub_cache_stats(tc, st);
 	CHECK_EQU(stat_allocs(st), stat_frees(st));

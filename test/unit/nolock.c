@@ -3,9 +3,10 @@
  * the next-bucket retry, a lock held by the thread itself (as a signal
  * handler that interrupted uslub finds it: the call fails or defers, it
  * never waits), the deferred free and its drain (shrink, destroy, the
- * ordinary slow paths), slub_debug caches (never allocated from, frees
- * deferred), bad and double frees, and objects crossing between kfree()
- * and kfree_nolock().
+ * ordinary slow paths, a thread's exit), slub_debug caches (never allocated from, frees
+ * deferred), USLUB_GFP_ACCOUNT (charged straight, refused at the limit),
+ * bad and double frees, and objects crossing between kfree() and
+ * kfree_nolock().
  */
 #include "cache/internal.h"
 #include "unit.h"
@@ -220,6 +221,45 @@ static void test_drain(void)
 	free(p);
 }
 
+/* A thread's exit drains what it (or anyone) deferred. */
+static volatile int exit_stage;
+
+static void *exit_thread(void *arg)
+{
+	/* an ordinary call first: the thread gets its cpu area, whose exit
+	 * runs the lifecycle table's thread_exit entries */
+	uslub_kfree(uslub_kmalloc(16, 0));
+	uslub_kfree_nolock(arg);                 /* main holds list_lock: deferred */
+	__atomic_store_n(&exit_stage, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&exit_stage, __ATOMIC_ACQUIRE) != 2)
+		;
+	return NULL;
+}
+
+static void test_thread_exit_drains(void)
+{
+	struct kmem_cache *s = uslub_cache_create("nolock_exit", 64, 0, 0, NULL);
+	unsigned int n = s->objects;
+	void **p = calloc(n, sizeof(void *));
+	for (unsigned int i = 0; i < n; i++)
+		CHECK((p[i] = _uslub_cache_alloc_nolock(s, 0, 0)));
+	hold_list_lock(s);
+	pthread_t th;
+	CHECK(pthread_create(&th, NULL, exit_thread, p[0]) == 0);
+	while (__atomic_load_n(&exit_stage, __ATOMIC_ACQUIRE) != 1)
+		;
+	CHECK(__atomic_load_n(&_uslub_nolock_deferred, __ATOMIC_RELAXED) == p[0]);
+	drop_list_lock(s);
+	__atomic_store_n(&exit_stage, 2, __ATOMIC_RELEASE);
+	CHECK(pthread_join(th, NULL) == 0);
+	CHECK(__atomic_load_n(&_uslub_nolock_deferred, __ATOMIC_RELAXED) == NULL);
+	CHECK_EQ(inuse_of(p[1]), n - 1);
+	for (unsigned int i = 1; i < n; i++)
+		uslub_kfree_nolock(p[i]);
+	CHECK_EQ(uslub_cache_destroy(s), 0);
+	free(p);
+}
+
 /* slub_debug caches: no nolock allocation (NULL, counted); a free is
  * always deferred (its checks are the debug free's), then done. */
 static void test_debug_cache(void)
@@ -237,6 +277,76 @@ static void test_debug_cache(void)
 	uslub_kfree_nolock(p);
 	CHECK_EQ(stat_of(s, USLUB_FREE_NOLOCK_DEFER), 1);
 	CHECK_EQ(uslub_cache_shrink(s) >= 0, 1);
+	CHECK_EQ(uslub_cache_validate(s), 0);
+	CHECK_EQ(uslub_cache_destroy(s), 0);
+}
+
+/* USLUB_GFP_ACCOUNT: charged to the current group straight (exactly the
+ * object's charge, no stock), refused over the limit (NULL, the object
+ * given back); a charged object's kfree_nolock is deferred and its drain
+ * uncharges it. */
+static void test_account(void)
+{
+	/* 100 bytes in 128-byte strides: the extension in the padding */
+	struct kmem_cache *s = uslub_cache_create("nolock_acct", 100, 64, USLUB_ACCOUNT, NULL);
+	CHECK(s && (s->hooks & HOOK_ACCOUNT) && s->ext_placement == USLUB_OBJ_EXT_PADDING);
+	uslub_group_t *g = uslub_group_create(NULL, "nolock-acct", USLUB_GROUP_NO_LIMIT);
+	CHECK(g);
+	/* no current group: nothing charged */
+	void *p = _uslub_cache_alloc_nolock(s, USLUB_GFP_ACCOUNT, 0);
+	CHECK(p);
+	struct slabobj_ext *ext = slab_obj_ext(s, virt_to_slab(p), p);
+	CHECK(ext && !ext->objcg);
+	uslub_kfree_nolock(p);
+
+	uslub_group_set_current(g);
+	uslub_group_drain_stock();
+	size_t u0 = uslub_group_usage(g);
+	p = _uslub_cache_alloc_nolock(s, USLUB_GFP_ACCOUNT, 0);
+	CHECK(p);
+	ext = slab_obj_ext(s, virt_to_slab(p), p);
+	CHECK(ext && ext->objcg);
+	CHECK_EQ(uslub_group_usage(g), u0 + s->charge);   /* straight, no stock */
+	uint64_t d0 = stat_of(s, USLUB_FREE_NOLOCK_DEFER);
+	uslub_kfree_nolock(p);                              /* charged: deferred */
+	CHECK_EQ(stat_of(s, USLUB_FREE_NOLOCK_DEFER), d0 + 1);
+	uslub_cache_shrink(s);                              /* drained, uncharged */
+	uslub_group_drain_stock();
+	CHECK_EQ(uslub_group_usage(g), u0);
+	CHECK(!ext->objcg);
+
+	/* over the limit: NULL, counted, nothing charged, the object back */
+	CHECK_EQ(uslub_group_set_limit(g, u0 + s->charge - 1), 0);
+	uint64_t f0 = stat_of(s, USLUB_ALLOC_NOLOCK_FAIL);
+	CHECK(_uslub_cache_alloc_nolock(s, USLUB_GFP_ACCOUNT, 0) == NULL);
+	CHECK_EQ(stat_of(s, USLUB_ALLOC_NOLOCK_FAIL), f0 + 1);
+	CHECK_EQ(uslub_group_usage(g), u0);
+	uint64_t st[USLUB_NR_STATS];
+	uslub_cache_stats(s, st);
+	CHECK_EQ(st[USLUB_ALLOC_SLOWPATH] + st[USLUB_ALLOC_PCS] + st[USLUB_ALLOC_FASTPATH],
+		 st[USLUB_FREE_SLOWPATH] + st[USLUB_FREE_PCS] + st[USLUB_FREE_FASTPATH]);
+	/* a cache accounted only on demand: switched on here; its first
+	 * slab has no array yet, so that object is handed out uncharged */
+	struct kmem_cache *d = uslub_cache_create("nolock_ondemand", 100, 0, 0, NULL);
+	CHECK(!(d->hooks & HOOK_ACCOUNT));
+	CHECK_EQ(uslub_group_set_limit(g, USLUB_GROUP_NO_LIMIT), 0);
+	p = _uslub_cache_alloc_nolock(d, USLUB_GFP_ACCOUNT, 0);
+	CHECK(p && (d->hooks & HOOK_ACCOUNT));
+	CHECK(!slab_obj_ext(d, virt_to_slab(p), p));
+	uslub_kfree_nolock(p);
+	CHECK_EQ(uslub_cache_destroy(d), 0);
+	/* a cache whose extensions are a separate array: a nolock slab gets
+	 * none (nothing allocated), and its objects are handed out uncharged */
+	struct kmem_cache *a = uslub_cache_create("nolock_array", 4096, 0, USLUB_ACCOUNT, NULL);
+	CHECK(a && a->ext_placement == USLUB_OBJ_EXT_ARRAY);
+	p = _uslub_cache_alloc_nolock(a, USLUB_GFP_ACCOUNT, 0);
+	CHECK(p && !virt_to_slab(p)->obj_exts);
+	uslub_kfree(p);
+	CHECK_EQ(uslub_cache_destroy(a), 0);
+	uslub_group_set_current(NULL);
+	uslub_group_drain_stock();
+	CHECK_EQ(uslub_group_usage(g), u0);
+	CHECK_EQ(uslub_group_delete(g), 0);
 	CHECK_EQ(uslub_cache_validate(s), 0);
 	CHECK_EQ(uslub_cache_destroy(s), 0);
 }
@@ -269,7 +379,9 @@ int main(void)
 	test_lock_held();
 	test_defer();
 	test_drain();
+	test_thread_exit_drains();
 	test_debug_cache();
+	test_account();
 	test_bad_free();
 	printf("ok\n");
 	return 0;
