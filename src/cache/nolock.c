@@ -85,6 +85,7 @@ static void *charge_nolock(struct kmem_cache *s, void *obj, struct kmem_cache_cp
 	return NULL;
 }
 
+/* The lockdep builds check the whole call: trylocks only. */
 void *_uslub_cache_alloc_nolock(struct kmem_cache *s, uslub_gfp_t gfp, int node)
 {
 	struct kmem_cache_cpu tmp;
@@ -96,7 +97,6 @@ void *_uslub_cache_alloc_nolock(struct kmem_cache *s, uslub_gfp_t gfp, int node)
 	if (obj && (gfp & USLUB_GFP_ACCOUNT) && !(s->flags & SLAB_NO_OBJ_EXT) &&
 	    READ_ONCE(_uslub_tls.cur_objcg))
 		obj = charge_nolock(s, obj, &tmp);
-	_uslub_lockdep_nolock_exit();
 	if (obj) {
 		stat(&tmp, ALLOC_SLOWPATH);
 		if (gfp & USLUB_GFP_ZERO)
@@ -105,6 +105,7 @@ void *_uslub_cache_alloc_nolock(struct kmem_cache *s, uslub_gfp_t gfp, int node)
 		stat(&tmp, ALLOC_NOLOCK_FAIL);
 	}
 	_uslub_fold_stats(s, &tmp);
+	_uslub_lockdep_nolock_exit();
 	return obj;
 }
 
@@ -129,7 +130,17 @@ static void defer_free(struct kmem_cache *s, void *x)
 					      __ATOMIC_RELAXED));
 }
 
+static void free_nolock(void *x);
+
+/* The lockdep builds check the whole call: trylocks only. */
 void _uslub_cache_free_nolock(void *x)
+{
+	_uslub_lockdep_nolock_enter();
+	free_nolock(x);
+	_uslub_lockdep_nolock_exit();
+}
+
+static void free_nolock(void *x)
 {
 	struct slab *slab = virt_to_slab(x);
 	struct kmem_cache *s = slab ? READ_ONCE(slab->slab_cache) : NULL;
@@ -155,11 +166,8 @@ void _uslub_cache_free_nolock(void *x)
 	struct kmem_cache_cpu tmp;
 	memset(&tmp, 0, sizeof(tmp));
 	bool freed = false;
-	if (!free_needs_defer(s, slab, x)) {
-		_uslub_lockdep_nolock_enter();
+	if (!free_needs_defer(s, slab, x))
 		freed = _uslub_slab_free_nolock(s, slab, x, &tmp);
-		_uslub_lockdep_nolock_exit();
-	}
 	if (freed) {
 		stat(&tmp, FREE_SLOWPATH);
 	} else {

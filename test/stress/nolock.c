@@ -210,7 +210,7 @@ int main(void)
 	size_t msize[MSLOTS] = { 0 };
 	void *cslot[MSLOTS] = { 0 };
 	unsigned long m_bad = 0, main_cross_frees = 0;
-	long iters = scaled(3000000);
+	long iters = scaled(1500000);
 	for (long it = 0; it < iters; it++) {
 		uint64_t r = rng_next(&rng);
 		unsigned int i = (unsigned int)(r % MSLOTS);
