@@ -884,4 +884,56 @@ static inline size_t uslub_compat_size_sub(size_t a, size_t b)
 #endif
 #endif /* USLUB_SLAB_NO_OVERFLOW_HELPERS */
 
+/* ------------------------------------------------------------------------
+ * Any-context allocation, object dump, late charge
+ *
+ * kmalloc_nolock()/kfree_nolock() (6.18): "any context" is, in userspace,
+ * a signal handler -- also one that interrupted this thread inside uslub
+ * -- and re-entrant calls: they only try locks, never touch the thread's
+ * per-CPU sheaves, never allocate, and leave errno alone (what is and is
+ * not guaranteed: uslub_kmalloc_nolock() in uslub/types.h). @gfp may hold
+ * only __GFP_ACCOUNT, __GFP_ZERO, __GFP_NOWARN and __GFP_NOMEMALLOC
+ * (anything else: NULL); sizes above KMALLOC_MAX_CACHE_SIZE give NULL, 0
+ * gives ZERO_SIZE_PTR. kfree() frees such objects too (as since 7.0).
+ * Untagged: in a signal handler the call site's tag slot may be the
+ * interrupted call's.
+ *
+ * kmem_dump_obj() prints the object's cache, start, offset and size, and
+ * its owners when the cache tracks them (SLAB_STORE_USER), to stderr;
+ * false when @object is not a slab object.
+ *
+ * kmem_cache_charge() (6.12) charges an object already allocated to the
+ * thread's current accounting group (uslub_group_set_current()); true
+ * when charged or when there is nothing to do, false over the limit
+ * unless __GFP_NOFAIL.
+ * ---------------------------------------------------------------------- */
+#define USLUB_COMPAT_NOLOCK_GFP (__GFP_ACCOUNT | __GFP_ZERO | __GFP_NOWARN | __GFP_NOMEMALLOC)
+
+static inline void *kmalloc_nolock_noprof(size_t size, gfp_t gfp, int node)
+{
+	if (gfp & ~(gfp_t)USLUB_COMPAT_NOLOCK_GFP)
+		return NULL;
+	return uslub_kmalloc_nolock(size, uslub_compat_gfp(gfp), node);
+}
+static inline void *(kmalloc_nolock)(size_t size, gfp_t gfp, int node)
+{
+	return kmalloc_nolock_noprof(size, gfp, node);
+}
+#define kmalloc_nolock(size, gfp, node) kmalloc_nolock_noprof((size), (gfp), (node))
+
+static inline void kfree_nolock(void *objp)
+{
+	uslub_kfree_nolock(objp);
+}
+
+static inline bool kmem_dump_obj(void *object)
+{
+	return uslub_kmem_dump_obj(object);
+}
+
+static inline bool kmem_cache_charge(void *objp, gfp_t gfpflags)
+{
+	return uslub_cache_charge(objp, uslub_compat_gfp(gfpflags));
+}
+
 #endif /* USLUB_SLAB_H */

@@ -17,6 +17,7 @@
 #ifndef USLUB_TYPES_H
 #define USLUB_TYPES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -502,6 +503,65 @@ uslub_cache_t *uslub_kmalloc_cache(size_t size);
  * EINVAL otherwise. Every alignment is served (above 2 MiB by mmap). */
 void *uslub_kmalloc_aligned(size_t size, size_t align, uslub_gfp_t gfp);
 
+/*
+ * Any-context allocation (the kernel's kmalloc_nolock()/kfree_nolock(),
+ * 6.18). In userspace "any context" means: from a signal handler, also
+ * one that interrupted this very thread inside uslub (malloc, kmalloc, a
+ * cache's alloc or free, holding a uslub lock), and re-entrantly. What is
+ * guaranteed there: no deadlock (every lock is only tried), no damage to
+ * the interrupted call's state (the thread's per-CPU sheaves and cpu
+ * freelist are not touched; slabs change only by their lock-free CAS or
+ * under a lock this call got), nothing allocated or mapped, errno left as
+ * it was. The price: either call may find what it needs locked.
+ *
+ * uslub_kmalloc_nolock: @size up to USLUB_KMALLOC_MAX_CACHE_SIZE (8 KiB;
+ * above: NULL), 0 gives USLUB_ZERO_SIZE_PTR; @gfp only USLUB_GFP_ZERO,
+ * USLUB_GFP_ACCOUNT, USLUB_GFP_NOWARN and USLUB_GFP_NOWAIT/ATOMIC (what
+ * it does anyway; other bits, NOFAIL: NULL); @node a node
+ * or USLUB_NUMA_NO_NODE. The object comes from a node partial slab of its
+ * kmalloc cache or from a new slab made of pages the node already has,
+ * else the next kmalloc size is tried once; else NULL (counted as
+ * ALLOC_NOLOCK_FAIL). Limits: NULL before the first ordinary kmalloc or
+ * malloc made the kmalloc caches, and from a slub_debug kmalloc cache.
+ * USLUB_GFP_ACCOUNT charges the thread's current group directly (not
+ * through the thread's stock); when that group's lock is taken or its
+ * limit refuses, the call returns NULL. The object is not tagged for
+ * profiling. It is an ordinary kmalloc object: uslub_kfree() frees it too.
+ *
+ * uslub_kfree_nolock: frees any cache's object (not page runs or
+ * mappings: reported and left alone). When the free needs a lock that is
+ * taken, or the object is charged or tagged, or its cache is a slub_debug
+ * one, the object is deferred (counted as FREE_NOLOCK_DEFER) and freed by
+ * the next ordinary allocation or free slow path, uslub_cache_shrink() or
+ * uslub_cache_destroy() of any cache.
+ */
+void *uslub_kmalloc_nolock(size_t size, uslub_gfp_t gfp, int node);
+void uslub_kfree_nolock(const void *p);
+
+/*
+ * Print where @object points (the kernel's kmem_dump_obj()): its cache,
+ * the object's start, the offset of @object into it, the object size,
+ * and with owner tracking (slub_debug U, SLAB_STORE_USER) who allocated
+ * and last freed it. One report on stderr, written without allocating.
+ * Returns false (printing nothing) when @object is not in a slab.
+ */
+bool uslub_kmem_dump_obj(const void *object);
+
+/*
+ * Charge @objp, an object the caller holds, to the thread's current
+ * accounting group now (the kernel's kmem_cache_charge(), 6.12), as if it
+ * had been allocated with USLUB_GFP_ACCOUNT; freeing it uncharges it.
+ * Returns true when charged or when there is nothing to do (no current
+ * group, already charged, not a slab object, a cache without extensions),
+ * false when the group's limit refuses the charge (errno ENOMEM); with
+ * USLUB_GFP_NOFAIL the limit is overstepped instead. Limit: in the 6.x
+ * cpu-slab model (USLUB_CPU_SLAB, USLUB_CPU_SLABS=1), an object sitting in
+ * another thread's cpu slab installed before the cache's accounting hooks
+ * were switched on may be freed by that thread's inline path without
+ * being uncharged; sheaf caches (the default) are not affected.
+ */
+bool uslub_cache_charge(void *objp, uslub_gfp_t gfp);
+
 /* ------------------------------------------------------------------------
  * Sheaves and prefilling (Linux 6.18)
  * ---------------------------------------------------------------------- */
@@ -645,7 +705,9 @@ int uslub_nr_nodes(void);
 	X(SHEAF_PREFILL_OVERSIZE, "prefill above capacity: oversize sheaf")  \
 	X(SHEAF_RETURN_FAST,     "returned sheaf kept (spare or barn)")      \
 	X(SHEAF_RETURN_SLOW,     "returned sheaf flushed and freed")         \
-	X(FREELIST_CORRUPT,      "corrupted free pointer caught, dropped")
+	X(FREELIST_CORRUPT,      "corrupted free pointer caught, dropped")   \
+	X(ALLOC_NOLOCK_FAIL,     "kmalloc_nolock failed (lock taken, no memory)") \
+	X(FREE_NOLOCK_DEFER,     "kfree_nolock deferred to a later slow path")
 
 enum uslub_stat_item {
 #define USLUB_X(name, doc) USLUB_##name,

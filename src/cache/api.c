@@ -166,6 +166,7 @@ __public int uslub_cache_shrink(struct kmem_cache *s)
 {
 	if (cache_bad(s, "uslub_cache_shrink"))
 		return -1;
+	nolock_drain();
 	struct kmem_cache_cpu tmp, *c = &tmp;
 	memset(&tmp, 0, sizeof(tmp));
 	if (this_cpu_is_real()) {
@@ -296,6 +297,7 @@ __public int uslub_cache_destroy(struct kmem_cache *s)
 	}
 	if (cache_bad(s, "uslub_cache_destroy"))
 		return -1;
+	nolock_drain();      /* the kernel's defer_free_barrier() */
 	/* Quiescence is the caller's promise: flush every thread's cpu state. */
 	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);
 	struct uslub_thread *t;

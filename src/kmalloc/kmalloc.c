@@ -876,6 +876,46 @@ __public void uslub_kfree(const void *p)
 	_uslub_kfree_cold(p, false);
 }
 
+/*
+ * Any context (the kernel's kmalloc_nolock, 6.18): the cache layer's
+ * trylock-only path (cache/nolock.c); if it finds a lock taken or no
+ * memory without waiting, once more in the next bucket, as the kernel
+ * does. Never initializes anything (NULL before the first ordinary
+ * allocation made the kmalloc caches), never sets errno (a signal handler
+ * must leave it as it found it). USLUB_GFP_NOWAIT/ATOMIC say what it
+ * always does; USLUB_GFP_NOFAIL cannot be had here.
+ */
+#define NOLOCK_GFP (USLUB_GFP_ACCOUNT | USLUB_GFP_ZERO | USLUB_GFP_NOWARN | USLUB_GFP_ATOMIC)
+
+__public void *uslub_kmalloc_nolock(size_t size, uslub_gfp_t gfp, int node)
+{
+	if (unlikely(gfp & ~NOLOCK_GFP) || size > KMALLOC_MAX_CACHE_SIZE)
+		return NULL;
+	if (unlikely(!size))
+		return USLUB_ZERO_SIZE_PTR;
+	if (unlikely(!__atomic_load_n(&_uslub_kmalloc_caches[KMALLOC_SHIFT_HIGH],
+				      __ATOMIC_ACQUIRE)))
+		return NULL;
+	int saved = errno;
+	unsigned int idx = kmalloc_index(size);
+	struct kmem_cache *s = _uslub_kmalloc_caches[idx];
+	void *p = _uslub_cache_alloc_nolock(s, gfp, node);
+	if (!p && s->object_size < KMALLOC_MAX_CACHE_SIZE)
+		p = _uslub_cache_alloc_nolock(_uslub_kmalloc_caches[kmalloc_index(s->object_size + 1)],
+					      gfp, node);
+	errno = saved;
+	return p;
+}
+
+__public void uslub_kfree_nolock(const void *p)
+{
+	if (USLUB_ZERO_OR_NULL_PTR(p))
+		return;
+	int saved = errno;
+	_uslub_cache_free_nolock((void *)p);
+	errno = saved;
+}
+
 /* kfree_bulk: objects of any caches go to the cache layer's bulk free
  * (grouped by slab); page runs and mappings are freed here first. */
 __public void uslub_kfree_bulk(size_t n, void **p)

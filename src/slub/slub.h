@@ -80,6 +80,10 @@
  *   (slub_debug reports made under list_lock and the page lock are
  *   buffered per thread and written by _uslub_debug_flush() with no uslub
  *   lock held: dladdr() takes the dynamic loader's lock.)
+ *   A trylock (uslub_mutex_trylock) never waits, so it may be tried
+ *   whatever is held -- the any-context calls below do, from a signal
+ *   handler that may have interrupted this thread holding any of these
+ *   locks; a lock taken under it keeps the order above.
  *
  * fork (base/lifecycle.h): one pthread_atfork() registration runs the
  * lifecycle table: lifecycle_lock, then each layer's entry in the order
@@ -182,6 +186,17 @@
  *   - Sheaves hold objects that count as "in use" in their slabs, like a
  *     cpu freelist does; a sheaf belongs to one cpu slot, one barn list,
  *     or one prefill user at a time.
+ *   - Any-context calls (kmalloc_nolock, kfree_nolock: cache/nolock.c)
+ *     may run in a signal handler that interrupted this thread anywhere,
+ *     in an inline pop or push, holding list_lock. They touch no cpu slot
+ *     (a slot on the stack takes their counters), take only trylocks
+ *     (list_lock, and page_node.lock under it), and otherwise only the
+ *     slab state's CAS and the free mark: to the rest of SLUB they are one
+ *     more concurrent thread. A failed trylock means NULL, or a free
+ *     deferred on a lock-free stack (through the object's free pointer
+ *     word) that the next ordinary miss path, a thread exit, shrink or
+ *     destroy drains. They never allocate, map, run a ctor, the hooks or
+ *     slub_debug; the lockdep builds abort on a blocking lock inside them.
  *   - Extension hooks (caches with extensions: fastpath_off has
  *     FASTPATH_OFF_HOOKS, so both inline fast paths fall through): an
  *     object's extension is written only by whoever holds the object
@@ -932,10 +947,25 @@ __internal extern struct kmem_cache _uslub_boot_kmem_cache, _uslub_boot_kmem_cac
 
 /* obj_ext.c */
 __internal void _uslub_slab_init_obj_exts(struct kmem_cache *s, struct slab *slab,
-		unsigned int objects);
+		unsigned int objects, bool nolock);
 __internal __cold struct slabobj_ext *_uslub_slab_obj_ext_alloc(struct kmem_cache *s,
 		struct slab *slab, const void *obj);
 __internal void _uslub_slab_free_obj_exts(struct kmem_cache *s, struct slab *slab);
+
+/* The any-context paths (kmalloc_nolock, kfree_nolock; cache/nolock.c):
+ * trylocks only, no cpu slot (@c is the caller's, on its stack).
+ * new_slab.c: can a slab of @s be made that way; make one (the page node
+ * lock only tried, the node never grown). bulk.c: one object, from a node
+ * partial slab or a new slab, list_lock only tried. partial.c: free one
+ * object to its slab; false when the list move it needs found list_lock
+ * taken (nothing done: the caller defers it). */
+__internal bool _uslub_slab_nolock_ok(const struct kmem_cache *s);
+__internal struct slab *_uslub_allocate_slab_nolock(struct kmem_cache *s, int node,
+		struct kmem_cache_cpu *c);
+__internal void *_uslub_slab_alloc_nolock(struct kmem_cache *s, int node,
+		struct kmem_cache_cpu *c);
+__internal bool _uslub_slab_free_nolock(struct kmem_cache *s, struct slab *slab, void *x,
+		struct kmem_cache_cpu *c);
 
 /* new_slab.c */
 __internal uint64_t _uslub_seed64(void);
