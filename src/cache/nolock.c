@@ -127,7 +127,7 @@ static void defer_free(struct kmem_cache *s, void *x)
 	ATOMIC_ADD(deferred_pushed, 1);      /* before: a drain's bound covers it */
 	void *old = __atomic_load_n(&_uslub_nolock_deferred, __ATOMIC_RELAXED);
 	do {
-		_uslub_meta_store(deferred_link(s, x), (uintptr_t)old);
+		meta_store(deferred_link(s, x), old);
 	} while (!__atomic_compare_exchange_n(&_uslub_nolock_deferred, &old, x, true, __ATOMIC_RELEASE,
 					      __ATOMIC_RELAXED));
 }
@@ -209,7 +209,7 @@ __cold __noinline void _uslub_nolock_drain_slow(void)
 	while (x && n < bound) {
 		struct slab *slab = virt_to_slab(x);
 		struct kmem_cache *s = slab->slab_cache;
-		void *next = (void *)_uslub_meta_load(deferred_link(s, x));
+		void *next = (void *)meta_load(deferred_link(s, x));
 		free_deferred(x, s, slab);
 		n++;
 		x = next;
