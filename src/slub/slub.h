@@ -359,6 +359,10 @@ struct kmem_cache_cpu {
 	unsigned long partial_slabs;
 	unsigned long loaded;
 	struct slab_sheaf *spare;    /* NULL or a second sheaf (any fill)  */
+	struct slab_sheaf *rcu_free; /* kfree_rcu's sheaf (sheaf caches): NULL,
+	                                a real sheaf being filled, or
+	                                RCU_SHEAF_BUSY while its owner appends
+	                                (sheaf/sheaf.c); atomics only         */
 };
 static_assert(sizeof(struct kmem_cache_cpu) <= CPU_SLOT_SIZE, "cpu slot size");
 static_assert(offsetof(struct kmem_cache_cpu, stat) + 3 * 8 <= USLUB_CACHELINE,
@@ -374,7 +378,11 @@ static_assert(USLUB_ALLOC_PCS == 0 && USLUB_FREE_PCS == 1 && USLUB_FREE_FASTPATH
  *   freelist does). capacity == cache->sheaf_capacity unless oversize.
  */
 struct slab_sheaf {
-	struct list_head barn_list;  /* on a barn's full/empty list (barn lock) */
+	union {
+		struct list_head barn_list;  /* on a barn's full/empty list (barn lock) */
+		struct uslub_rcu_head rcu_head; /* an rcu_free sheaf waiting for its
+		                                grace period (on no barn list)     */
+	};
 	struct kmem_cache *cache;
 	unsigned int size;
 	unsigned int capacity;
@@ -493,6 +501,8 @@ struct kmem_cache {
 
 	struct list_head list;       /* slab_caches (slab_mutex)                       */
 	uint64_t stat_exited[USLUB_NR_STATS]; /* counters of exited threads (atomic)   */
+	unsigned int rcu_used;       /* kfree_rcu has been given an object of this
+	                                cache: destroy waits for grace periods  */
 	char name[CACHE_NAME_MAX];
 	struct kmem_cache_node *node[MAX_NUMNODES];
 };
@@ -834,6 +844,39 @@ __internal void _uslub_debug_symbolize(uintptr_t addr, char *buf, size_t len);
 /* One line about a live object left at destroy (its alloc owner). */
 __internal void _uslub_debug_print_leak(struct kmem_cache *s, struct slab *slab, void *obj);
 
+/*
+ * Grace periods (rcu.c): the provider registered by libuslub-rcu
+ * (uslub_gp_register), and what the core defers to it. A head is given to
+ * the provider at once when the calling thread holds no uslub lock, else
+ * pushed on a lock-free list and handed over by the next
+ * _uslub_gp_drain() made with no lock held (the provider's call_rcu may
+ * allocate: never under a uslub lock). @func is kept in the head.
+ */
+__internal extern const struct uslub_gp_ops *_uslub_gp_ops;
+static inline bool gp_available(void)
+{
+	return __atomic_load_n(&_uslub_gp_ops, __ATOMIC_ACQUIRE) != NULL;
+}
+/* Every hand-over to the provider releases _uslub_gp_seq, every callback
+ * acquires it first: the order the provider's queue gives, said in a way
+ * the TSan build sees (liburcu is not instrumented). */
+__internal extern unsigned long _uslub_gp_seq;
+static inline void gp_call(const struct uslub_gp_ops *ops, struct uslub_rcu_head *head,
+			   void (*func)(struct uslub_rcu_head *head))
+{
+	__atomic_fetch_add(&_uslub_gp_seq, 1, __ATOMIC_RELEASE);
+	ops->call(head, func);
+}
+static inline void gp_callback_begin(void)
+{
+	(void)__atomic_load_n(&_uslub_gp_seq, __ATOMIC_ACQUIRE);
+}
+__internal void _uslub_gp_defer(struct uslub_rcu_head *head,
+				void (*func)(struct uslub_rcu_head *head));
+__internal void _uslub_gp_drain(void);
+/* Wait for every callback handed over so far (no uslub lock held). */
+__internal void _uslub_gp_wait(void);
+
 /* publish.c */
 __internal void _uslub_publish_init(void);
 
@@ -904,6 +947,8 @@ __internal struct slab *_uslub_allocate_slab(struct kmem_cache *s, int node,
 __internal unsigned int _uslub_new_slab_objects(struct kmem_cache *s, struct slab *slab,
 		void **p, unsigned int n, void **rest);
 __internal void _uslub_discard_slab(struct kmem_cache *s, struct slab *slab);
+/* rcu.c: a TYPESAFE_BY_RCU slab's pages go back after a grace period. */
+__internal void _uslub_discard_slab_rcu(struct slab *slab);
 
 /* partial.c */
 __internal void _uslub_add_partial(struct kmem_cache_node *n, struct slab *slab, int pos);
