@@ -72,6 +72,7 @@ BENCH_TITLES = {
     "B9": "threads: RSS held in caches with 2, 64, 512 threads",
     "B-dfree": "the double-free check's cost: uslub with the free mark vs the same core "
                "without it",
+    "B-rcu": "kfree_rcu (the rcu_free sheaf) vs liburcu's call_rcu + free per object",
 }
 BENCH_UNITS = {
     "B1": "ns per alloc+free pair",
@@ -86,9 +87,60 @@ BENCH_UNITS = {
     "B8": "ms per workload run; peak RSS (VmHWM) in MiB; large: minor page faults",
     "B9": "KiB of RSS held after every thread freed its objects",
     "B-dfree": "B1: ns per alloc+free pair; B8: ms per workload run",
+    "B-rcu": "ns per object: the free after a grace period, callbacks included",
 }
 BENCH_ORDER = ["B1", "B2", "B3", "B4", "B5", "B6", "B7", "B-meta", "B-debug", "B8", "B9",
-               "B-dfree"]
+               "B-dfree", "B-rcu"]
+
+# B-rcu (uslub-bench-rcu, built with the RCU component): one process runs
+# the three methods interleaved, BRCU_REPEATS samples of BRCU_OBJECTS
+# objects each, and prints each one's median; the target (the issue's) is
+# kfree_rcu <= 0.5x liburcu's call_rcu + glibc free() per object.
+BRCU_MODE = {"quick": (7, 100_000), "full": (15, 200_000)}
+BRCU_LIMIT = 0.5
+
+
+def run_brcu(build, mode_name):
+    """B-rcu: run uslub-bench-rcu; None when it was not built."""
+    exe = os.path.join(build, "bench", "uslub-bench-rcu")
+    if not os.access(exe, os.X_OK):
+        _log("bench: B-rcu skipped: %s not built (liburcu-dev missing?)" % exe)
+        return None
+    repeats, objects = BRCU_MODE[mode_name]
+    _log("bench: B-rcu: %d interleaved samples of %d objects" % (repeats, objects))
+    r = subprocess.run([exe, str(repeats), str(objects)], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=600)
+    if r.returncode != 0:
+        _log("bench: B-rcu failed (%d): %s" % (r.returncode, r.stdout.strip()[-500:]))
+        return None
+    methods = {}
+    for line in r.stdout.splitlines():
+        if line.startswith("{"):
+            m = json.loads(line)
+            methods[m["method"]] = m
+    e = {"title": BENCH_TITLES["B-rcu"], "unit": BENCH_UNITS["B-rcu"],
+         "repeats": repeats, "objects": objects, "methods": methods, "targets": []}
+    k = methods.get("kfree_rcu", {}).get("ns_per_obj")
+    for peer, what in (("call_rcu+glibc_free", "glibc free()"),
+                       ("call_rcu+kfree", "uslub kfree()")):
+        p_ = methods.get(peer, {}).get("ns_per_obj")
+        if k is None or not p_:
+            continue
+        ratio = k / p_
+        e["targets"].append({"target": "kfree_rcu <= %.1fx call_rcu + %s" % (BRCU_LIMIT, what),
+                             "ratio": ratio, "pass": ratio <= BRCU_LIMIT})
+    return e
+
+
+def print_brcu(e, log):
+    log("")
+    log("%s  %s  (%s)" % ("B-rcu", e["title"], e["unit"]))
+    log("  one process, liburcu's default flavour, %d interleaved samples of %d objects "
+        "(64 B)" % (e["repeats"], e["objects"]))
+    log("  %-22s %9s  %s" % ("method", "median", "samples"))
+    for name, m in e["methods"].items():
+        log("  %-22s %9.1f  %s" % (name, m["ns_per_obj"],
+                                   " ".join("%.0f" % x for x in m["samples"])))
 
 # Both per-CPU models of uslub in one run. "uslub" is the build as is: every
 # cache has per-CPU sheaves (Linux 7.0, the default). "uslub-cpuslabs" is the
@@ -1923,6 +1975,12 @@ def print_table(data):
         if bench == "B-dfree":
             log("  B-dfree     no target (the double-free check's cost, above)")
             continue
+        if bench == "B-rcu":
+            for t in data[bench]["targets"]:
+                log("  %-*s %6s  %-*s %-8s %s" % (bwidth, bench, "", width, t["target"],
+                                                  "%.3fx" % t["ratio"],
+                                                  "PASS" if t["pass"] else "MISS"))
+            continue
         if bench in SUITE_BENCHES:
             for t in data[bench]["targets"]:
                 if t["pass"] is None:
@@ -2313,7 +2371,7 @@ def print_bdfree(e, log):
 
 OWN_PRINTERS = {"B5": print_b5, "B6": print_b6, "B7": print_b7, "B-meta": print_bmeta,
                 "B-debug": print_bdebug, "B8": print_b8, "B9": print_b9,
-                "B-dfree": print_bdfree}
+                "B-dfree": print_bdfree, "B-rcu": print_brcu}
 
 
 def fmt_ratio(x, missed=False):
@@ -2918,6 +2976,10 @@ def main():
         data["dfree_peers"] = {b: {p: (e.get("LD_PRELOAD") or os.path.relpath(a, REPO))
                                    for p, a, e in ps} for b, ps in DFREE.items()}
     data.update(analyse(results, configs, peers, mode))
+    if not args.only or "B-rcu" in only:
+        brcu = run_brcu(build, mode_name)
+        if brcu:
+            data["B-rcu"] = brcu
     if failures:
         data["failures"] = failures
 

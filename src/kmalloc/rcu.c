@@ -65,9 +65,13 @@ static bool free_to_rcu_sheaf(void *ptr)
 	struct kmem_cache *s = slab->slab_cache;
 	if (!READ_ONCE(s->rcu_used))
 		WRITE_ONCE(s->rcu_used, 1);
+	if (!obj_is_valid(s, slab, ptr)) {
+		_uslub_report_invalid_free(s, ptr, slab);
+		return true;    /* not an object start: never freed */
+	}
 	if (!s->sheaf_capacity || READ_ONCE(s->hooks) ||
 	    (READ_ONCE(s->fastpath_off) & (FASTPATH_OFF_SLUB_DEBUG | FASTPATH_OFF_DEAD)) ||
-	    !obj_is_valid(s, slab, ptr) || slab_nid(slab) != home_node())
+	    slab_nid(slab) != home_node())
 		return false;
 	if (free_mark_test(s, ptr, slab_free_mark(s, slab))) {
 		_uslub_report_double_free(s, slab, ptr);

@@ -116,6 +116,22 @@
  * thread holds: _uslub_debug_flush() symbolizes only when it is 0 (a
  * debug free nested under thread_lock or slab_mutex writes raw addresses).
  *
+ * RCU (slub/rcu.c, sheaf/sheaf.c, kmalloc/rcu.c, cache/rcu.c; libuslub-rcu
+ * is the provider): the grace-period provider (liburcu: call_rcu,
+ * synchronize_rcu, rcu_barrier) is never called with a uslub lock held:
+ * it allocates, creates its worker thread, and waits for callbacks that
+ * take uslub locks. A head due to it while a lock is held (an rcu_free
+ * sheaf taken by a flush under thread_lock, a TYPESAFE_BY_RCU slab
+ * discarded there) goes on gp_deferred (lock-free) and is handed over by
+ * the next _uslub_gp_drain() with _uslub_locks_held == 0. The callbacks
+ * run in the provider's worker thread, no lock held, and take uslub locks
+ * in rank order like any free (barn, list_lock, page node lock; a worker
+ * gets a cpu area like any thread). uslub_gp_barrier() (kvfree_rcu_barrier,
+ * destroy) takes thread_lock and slab_mutex to reach every thread's
+ * rcu_free sheaf, drops them, then waits in the provider. fork: the
+ * provider's prepare handler runs before uslub's (registered after it), so
+ * its workers are paused, between callbacks, before uslub takes its locks.
+ *
  * Slab states (seed 002's final scheme; "flag" = slab_test_node_partial):
  *
  *   | state             | on node partial list (flag) | frozen |
@@ -181,7 +197,17 @@
  *     spliced onto the cpu freelist when it is the caller's cpu slab.
  *   - Sheaves hold objects that count as "in use" in their slabs, like a
  *     cpu freelist does; a sheaf belongs to one cpu slot, one barn list,
- *     or one prefill user at a time.
+ *     or one prefill user at a time. An rcu_free sheaf (c->rcu_free) holds
+ *     objects given to kfree_rcu, still in use (no free mark) until its
+ *     grace period; c->rcu_free is the one slot field another thread may
+ *     take from a live owner (a barrier): the owner holds it as
+ *     RCU_SHEAF_BUSY while appending, the taker CASes a real sheaf to NULL
+ *     (sheaf/sheaf.c).
+ *   - TYPESAFE_BY_RCU slabs: discard_slab() takes the slab off its node's
+ *     counts at once; its pages keep PG_slab and slab_cache (readers'
+ *     stale pointers stay in an object of the cache) until the grace
+ *     period's callback gives them to the page provider. Such a slab is on
+ *     no list and no counter in between.
  *   - Extension hooks (caches with extensions: fastpath_off has
  *     FASTPATH_OFF_HOOKS, so both inline fast paths fall through): an
  *     object's extension is written only by whoever holds the object
