@@ -73,10 +73,10 @@ static bool free_to_rcu_sheaf(void *ptr)
 	    (READ_ONCE(s->fastpath_off) & (FASTPATH_OFF_SLUB_DEBUG | FASTPATH_OFF_DEAD)) ||
 	    slab_nid(slab) != home_node())
 		return false;
-	if (free_mark_test(s, ptr, slab_free_mark(s, slab))) {
-		_uslub_report_double_free(s, slab, ptr);
-		return true;    /* already free: nothing to defer */
-	}
+	/* no free-mark test here: the object is not touched before its
+	 * grace period (a cache miss per object; readers may be reading it);
+	 * the sheaf's callback tests and sets the mark (a kfree_rcu of a free
+	 * object is reported there) */
 	if (unlikely(!this_cpu_is_real()) && !_uslub_thread_init())
 		return false;
 	return _uslub_sheaf_free_rcu(s, this_cpu(s), ptr);

@@ -960,6 +960,8 @@ static void rcu_free_sheaf(struct uslub_rcu_head *head)
 	unsigned int n = 0;
 	for (unsigned int i = 0; i < sheaf->size; i++) {
 		void *x = sheaf->objects[i];
+		if (i + 8 < sheaf->size)        /* the objects are cold by now */
+			__builtin_prefetch((char *)sheaf->objects[i + 8] + s->free_mark_offset, 1);
 		struct slab *slab = virt_to_slab(x);
 		uintptr_t mark = slab_free_mark(s, slab);
 		if (free_mark_test(s, x, mark)) {

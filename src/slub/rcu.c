@@ -77,13 +77,16 @@ void _uslub_gp_drain(void)
 	}
 }
 
-void _uslub_gp_wait(void)
+bool _uslub_gp_wait(void)
 {
 	const struct uslub_gp_ops *ops = __atomic_load_n(&_uslub_gp_ops, __ATOMIC_ACQUIRE);
 	if (!ops || _uslub_locks_held)
-		return;
+		return false;
 	_uslub_gp_drain();
+	unsigned long seq = __atomic_load_n(&_uslub_gp_seq, __ATOMIC_RELAXED);
 	ops->rcu_barrier();
+	return __atomic_load_n(&_uslub_gp_seq, __ATOMIC_RELAXED) != seq ||
+	       __atomic_load_n(&gp_deferred, __ATOMIC_RELAXED);
 }
 
 /* ------------------------------------------------------------------------

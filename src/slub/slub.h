@@ -900,8 +900,10 @@ static inline void gp_callback_begin(void)
 __internal void _uslub_gp_defer(struct uslub_rcu_head *head,
 				void (*func)(struct uslub_rcu_head *head));
 __internal void _uslub_gp_drain(void);
-/* Wait for every callback handed over so far (no uslub lock held). */
-__internal void _uslub_gp_wait(void);
+/* Wait for every callback handed over so far (no uslub lock held); true
+ * when something more was handed over (or deferred) meanwhile, say a
+ * callback's flush discarding TYPESAFE_BY_RCU slabs. */
+__internal bool _uslub_gp_wait(void);
 
 /* publish.c */
 __internal void _uslub_publish_init(void);
