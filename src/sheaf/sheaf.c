@@ -25,6 +25,9 @@
 #include <time.h>
 
 
+/* c->rcu_free while its owner appends (the end of this file) */
+#define RCU_SHEAF_BUSY ((struct slab_sheaf *)1)
+
 static inline size_t sheaf_bytes(unsigned int capacity)
 {
 	return SHEAF_HEADER_SIZE + (size_t)capacity * sizeof(void *);
@@ -479,6 +482,11 @@ bool _uslub_sheaf_free_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, void
 static void sheaf_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
 	_uslub_sheaf_rcu_flush(s, c, false);
+	/* BUSY here: a thread a fork child lost half-way through an append
+	 * (the others are the caller itself or quiescent): its sheaf leaks,
+	 * the slot is made usable */
+	if (__atomic_load_n(&c->rcu_free, __ATOMIC_RELAXED) == RCU_SHEAF_BUSY)
+		__atomic_store_n(&c->rcu_free, NULL, __ATOMIC_RELAXED);
 	struct slab_sheaf *sheaves[2] = { c->main, c->spare };
 	if (!sheaf_real(sheaves[0]) && !sheaves[1])
 		return;
@@ -943,8 +951,6 @@ struct slab_sheaf *_uslub_pcs_replace_full_main(struct kmem_cache *s, struct kme
  * lost thread leaks it). So a sheaf is handed to the provider once, by
  * whoever took it out of the slot.
  * ---------------------------------------------------------------------- */
-#define RCU_SHEAF_BUSY ((struct slab_sheaf *)1)
-
 /* After the grace period (the provider's callback thread, no lock held):
  * the objects become free (the free mark; a double kfree_rcu reported and
  * dropped), then the sheaf goes to the barn of the node it was filled on
