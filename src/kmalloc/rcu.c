@@ -54,6 +54,7 @@ static void kvfree_rcu_cb(struct uslub_rcu_head *head)
 {
 	gp_callback_begin();
 	uslub_kfree(object_start(head));
+	gp_callback_end();
 }
 
 /* The rcu_free sheaf for @ptr if it can take it. */
@@ -112,5 +113,6 @@ __public void uslub_gp_kvfree(void *ptr, struct uslub_rcu_head *head)
 		return;
 	}
 	ops->synchronize();
+	(void)__atomic_load_n(&_uslub_gp_done, __ATOMIC_ACQUIRE);
 	uslub_kfree(ptr);
 }

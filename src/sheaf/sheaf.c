@@ -987,6 +987,7 @@ static void rcu_free_sheaf(struct uslub_rcu_head *head)
 		release_empty(s, c, sheaf, false);
 	}
 	put_cpu(s, &ref);
+	gp_callback_end();
 }
 
 static void rcu_sheaf_submit(struct slab_sheaf *sheaf)

@@ -19,6 +19,7 @@
 
 const struct uslub_gp_ops *_uslub_gp_ops;
 unsigned long _uslub_gp_seq;
+unsigned long _uslub_gp_done;
 
 /* Heads waiting for a lock-free moment, linked through ->next. Pushed
  * with a CAS, taken whole with an exchange (so no ABA). */
@@ -85,6 +86,7 @@ bool _uslub_gp_wait(void)
 	_uslub_gp_drain();
 	unsigned long seq = __atomic_load_n(&_uslub_gp_seq, __ATOMIC_RELAXED);
 	ops->rcu_barrier();
+	(void)__atomic_load_n(&_uslub_gp_done, __ATOMIC_ACQUIRE);
 	return __atomic_load_n(&_uslub_gp_seq, __ATOMIC_RELAXED) != seq ||
 	       __atomic_load_n(&gp_deferred, __ATOMIC_RELAXED);
 }
@@ -107,6 +109,7 @@ static void rcu_free_slab(struct uslub_rcu_head *head)
 	slab_clear_fast_word(slab);
 	slab->slab_cache = NULL;
 	_uslub_free_pages(slab_page(slab));
+	gp_callback_end();
 }
 
 void _uslub_discard_slab_rcu(struct slab *slab)

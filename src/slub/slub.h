@@ -897,6 +897,13 @@ static inline void gp_callback_begin(void)
 {
 	(void)__atomic_load_n(&_uslub_gp_seq, __ATOMIC_ACQUIRE);
 }
+/* ... and every callback releases _uslub_gp_done when it is done, which a
+ * barrier acquires after the provider's barrier returned. */
+__internal extern unsigned long _uslub_gp_done;
+static inline void gp_callback_end(void)
+{
+	__atomic_fetch_add(&_uslub_gp_done, 1, __ATOMIC_RELEASE);
+}
 __internal void _uslub_gp_defer(struct uslub_rcu_head *head,
 				void (*func)(struct uslub_rcu_head *head));
 __internal void _uslub_gp_drain(void);

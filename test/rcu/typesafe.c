@@ -20,6 +20,7 @@
 #include <urcu.h>
 
 #include "../integration/check.h"
+#include "tsan_rcu.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -38,7 +39,6 @@ struct obj {
 static struct obj *_Atomic slots[NSLOTS];
 static atomic_int stop;
 static atomic_long checks, bad, sections;
-static atomic_ulong reader_sync;     /* see typesafe_reader_check() */
 
 static void ctor(void *p)
 {
@@ -55,6 +55,7 @@ static __attribute__((noinline)) void typesafe_reader_check(struct obj **held)
 		if (o)
 			held[n++] = o;
 	}
+	tsan_ignore_reads_begin();
 	for (int round = 0; round < 200; round++) {
 		for (int i = 0; i < n; i++) {
 			if (__atomic_load_n(&held[i]->type, __ATOMIC_RELAXED) != TYPE_ID)
@@ -64,9 +65,7 @@ static __attribute__((noinline)) void typesafe_reader_check(struct obj **held)
 		if (round % 50 == 0)
 			sched_yield();
 	}
-	/* before the unlock (a TSan annotation of what the grace period
-	 * orders; see the suppression file) */
-	atomic_fetch_add_explicit(&reader_sync, 1, memory_order_release);
+	tsan_ignore_reads_end();
 }
 
 static void *reader(void *arg)
@@ -112,7 +111,6 @@ static void stress(bool typesafe)
 			kmem_cache_free(s, mine[i]);   /* reused at once: allowed */
 		}
 		kmem_cache_shrink(s);                  /* empty slabs discarded */
-		(void)atomic_load_explicit(&reader_sync, memory_order_acquire);
 		for (int i = 0; i < 4 * NSLOTS; i++) {
 			eat[i] = kmem_cache_alloc(other, GFP_KERNEL);
 			CHECK(eat[i]);
