@@ -20,9 +20,9 @@
  *     is 0, which here means "must not block".
  *   - SLAB_ flags that uslub implements map onto its USLUB_ flags; the
  *     kernel's other SLAB_ flags are accepted and ignored, except
- *     SLAB_PANIC (implemented here: a failed creation aborts) and
- *     SLAB_TYPESAFE_BY_RCU (not supported: creation fails at run time,
- *     see kmem_cache_create below). uslub's own USLUB_ cache flags may be
+ *     SLAB_PANIC (implemented here: a failed creation aborts).
+ *     SLAB_TYPESAFE_BY_RCU is uslub's USLUB_TYPESAFE_BY_RCU (it needs
+ *     libuslub-rcu: see <uslub/rcu.h>). uslub's own USLUB_ cache flags may be
  *     OR-ed in as well; they pass through, and so does any other bit,
  *     which uslub refuses (EINVAL): stray bits are not silently dropped.
  *   - kvmalloc() and friends are kmalloc(): userspace has no vmalloc
@@ -41,8 +41,10 @@
  * (g++ -std=c++17). It is an independent implementation of the kernel's
  * interface; none of the kernel's text is reused.
  *
- * Not provided (no meaning without the kernel): kfree_rcu()/kvfree_rcu()
- * and kmem_cache_create_rcu() (no RCU), kmem_cache_charge(), the
+ * kfree_rcu() and the rest of RCU-deferred freeing: <uslub/rcu.h>,
+ * included below (link -luslub-rcu -lurcu to use them).
+ *
+ * Not provided (no meaning without the kernel): kmem_cache_charge(), the
  * kmalloc_caches[] array and kmalloc_index(), kmem_dump_obj(),
  * kmem_valid_obj().
  */
@@ -50,6 +52,7 @@
 #define USLUB_SLAB_H
 
 #include "../uslub.h"
+#include "rcu.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -185,22 +188,11 @@ typedef unsigned int slab_flags_t;
 #define SLAB_PANIC              ((slab_flags_t)0x00040000u)
 
 /*
- * SLAB_TYPESAFE_BY_RCU: keep a freed object's memory an object of the same
- * cache for an RCU grace period. uslub has no RCU and may hand an empty
- * slab's pages to any cache at once, so it cannot promise that. The flag
- * is defined (code that computes its flags, or names the flag in a branch
- * it never takes, still compiles), and a creation that asks for it fails
- * at run time: a message on stderr naming the cache, NULL with errno =
- * EINVAL, or abort() with SLAB_PANIC. If uslub gains the feature (a
- * USLUB_TYPESAFE_BY_RCU flag), it is passed through instead.
+ * SLAB_TYPESAFE_BY_RCU: an empty slab's memory goes back to the page level
+ * only after an RCU grace period (liburcu's, through libuslub-rcu; see
+ * <uslub/rcu.h>); without libuslub-rcu the creation fails (EINVAL).
  */
-#ifdef USLUB_TYPESAFE_BY_RCU
 #define SLAB_TYPESAFE_BY_RCU    ((slab_flags_t)USLUB_TYPESAFE_BY_RCU)
-#define USLUB_COMPAT_SLAB_UNSUPPORTED 0u
-#else
-#define SLAB_TYPESAFE_BY_RCU    ((slab_flags_t)0x00080000u)
-#define USLUB_COMPAT_SLAB_UNSUPPORTED SLAB_TYPESAFE_BY_RCU
-#endif
 
 /* Accepted and ignored: they steer the page allocator, kmemleak, KASAN,
  * KFENCE, cpusets or debugobjects, none of which exist here. */
@@ -223,8 +215,8 @@ typedef unsigned int slab_flags_t;
 /* uslub rejects unknown cache flags (EINVAL), so the bits handled here
  * must stay clear of its own; a new USLUB_ flag on one of them fails the
  * build here rather than changing a cache's behaviour. */
-USLUB_COMPAT_STATIC_ASSERT(((USLUB_COMPAT_SLAB_IGNORED | SLAB_PANIC |
-			     USLUB_COMPAT_SLAB_UNSUPPORTED) & USLUB_CACHE_FLAGS_VALID) == 0,
+USLUB_COMPAT_STATIC_ASSERT(((USLUB_COMPAT_SLAB_IGNORED | SLAB_PANIC) &
+			    USLUB_CACHE_FLAGS_VALID) == 0,
 			   "a SLAB_ flag handled by <uslub/slab.h> collides with a USLUB_ flag");
 
 /* ========================================================================
@@ -268,15 +260,8 @@ uslub_compat_cache_create(const char *name, unsigned int size,
 		ua.useroffset = args->useroffset;
 		ua.usersize = args->usersize;
 	}
-	if (flags & USLUB_COMPAT_SLAB_UNSUPPORTED) {
-		fprintf(stderr, "uslub: kmem_cache_create(\"%s\"): SLAB_TYPESAFE_BY_RCU "
-			"is not supported (uslub has no RCU grace periods)\n",
-			name ? name : "(null)");
-		errno = EINVAL;
-	} else {
-		s = uslub_cache_create_args(name, size, &ua,
-					    flags & ~(USLUB_COMPAT_SLAB_IGNORED | SLAB_PANIC));
-	}
+	s = uslub_cache_create_args(name, size, &ua,
+				    flags & ~(USLUB_COMPAT_SLAB_IGNORED | SLAB_PANIC));
 	if (!s && (flags & SLAB_PANIC)) {
 		int err = errno;
 

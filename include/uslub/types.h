@@ -65,11 +65,20 @@ extern "C" {
 #define USLUB_STORE_USER      0x00010000u /* U: record alloc/free owners    */
 #define USLUB_TRACE           0x00200000u /* T: print every alloc and free  */
 #define USLUB_FAILSLAB        0x02000000u /* A: fault injection may fail it */
+/* SLAB_TYPESAFE_BY_RCU (the kernel's value): an object may be reused at
+ * once, but a slab's memory goes back to the page level only after an RCU
+ * grace period, so a reader inside rcu_read_lock() that holds a pointer to
+ * a freed object still reads an object of this cache (revalidate it). The
+ * free pointer and the free mark stay outside the object (or at
+ * freeptr_offset), and slub_debug never poisons its objects. Needs a
+ * grace-period provider: libuslub-rcu (liburcu; <uslub/rcu.h>); without
+ * one the creation fails (EINVAL, reported). */
+#define USLUB_TYPESAFE_BY_RCU 0x00080000u
 #define USLUB_CACHE_FLAGS_VALID \
 	(USLUB_HWCACHE_ALIGN | USLUB_NO_MERGE | USLUB_ACCOUNT | USLUB_RANDOM_FREELIST | \
 	 USLUB_NO_RANDOM_FREELIST | USLUB_EAGER_FREELIST | USLUB_HARDENED_FREELIST | \
 	 USLUB_CONSISTENCY_CHECKS | USLUB_RED_ZONE | USLUB_POISON | USLUB_STORE_USER | \
-	 USLUB_TRACE | USLUB_FAILSLAB | USLUB_CPU_SLAB)
+	 USLUB_TRACE | USLUB_FAILSLAB | USLUB_CPU_SLAB | USLUB_TYPESAFE_BY_RCU)
 
 /* ------------------------------------------------------------------------
  * Allocation flags (gfp)
@@ -707,7 +716,9 @@ int uslub_nr_nodes(void);
 	X(SHEAF_RETURN_SLOW,     "returned sheaf flushed and freed")         \
 	X(FREELIST_CORRUPT,      "corrupted free pointer caught, dropped")   \
 	X(ALLOC_NOLOCK_FAIL,     "kmalloc_nolock failed (lock taken, no memory)") \
-	X(FREE_NOLOCK_DEFER,     "kfree_nolock deferred to a later slow path")
+	X(FREE_NOLOCK_DEFER,     "kfree_nolock deferred to a later slow path") \
+	X(FREE_RCU_SHEAF,        "kfree_rcu object freed through an rcu_free sheaf") \
+	X(FREE_RCU_SHEAF_FAIL,   "kfree_rcu object given its own grace period")
 
 enum uslub_stat_item {
 #define USLUB_X(name, doc) USLUB_##name,
@@ -797,6 +808,51 @@ struct uslub_page_stats {
 	unsigned long purges;          /* madvise calls made                  */
 };
 void uslub_page_stats(struct uslub_page_stats *out);
+
+/* ------------------------------------------------------------------------
+ * The grace-period provider (RCU-deferred freeing; see <uslub/rcu.h>)
+ *
+ * The core has no RCU of its own: a provider fills these in, once per
+ * process. libuslub-rcu registers liburcu's (default memb flavour) from its
+ * constructor; applications use <uslub/rcu.h> (kfree_rcu and friends), not
+ * these. @call may be made from any thread with no uslub lock held (the
+ * core defers what it would have to call under a lock, and hands it over
+ * at the next point where it holds none); @rcu_barrier waits for every
+ * callback given to @call before it; @synchronize waits for a grace
+ * period. struct uslub_rcu_head has the layout of liburcu's and the
+ * kernel's struct rcu_head (two words).
+ * ---------------------------------------------------------------------- */
+struct uslub_rcu_head {
+	struct uslub_rcu_head *next;
+	void (*func)(struct uslub_rcu_head *head);
+};
+struct uslub_gp_ops {
+	const char *name;
+	void (*call)(struct uslub_rcu_head *head, void (*func)(struct uslub_rcu_head *head));
+	void (*synchronize)(void);
+	void (*rcu_barrier)(void);
+};
+/* 0, or -1 with errno EBUSY when another provider is registered. */
+int uslub_gp_register(const struct uslub_gp_ops *ops);
+/* The registered provider's name, or NULL. */
+const char *uslub_gp_provider(void);
+/*
+ * Free @ptr (an object of any uslub cache, a kmalloc page run) after a
+ * grace period: a slab object of a cache with per-CPU sheaves goes to the
+ * thread's rcu_free sheaf (one @call per full sheaf); anything else gets
+ * its own @call through @head (a two-word struct inside the object at
+ * offset < 4096), or, with @head NULL, a @synchronize and a free now.
+ * No provider: reported, and the object is never freed.
+ */
+void uslub_gp_kvfree(void *ptr, struct uslub_rcu_head *head);
+/* Hand every partly filled rcu_free sheaf (of @s, or of every cache when
+ * @s is NULL; every thread's) and everything deferred to the provider.
+ * Does not wait. */
+void uslub_gp_flush(const uslub_cache_t *s);
+/* uslub_gp_flush(@s), then wait until every callback queued before it has
+ * run (kvfree_rcu_barrier(), kvfree_rcu_barrier_on_cache()). Never call
+ * it from an RCU callback or inside rcu_read_lock(). */
+void uslub_gp_barrier(const uslub_cache_t *s);
 
 #ifdef __cplusplus
 }

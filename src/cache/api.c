@@ -184,6 +184,7 @@ __public int uslub_cache_shrink(struct kmem_cache *s)
 		freed += _uslub_shrink_node(s, get_node(s, i), c);
 	if (c == &tmp)
 		_uslub_fold_stats(s, c);
+	_uslub_gp_drain();      /* the rcu_free sheaf, TYPESAFE slabs, to the provider */
 	return freed;
 }
 
@@ -297,6 +298,11 @@ __public int uslub_cache_destroy(struct kmem_cache *s)
 	}
 	if (cache_bad(s, "uslub_cache_destroy"))
 		return -1;
+	/* As the kernel's: objects given to kfree_rcu wait out their grace
+	 * period first (kvfree_rcu_barrier_on_cache); no uslub lock held. */
+	bool typesafe = s->flags & USLUB_TYPESAFE_BY_RCU;
+	if (READ_ONCE(s->rcu_used) || typesafe)
+		uslub_gp_barrier(s);
 	nolock_drain();      /* the kernel's defer_free_barrier() */
 	/* Quiescence is the caller's promise: flush every thread's cpu state. */
 	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);
@@ -323,6 +329,7 @@ __public int uslub_cache_destroy(struct kmem_cache *s)
 		_uslub_for_each_run(count_live_cb, &cl);
 		uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 		uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
+		_uslub_gp_drain();
 		_uslub_report_error("uslub: cache %s: %lu objects remaining in %lu slabs on destroy; "
 				    "cache left intact\n", s->name, cl.objects, cl.slabs);
 		if (kmem_cache_debug(s)) {
@@ -340,6 +347,10 @@ __public int uslub_cache_destroy(struct kmem_cache *s)
 	_uslub_release_slot(s->index);
 	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
+	/* TYPESAFE_BY_RCU: the slabs discarded above go back to the page
+	 * level after their grace period; wait for it, as the kernel does */
+	if (typesafe)
+		_uslub_gp_wait();
 	_uslub_sheaf_cache_destroy(s);
 	_uslub_free_random_seq(s);
 	kill_cache(s);

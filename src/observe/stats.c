@@ -93,7 +93,8 @@ static void slabinfo_locked(const struct kmem_cache *s, struct uslub_slabinfo *o
 	}
 	o->active_objs = o->num_objs >= o->partial_free ? o->num_objs - o->partial_free : 0;
 	uint64_t allocs = st[USLUB_ALLOC_FASTPATH] + st[USLUB_ALLOC_SLOWPATH] + st[USLUB_ALLOC_PCS];
-	uint64_t frees = st[USLUB_FREE_FASTPATH] + st[USLUB_FREE_SLOWPATH] + st[USLUB_FREE_PCS];
+	uint64_t frees = st[USLUB_FREE_FASTPATH] + st[USLUB_FREE_SLOWPATH] + st[USLUB_FREE_PCS] +
+			 st[USLUB_FREE_RCU_SHEAF];
 	o->live_objs = allocs >= frees ? allocs - frees : 0;
 	o->memory_requested = o->live_objs * s->object_size;
 }

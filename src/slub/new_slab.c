@@ -271,6 +271,16 @@ void _uslub_discard_slab(struct kmem_cache *s, struct slab *slab)
 	ATOMIC_SUB(n->nr_slabs, 1);
 	ATOMIC_SUB(n->total_objects, FC_OBJECTS(slab_counters(slab)));
 	ATOMIC_SUB(n->total_pages, 1ul << slab_order(slab));
+	if (s->flags & USLUB_TYPESAFE_BY_RCU) {
+		/* off every list and count now; the memory stays a slab of
+		 * @s until a grace period has passed (rcu.c) */
+		__atomic_store_n(&slab->__page_flags,
+				 slab->__page_flags & ~(PG_workingset | PG_isolated),
+				 __ATOMIC_RELAXED);
+		_uslub_slab_free_obj_exts(s, slab);
+		_uslub_discard_slab_rcu(slab);
+		return;
+	}
 	__atomic_store_n(&slab->__page_flags,
 			 slab->__page_flags & ~(PG_slab | PG_workingset | PG_isolated),
 			 __ATOMIC_RELAXED);

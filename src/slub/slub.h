@@ -120,6 +120,22 @@
  * thread holds: _uslub_debug_flush() symbolizes only when it is 0 (a
  * debug free nested under thread_lock or slab_mutex writes raw addresses).
  *
+ * RCU (slub/rcu.c, sheaf/sheaf.c, kmalloc/rcu.c, cache/rcu.c; libuslub-rcu
+ * is the provider): the grace-period provider (liburcu: call_rcu,
+ * synchronize_rcu, rcu_barrier) is never called with a uslub lock held:
+ * it allocates, creates its worker thread, and waits for callbacks that
+ * take uslub locks. A head due to it while a lock is held (an rcu_free
+ * sheaf taken by a flush under thread_lock, a TYPESAFE_BY_RCU slab
+ * discarded there) goes on gp_deferred (lock-free) and is handed over by
+ * the next _uslub_gp_drain() with _uslub_locks_held == 0. The callbacks
+ * run in the provider's worker thread, no lock held, and take uslub locks
+ * in rank order like any free (barn, list_lock, page node lock; a worker
+ * gets a cpu area like any thread). uslub_gp_barrier() (kvfree_rcu_barrier,
+ * destroy) takes thread_lock and slab_mutex to reach every thread's
+ * rcu_free sheaf, drops them, then waits in the provider. fork: the
+ * provider's prepare handler runs before uslub's (registered after it), so
+ * its workers are paused, between callbacks, before uslub takes its locks.
+ *
  * Slab states (seed 002's final scheme; "flag" = slab_test_node_partial):
  *
  *   | state             | on node partial list (flag) | frozen |
@@ -185,7 +201,17 @@
  *     spliced onto the cpu freelist when it is the caller's cpu slab.
  *   - Sheaves hold objects that count as "in use" in their slabs, like a
  *     cpu freelist does; a sheaf belongs to one cpu slot, one barn list,
- *     or one prefill user at a time.
+ *     or one prefill user at a time. An rcu_free sheaf (c->rcu_free) holds
+ *     objects given to kfree_rcu, still in use (no free mark) until its
+ *     grace period; c->rcu_free is the one slot field another thread may
+ *     take from a live owner (a barrier): the owner holds it as
+ *     RCU_SHEAF_BUSY while appending, the taker CASes a real sheaf to NULL
+ *     (sheaf/sheaf.c).
+ *   - TYPESAFE_BY_RCU slabs: discard_slab() takes the slab off its node's
+ *     counts at once; its pages keep PG_slab and slab_cache (readers'
+ *     stale pointers stay in an object of the cache) until the grace
+ *     period's callback gives them to the page provider. Such a slab is on
+ *     no list and no counter in between.
  *   - Any-context calls (kmalloc_nolock, kfree_nolock: cache/nolock.c)
  *     may run in a signal handler that interrupted this thread anywhere,
  *     in an inline pop or push, holding list_lock. They touch no cpu slot
@@ -374,6 +400,10 @@ struct kmem_cache_cpu {
 	unsigned long partial_slabs;
 	unsigned long loaded;
 	struct slab_sheaf *spare;    /* NULL or a second sheaf (any fill)  */
+	struct slab_sheaf *rcu_free; /* kfree_rcu's sheaf (sheaf caches): NULL,
+	                                a real sheaf being filled, or
+	                                RCU_SHEAF_BUSY while its owner appends
+	                                (sheaf/sheaf.c); atomics only         */
 };
 static_assert(sizeof(struct kmem_cache_cpu) <= CPU_SLOT_SIZE, "cpu slot size");
 static_assert(offsetof(struct kmem_cache_cpu, stat) + 3 * 8 <= USLUB_CACHELINE,
@@ -389,7 +419,11 @@ static_assert(USLUB_ALLOC_PCS == 0 && USLUB_FREE_PCS == 1 && USLUB_FREE_FASTPATH
  *   freelist does). capacity == cache->sheaf_capacity unless oversize.
  */
 struct slab_sheaf {
-	struct list_head barn_list;  /* on a barn's full/empty list (barn lock) */
+	union {
+		struct list_head barn_list;  /* on a barn's full/empty list (barn lock) */
+		struct uslub_rcu_head rcu_head; /* an rcu_free sheaf waiting for its
+		                                grace period (on no barn list)     */
+	};
 	struct kmem_cache *cache;
 	unsigned int size;
 	unsigned int capacity;
@@ -508,6 +542,8 @@ struct kmem_cache {
 
 	struct list_head list;       /* slab_caches (slab_mutex)                       */
 	uint64_t stat_exited[USLUB_NR_STATS]; /* counters of exited threads (atomic)   */
+	unsigned int rcu_used;       /* kfree_rcu has been given an object of this
+	                                cache: destroy waits for grace periods  */
 	char name[CACHE_NAME_MAX];
 	struct kmem_cache_node *node[MAX_NUMNODES];
 };
@@ -891,6 +927,48 @@ __internal void _uslub_debug_symbolize(uintptr_t addr, char *buf, size_t len);
 /* One line about a live object left at destroy (its alloc owner). */
 __internal void _uslub_debug_print_leak(struct kmem_cache *s, struct slab *slab, void *obj);
 
+/*
+ * Grace periods (rcu.c): the provider registered by libuslub-rcu
+ * (uslub_gp_register), and what the core defers to it. A head is given to
+ * the provider at once when the calling thread holds no uslub lock, else
+ * pushed on a lock-free list and handed over by the next
+ * _uslub_gp_drain() made with no lock held (the provider's call_rcu may
+ * allocate: never under a uslub lock). @func is kept in the head.
+ */
+__internal extern const struct uslub_gp_ops *_uslub_gp_ops;
+static inline bool gp_available(void)
+{
+	return __atomic_load_n(&_uslub_gp_ops, __ATOMIC_ACQUIRE) != NULL;
+}
+/* Every hand-over to the provider releases _uslub_gp_seq, every callback
+ * acquires it first: the order the provider's queue gives, said in a way
+ * the TSan build sees (liburcu is not instrumented). */
+__internal extern unsigned long _uslub_gp_seq;
+static inline void gp_call(const struct uslub_gp_ops *ops, struct uslub_rcu_head *head,
+			   void (*func)(struct uslub_rcu_head *head))
+{
+	__atomic_fetch_add(&_uslub_gp_seq, 1, __ATOMIC_RELEASE);
+	ops->call(head, func);
+}
+static inline void gp_callback_begin(void)
+{
+	(void)__atomic_load_n(&_uslub_gp_seq, __ATOMIC_ACQUIRE);
+}
+/* ... and every callback releases _uslub_gp_done when it is done, which a
+ * barrier acquires after the provider's barrier returned. */
+__internal extern unsigned long _uslub_gp_done;
+static inline void gp_callback_end(void)
+{
+	__atomic_fetch_add(&_uslub_gp_done, 1, __ATOMIC_RELEASE);
+}
+__internal void _uslub_gp_defer(struct uslub_rcu_head *head,
+				void (*func)(struct uslub_rcu_head *head));
+__internal void _uslub_gp_drain(void);
+/* Wait for every callback handed over so far (no uslub lock held); true
+ * when something more was handed over (or deferred) meanwhile, say a
+ * callback's flush discarding TYPESAFE_BY_RCU slabs. */
+__internal bool _uslub_gp_wait(void);
+
 /* publish.c */
 __internal void _uslub_publish_init(void);
 
@@ -976,6 +1054,8 @@ __internal struct slab *_uslub_allocate_slab(struct kmem_cache *s, int node,
 __internal unsigned int _uslub_new_slab_objects(struct kmem_cache *s, struct slab *slab,
 		void **p, unsigned int n, void **rest);
 __internal void _uslub_discard_slab(struct kmem_cache *s, struct slab *slab);
+/* rcu.c: a TYPESAFE_BY_RCU slab's pages go back after a grace period. */
+__internal void _uslub_discard_slab_rcu(struct slab *slab);
 
 /* partial.c */
 __internal void _uslub_add_partial(struct kmem_cache_node *n, struct slab *slab, int pos);

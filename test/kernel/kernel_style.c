@@ -11,7 +11,7 @@
  *     SLAB_HWCACHE_ALIGN on cache lines, with ignored SLAB_ flags), the
  *     args form with a ctor, sheaf capacity and a free pointer offset, the
  *     NULL-args form, the legacy 5-argument form, KMEM_CACHE_USERCOPY;
- *     bad ones: size 0 (EINVAL), SLAB_TYPESAFE_BY_RCU (EINVAL and a
+ *     bad ones: size 0 (EINVAL), SLAB_TYPESAFE_BY_RCU without libuslub-rcu (EINVAL and a
  *     message), an unknown flag bit (refused by uslub, not swallowed);
  *     SLAB_PANIC aborts a failing creation (in a forked child);
  *   - ctor: objects come constructed, and stay so across free/alloc; the

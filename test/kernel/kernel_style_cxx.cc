@@ -3,7 +3,7 @@
 // overloads; compound literals and designated initializers are avoided),
 // and:
 //   - kmem_cache_create: args form (pointer, NULL, nullptr), legacy form,
-//     KMEM_CACHE; SLAB_TYPESAFE_BY_RCU fails with EINVAL;
+//     KMEM_CACHE; SLAB_TYPESAFE_BY_RCU fails with EINVAL (no libuslub-rcu);
 //   - kmem_cache_alloc / zalloc / free, a ctor, bulk, a prefilled sheaf;
 //   - kmalloc / kzalloc / kcalloc (and its overflow) / krealloc / kstrdup /
 //     kfree, kmalloc(0) == ZERO_SIZE_PTR, ksize;
