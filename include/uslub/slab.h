@@ -104,7 +104,8 @@
  *   - gfpflags_allow_blocking() is left to <linux/gfp.h> (guard
  *     __LINUX_GFP_H) or tools/include's (guard _TOOLS_INCLUDE_LINUX_GFP_H)
  *     when either came first. gfpflags_allow_spinning() (Linux 6.15+) is a
- *     macro here, which wins over a kernel function of that name.
+ *     macro here (unless one of that name exists), which takes the place
+ *     of a kernel function of that name declared before.
  *
  * Include the kernel's headers *before* this one: tools/include's
  * <linux/types.h> typedefs gfp_t as an enum, which cannot be redeclared as
@@ -494,8 +495,9 @@ static inline bool uslub_compat_gfpflags_allow_spinning(const gfp_t gfp)
 {
 	return ((unsigned int)gfp & (unsigned int)__GFP_RECLAIM) != 0;
 }
-#undef gfpflags_allow_spinning
+#ifndef gfpflags_allow_spinning
 #define gfpflags_allow_spinning(gfp) uslub_compat_gfpflags_allow_spinning(gfp)
+#endif
 
 #ifndef NUMA_NO_NODE
 #define NUMA_NO_NODE USLUB_NUMA_NO_NODE
@@ -1340,7 +1342,8 @@ static inline size_t uslub_compat_size_sub(size_t a, size_t b)
 	 !((__typeof__(*uslub_compat_flex_counter(obj, FAM, (size_t *)NULL)))(count) < 1 && \
 	   (count) != 0))
 #define uslub_compat_flex_set(obj, FAM, count)                                 \
-	((void)(*uslub_compat_flex_counter(obj, FAM, &(size_t){ 0 }) = (count)))
+	((void)(*uslub_compat_flex_counter(obj, FAM, &(size_t){ 0 }) =        \
+		(__typeof__(*uslub_compat_flex_counter(obj, FAM, (size_t *)NULL)))(count)))
 #else
 #define uslub_compat_flex_fits(obj, FAM, count) ((void)(obj), true)
 #define uslub_compat_flex_set(obj, FAM, count) ((void)(obj), (void)(count))
