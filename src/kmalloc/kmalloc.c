@@ -1057,8 +1057,10 @@ __public uslub_kmem_buckets *uslub_kmem_buckets_create(const char *name, unsigne
 	return b;
 }
 
-__public void *uslub_kmem_buckets_alloc_noprof(uslub_kmem_buckets *b, size_t size,
-					       uslub_gfp_t gfp, int node)
+/* Everything but a class cache hit on any node: a node to check, no set,
+ * 0 or more than 8 KiB. Out of line, so the hit saves no register. */
+static __attribute__((noinline)) void *buckets_alloc_slow(uslub_kmem_buckets *b, size_t size,
+							  uslub_gfp_t gfp, int node)
 {
 	if (node != USLUB_NUMA_NO_NODE && (node < 0 || node >= _uslub_nr_nodes())) {
 		uslub_alloc_tag_cur = NULL;
@@ -1067,11 +1069,19 @@ __public void *uslub_kmem_buckets_alloc_noprof(uslub_kmem_buckets *b, size_t siz
 	}
 	if (!b)
 		return kmalloc_node_inline(size, gfp, node);
-	if (likely(size - 1 < KMALLOC_MAX_CACHE_SIZE))           /* 1 .. 8 KiB */
+	if (size - 1 < KMALLOC_MAX_CACHE_SIZE)                   /* 1 .. 8 KiB */
 		return slab_alloc_node((*b)[kmalloc_index(size)], gfp, node, size);
 	if (!size) {
 		uslub_alloc_tag_cur = NULL;
 		return USLUB_ZERO_SIZE_PTR;
 	}
 	return _uslub_kmalloc_slow(size, 1, gfp, node);
+}
+
+__public void *uslub_kmem_buckets_alloc_noprof(uslub_kmem_buckets *b, size_t size,
+					       uslub_gfp_t gfp, int node)
+{
+	if (likely(b && size - 1 < KMALLOC_MAX_CACHE_SIZE && node == USLUB_NUMA_NO_NODE))
+		return slab_alloc_node((*b)[kmalloc_index(size)], gfp, USLUB_NUMA_NO_NODE, size);
+	return buckets_alloc_slow(b, size, gfp, node);
 }

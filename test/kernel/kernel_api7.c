@@ -402,6 +402,14 @@ static void test_buckets(void)
 	CHECK(viak && live_objs(k64) == k64_before + 1);
 	kfree(viak);
 	CHECK(kmem_buckets_alloc(b, 0, GFP_KERNEL) == ZERO_SIZE_PTR);
+	/* uslub's own entry takes a node: a real one is served from the set,
+	 * one that does not exist is refused. */
+	void *on0 = uslub_kmem_buckets_alloc(b, 64, 0, 0);
+	CHECK(on0 && live_objs((*b)[6]) == 1);
+	kfree(on0);
+	errno = 0;
+	CHECK(uslub_kmem_buckets_alloc(b, 64, 0, 99) == NULL);
+	CHECK_EQ(errno, EINVAL);
 
 	/* A second set is a different set of caches; a ctor runs. */
 	kmem_buckets *cb = kmem_buckets_create("ctorbuf", 0, 0, 0, bucket_ctor);
