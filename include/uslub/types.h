@@ -53,7 +53,7 @@ extern "C" {
                                             USLUB_CPU_SLABS=1              */
 #define USLUB_EAGER_FREELIST    0x00000400u /* build a new slab's whole
                                             freelist when the slab is made
-                                            (the kernel before 7.1), not
+                                            (the kernel before 7.2), not
                                             deferred; for comparison only   */
 /* slub_debug per cache (the same as the USLUB_DEBUG letters F Z P U T A;
  * OR-ed with what USLUB_DEBUG says for the cache). A cache with any of the
@@ -330,7 +330,9 @@ struct uslub_cache_args {
 	unsigned int freeptr_offset; /* with use_freeptr_offset: where the free
 	                                pointer lives inside a free object (word
 	                                aligned, inside the object); lets a ctor
-	                                cache keep its size                      */
+	                                cache keep its size. Only with a ctor
+	                                (or SLAB_TYPESAFE_BY_RCU): EINVAL
+	                                otherwise                                */
 	int use_freeptr_offset;
 	unsigned int useroffset;     /* usercopy window (recorded, reported)      */
 	unsigned int usersize;
@@ -339,8 +341,12 @@ struct uslub_cache_args {
 /* uslub_cache_create() with the kernel's argument structure (the 6.12+
  * kmem_cache_create(name, size, args, flags) form). @args may be NULL.
  * Same errors as uslub_cache_create(); also EINVAL for a free pointer
- * offset that is not word aligned or does not fit inside the object, or a
- * usercopy window outside the object. */
+ * offset that is not word aligned or does not fit inside the object, for
+ * use_freeptr_offset without a ctor (the kernel's rule since 7.0: only a
+ * ctor cache, or a SLAB_TYPESAFE_BY_RCU one, may keep its free pointer
+ * inside the object), or for a usercopy window outside the object (here
+ * uslub is stricter than the kernel, which warns and drops the window:
+ * <uslub/slab.h> does that). */
 uslub_cache_t *uslub_cache_create_args(const char *name, size_t size,
 				       const struct uslub_cache_args *args, unsigned int flags);
 
@@ -571,6 +577,64 @@ bool uslub_kmem_dump_obj(const void *object);
  */
 bool uslub_cache_charge(void *objp, uslub_gfp_t gfp);
 
+/* kmalloc on NUMA node @node (USLUB_NUMA_NO_NODE: any) aligned to @align,
+ * a power of two (the kernel's kvmalloc_node_align). NULL with EINVAL for
+ * a bad alignment or node, ENOMEM when out of memory. Size 0 gives
+ * USLUB_ZERO_SIZE_PTR. */
+void *uslub_kmalloc_node_align_noprof(size_t size, size_t align, uslub_gfp_t gfp, int node);
+#define uslub_kmalloc_node_align(size, align, gfp, node) ({                     \
+	size_t __uslub_z = (size), __uslub_a = (align);                          \
+	uslub_gfp_t __uslub_g = (gfp); int __uslub_n = (node);                   \
+	USLUB_TAG_HERE();                                                        \
+	uslub_kmalloc_node_align_noprof(__uslub_z, __uslub_a, __uslub_g, __uslub_n); })
+
+/*
+ * krealloc with placement (the kernel's krealloc_node_align): as
+ * uslub_krealloc, and the allocation also moves when @p is not aligned to
+ * @align (a power of two; 1: any) or, with a @node other than
+ * USLUB_NUMA_NO_NODE, when @p's memory is on another node (the new one
+ * is then taken from @node). NULL with EINVAL for a bad alignment or node
+ * (@p untouched), ENOMEM when out of memory (@p untouched).
+ */
+void *uslub_krealloc_node_align_noprof(const void *p, size_t new_size, size_t align,
+				       uslub_gfp_t gfp, int node);
+#define uslub_krealloc_node_align(p, new_size, align, gfp, node) ({              \
+	const void *__uslub_p = (p); size_t __uslub_z = (new_size);              \
+	size_t __uslub_a = (align); uslub_gfp_t __uslub_g = (gfp);               \
+	int __uslub_n = (node);                                                  \
+	USLUB_TAG_HERE();                                                        \
+	uslub_krealloc_node_align_noprof(__uslub_p, __uslub_z, __uslub_a, __uslub_g, \
+					 __uslub_n); })
+
+/*
+ * Bucket sets (the kernel's kmem_buckets, CONFIG_SLAB_BUCKETS): a private
+ * copy of every kmalloc size class, so that one kind of allocation (say,
+ * buffers whose size a user chooses) never shares slabs with the rest.
+ * The set is an array of caches indexed like the kmalloc caches (1: 96
+ * bytes, 2: 192, i >= 3: 2^i, up to USLUB_KMALLOC_SHIFT_HIGH), each a real
+ * uslub cache named "<name>-<class>" ("<name>-96", "<name>-1k", ...),
+ * never merged, with @flags (USLUB_ cache flags), @ctor, and the usercopy
+ * window [@useroffset, +@usersize) clipped to each class (none for a
+ * class it does not fit). All of them are created here. As in the kernel
+ * a set is never destroyed. Returns NULL with errno (EINVAL: a bad name
+ * or flags; ENOMEM) and nothing created on failure.
+ */
+#define USLUB_KMALLOC_SHIFT_HIGH 13
+typedef uslub_cache_t *uslub_kmem_buckets[USLUB_KMALLOC_SHIFT_HIGH + 1];
+uslub_kmem_buckets *uslub_kmem_buckets_create(const char *name, unsigned int flags,
+					      unsigned int useroffset, unsigned int usersize,
+					      void (*ctor)(void *));
+/* kmalloc from the set @b (NULL: the kmalloc caches): sizes up to
+ * USLUB_KMALLOC_MAX_CACHE_SIZE from the set's class caches, larger ones as
+ * kmalloc serves them (page runs, mappings). kfree() frees the objects. */
+void *uslub_kmem_buckets_alloc_noprof(uslub_kmem_buckets *b, size_t size, uslub_gfp_t gfp,
+				      int node);
+#define uslub_kmem_buckets_alloc(b, size, gfp, node) ({                          \
+	uslub_kmem_buckets *__uslub_b = (b); size_t __uslub_z = (size);          \
+	uslub_gfp_t __uslub_g = (gfp); int __uslub_n = (node);                   \
+	USLUB_TAG_HERE();                                                        \
+	uslub_kmem_buckets_alloc_noprof(__uslub_b, __uslub_z, __uslub_g, __uslub_n); })
+
 /* ------------------------------------------------------------------------
  * Sheaves and prefilling (Linux 6.18)
  * ---------------------------------------------------------------------- */
@@ -777,6 +841,8 @@ struct uslub_slabinfo {
 	                                (the 6.x model: USLUB_CPU_SLABS=1 or
 	                                USLUB_CPU_SLAB) or "none" (slub_debug:
 	                                every object through the node lists) */
+	unsigned int useroffset;     /* the usercopy window [useroffset,     */
+	unsigned int usersize;       /*   +usersize); 0, 0: none             */
 };
 
 /* Where a cache keeps its per-object extensions (seed 003). */

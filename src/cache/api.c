@@ -148,6 +148,18 @@ __public struct kmem_cache *uslub_cache_create_args(const char *name, size_t siz
 {
 	if (flags & ~USLUB_CACHE_FLAGS_VALID)
 		return _uslub_cache_create_error(name, "unknown flags");
+	/* The kernel's rule (create_cache(), 7.0): a free pointer inside the
+	 * object would overwrite live data unless a constructor (objects are
+	 * freed constructed, and the ctor's fields stay apart from it) or
+	 * SLAB_TYPESAFE_BY_RCU (readers may still look at it) says the
+	 * object's contents outlive the free. */
+	if (args && args->use_freeptr_offset && !args->ctor
+#ifdef USLUB_TYPESAFE_BY_RCU
+	    && !(flags & USLUB_TYPESAFE_BY_RCU)
+#endif
+	    )
+		return _uslub_cache_create_error(name, "use_freeptr_offset without a ctor or "
+						 "SLAB_TYPESAFE_BY_RCU");
 	_uslub_init();
 	return _uslub_cache_create(name, size, args, flags);
 }

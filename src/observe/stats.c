@@ -67,6 +67,8 @@ static void slabinfo_locked(const struct kmem_cache *s, struct uslub_slabinfo *o
 	o->obj_ext = READ_ONCE(s->ext_placement);
 	o->obj_ext_size = o->obj_ext != USLUB_OBJ_EXT_NONE ? (unsigned int)sizeof(struct slabobj_ext) : 0;
 	o->obj_ext_bytes = o->obj_ext != USLUB_OBJ_EXT_NONE ? s->ext_bytes : 0;
+	o->useroffset = s->useroffset;
+	o->usersize = s->usersize;
 	static const char letters[] = "FZPUTAOX";
 	unsigned int dbg = READ_ONCE(s->debug), k = 0;
 	if (!(s->fastpath_off & FASTPATH_OFF_SLUB_DEBUG))

@@ -241,7 +241,7 @@ static struct mydev *mydev_probe(void)
 
 	/* KMEM_CACHE with flags the kernel has and uslub ignores. */
 	dev->req_cache = KMEM_CACHE(mydev_request, SLAB_HWCACHE_ALIGN | SLAB_RECLAIM_ACCOUNT |
-				    SLAB_MEM_SPREAD | SLAB_NOLEAKTRACE | SLAB_NO_MERGE);
+				    SLAB_NOLEAKTRACE | SLAB_NO_MERGE);
 	CHECK(dev->req_cache != NULL);
 	CHECK(strcmp(uslub_cache_name(dev->req_cache), "mydev_request") == 0);
 	CHECK_EQ(kmem_cache_size(dev->req_cache), sizeof(struct mydev_request));
