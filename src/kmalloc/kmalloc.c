@@ -972,18 +972,7 @@ __public struct kmem_cache *uslub_kmalloc_cache(size_t size)
 
 __public void *uslub_kmalloc_aligned(size_t size, size_t align, uslub_gfp_t gfp)
 {
-	if (!align || (align & (align - 1))) {
-		uslub_alloc_tag_cur = NULL;
-		errno = EINVAL;
-		return NULL;
-	}
-	if (align <= 8)
-		return kmalloc_node_inline(size, gfp, USLUB_NUMA_NO_NODE);
-	if (!size) {
-		uslub_alloc_tag_cur = NULL;
-		return USLUB_ZERO_SIZE_PTR;
-	}
-	return _uslub_kmalloc_slow(size, align, gfp, USLUB_NUMA_NO_NODE);
+	return uslub_kmalloc_node_align_noprof(size, align, gfp, USLUB_NUMA_NO_NODE);
 }
 
 __public void *uslub_kmalloc_node_align_noprof(size_t size, size_t align, uslub_gfp_t gfp,

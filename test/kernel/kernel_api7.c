@@ -37,50 +37,8 @@
 
 void test_bulk_bool(void);    /* kernel_bulk_bool.c */
 
-static __attribute__((noreturn, format(printf, 3, 4))) void
-fail(const char *file, int line, const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	fprintf(stderr, "kernel_api7: FAIL %s:%d: ", file, line);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	_exit(1);
-}
-#define CHECK(cond)                                                            \
-	do {                                                                   \
-		if (!(cond))                                                   \
-			fail(__FILE__, __LINE__, "%s", #cond);                 \
-	} while (0)
-#define CHECK_EQ(a, b)                                                         \
-	do {                                                                   \
-		unsigned long long a_ = (unsigned long long)(a);               \
-		unsigned long long b_ = (unsigned long long)(b);               \
-		if (a_ != b_)                                                  \
-			fail(__FILE__, __LINE__, "%s == %s: %llu != %llu",     \
-			     #a, #b, a_, b_);                                  \
-	} while (0)
-
-static unsigned long live_objs(struct kmem_cache *s)
-{
-	struct uslub_slabinfo info;
-
-	CHECK(uslub_cache_slabinfo(s, &info) == 0);
-	return info.live_objs;
-}
-
-static bool all_zero(const void *p, size_t n)
-{
-	const unsigned char *c = (const unsigned char *)p;
-
-	for (size_t i = 0; i < n; i++)
-		if (c[i])
-			return false;
-	return true;
-}
+#define KCHECK_PROG "kernel_api7"
+#include "kcheck.h"
 
 static bool aligned(const void *p, size_t a)
 {
