@@ -376,8 +376,10 @@ __public unsigned long kmem_cache_get_alloc(struct kmem_cache *cachep)
  * what this library promises: the counters follow alloc/free and bulk,
  * the budget refuses a bulk call it cannot cover (and takes nothing), the
  * callback runs once after a failure, an aligned cache's objects are
- * aligned. Everything allocated is freed, both caches destroyed, so
- * nr_allocated ends where it began. Aborts on a failure. */
+ * aligned. Everything allocated is freed and both caches destroyed.
+ * (nr_allocated is not compared: the maple test runs this while RCU
+ * callbacks may still be freeing its nodes on another thread.) Aborts on
+ * a failure. */
 #define CHECK(cond) do {                                                      \
 	if (!(cond)) {                                                        \
 		fprintf(stderr, "test_kmem_cache_bulk: %s:%d: %s failed\n",   \
@@ -396,7 +398,6 @@ static void bulk_test_callback(void *p)
 __public void test_kmem_cache_bulk(void)
 {
 	void *list[12];
-	int before = __atomic_load_n(&nr_allocated, __ATOMIC_RELAXED);
 	struct kmem_cache *c = uslub_ktest_cache_create("ktest_bulk", 256, 0, 0, NULL, 1);
 	struct kmem_cache *a;
 	int i;
@@ -446,5 +447,4 @@ __public void test_kmem_cache_bulk(void)
 	uslub_ktest_cache_free_bulk(a, 10, list);
 	CHECK(kmem_cache_nr_allocated(a) == 0);
 	CHECK(uslub_ktest_cache_destroy(a) == 0);
-	CHECK(__atomic_load_n(&nr_allocated, __ATOMIC_RELAXED) == before);
 }

@@ -21,6 +21,18 @@
  *     test_kmem_cache_bulk() passes.
  */
 #include <linux/slab.h>
+#ifdef USLUB_KTEST_KERNEL_GFP
+/* the harness header in its kernel mode (ktest_harness_kgfp): the
+ * counters are declared by the user, as lib/maple_tree.c does */
+extern unsigned int kmem_cache_nr_allocated(struct kmem_cache *);
+extern unsigned int kmem_cache_nr_tallocated(struct kmem_cache *);
+#define KTEST_MODE "kernel gfp headers"
+#else
+#define KTEST_MODE "<uslub/slab.h>"
+#endif
+#if defined(KTEST_EXPECT_KERNEL_GFP) != defined(USLUB_KTEST_KERNEL_GFP)
+#error "the harness header chose the wrong mode"
+#endif
 
 #include <errno.h>
 #include <pthread.h>
@@ -345,7 +357,8 @@ static void test_threads(void)
 	/* every insertion into an emptied range made its nodes again */
 	CHECK(kmem_cache_nr_tallocated(node_cache) >= THREADS * 3);
 	CHECK(kmem_cache_get_alloc(node_cache) == 0);
-	printf("threads: ok (%lu node allocations)\n", kmem_cache_nr_tallocated(node_cache));
+	printf("threads: ok (%lu node allocations)\n",
+	       (unsigned long)kmem_cache_nr_tallocated(node_cache));
 }
 
 /* kmalloc_verbose: the lines the shim prints, captured from stdout. */
@@ -390,6 +403,7 @@ int main(void)
 {
 	struct uslub_slabinfo si;
 
+	printf("harness header mode: %s\n", KTEST_MODE);
 	node_cache = kmem_cache_create("idtree_node", sizeof(struct node), 0,
 				       SLAB_PANIC | SLAB_RECLAIM_ACCOUNT, NULL);
 	CHECK(node_cache);
