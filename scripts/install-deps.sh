@@ -17,6 +17,12 @@ command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)   # test/malloc/program
 command -v redis-benchmark >/dev/null 2>&1 || missing+=(redis-tools)
 command -v tmux  >/dev/null 2>&1 || missing+=(tmux)      # the `uslub top` screen test
 command -v clang >/dev/null 2>&1 || missing+=(clang)     # make test-clang
+# test/asan in the clang build: clang's ASan runtime (a recommendation of
+# clang's package, so missing where clang came without recommends)
+if command -v clang >/dev/null 2>&1 &&
+   [ ! -f "$(clang -print-file-name=libclang_rt.asan-x86_64.a)" ]; then
+	missing+=("libclang-rt-$(clang -dumpversion | cut -d. -f1)-dev")
+fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "uslub: installing build dependencies: ${missing[*]}"
 if [ "$(id -u)" -eq 0 ]; then SUDO=; elif command -v sudo >/dev/null 2>&1; then SUDO=sudo; else

@@ -141,6 +141,7 @@ static inline void list_del(struct list_head *e)
 	X(ABORT_ON_ERROR,   0, 1,    "abort() after reporting an invalid free or a corrupted freelist") \
 	X(VERBOSE,          0, 1,    "print every option and the layout of each new cache to stderr") \
 	X(REPORT, USLUB_OPT_STRING, 0, "at exit, write slabinfo (and allocinfo with USLUB_PROFILING=1) to this file; %p in it is replaced by the pid; - is stderr (`uslub run --report` sets it)") \
+	X(ASAN,             1, 1,    "in a process with AddressSanitizer's runtime (a program built with -fsanitize=address), poison free objects and slab padding and unpoison on allocation, so ASan reports a use after free or an overflow of a slab object (KASAN's role); 0 = off") \
 	X(MALLOC_ABORT,     1, 1,    "malloc front end: abort() after reporting a free() of a pointer uslub does not own, an interior pointer or a double free (0: report and leave it alone)")
 
 #define USLUB_OPT_STRING (-1)          /* default of an option whose value is text */
@@ -343,5 +344,34 @@ __internal void _uslub_buf_printf(struct uslub_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 __internal void _uslub_buf_json_string(struct uslub_buf *b, const char *str);
 __internal void _uslub_buf_write(struct uslub_buf *b, FILE *f);
+
+/* ------------------------------------------------------------------------
+ * AddressSanitizer (KASAN's role, slub/kasan.c)
+ *
+ * USLUB_ASAN_BUILD: this file is compiled with -fsanitize=address (the
+ * test-asan flavour): uslub's own reads and writes of metadata inside free
+ * objects go through uninstrumented accessors (slub/object.h).
+ *
+ * The runtime's manual poisoning interface (sanitizer/asan_interface.h),
+ * referenced weakly: the library is usually built without ASan, and these
+ * resolve only in a process whose program was (the runtime exports them).
+ * Both NULL: no ASan, nothing is poisoned.
+ * ---------------------------------------------------------------------- */
+#if defined(__SANITIZE_ADDRESS__)
+#define USLUB_ASAN_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define USLUB_ASAN_BUILD 1
+#endif
+#endif
+#ifdef USLUB_ASAN_BUILD
+#define __no_sanitize_address __attribute__((no_sanitize_address))
+#else
+#define __no_sanitize_address
+#endif
+extern void __asan_poison_memory_region(void const volatile *addr, size_t size)
+	__attribute__((weak));
+extern void __asan_unpoison_memory_region(void const volatile *addr, size_t size)
+	__attribute__((weak));
 
 #endif /* USLUB_BASE_H */

@@ -5,6 +5,7 @@
  * One rung per thing it adds:
  *
  *   _uslub_slab_alloc_miss          the cpu freelist (malloc pops the main sheaf only)
+ *    ├─ alloc_kasan                 under ASan: the rungs below, then the object unpoisoned
  *    ├─ alloc_kmalloc_debug         kmalloc from a debug cache: its size recorded
  *    ├─ alloc_hooked_pcs            hooks, sheaf mode: a main-sheaf pop, the hook's inline
  *    │                              case; misses to alloc_hooked too
@@ -265,6 +266,35 @@ static __noinline void *alloc_kmalloc_debug(struct kmem_cache *s, uslub_gfp_t gf
 	return p;
 }
 
+/* The rungs under the miss path's first step. */
+static __always_inline void *alloc_rungs(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					 uslub_gfp_t gfp, int node, size_t orig_size,
+					 uintptr_t addr)
+{
+	if (unlikely(orig_size) && kmem_cache_debug(s))
+		return alloc_kmalloc_debug(s, gfp, node, orig_size, addr);
+	unsigned int hooks = READ_ONCE(s->hooks);
+	if (hooks && s->sheaf_capacity)
+		return alloc_hooked_pcs(s, gfp, node, c, addr);
+	/* an ACCOUNT call without hooks may switch them on */
+	if (hooks || unlikely(gfp & USLUB_GFP_ACCOUNT))
+		return alloc_hooked_cpu_slab(s, gfp, node, c, c->freelist);
+	return alloc_checked(s, gfp, node, addr);
+}
+
+/* A cache under ASan (kasan.c): every allocation comes here; the object is
+ * taken without zeroing (its bytes are poisoned: libc's memset is ASan's),
+ * then @orig_size bytes (a kmalloc's or malloc's request; 0: the object)
+ * are unpoisoned, zeroed for __GFP_ZERO. */
+static __noinline void *alloc_kasan(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+				    size_t orig_size, uintptr_t addr)
+{
+	void *obj = alloc_rungs(s, this_cpu(s), gfp & ~USLUB_GFP_ZERO, node, orig_size, addr);
+	if (obj)
+		_uslub_kasan_alloc(s, obj, orig_size, gfp & USLUB_GFP_ZERO);
+	return obj;
+}
+
 /*
  * The alloc miss path (cache.h's inline paths missed), with the public
  * caller's address @addr (slub_debug's owner): the cpu freelist when the
@@ -281,13 +311,7 @@ __noinline void *_uslub_slab_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, i
 		if (likely(obj))
 			return obj;
 	}
-	if (unlikely(orig_size) && kmem_cache_debug(s))
-		return alloc_kmalloc_debug(s, gfp, node, orig_size, addr);
-	unsigned int hooks = READ_ONCE(s->hooks);
-	if (hooks && s->sheaf_capacity)
-		return alloc_hooked_pcs(s, gfp, node, c, addr);
-	/* an ACCOUNT call without hooks may switch them on */
-	if (hooks || unlikely(gfp & USLUB_GFP_ACCOUNT))
-		return alloc_hooked_cpu_slab(s, gfp, node, c, c->freelist);
-	return alloc_checked(s, gfp, node, addr);
+	if (unlikely(cache_kasan(s)))
+		return alloc_kasan(s, gfp, node, orig_size, addr);
+	return alloc_rungs(s, c, gfp, node, orig_size, addr);
 }

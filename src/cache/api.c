@@ -85,7 +85,9 @@ __public void *uslub_cache_alloc_from_sheaf_noprof(struct kmem_cache *s, uslub_g
 	/* never fails while the sheaf holds objects: the charge may go
 	 * past the group's limit (the kernel passes __GFP_NOFAIL here too) */
 	_uslub_post_alloc_hook(s, gfp | USLUB_GFP_NOFAIL, 1, &obj);
-	if (gfp & USLUB_GFP_ZERO)
+	if (unlikely(cache_kasan(s)))
+		_uslub_kasan_alloc(s, obj, 0, gfp & USLUB_GFP_ZERO);
+	else if (gfp & USLUB_GFP_ZERO)
 		memset(obj, 0, uslub_cache_object_size(s));
 	/* never the slab layer, never set up a cpu area here */
 	if (this_cpu_is_real())

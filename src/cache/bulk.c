@@ -83,7 +83,7 @@ static __always_inline void sheaf_pop_bulk(const struct kmem_cache *s, struct sl
 		for (; p < end; p++, src++) {
 			*p = *src;
 			if (USLUB_FREE_MARK)
-				*(uintptr_t *)((char *)*src + fmo) = 0;
+				meta_store((char *)*src + fmo, 0);
 		}
 		return;
 	}
@@ -92,13 +92,13 @@ static __always_inline void sheaf_pop_bulk(const struct kmem_cache *s, struct sl
 		return;
 	for (; p + 4 <= end; p += 4) {
 		char *x0 = p[0], *x1 = p[1], *x2 = p[2], *x3 = p[3];
-		*(uintptr_t *)(x0 + fmo) = 0;
-		*(uintptr_t *)(x1 + fmo) = 0;
-		*(uintptr_t *)(x2 + fmo) = 0;
-		*(uintptr_t *)(x3 + fmo) = 0;
+		meta_store(x0 + fmo, 0);
+		meta_store(x1 + fmo, 0);
+		meta_store(x2 + fmo, 0);
+		meta_store(x3 + fmo, 0);
 	}
 	for (; p < end; p++)
-		*(uintptr_t *)((char *)*p + fmo) = 0;
+		meta_store((char *)*p + fmo, 0);
 }
 
 /*
@@ -231,6 +231,11 @@ static __noinline int alloc_bulk_slow(struct kmem_cache *s, uslub_gfp_t gfp, siz
 		errno = ENOMEM;
 		return 0;
 	}
+	if (unlikely(cache_kasan(s))) {          /* unpoisoned (and zeroed): kasan.c */
+		for (size_t i = 0; i < n; i++)
+			_uslub_kasan_alloc(s, p[i], 0, gfp & USLUB_GFP_ZERO);
+		return (int)n;
+	}
 	if (gfp & USLUB_GFP_ZERO)
 		for (size_t i = 0; i < n; i++)
 			memset(p[i], 0, s->object_size);
@@ -245,7 +250,8 @@ static __noinline int alloc_bulk_slow(struct kmem_cache *s, uslub_gfp_t gfp, siz
 __public int uslub_cache_alloc_bulk_noprof(struct kmem_cache *s, uslub_gfp_t gfp, size_t n,
 					   void **p)
 {
-	const unsigned int off = FASTPATH_OFF_DEAD | FASTPATH_OFF_DEBUG | FASTPATH_OFF_SLUB_DEBUG;
+	const unsigned int off = FASTPATH_OFF_DEAD | FASTPATH_OFF_DEBUG | FASTPATH_OFF_SLUB_DEBUG |
+				 FASTPATH_OFF_ASAN;
 	if (likely(s && p && n) && likely(!(READ_ONCE(s->fastpath_off) & off)) &&
 	    likely(!(READ_ONCE(s->hooks) | (gfp & (USLUB_GFP_ACCOUNT | USLUB_GFP_ZERO)))) &&
 	    likely(this_cpu_is_real())) {
@@ -400,13 +406,13 @@ static __always_inline size_t free_to_pcs_bulk(struct kmem_cache *s, struct kmem
 			uintptr_t *m = (uintptr_t *)((char *)x + fmo);
 			q++;
 			if (USLUB_FREE_MARK) {
-				if (unlikely(*m == mark)) {
+				if (unlikely(meta_load(m) == mark)) {
 					barrier();
 					WRITE_ONCE(main->size, (unsigned int)(d - dst));   /* where the report looks */
 					_uslub_report_double_free(s, virt_to_slab(x), x);
 					continue;
 				}
-				*m = mark;
+				meta_store(m, mark);
 			}
 			*d++ = x;
 		}
@@ -508,7 +514,8 @@ static void free_bulk_slow(struct kmem_cache *s, size_t n, void **p);
  * cpu area, straight to its instance of free_to_pcs_bulk(). */
 __public void uslub_cache_free_bulk(struct kmem_cache *s, size_t n, void **p)
 {
-	if (likely(s && p && n) && likely(!(READ_ONCE(s->fastpath_off) & FASTPATH_OFF_DEAD)) &&
+	if (likely(s && p && n) &&
+	    likely(!(READ_ONCE(s->fastpath_off) & (FASTPATH_OFF_DEAD | FASTPATH_OFF_ASAN))) &&
 	    likely(!READ_ONCE(s->hooks)) && likely(s->sheaf_capacity) &&
 	    likely(this_cpu_is_real())) {
 		struct kmem_cache_cpu *c = this_cpu(s);
@@ -529,6 +536,9 @@ static __noinline void free_bulk_slow(struct kmem_cache *s, size_t n, void **p)
 		return;
 	if (!s || READ_ONCE(s->hooks))
 		free_bulk_hooks(s, n, p);
+	if (s ? cache_kasan(s) : _uslub_kasan)         /* poisoned before published */
+		for (size_t i = 0; i < n; i++)
+			_uslub_kasan_slab_free(s, p[i]);
 	free_bulk(s, n, p);
 }
 

@@ -4,7 +4,8 @@
  *
  * One rung per thing it adds:
  *
- *   _uslub_slab_free_miss           a hooked cache's rungs, or the checked one
+ *   _uslub_slab_free_miss           a hooked cache's rungs, or the checked one (under
+ *    │                              ASan the object poisoned first: kasan.c)
  *    ├─ free_hooked_cpu_slab        hooks, cpu-slab mode: a frameless leaf; an object of the
  *    │    │                         cpu slab, the stock, the tag counters, the cpu-freelist push
  *    │    └─ free_hooked            any hooked free (sheaf mode too): free_lookup(), a double
@@ -202,6 +203,8 @@ __noinline void _uslub_slab_free_miss(struct kmem_cache *s, void *x, uintptr_t a
 {
 	struct kmem_cache_cpu *c = this_cpu(s);
 
+	if (unlikely(cache_kasan(s)))
+		_uslub_kasan_slab_free(s, x);           /* poisoned before it is published */
 	if (READ_ONCE(s->hooks)) {
 		if (s->sheaf_capacity)
 			free_hooked(s, x, addr);

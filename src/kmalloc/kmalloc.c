@@ -692,6 +692,8 @@ size_t _uslub_ksize(const void *p, bool fatal)
 	case K_SLAB:
 		if (kmem_cache_debug(s))         /* the caller may use all of it */
 			_uslub_debug_set_orig_size(s, (void *)p, s->object_size);
+		else if (cache_kasan(s))         /* so may it under ASan (kasan.c) */
+			_uslub_kasan_unpoison(p, usable);
 		return usable;
 	case K_LARGE:
 	case K_HUGE:
@@ -735,10 +737,17 @@ void *_uslub_krealloc(void *p, size_t new_size, uslub_gfp_t gfp, void *(*malloc_
 		if (q)
 			return q;
 	} else if (fits) {
-		if (k == K_SLAB && kmem_cache_debug(s))
+		bool kasan = k == K_SLAB && cache_kasan(s);
+		if (k == K_SLAB && kmem_cache_debug(s)) {
 			_uslub_debug_set_orig_size(s, p, (unsigned int)new_size);
-		else if (gfp & USLUB_GFP_ZERO)   /* a later growth finds zeroes */
-			memset((char *)p + new_size, 0, usable - new_size);
+		} else {
+			if (kasan)      /* under ASan: new_size bytes usable (kasan.c) */
+				_uslub_kasan_unpoison(p, usable);
+			if (gfp & USLUB_GFP_ZERO)   /* a later growth finds zeroes */
+				memset((char *)p + new_size, 0, usable - new_size);
+			if (kasan)
+				_uslub_kasan_poison((char *)p + new_size, usable - new_size);
+		}
 		return p;
 	}
 	/* realloc growing a slab object by a little: ask for half as much
@@ -752,6 +761,8 @@ void *_uslub_krealloc(void *p, size_t new_size, uslub_gfp_t gfp, void *(*malloc_
 		  _uslub_kmalloc_slow(new_size, 1, gfp, USLUB_NUMA_NO_NODE);
 	if (!q)
 		return NULL;
+	if (k == K_SLAB && cache_kasan(s))       /* all of it is read (freed next) */
+		_uslub_kasan_unpoison(p, usable);
 	memcpy(q, p, MIN(usable, new_size));
 	_uslub_kfree_cold(p, false);
 	return q;
@@ -887,6 +898,8 @@ __public void uslub_kfree_sensitive(const void *p)
 	if (k == K_SLAB || k == K_LARGE || k == K_HUGE) {
 		if (k == K_SLAB && kmem_cache_debug(s))   /* all of it is written */
 			_uslub_debug_set_orig_size(s, (void *)p, s->object_size);
+		else if (k == K_SLAB && cache_kasan(s))
+			_uslub_kasan_unpoison(p, usable);
 		memset((void *)p, 0, usable);
 	}
 	uslub_kfree(p);         /* reports a pointer that is not live */

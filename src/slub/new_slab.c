@@ -177,11 +177,16 @@ struct slab *_uslub_allocate_slab(struct kmem_cache *s, int node, struct kmem_ca
 	if (kmem_cache_debug(s))
 		_uslub_debug_init_slab(s, slab, objects);   /* before extensions and ctor */
 	_uslub_slab_init_obj_exts(s, slab, objects);
+	if (cache_kasan(s))
+		_uslub_kasan_new_slab(s, slab, objects);
 
 	char *p = slab_obj_base(s, slab);
 	if (s->ctor)     /* user code: may malloc, so no uslub lock is held */
 		_uslub_lockdep_assert_unlocked("a constructor");
-	if (s->ctor)
+	if (s->ctor && unlikely(cache_kasan(s)))
+		for (unsigned int i = 0; i < objects; i++)
+			_uslub_kasan_ctor(s, p + (size_t)i * s->size);
+	else if (s->ctor)
 		for (unsigned int i = 0; i < objects; i++)
 			s->ctor(p + (size_t)i * s->size);
 
@@ -249,6 +254,8 @@ void _uslub_discard_slab(struct kmem_cache *s, struct slab *slab)
 			 __ATOMIC_RELAXED);
 	slab_clear_fast_word(slab);
 	_uslub_slab_free_obj_exts(s, slab);
+	if (cache_kasan(s))
+		_uslub_kasan_discard_slab(s, slab);
 	slab->slab_cache = NULL;
 	_uslub_free_pages(slab_page(slab));
 }

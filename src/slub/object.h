@@ -25,6 +25,23 @@ static __always_inline bool cache_hardened(const struct kmem_cache *s)
 	return unlikely(s->flags & SLAB_HARDENED);
 }
 
+/*
+ * Words of uslub's metadata inside objects (free pointers, the free mark):
+ * read and written while the object is free, so under AddressSanitizer
+ * while it is poisoned (kasan.c). In a library built with ASan these go
+ * through two uninstrumented functions (the kernel's kasan_reset_tag /
+ * metadata_access_enable spots); otherwise they are plain accesses.
+ */
+#ifdef USLUB_ASAN_BUILD
+__internal uintptr_t _uslub_meta_load(const void *p);
+__internal void _uslub_meta_store(void *p, uintptr_t v);
+#define meta_load(p)     _uslub_meta_load(p)
+#define meta_store(p, v) _uslub_meta_store((p), (uintptr_t)(v))
+#else
+#define meta_load(p)     (*(const uintptr_t *)(p))
+#define meta_store(p, v) (*(uintptr_t *)(p) = (uintptr_t)(v))
+#endif
+
 static __always_inline uintptr_t fp_mask(const struct kmem_cache *s, const void *slot)
 {
 	return s->fp_secret ^ __builtin_bswap64((uint64_t)(uintptr_t)slot);
@@ -36,29 +53,29 @@ static __always_inline uintptr_t fp_mask(const struct kmem_cache *s, const void 
  * fast paths are off otherwise). */
 static __always_inline void *get_freepointer_raw(const struct kmem_cache *s, void *obj)
 {
-	return *(void **)((char *)obj + s->offset);
+	return (void *)meta_load((char *)obj + s->offset);
 }
 
 static __always_inline void set_freepointer_raw(const struct kmem_cache *s, void *obj, void *fp)
 {
-	*(void **)((char *)obj + s->offset) = fp;
+	meta_store((char *)obj + s->offset, fp);
 }
 
 static __always_inline void *get_freepointer(const struct kmem_cache *s, void *obj)
 {
 	uintptr_t *slot = (uintptr_t *)((char *)obj + s->offset);
 	if (cache_hardened(s))
-		return (void *)(*slot ^ fp_mask(s, slot));
-	return (void *)*slot;
+		return (void *)(meta_load(slot) ^ fp_mask(s, slot));
+	return (void *)meta_load(slot);
 }
 
 static __always_inline void set_freepointer(const struct kmem_cache *s, void *obj, void *fp)
 {
 	uintptr_t *slot = (uintptr_t *)((char *)obj + s->offset);
 	if (cache_hardened(s))
-		*slot = (uintptr_t)fp ^ fp_mask(s, slot);
+		meta_store(slot, (uintptr_t)fp ^ fp_mask(s, slot));
 	else
-		*slot = (uintptr_t)fp;
+		meta_store(slot, fp);
 }
 
 /* ------------------------------------------------------------------------
@@ -121,20 +138,20 @@ static __always_inline uintptr_t *free_mark_slot(const struct kmem_cache *s, voi
 static __always_inline void free_mark_clear(const struct kmem_cache *s, void *obj)
 {
 	if (USLUB_FREE_MARK)
-		*free_mark_slot(s, obj) = 0;
+		meta_store(free_mark_slot(s, obj), 0);
 }
 
 /* Is @obj (a valid object of a slab whose mark is @mark) already free? */
 static __always_inline bool free_mark_test(const struct kmem_cache *s, void *obj, uintptr_t mark)
 {
-	return USLUB_FREE_MARK && unlikely(*free_mark_slot(s, obj) == mark);
+	return USLUB_FREE_MARK && unlikely(meta_load(free_mark_slot(s, obj)) == mark);
 }
 
 /* A user frees @obj (checked with free_mark_test()). */
 static __always_inline void free_mark_set(const struct kmem_cache *s, void *obj, uintptr_t mark)
 {
 	if (USLUB_FREE_MARK)
-		*free_mark_slot(s, obj) = mark;
+		meta_store(free_mark_slot(s, obj), mark);
 }
 
 /*
@@ -147,18 +164,18 @@ static __always_inline void free_mark_set(const struct kmem_cache *s, void *obj,
 static __always_inline void free_mark_clear0(void *obj)
 {
 	if (USLUB_FREE_MARK)
-		*(uintptr_t *)obj = 0;
+		meta_store(obj, 0);
 }
 
 static __always_inline bool free_mark_test0(void *obj, uintptr_t mark)
 {
-	return USLUB_FREE_MARK && unlikely(*(uintptr_t *)obj == mark);
+	return USLUB_FREE_MARK && unlikely(meta_load(obj) == mark);
 }
 
 static __always_inline void free_mark_set0(void *obj, uintptr_t mark)
 {
 	if (USLUB_FREE_MARK)
-		*(uintptr_t *)obj = mark;
+		meta_store(obj, mark);
 }
 
 /* Object 0 of @slab: the slab's first byte, after a left red zone when the

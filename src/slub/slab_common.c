@@ -178,6 +178,10 @@ struct kmem_cache *_uslub_cache_prepare(const char *name, size_t size,
 	_uslub_calculate_obj_ext(&tmp, flags);
 	if (!(flags & SLAB_NO_OBJ_EXT))
 		tmp.fastpath_off |= _uslub_failslab_cache_fastpath_off(&tmp);
+	/* a user cache under ASan: poisoned (kasan.c); slub_debug's own
+	 * checks read and write its free objects' bytes instead */
+	if (_uslub_kasan && !(flags & SLAB_NO_OBJ_EXT) && !(tmp.debug & USLUB_DBG_PATHS))
+		tmp.fastpath_off |= FASTPATH_OFF_ASAN;
 	tmp.useroffset = args->useroffset;
 	tmp.usersize = args->usersize;
 
@@ -274,6 +278,7 @@ static void create_boot_cache(struct kmem_cache *s, const char *name, size_t siz
 
 void _uslub_slub_init(void)
 {
+	_uslub_kasan_init();
 	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	int dead = CACHE_SLOT_DEAD;
 	_uslub_slot_init_main(_uslub_cpu_empty, &dead);

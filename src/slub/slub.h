@@ -637,6 +637,10 @@ __internal void _uslub_cpu_area_init(char *cpu_base);
                                         or caller-placed free pointer keeps it
                                         outside the object): the inline fast
                                         paths, which use word 0, are off    */
+#define FASTPATH_OFF_ASAN    64u     /* AddressSanitizer is in the process: free
+                                        objects are poisoned (kasan.c), so every
+                                        alloc and free takes the miss paths,
+                                        which unpoison and poison            */
 /* The cpu slot no cache owns: always empty in every cpu area, so a
  * destroyed cache pointed at it takes the slow paths. */
 #define CACHE_SLOT_DEAD (USLUB_MAX_CACHES - 1)
@@ -780,6 +784,44 @@ static inline bool cache_bad(const struct kmem_cache *s, const char *call)
 		return false;
 	_uslub_bad_cache(s, call);
 	return true;
+}
+
+/*
+ * KASAN's role under AddressSanitizer (kasan.c; docs/design.md, "ASan").
+ * _uslub_kasan: the process has ASan's runtime (the weak references in
+ * base.h resolved) and USLUB_ASAN is on; set once by _uslub_slub_init().
+ * Then every user cache without slub_debug gets FASTPATH_OFF_ASAN at
+ * creation: its inline paths are off, and
+ *   - a new slab's object area and tail are poisoned (ctor: the object
+ *     unpoisoned while it runs), a discarded slab unpoisoned for the page
+ *     level;
+ *   - a free by a user poisons the object's slot (object, free pointer,
+ *     free mark, padding; not an extension in its padding) before the free
+ *     publishes it: _uslub_kasan_slab_free(), which every free path calls
+ *     (the cache layer's free miss and bulk free; the RCU frees too) while
+ *     the object is still the freer's, before its free mark is written;
+ *   - a hand-out to a user unpoisons @size bytes (kmalloc, malloc: the
+ *     requested size; else object_size): _uslub_kasan_alloc(), which zeroes
+ *     object_size first for __GFP_ZERO (libc's memset is ASan's, and
+ *     checks); ksize() unpoisons the whole object (the caller may use it).
+ * uslub's own metadata accesses inside free objects go through
+ * meta_load()/meta_store() (object.h). Costs nothing without ASan: no
+ * cache has the bit, and the inline paths test fastpath_off anyway.
+ */
+__internal extern bool _uslub_kasan;
+__internal void _uslub_kasan_init(void);
+__internal void _uslub_kasan_alloc(const struct kmem_cache *s, void *obj, size_t size, bool zero);
+__internal void _uslub_kasan_slab_free(const struct kmem_cache *s, void *x);
+__internal void _uslub_kasan_unpoison(const void *p, size_t n);
+__internal void _uslub_kasan_poison(const void *p, size_t n);
+__internal void _uslub_kasan_new_slab(const struct kmem_cache *s, const struct slab *slab,
+				      unsigned int objects);
+__internal void _uslub_kasan_ctor(const struct kmem_cache *s, void *obj);
+__internal void _uslub_kasan_discard_slab(const struct kmem_cache *s, const struct slab *slab);
+
+static __always_inline bool cache_kasan(const struct kmem_cache *s)
+{
+	return unlikely(READ_ONCE(s->fastpath_off) & FASTPATH_OFF_ASAN);
 }
 
 /*

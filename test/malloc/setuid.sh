@@ -62,6 +62,7 @@ declare -A hostile=(
 	[KMALLOC_SHEAVES]=0 [PROFILING]=1 [ACCOUNT_BATCH]=0 [DEBUG]=T
 	[FAILSLAB]=probability=100,times=-1 [PUBLISH_MS]=1 [PUBLISH_ROOT]=/tmp [ABORT_ON_ERROR]=1
 	[VERBOSE]=1 [REPORT]="$T/secret" [MALLOC_ABORT]=0 [BACKGROUND_THREAD]=0 [THP]=2
+	[ASAN]=0
 )
 names=$(sed -n 's/^[[:space:]]*X(\([A-Z_]*\),.*/\1/p' "$base_h")
 [ -n "$names" ] || fail "no options found in $base_h"
