@@ -72,6 +72,7 @@ BENCH_TITLES = {
     "B9": "threads: RSS held in caches with 2, 64, 512 threads",
     "B-dfree": "the double-free check's cost: uslub with the free mark vs the same core "
                "without it",
+    "B-rcu": "kfree_rcu (the rcu_free sheaf) vs liburcu's call_rcu + free per object",
 }
 BENCH_UNITS = {
     "B1": "ns per alloc+free pair",
@@ -86,9 +87,67 @@ BENCH_UNITS = {
     "B8": "ms per workload run; peak RSS (VmHWM) in MiB; large: minor page faults",
     "B9": "KiB of RSS held after every thread freed its objects",
     "B-dfree": "B1: ns per alloc+free pair; B8: ms per workload run",
+    "B-rcu": "ns per object: the free after a grace period, callbacks included; "
+             "process CPU time (the cost) and wall time",
 }
 BENCH_ORDER = ["B1", "B2", "B3", "B4", "B5", "B6", "B7", "B-meta", "B-debug", "B8", "B9",
-               "B-dfree"]
+               "B-dfree", "B-rcu"]
+
+# B-rcu (uslub-bench-rcu, built with the RCU component): one process runs
+# the three methods interleaved, BRCU_REPEATS samples of BRCU_OBJECTS
+# objects each, and prints each one's medians, in process CPU time (every
+# thread's work, liburcu's worker included) and wall time; the target (the
+# issue's: "kfree_rcu batched costs <= 0.5x call_rcu+free per object") is
+# checked on the CPU time, the cost; the wall-time ratio is shown beside it.
+BRCU_MODE = {"quick": (7, 100_000), "full": (15, 200_000)}
+BRCU_LIMIT = 0.5
+
+
+def run_brcu(build, mode_name):
+    """B-rcu: run uslub-bench-rcu; None when it was not built."""
+    exe = os.path.join(build, "bench", "uslub-bench-rcu")
+    if not os.access(exe, os.X_OK):
+        _log("bench: B-rcu skipped: %s not built (liburcu-dev missing?)" % exe)
+        return None
+    repeats, objects = BRCU_MODE[mode_name]
+    _log("bench: B-rcu: %d interleaved samples of %d objects" % (repeats, objects))
+    r = subprocess.run([exe, str(repeats), str(objects)], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=600)
+    if r.returncode != 0:
+        _log("bench: B-rcu failed (%d): %s" % (r.returncode, r.stdout.strip()[-500:]))
+        return None
+    methods = {}
+    for line in r.stdout.splitlines():
+        if line.startswith("{"):
+            m = json.loads(line)
+            methods[m["method"]] = m
+    e = {"title": BENCH_TITLES["B-rcu"], "unit": BENCH_UNITS["B-rcu"],
+         "repeats": repeats, "objects": objects, "methods": methods, "targets": []}
+    k = methods.get("kfree_rcu", {})
+    for peer, what in (("call_rcu+glibc_free", "glibc free()"),
+                       ("call_rcu+kfree", "uslub kfree()")):
+        p_ = methods.get(peer, {})
+        if not k or not p_.get("cpu_ns_per_obj"):
+            continue
+        ratio = k["cpu_ns_per_obj"] / p_["cpu_ns_per_obj"]
+        e["targets"].append({"target": "kfree_rcu <= %.1fx call_rcu + %s (CPU)" % (
+                                 BRCU_LIMIT, what),
+                             "ratio": ratio, "pass": ratio <= BRCU_LIMIT,
+                             "wall_ratio": k["wall_ns_per_obj"] / p_["wall_ns_per_obj"]})
+    return e
+
+
+def print_brcu(e, log):
+    log("")
+    log("%s  %s  (%s)" % ("B-rcu", e["title"], e["unit"]))
+    log("  one process, liburcu's default flavour, %d interleaved samples of %d objects "
+        "(64 B)" % (e["repeats"], e["objects"]))
+    log("  %-22s %9s %9s  %s" % ("method", "cpu", "wall", "cpu samples"))
+    for name, m in e["methods"].items():
+        log("  %-22s %9.1f %9.1f  %s" % (name, m["cpu_ns_per_obj"], m["wall_ns_per_obj"],
+                                         " ".join("%.0f" % x for x in m["cpu_samples"])))
+    for t in e["targets"]:
+        log("  %s: %.3fx (wall time: %.3fx)" % (t["target"], t["ratio"], t["wall_ratio"]))
 
 # Both per-CPU models of uslub in one run. "uslub" is the build as is: every
 # cache has per-CPU sheaves (Linux 7.0, the default). "uslub-cpuslabs" is the
@@ -1923,6 +1982,12 @@ def print_table(data):
         if bench == "B-dfree":
             log("  B-dfree     no target (the double-free check's cost, above)")
             continue
+        if bench == "B-rcu":
+            for t in data[bench]["targets"]:
+                log("  %-*s %6s  %-*s %-8s %s" % (bwidth, bench, "", width, t["target"],
+                                                  "%.3fx" % t["ratio"],
+                                                  "PASS" if t["pass"] else "MISS"))
+            continue
         if bench in SUITE_BENCHES:
             for t in data[bench]["targets"]:
                 if t["pass"] is None:
@@ -2313,7 +2378,7 @@ def print_bdfree(e, log):
 
 OWN_PRINTERS = {"B5": print_b5, "B6": print_b6, "B7": print_b7, "B-meta": print_bmeta,
                 "B-debug": print_bdebug, "B8": print_b8, "B9": print_b9,
-                "B-dfree": print_bdfree}
+                "B-dfree": print_bdfree, "B-rcu": print_brcu}
 
 
 def fmt_ratio(x, missed=False):
@@ -2918,6 +2983,10 @@ def main():
         data["dfree_peers"] = {b: {p: (e.get("LD_PRELOAD") or os.path.relpath(a, REPO))
                                    for p, a, e in ps} for b, ps in DFREE.items()}
     data.update(analyse(results, configs, peers, mode))
+    if not args.only or "B-rcu" in only:
+        brcu = run_brcu(build, mode_name)
+        if brcu:
+            data["B-rcu"] = brcu
     if failures:
         data["failures"] = failures
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what building and testing uslub needs on a fresh Debian machine
-# (compiler, clang, make, cmake, python3, sqlite3, redis-tools, tmux; the
-# sanitizer runtimes come with gcc). A no-op when everything is present.
+# (compiler, clang, make, cmake, python3, sqlite3, redis-tools, tmux,
+# liburcu-dev; the sanitizer runtimes come with gcc). A no-op when everything is present.
 # Called by `make build`, so the README's two commands work on a bare
 # machine.
 set -euo pipefail
@@ -23,6 +23,10 @@ if command -v clang >/dev/null 2>&1 &&
    [ ! -f "$(clang -print-file-name=libclang_rt.asan-x86_64.a)" ]; then
 	missing+=("libclang-rt-$(clang -dumpversion | cut -d. -f1)-dev")
 fi
+# liburcu (default flavour, -lurcu): the RCU component, libuslub-rcu, and
+# its tests (test/rcu) and benchmark (B-rcu)
+{ command -v cc >/dev/null 2>&1 && echo '#include <urcu.h>' | cc -E -x c - >/dev/null 2>&1; } ||
+	missing+=(liburcu-dev)
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "uslub: installing build dependencies: ${missing[*]}"
 if [ "$(id -u)" -eq 0 ]; then SUDO=; elif command -v sudo >/dev/null 2>&1; then SUDO=sudo; else

@@ -12,6 +12,7 @@
 #include "base/lifecycle.h"
 #include "ext/ext.h"
 #include "sheaf/sheaf.h"
+#include "cache/cache.h"
 #include <pthread.h>
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -36,6 +37,7 @@ static void init_once_fn(void)
 	_uslub_slub_lifecycle_init();
 	_uslub_sheaf_lifecycle_init();
 	_uslub_debug_lifecycle_init();
+	_uslub_nolock_lifecycle_init();
 	_uslub_thread_key_init();
 	_uslub_lifecycle_init();
 	_uslub_slub_init();

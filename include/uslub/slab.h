@@ -6,23 +6,22 @@
  * compiles unchanged against this header and behaves as it does in the
  * kernel, within what userspace can mean:
  *
- *   - gfp_t carries the kernel's flag names. Whether an allocation may
- *     block is decided as in the kernel: by __GFP_DIRECT_RECLAIM. GFP_KERNEL
- *     (and GFP_NOFS, GFP_NOIO, GFP_USER, ...) may wait and reclaim (uslub
- *     calls the accounting group's reclaim callback); GFP_NOWAIT,
- *     GFP_ATOMIC, and any mask without __GFP_DIRECT_RECLAIM (0 included)
- *     never block and may fail. __GFP_ZERO, __GFP_NOFAIL, __GFP_ACCOUNT and
- *     __GFP_NOWARN keep their meaning; every other __GFP_ bit (zones,
- *     mobility, __GFP_COMP, __GFP_NORETRY, ...) is accepted and ignored.
- *     uslub_compat_gfp() below does the translation; for a constant mask
- *     it folds away (GFP_KERNEL becomes uslub's 0, its fast path). Pass
- *     these GFP_ flags, not uslub's USLUB_GFP_ values: USLUB_GFP_KERNEL
- *     is 0, which here means "must not block".
+ *   - gfp_t and the __GFP_/GFP_ names are the kernel's, with the bit
+ *     values of <linux/gfp_types.h>, each defined only where a kernel
+ *     header has not (so the kernel's gfp headers may be included first).
+ *     Whether an allocation may block is decided as in the kernel: by
+ *     __GFP_DIRECT_RECLAIM. GFP_KERNEL (and GFP_NOFS, GFP_NOIO, GFP_USER,
+ *     ...) may wait and reclaim (uslub calls the accounting group's
+ *     reclaim callback); GFP_NOWAIT, GFP_ATOMIC, and any mask without
+ *     __GFP_DIRECT_RECLAIM (0 included) never block and may fail.
+ *     __GFP_ZERO, __GFP_NOFAIL, __GFP_ACCOUNT and __GFP_NOWARN keep their
+ *     meaning; every other bit is accepted and ignored. See "Allocation
+ *     flags" below.
  *   - SLAB_ flags that uslub implements map onto its USLUB_ flags; the
  *     kernel's other SLAB_ flags are accepted and ignored, except
- *     SLAB_PANIC (implemented here: a failed creation aborts) and
- *     SLAB_TYPESAFE_BY_RCU (not supported: creation fails at run time,
- *     see kmem_cache_create below). uslub's own USLUB_ cache flags may be
+ *     SLAB_PANIC (implemented here: a failed creation aborts).
+ *     SLAB_TYPESAFE_BY_RCU is uslub's USLUB_TYPESAFE_BY_RCU (it needs
+ *     libuslub-rcu: see <uslub/rcu.h>). uslub's own USLUB_ cache flags may be
  *     OR-ed in as well; they pass through, and so does any other bit,
  *     which uslub refuses (EINVAL): stray bits are not silently dropped.
  *   - kvmalloc() and friends are kmalloc(): userspace has no vmalloc
@@ -41,15 +40,30 @@
  * (g++ -std=c++17). It is an independent implementation of the kernel's
  * interface; none of the kernel's text is reused.
  *
- * Not provided (no meaning without the kernel): kfree_rcu()/kvfree_rcu()
- * and kmem_cache_create_rcu() (no RCU), kmem_cache_charge(), the
- * kmalloc_caches[] array and kmalloc_index(), kmem_dump_obj(),
- * kmem_valid_obj().
+ *   - The 7.x additions are here: the typed allocators (kmalloc_obj() &
+ *     co., gfp optional), krealloc_node[_align](), kvrealloc[_node[_align]](),
+ *     kvmalloc_node_align(), kvfree_atomic(), kmem_buckets_create() and
+ *     kmem_buckets_alloc() (a bucket set is a real private copy of the
+ *     kmalloc caches), __free(kfree_sensitive), gfpflags_allow_spinning(),
+ *     slab_is_available(); kmem_cache_alloc_bulk() returns int (6.12 to
+ *     7.1) or bool (7.2; define USLUB_BULK_RETURNS_BOOL).
+ *   - Where the kernel's semantics changed, this header follows them:
+ *     use_freeptr_offset without a ctor (or SLAB_TYPESAFE_BY_RCU) fails
+ *     creation with EINVAL; a usercopy window outside the object is
+ *     reported and dropped, the cache is created ("fail closed");
+ *     kmem_cache_prefill_sheaf() of 0 objects returns NULL.
+ *
+ * kfree_rcu() and the rest of RCU-deferred freeing: <uslub/rcu.h>,
+ * included below (link -luslub-rcu -lurcu to use them).
+ *
+ * Not provided (no meaning without the kernel): the kmalloc_caches[]
+ * array and kmalloc_index().
  */
 #ifndef USLUB_SLAB_H
 #define USLUB_SLAB_H
 
 #include "../uslub.h"
+#include "rcu.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -66,100 +80,427 @@
 #endif
 
 /* ========================================================================
- * Allocation flags (gfp_t)
+ * Allocation flags (gfp_t): the kernel's names and bit values
  *
- * The bit layout is uslub's own. The four bits uslub acts on sit where
- * uslub_gfp_t has them, so they are passed through with one mask; the
- * rest are only looked at here (__GFP_DIRECT_RECLAIM, __GFP_HIGH) or not
- * at all. uslub does not reject unknown gfp bits (src/cache/ only
- * tests the ones it knows), but any bit set in uslub_gfp_t leaves the
- * allocation fast path, so the ignored bits are never passed on.
+ * gfp_t and every __GFP_/GFP_ name are the kernel's, with the values
+ * <linux/gfp_types.h> gives them (Linux 6.12's layout: ___GFP_*_BIT,
+ * __GFP_BITS_SHIFT, __GFP_BITS_MASK, GFP_ZONEMASK; the bits that depend on
+ * CONFIG_KASAN_HW_TAGS, CONFIG_LOCKDEP and CONFIG_SLAB_OBJ_EXT are 0 unless
+ * the includer defines those CONFIG_ macros, as in the kernel). They are
+ * written here, not copied, and each is defined only if not defined yet,
+ * so this header can be included beside the kernel's own headers:
+ *
+ *   - gfp_t is `unsigned int` (the kernel's type; its __bitwise means
+ *     nothing to a compiler). It is not typedef'd again when a kernel
+ *     header already did (the kernel's <linux/types.h>, guard
+ *     _LINUX_TYPES_H with its __EXPORTED_HEADERS__; tools/include's
+ *     <linux/types.h>, guard _TOOLS_LINUX_TYPES_H_, whose gfp_t is an
+ *     enum), nor when the includer defines USLUB_GFP_T_DEFINED (for a
+ *     gfp_t of its own); this header defines USLUB_GFP_T_DEFINED after
+ *     its typedef.
+ *   - The bit numbers (the ___GFP_*_BIT enum) and __GFP_BITS_SHIFT come
+ *     with <linux/gfp_types.h>'s guard __LINUX_GFP_TYPES_H: when it is
+ *     already defined they are not declared again; when it is not, this
+ *     header declares them and defines the guard, so a later
+ *     #include <linux/gfp_types.h> adds nothing (everything it defines is
+ *     here, with its values).
+ *   - gfpflags_allow_blocking() is left to <linux/gfp.h> (guard
+ *     __LINUX_GFP_H) or tools/include's (guard _TOOLS_INCLUDE_LINUX_GFP_H)
+ *     when either came first. gfpflags_allow_spinning() (Linux 6.15+) is a
+ *     macro here (unless one of that name exists), which takes the place
+ *     of a kernel function of that name declared before.
+ *
+ * Include the kernel's headers *before* this one: tools/include's
+ * <linux/types.h> typedefs gfp_t as an enum, which cannot be redeclared as
+ * unsigned int after this header did (the other way round works).
+ *
+ * What uslub does with each bit (uslub_compat_gfp() translates them to
+ * uslub_gfp_t by name, so it is right whatever values the names have):
+ *   __GFP_ZERO, __GFP_NOFAIL, __GFP_ACCOUNT, __GFP_NOWARN  what they mean
+ *   __GFP_DIRECT_RECLAIM  may block: without it uslub never waits
+ *       (USLUB_GFP_NOWAIT, or USLUB_GFP_ATOMIC with __GFP_HIGH): an
+ *       accounting group over its limit fails the allocation instead of
+ *       calling its reclaim callback, and fault injection's
+ *       ignore-gfp-wait applies
+ *   __GFP_KSWAPD_RECLAIM  with __GFP_DIRECT_RECLAIM, __GFP_RECLAIM: a mask
+ *       with neither (0, __GFP_NOWARN, ...) may not even spin
+ *       (gfpflags_allow_spinning() false: the kernel's kmalloc_nolock()
+ *       context). uslub treats it as non-blocking (above); its locks are
+ *       short critical sections it still takes, so such a mask does not
+ *       make an allocation safe from a signal handler
+ *   everything else (zones, mobility, __GFP_IO/FS, __GFP_COMP, retry
+ *       policies, __GFP_THISNODE, ...)  accepted and ignored
+ * For a constant mask uslub_compat_gfp() folds to a constant (GFP_KERNEL
+ * becomes uslub's 0, its fast path). Pass these GFP_ flags, not uslub's
+ * USLUB_GFP_ values: USLUB_GFP_KERNEL is 0, which here means "must not
+ * block" (and not spin).
  * ====================================================================== */
+#if !defined(USLUB_GFP_T_DEFINED) && !defined(_TOOLS_LINUX_TYPES_H_) &&      \
+	!(defined(_LINUX_TYPES_H) && (defined(__EXPORTED_HEADERS__) || defined(DECLARE_BITMAP)))
 typedef unsigned int gfp_t;
+#endif
+#ifndef USLUB_GFP_T_DEFINED
+#define USLUB_GFP_T_DEFINED 1
+#endif
+#ifndef __force
+#define __force
+#endif
 
-/* Zone and mobility modifiers: ignored (one kind of memory here). */
-#define __GFP_DMA            ((gfp_t)0x00000001u)
-#define __GFP_HIGHMEM        ((gfp_t)0x00000002u)
-#define __GFP_DMA32          ((gfp_t)0x00000004u)
-#define __GFP_MOVABLE        ((gfp_t)0x00000008u)
-#define __GFP_RECLAIMABLE    ((gfp_t)0x00000010u)
-/* Access to reserves: with a non-blocking mask, selects USLUB_GFP_ATOMIC
- * rather than USLUB_GFP_NOWAIT (uslub treats them alike today). */
-#define __GFP_HIGH           ((gfp_t)0x00000020u)
-/* I/O and filesystem recursion: ignored (nothing to recurse into). */
-#define __GFP_IO             ((gfp_t)0x00000040u)
-#define __GFP_FS             ((gfp_t)0x00000080u)
-/* The bits uslub implements, at uslub's positions. */
-#define __GFP_ZERO           ((gfp_t)USLUB_GFP_ZERO)    /* zero the memory   */
-#define __GFP_NOFAIL         ((gfp_t)USLUB_GFP_NOFAIL)  /* retry, never NULL */
-#define __GFP_ACCOUNT        ((gfp_t)USLUB_GFP_ACCOUNT) /* charge the thread's
-                                                           accounting group */
-#define __GFP_NOWARN         ((gfp_t)USLUB_GFP_NOWARN)  /* quiet failure     */
-/* May the allocation wait? Without __GFP_DIRECT_RECLAIM it may not. */
-#define __GFP_DIRECT_RECLAIM ((gfp_t)0x00001000u)
-#define __GFP_KSWAPD_RECLAIM ((gfp_t)0x00002000u)       /* ignored           */
-#define __GFP_RECLAIM        (__GFP_DIRECT_RECLAIM | __GFP_KSWAPD_RECLAIM)
-/* Retry policies and page allocator hints: ignored. */
-#define __GFP_WRITE          ((gfp_t)0x00004000u)
-#define __GFP_RETRY_MAYFAIL  ((gfp_t)0x00008000u)
-#define __GFP_NORETRY        ((gfp_t)0x00010000u)
-#define __GFP_MEMALLOC       ((gfp_t)0x00020000u)
-#define __GFP_COMP           ((gfp_t)0x00040000u)
-#define __GFP_NOMEMALLOC     ((gfp_t)0x00080000u)
-#define __GFP_HARDWALL       ((gfp_t)0x00100000u)
-#define __GFP_THISNODE       ((gfp_t)0x00200000u)
-#define __GFP_NOLOCKDEP      ((gfp_t)0x00400000u)
-#define __GFP_NO_OBJ_EXT     ((gfp_t)0x00800000u)
-#define __GFP_ZEROTAGS       ((gfp_t)0x01000000u)
-#define __GFP_SKIP_ZERO      ((gfp_t)0x02000000u)
-#define __GFP_SKIP_KASAN     ((gfp_t)0x04000000u)
+/* The kernel's bit numbers, under names of uslub's own (always there). */
+enum uslub_compat_gfp_bit {
+	USLUB_COMPAT_GFP_DMA_BIT,
+	USLUB_COMPAT_GFP_HIGHMEM_BIT,
+	USLUB_COMPAT_GFP_DMA32_BIT,
+	USLUB_COMPAT_GFP_MOVABLE_BIT,
+	USLUB_COMPAT_GFP_RECLAIMABLE_BIT,
+	USLUB_COMPAT_GFP_HIGH_BIT,
+	USLUB_COMPAT_GFP_IO_BIT,
+	USLUB_COMPAT_GFP_FS_BIT,
+	USLUB_COMPAT_GFP_ZERO_BIT,
+	USLUB_COMPAT_GFP_UNUSED_BIT,          /* 0x200: no flag */
+	USLUB_COMPAT_GFP_DIRECT_RECLAIM_BIT,
+	USLUB_COMPAT_GFP_KSWAPD_RECLAIM_BIT,
+	USLUB_COMPAT_GFP_WRITE_BIT,
+	USLUB_COMPAT_GFP_NOWARN_BIT,
+	USLUB_COMPAT_GFP_RETRY_MAYFAIL_BIT,
+	USLUB_COMPAT_GFP_NOFAIL_BIT,
+	USLUB_COMPAT_GFP_NORETRY_BIT,
+	USLUB_COMPAT_GFP_MEMALLOC_BIT,
+	USLUB_COMPAT_GFP_COMP_BIT,
+	USLUB_COMPAT_GFP_NOMEMALLOC_BIT,
+	USLUB_COMPAT_GFP_HARDWALL_BIT,
+	USLUB_COMPAT_GFP_THISNODE_BIT,
+	USLUB_COMPAT_GFP_ACCOUNT_BIT,
+	USLUB_COMPAT_GFP_ZEROTAGS_BIT,
+#ifdef CONFIG_KASAN_HW_TAGS
+	USLUB_COMPAT_GFP_SKIP_ZERO_BIT,
+	USLUB_COMPAT_GFP_SKIP_KASAN_BIT,
+#endif
+#ifdef CONFIG_LOCKDEP
+	USLUB_COMPAT_GFP_NOLOCKDEP_BIT,
+#endif
+#ifdef CONFIG_SLAB_OBJ_EXT
+	USLUB_COMPAT_GFP_NO_OBJ_EXT_BIT,
+#endif
+	USLUB_COMPAT_GFP_LAST_BIT
+};
 
-/* The usual combinations, with the kernel's meaning. */
-#define GFP_KERNEL           (__GFP_RECLAIM | __GFP_IO | __GFP_FS)
-#define GFP_KERNEL_ACCOUNT   (GFP_KERNEL | __GFP_ACCOUNT)
-#define GFP_NOWAIT           (__GFP_KSWAPD_RECLAIM | __GFP_NOWARN)
+/* <linux/gfp_types.h>'s enum and the names that go with its guard. */
+#ifndef __LINUX_GFP_TYPES_H
+#define __LINUX_GFP_TYPES_H
+enum {
+	___GFP_DMA_BIT = USLUB_COMPAT_GFP_DMA_BIT,
+	___GFP_HIGHMEM_BIT = USLUB_COMPAT_GFP_HIGHMEM_BIT,
+	___GFP_DMA32_BIT = USLUB_COMPAT_GFP_DMA32_BIT,
+	___GFP_MOVABLE_BIT = USLUB_COMPAT_GFP_MOVABLE_BIT,
+	___GFP_RECLAIMABLE_BIT = USLUB_COMPAT_GFP_RECLAIMABLE_BIT,
+	___GFP_HIGH_BIT = USLUB_COMPAT_GFP_HIGH_BIT,
+	___GFP_IO_BIT = USLUB_COMPAT_GFP_IO_BIT,
+	___GFP_FS_BIT = USLUB_COMPAT_GFP_FS_BIT,
+	___GFP_ZERO_BIT = USLUB_COMPAT_GFP_ZERO_BIT,
+	___GFP_UNUSED_BIT = USLUB_COMPAT_GFP_UNUSED_BIT,
+	___GFP_DIRECT_RECLAIM_BIT = USLUB_COMPAT_GFP_DIRECT_RECLAIM_BIT,
+	___GFP_KSWAPD_RECLAIM_BIT = USLUB_COMPAT_GFP_KSWAPD_RECLAIM_BIT,
+	___GFP_WRITE_BIT = USLUB_COMPAT_GFP_WRITE_BIT,
+	___GFP_NOWARN_BIT = USLUB_COMPAT_GFP_NOWARN_BIT,
+	___GFP_RETRY_MAYFAIL_BIT = USLUB_COMPAT_GFP_RETRY_MAYFAIL_BIT,
+	___GFP_NOFAIL_BIT = USLUB_COMPAT_GFP_NOFAIL_BIT,
+	___GFP_NORETRY_BIT = USLUB_COMPAT_GFP_NORETRY_BIT,
+	___GFP_MEMALLOC_BIT = USLUB_COMPAT_GFP_MEMALLOC_BIT,
+	___GFP_COMP_BIT = USLUB_COMPAT_GFP_COMP_BIT,
+	___GFP_NOMEMALLOC_BIT = USLUB_COMPAT_GFP_NOMEMALLOC_BIT,
+	___GFP_HARDWALL_BIT = USLUB_COMPAT_GFP_HARDWALL_BIT,
+	___GFP_THISNODE_BIT = USLUB_COMPAT_GFP_THISNODE_BIT,
+	___GFP_ACCOUNT_BIT = USLUB_COMPAT_GFP_ACCOUNT_BIT,
+	___GFP_ZEROTAGS_BIT = USLUB_COMPAT_GFP_ZEROTAGS_BIT,
+#ifdef CONFIG_KASAN_HW_TAGS
+	___GFP_SKIP_ZERO_BIT = USLUB_COMPAT_GFP_SKIP_ZERO_BIT,
+	___GFP_SKIP_KASAN_BIT = USLUB_COMPAT_GFP_SKIP_KASAN_BIT,
+#endif
+#ifdef CONFIG_LOCKDEP
+	___GFP_NOLOCKDEP_BIT = USLUB_COMPAT_GFP_NOLOCKDEP_BIT,
+#endif
+#ifdef CONFIG_SLAB_OBJ_EXT
+	___GFP_NO_OBJ_EXT_BIT = USLUB_COMPAT_GFP_NO_OBJ_EXT_BIT,
+#endif
+	___GFP_LAST_BIT = USLUB_COMPAT_GFP_LAST_BIT
+};
+#endif /* __LINUX_GFP_TYPES_H */
+
+#define USLUB_COMPAT_GFP_BIT(name) (1u << USLUB_COMPAT_GFP_##name##_BIT)
+
+/* The plain masks (the kernel's "do not use directly" ___GFP_ names). */
+#ifndef ___GFP_DMA
+#define ___GFP_DMA              USLUB_COMPAT_GFP_BIT(DMA)
+#endif
+#ifndef ___GFP_HIGHMEM
+#define ___GFP_HIGHMEM          USLUB_COMPAT_GFP_BIT(HIGHMEM)
+#endif
+#ifndef ___GFP_DMA32
+#define ___GFP_DMA32            USLUB_COMPAT_GFP_BIT(DMA32)
+#endif
+#ifndef ___GFP_MOVABLE
+#define ___GFP_MOVABLE          USLUB_COMPAT_GFP_BIT(MOVABLE)
+#endif
+#ifndef ___GFP_RECLAIMABLE
+#define ___GFP_RECLAIMABLE      USLUB_COMPAT_GFP_BIT(RECLAIMABLE)
+#endif
+#ifndef ___GFP_HIGH
+#define ___GFP_HIGH             USLUB_COMPAT_GFP_BIT(HIGH)
+#endif
+#ifndef ___GFP_IO
+#define ___GFP_IO               USLUB_COMPAT_GFP_BIT(IO)
+#endif
+#ifndef ___GFP_FS
+#define ___GFP_FS               USLUB_COMPAT_GFP_BIT(FS)
+#endif
+#ifndef ___GFP_ZERO
+#define ___GFP_ZERO             USLUB_COMPAT_GFP_BIT(ZERO)
+#endif
+#ifndef ___GFP_DIRECT_RECLAIM
+#define ___GFP_DIRECT_RECLAIM   USLUB_COMPAT_GFP_BIT(DIRECT_RECLAIM)
+#endif
+#ifndef ___GFP_KSWAPD_RECLAIM
+#define ___GFP_KSWAPD_RECLAIM   USLUB_COMPAT_GFP_BIT(KSWAPD_RECLAIM)
+#endif
+#ifndef ___GFP_WRITE
+#define ___GFP_WRITE            USLUB_COMPAT_GFP_BIT(WRITE)
+#endif
+#ifndef ___GFP_NOWARN
+#define ___GFP_NOWARN           USLUB_COMPAT_GFP_BIT(NOWARN)
+#endif
+#ifndef ___GFP_RETRY_MAYFAIL
+#define ___GFP_RETRY_MAYFAIL    USLUB_COMPAT_GFP_BIT(RETRY_MAYFAIL)
+#endif
+#ifndef ___GFP_NOFAIL
+#define ___GFP_NOFAIL           USLUB_COMPAT_GFP_BIT(NOFAIL)
+#endif
+#ifndef ___GFP_NORETRY
+#define ___GFP_NORETRY          USLUB_COMPAT_GFP_BIT(NORETRY)
+#endif
+#ifndef ___GFP_MEMALLOC
+#define ___GFP_MEMALLOC         USLUB_COMPAT_GFP_BIT(MEMALLOC)
+#endif
+#ifndef ___GFP_COMP
+#define ___GFP_COMP             USLUB_COMPAT_GFP_BIT(COMP)
+#endif
+#ifndef ___GFP_NOMEMALLOC
+#define ___GFP_NOMEMALLOC       USLUB_COMPAT_GFP_BIT(NOMEMALLOC)
+#endif
+#ifndef ___GFP_HARDWALL
+#define ___GFP_HARDWALL         USLUB_COMPAT_GFP_BIT(HARDWALL)
+#endif
+#ifndef ___GFP_THISNODE
+#define ___GFP_THISNODE         USLUB_COMPAT_GFP_BIT(THISNODE)
+#endif
+#ifndef ___GFP_ACCOUNT
+#define ___GFP_ACCOUNT          USLUB_COMPAT_GFP_BIT(ACCOUNT)
+#endif
+#ifndef ___GFP_ZEROTAGS
+#define ___GFP_ZEROTAGS         USLUB_COMPAT_GFP_BIT(ZEROTAGS)
+#endif
+#ifndef ___GFP_SKIP_ZERO
+#ifdef CONFIG_KASAN_HW_TAGS
+#define ___GFP_SKIP_ZERO        USLUB_COMPAT_GFP_BIT(SKIP_ZERO)
+#define ___GFP_SKIP_KASAN       USLUB_COMPAT_GFP_BIT(SKIP_KASAN)
+#else
+#define ___GFP_SKIP_ZERO        0u
+#define ___GFP_SKIP_KASAN       0u
+#endif
+#endif
+#ifndef ___GFP_NOLOCKDEP
+#ifdef CONFIG_LOCKDEP
+#define ___GFP_NOLOCKDEP        USLUB_COMPAT_GFP_BIT(NOLOCKDEP)
+#else
+#define ___GFP_NOLOCKDEP        0u
+#endif
+#endif
+#ifndef ___GFP_NO_OBJ_EXT
+#ifdef CONFIG_SLAB_OBJ_EXT
+#define ___GFP_NO_OBJ_EXT       USLUB_COMPAT_GFP_BIT(NO_OBJ_EXT)
+#else
+#define ___GFP_NO_OBJ_EXT       0u
+#endif
+#endif
+
+/* The modifiers, as gfp_t. */
+#ifndef __GFP_DMA
+#define __GFP_DMA            ((__force gfp_t)___GFP_DMA)
+#endif
+#ifndef __GFP_HIGHMEM
+#define __GFP_HIGHMEM        ((__force gfp_t)___GFP_HIGHMEM)
+#endif
+#ifndef __GFP_DMA32
+#define __GFP_DMA32          ((__force gfp_t)___GFP_DMA32)
+#endif
+#ifndef __GFP_MOVABLE
+#define __GFP_MOVABLE        ((__force gfp_t)___GFP_MOVABLE)
+#endif
+#ifndef GFP_ZONEMASK
+#define GFP_ZONEMASK         (__GFP_DMA | __GFP_HIGHMEM | __GFP_DMA32 | __GFP_MOVABLE)
+#endif
+#ifndef __GFP_RECLAIMABLE
+#define __GFP_RECLAIMABLE    ((__force gfp_t)___GFP_RECLAIMABLE)
+#endif
+#ifndef __GFP_WRITE
+#define __GFP_WRITE          ((__force gfp_t)___GFP_WRITE)
+#endif
+#ifndef __GFP_HARDWALL
+#define __GFP_HARDWALL       ((__force gfp_t)___GFP_HARDWALL)
+#endif
+#ifndef __GFP_THISNODE
+#define __GFP_THISNODE       ((__force gfp_t)___GFP_THISNODE)
+#endif
+#ifndef __GFP_ACCOUNT
+#define __GFP_ACCOUNT        ((__force gfp_t)___GFP_ACCOUNT)
+#endif
+#ifndef __GFP_NO_OBJ_EXT
+#define __GFP_NO_OBJ_EXT     ((__force gfp_t)___GFP_NO_OBJ_EXT)
+#endif
+#ifndef __GFP_HIGH
+#define __GFP_HIGH           ((__force gfp_t)___GFP_HIGH)
+#endif
+#ifndef __GFP_MEMALLOC
+#define __GFP_MEMALLOC       ((__force gfp_t)___GFP_MEMALLOC)
+#endif
+#ifndef __GFP_NOMEMALLOC
+#define __GFP_NOMEMALLOC     ((__force gfp_t)___GFP_NOMEMALLOC)
+#endif
+#ifndef __GFP_IO
+#define __GFP_IO             ((__force gfp_t)___GFP_IO)
+#endif
+#ifndef __GFP_FS
+#define __GFP_FS             ((__force gfp_t)___GFP_FS)
+#endif
+#ifndef __GFP_DIRECT_RECLAIM
+#define __GFP_DIRECT_RECLAIM ((__force gfp_t)___GFP_DIRECT_RECLAIM)
+#endif
+#ifndef __GFP_KSWAPD_RECLAIM
+#define __GFP_KSWAPD_RECLAIM ((__force gfp_t)___GFP_KSWAPD_RECLAIM)
+#endif
+#ifndef __GFP_RECLAIM
+#define __GFP_RECLAIM        ((__force gfp_t)(___GFP_DIRECT_RECLAIM | ___GFP_KSWAPD_RECLAIM))
+#endif
+#ifndef __GFP_RETRY_MAYFAIL
+#define __GFP_RETRY_MAYFAIL  ((__force gfp_t)___GFP_RETRY_MAYFAIL)
+#endif
+#ifndef __GFP_NOFAIL
+#define __GFP_NOFAIL         ((__force gfp_t)___GFP_NOFAIL)
+#endif
+#ifndef __GFP_NORETRY
+#define __GFP_NORETRY        ((__force gfp_t)___GFP_NORETRY)
+#endif
+#ifndef __GFP_NOWARN
+#define __GFP_NOWARN         ((__force gfp_t)___GFP_NOWARN)
+#endif
+#ifndef __GFP_COMP
+#define __GFP_COMP           ((__force gfp_t)___GFP_COMP)
+#endif
+#ifndef __GFP_ZERO
+#define __GFP_ZERO           ((__force gfp_t)___GFP_ZERO)
+#endif
+#ifndef __GFP_ZEROTAGS
+#define __GFP_ZEROTAGS       ((__force gfp_t)___GFP_ZEROTAGS)
+#endif
+#ifndef __GFP_SKIP_ZERO
+#define __GFP_SKIP_ZERO      ((__force gfp_t)___GFP_SKIP_ZERO)
+#endif
+#ifndef __GFP_SKIP_KASAN
+#define __GFP_SKIP_KASAN     ((__force gfp_t)___GFP_SKIP_KASAN)
+#endif
+#ifndef __GFP_NOLOCKDEP
+#define __GFP_NOLOCKDEP      ((__force gfp_t)___GFP_NOLOCKDEP)
+#endif
+
+/* How many bits the flags take, and all of them. */
+#ifndef __GFP_BITS_SHIFT
+#define __GFP_BITS_SHIFT     USLUB_COMPAT_GFP_LAST_BIT
+#endif
+#ifndef __GFP_BITS_MASK
+#define __GFP_BITS_MASK      ((__force gfp_t)((1 << __GFP_BITS_SHIFT) - 1))
+#endif
+
+/* The usual combinations, with the kernel's values. */
+#ifndef GFP_ATOMIC
 #define GFP_ATOMIC           (__GFP_HIGH | __GFP_KSWAPD_RECLAIM)
+#endif
+#ifndef GFP_KERNEL
+#define GFP_KERNEL           (__GFP_RECLAIM | __GFP_IO | __GFP_FS)
+#endif
+#ifndef GFP_KERNEL_ACCOUNT
+#define GFP_KERNEL_ACCOUNT   (GFP_KERNEL | __GFP_ACCOUNT)
+#endif
+#ifndef GFP_NOWAIT
+#define GFP_NOWAIT           (__GFP_KSWAPD_RECLAIM | __GFP_NOWARN)
+#endif
+#ifndef GFP_NOIO
 #define GFP_NOIO             (__GFP_RECLAIM)
+#endif
+#ifndef GFP_NOFS
 #define GFP_NOFS             (__GFP_RECLAIM | __GFP_IO)
+#endif
+#ifndef GFP_USER
 #define GFP_USER             (__GFP_RECLAIM | __GFP_IO | __GFP_FS | __GFP_HARDWALL)
+#endif
+#ifndef GFP_DMA
 #define GFP_DMA              __GFP_DMA
+#endif
+#ifndef GFP_DMA32
 #define GFP_DMA32            __GFP_DMA32
+#endif
+#ifndef GFP_HIGHUSER
 #define GFP_HIGHUSER         (GFP_USER | __GFP_HIGHMEM)
-#define GFP_HIGHUSER_MOVABLE (GFP_HIGHUSER | __GFP_MOVABLE)
+#endif
+#ifndef GFP_HIGHUSER_MOVABLE
+#define GFP_HIGHUSER_MOVABLE (GFP_HIGHUSER | __GFP_MOVABLE | __GFP_SKIP_KASAN)
+#endif
+#ifndef GFP_TRANSHUGE_LIGHT
 #define GFP_TRANSHUGE_LIGHT  ((GFP_HIGHUSER_MOVABLE | __GFP_COMP | __GFP_NOMEMALLOC | \
 			       __GFP_NOWARN) & ~__GFP_RECLAIM)
+#endif
+#ifndef GFP_TRANSHUGE
 #define GFP_TRANSHUGE        (GFP_TRANSHUGE_LIGHT | __GFP_DIRECT_RECLAIM)
+#endif
 
-#define USLUB_COMPAT_GFP_PASSED \
-	(__GFP_ZERO | __GFP_NOFAIL | __GFP_ACCOUNT | __GFP_NOWARN)
-#define USLUB_COMPAT_GFP_LOCAL                                                 \
-	(__GFP_DMA | __GFP_HIGHMEM | __GFP_DMA32 | __GFP_MOVABLE |             \
-	 __GFP_RECLAIMABLE | __GFP_HIGH | __GFP_IO | __GFP_FS |                \
-	 __GFP_DIRECT_RECLAIM | __GFP_KSWAPD_RECLAIM | __GFP_WRITE |           \
-	 __GFP_RETRY_MAYFAIL | __GFP_NORETRY | __GFP_MEMALLOC | __GFP_COMP |   \
-	 __GFP_NOMEMALLOC | __GFP_HARDWALL | __GFP_THISNODE | __GFP_NOLOCKDEP | \
-	 __GFP_NO_OBJ_EXT | __GFP_ZEROTAGS | __GFP_SKIP_ZERO | __GFP_SKIP_KASAN)
-USLUB_COMPAT_STATIC_ASSERT((USLUB_COMPAT_GFP_PASSED & USLUB_COMPAT_GFP_LOCAL) == 0,
-			   "a kernel gfp bit overlaps a bit uslub acts on");
-USLUB_COMPAT_STATIC_ASSERT((USLUB_COMPAT_GFP_PASSED &
-			    (USLUB_GFP_NOWAIT | USLUB_GFP_ATOMIC)) == 0,
-			   "uslub's zero/nofail/account/nowarn bits moved onto NOWAIT/ATOMIC");
+/* <linux/gfp.h>'s default_gfp(): its argument, or GFP_KERNEL when there is
+ * none (GNU comma elision: gnu11/gnu++17; the typed allocators below do
+ * not depend on it). */
+#ifndef default_gfp
+#define __default_gfp(a, b, ...) b
+#define default_gfp(...) __default_gfp(, ##__VA_ARGS__, GFP_KERNEL)
+#endif
 
-/* The uslub_gfp_t for a kernel gfp_t. */
+/* The uslub_gfp_t for a kernel gfp_t (see above): one test per bit, so a
+ * constant mask folds to a constant. */
 static inline uslub_gfp_t uslub_compat_gfp(gfp_t gfp)
 {
-	uslub_gfp_t u = (uslub_gfp_t)(gfp & USLUB_COMPAT_GFP_PASSED);
+	unsigned int g = (unsigned int)gfp;
 
-	if (!(gfp & __GFP_DIRECT_RECLAIM))
-		u |= (gfp & __GFP_HIGH) ? USLUB_GFP_ATOMIC : USLUB_GFP_NOWAIT;
-	return u;
+	return ((g & (unsigned int)__GFP_ZERO) ? USLUB_GFP_ZERO : 0u) |
+	       ((g & (unsigned int)__GFP_NOFAIL) ? USLUB_GFP_NOFAIL : 0u) |
+	       ((g & (unsigned int)__GFP_ACCOUNT) ? USLUB_GFP_ACCOUNT : 0u) |
+	       ((g & (unsigned int)__GFP_NOWARN) ? USLUB_GFP_NOWARN : 0u) |
+	       ((g & (unsigned int)__GFP_DIRECT_RECLAIM) ? 0u :
+		(g & (unsigned int)__GFP_HIGH) ? USLUB_GFP_ATOMIC : USLUB_GFP_NOWAIT);
 }
 
 /* <linux/gfp.h>: may an allocation with @gfp sleep? */
+#if !defined(__LINUX_GFP_H) && !defined(_TOOLS_INCLUDE_LINUX_GFP_H)
 static inline bool gfpflags_allow_blocking(const gfp_t gfp)
 {
-	return (gfp & __GFP_DIRECT_RECLAIM) != 0;
+	return ((unsigned int)gfp & (unsigned int)__GFP_DIRECT_RECLAIM) != 0;
 }
+#endif
+
+/* <linux/gfp.h> (6.15+): may an allocation with @gfp spin on a lock? Not
+ * without either reclaim bit (the kmalloc_nolock() context). */
+static inline bool uslub_compat_gfpflags_allow_spinning(const gfp_t gfp)
+{
+	return ((unsigned int)gfp & (unsigned int)__GFP_RECLAIM) != 0;
+}
+#ifndef gfpflags_allow_spinning
+#define gfpflags_allow_spinning(gfp) uslub_compat_gfpflags_allow_spinning(gfp)
+#endif
 
 #ifndef NUMA_NO_NODE
 #define NUMA_NO_NODE USLUB_NUMA_NO_NODE
@@ -185,22 +526,11 @@ typedef unsigned int slab_flags_t;
 #define SLAB_PANIC              ((slab_flags_t)0x00040000u)
 
 /*
- * SLAB_TYPESAFE_BY_RCU: keep a freed object's memory an object of the same
- * cache for an RCU grace period. uslub has no RCU and may hand an empty
- * slab's pages to any cache at once, so it cannot promise that. The flag
- * is defined (code that computes its flags, or names the flag in a branch
- * it never takes, still compiles), and a creation that asks for it fails
- * at run time: a message on stderr naming the cache, NULL with errno =
- * EINVAL, or abort() with SLAB_PANIC. If uslub gains the feature (a
- * USLUB_TYPESAFE_BY_RCU flag), it is passed through instead.
+ * SLAB_TYPESAFE_BY_RCU: an empty slab's memory goes back to the page level
+ * only after an RCU grace period (liburcu's, through libuslub-rcu; see
+ * <uslub/rcu.h>); without libuslub-rcu the creation fails (EINVAL).
  */
-#ifdef USLUB_TYPESAFE_BY_RCU
 #define SLAB_TYPESAFE_BY_RCU    ((slab_flags_t)USLUB_TYPESAFE_BY_RCU)
-#define USLUB_COMPAT_SLAB_UNSUPPORTED 0u
-#else
-#define SLAB_TYPESAFE_BY_RCU    ((slab_flags_t)0x00080000u)
-#define USLUB_COMPAT_SLAB_UNSUPPORTED SLAB_TYPESAFE_BY_RCU
-#endif
 
 /* Accepted and ignored: they steer the page allocator, kmemleak, KASAN,
  * KFENCE, cpusets or debugobjects, none of which exist here. */
@@ -208,7 +538,6 @@ typedef unsigned int slab_flags_t;
 #define SLAB_CACHE_DMA32        ((slab_flags_t)0x00008000u)
 #define SLAB_RECLAIM_ACCOUNT    ((slab_flags_t)0x00020000u)
 #define SLAB_TEMPORARY          SLAB_RECLAIM_ACCOUNT
-#define SLAB_MEM_SPREAD         ((slab_flags_t)0x00100000u)
 #define SLAB_DEBUG_OBJECTS      ((slab_flags_t)0x00400000u)
 #define SLAB_NOLEAKTRACE        ((slab_flags_t)0x00800000u)
 #define SLAB_KASAN              ((slab_flags_t)0x08000000u)
@@ -218,13 +547,13 @@ typedef unsigned int slab_flags_t;
 
 #define USLUB_COMPAT_SLAB_IGNORED                                              \
 	(SLAB_CACHE_DMA | SLAB_CACHE_DMA32 | SLAB_RECLAIM_ACCOUNT |            \
-	 SLAB_MEM_SPREAD | SLAB_DEBUG_OBJECTS | SLAB_NOLEAKTRACE | SLAB_KASAN | \
+	 SLAB_DEBUG_OBJECTS | SLAB_NOLEAKTRACE | SLAB_KASAN |                  \
 	 SLAB_NO_USER_FLAGS | SLAB_SKIP_KFENCE | SLAB_NO_OBJ_EXT)
 /* uslub rejects unknown cache flags (EINVAL), so the bits handled here
  * must stay clear of its own; a new USLUB_ flag on one of them fails the
  * build here rather than changing a cache's behaviour. */
-USLUB_COMPAT_STATIC_ASSERT(((USLUB_COMPAT_SLAB_IGNORED | SLAB_PANIC |
-			     USLUB_COMPAT_SLAB_UNSUPPORTED) & USLUB_CACHE_FLAGS_VALID) == 0,
+USLUB_COMPAT_STATIC_ASSERT(((USLUB_COMPAT_SLAB_IGNORED | SLAB_PANIC) &
+			    USLUB_CACHE_FLAGS_VALID) == 0,
 			   "a SLAB_ flag handled by <uslub/slab.h> collides with a USLUB_ flag");
 
 /* ========================================================================
@@ -267,16 +596,18 @@ uslub_compat_cache_create(const char *name, unsigned int size,
 		ua.use_freeptr_offset = args->use_freeptr_offset;
 		ua.useroffset = args->useroffset;
 		ua.usersize = args->usersize;
+		/* The kernel's rule: a window outside the object is a WARN and
+		 * no window at all ("fail closed"); the cache is still made.
+		 * (uslub's own uslub_cache_create_args() refuses it: EINVAL.) */
+		if (ua.usersize && ((unsigned long long)ua.useroffset + ua.usersize > size)) {
+			fprintf(stderr, "uslub: WARNING: kmem_cache_create(\"%s\"): usercopy "
+				"window [%u, +%u) outside the %u-byte object: no window\n",
+				name ? name : "(null)", ua.useroffset, ua.usersize, size);
+			ua.useroffset = ua.usersize = 0;
+		}
 	}
-	if (flags & USLUB_COMPAT_SLAB_UNSUPPORTED) {
-		fprintf(stderr, "uslub: kmem_cache_create(\"%s\"): SLAB_TYPESAFE_BY_RCU "
-			"is not supported (uslub has no RCU grace periods)\n",
-			name ? name : "(null)");
-		errno = EINVAL;
-	} else {
-		s = uslub_cache_create_args(name, size, &ua,
-					    flags & ~(USLUB_COMPAT_SLAB_IGNORED | SLAB_PANIC));
-	}
+	s = uslub_cache_create_args(name, size, &ua,
+				    flags & ~(USLUB_COMPAT_SLAB_IGNORED | SLAB_PANIC));
 	if (!s && (flags & SLAB_PANIC)) {
 		int err = errno;
 
@@ -475,13 +806,27 @@ static inline void kmem_cache_free(struct kmem_cache *s, void *obj)
 	uslub_cache_free(s, obj);
 }
 
-/* Allocate @size objects into @p, all or nothing: returns @size or 0. */
+/*
+ * Allocate @size objects into @p, all or nothing. The kernel changed the
+ * return type in 7.2: through 7.1 (and in 6.12's tools/include/linux/
+ * slab.h) it is int, @size or 0; from 7.2 bool, true or false. This header
+ * returns int, unless the includer defines USLUB_BULK_RETURNS_BOOL (before
+ * including it; one choice per translation unit). `if (!kmem_cache_alloc_
+ * bulk(...))` works with either. @size 0 gives 0 (false), as the kernel.
+ */
+#ifdef USLUB_BULK_RETURNS_BOOL
+typedef bool uslub_compat_bulk_ret_t;
+#else
+typedef int uslub_compat_bulk_ret_t;
+#endif
 #define kmem_cache_alloc_bulk(s, gfp, size, p)                                 \
-	uslub_cache_alloc_bulk((s), uslub_compat_gfp(gfp), (size), (p))
-static inline int kmem_cache_alloc_bulk_noprof(struct kmem_cache *s, gfp_t gfp,
-					       size_t size, void **p)
+	((uslub_compat_bulk_ret_t)uslub_cache_alloc_bulk((s), uslub_compat_gfp(gfp), \
+							 (size), (p)))
+static inline uslub_compat_bulk_ret_t
+kmem_cache_alloc_bulk_noprof(struct kmem_cache *s, gfp_t gfp, size_t size, void **p)
 {
-	return uslub_cache_alloc_bulk_noprof(s, uslub_compat_gfp(gfp), size, p);
+	return (uslub_compat_bulk_ret_t)uslub_cache_alloc_bulk_noprof(s, uslub_compat_gfp(gfp),
+								      size, p);
 }
 
 /* Free @size objects of @s (NULL: each to its own cache, as kfree_bulk);
@@ -498,10 +843,15 @@ static inline void kmem_cache_free_bulk(struct kmem_cache *s, size_t size, void 
  * ====================================================================== */
 struct slab_sheaf;
 
-/* A sheaf holding at least @size objects of @s; NULL with nothing taken. */
+/* A sheaf holding at least @size objects of @s; NULL with nothing taken,
+ * and NULL (EINVAL) for @size 0, as in the kernel. */
 static inline struct slab_sheaf *
 kmem_cache_prefill_sheaf(struct kmem_cache *s, gfp_t gfp, unsigned int size)
 {
+	if (!size) {                 /* as the kernel: nothing to prefill, NULL */
+		errno = EINVAL;
+		return NULL;
+	}
 	return (struct slab_sheaf *)uslub_cache_prefill_sheaf(s, uslub_compat_gfp(gfp), size);
 }
 
@@ -653,6 +1003,19 @@ static inline void *krealloc_noprof(const void *p, size_t new_size, gfp_t gfp)
 		__kc_ra_r = krealloc(__kc_ra_p, __kc_ra_b, __kc_ra_g);         \
 	__kc_ra_r; })
 
+/* krealloc that also moves @p when it is not aligned to @align (a power
+ * of two) or, @node other than NUMA_NO_NODE, not on @node (Linux 6.17);
+ * NULL with EINVAL for a bad alignment or node, @p untouched. */
+#define krealloc_node_align(p, new_size, align, gfp, node)                     \
+	uslub_krealloc_node_align((p), (new_size), (align), uslub_compat_gfp(gfp), (node))
+#define krealloc_node(p, new_size, gfp, node)                                  \
+	krealloc_node_align((p), (new_size), 1, (gfp), (node))
+static inline void *krealloc_node_align_noprof(const void *p, size_t new_size,
+					       unsigned long align, gfp_t gfp, int node)
+{
+	return uslub_krealloc_node_align_noprof(p, new_size, align, uslub_compat_gfp(gfp), node);
+}
+
 /* Free what kmalloc or any cache returned; NULL and ZERO_SIZE_PTR: nothing. */
 static inline void kfree(const void *p)
 {
@@ -785,9 +1148,28 @@ static inline char *(kstrdup)(const char *s, gfp_t gfp)
 #define kvzalloc_node(size, gfp, node) kzalloc_node((size), (gfp), (node))
 #define kvmalloc_array(n, size, gfp) kmalloc_array((n), (size), (gfp))
 #define kvcalloc(n, size, gfp) kcalloc((n), (size), (gfp))
-#define kvrealloc(p, size, gfp) krealloc((p), (size), (gfp))
+#define kvcalloc_node(n, size, gfp, node) kcalloc_node((n), (size), (gfp), (node))
 #define kvmemdup(src, len, gfp) kmemdup((src), (len), (gfp))
+/* @size bytes aligned to @align (a power of two) on @node (Linux 6.17). */
+#define kvmalloc_node_align(size, align, gfp, node)                            \
+	uslub_kmalloc_node_align((size), (align), uslub_compat_gfp(gfp), (node))
+static inline void *kvmalloc_node_align_noprof(size_t size, unsigned long align, gfp_t gfp,
+					       int node)
+{
+	return uslub_kmalloc_node_align_noprof(size, align, uslub_compat_gfp(gfp), node);
+}
+/* The three-argument kvrealloc (6.12: the old size is no longer passed),
+ * and its node and alignment forms: krealloc's. */
+#define kvrealloc(p, size, gfp) krealloc((p), (size), (gfp))
+#define kvrealloc_node(p, size, gfp, node) krealloc_node((p), (size), (gfp), (node))
+#define kvrealloc_node_align(p, size, align, gfp, node)                        \
+	krealloc_node_align((p), (size), (align), (gfp), (node))
 static inline void kvfree(const void *p)
+{
+	uslub_kfree(p);
+}
+/* vfree_atomic()'s kvfree: a kfree here (it never sleeps). */
+static inline void kvfree_atomic(const void *p)
 {
 	uslub_kfree(p);
 }
@@ -801,8 +1183,9 @@ static inline void kvfree_sensitive(const void *p, size_t len)
  * Scope-based freeing (<linux/cleanup.h>'s __free(kfree) and friends),
  * for code that declares `struct foo *p __free(kfree) = kmalloc(...)`.
  * __free, no_free_ptr and return_ptr are defined only if not already
- * (a cleanup.h of your own wins); __free_kfree/__free_kvfree are the
- * cleanup functions __free(kfree)/__free(kvfree) name.
+ * (a cleanup.h of your own wins); __free_kfree, __free_kvfree and
+ * __free_kfree_sensitive are the cleanup functions __free(kfree),
+ * __free(kvfree) and __free(kfree_sensitive) name.
  * ---------------------------------------------------------------------- */
 static inline bool uslub_compat_is_err_or_null(const void *p)
 {
@@ -819,6 +1202,13 @@ static inline void __free_kvfree(void *pp)
 {
 	__free_kfree(pp);
 }
+static inline void __free_kfree_sensitive(void *pp)
+{
+	void *p = *(void **)pp;
+
+	if (!uslub_compat_is_err_or_null(p))
+		uslub_kfree_sensitive(p);
+}
 #ifndef __free
 #define __free(name) __attribute__((__cleanup__(__free_##name)))
 #endif
@@ -832,11 +1222,11 @@ static inline void __free_kvfree(void *pp)
 /* ------------------------------------------------------------------------
  * Saturating size arithmetic (<linux/overflow.h>, which the kernel's
  * slab.h includes): a result that overflows is SIZE_MAX, which kmalloc
- * refuses. Each is defined only if not already; define
+ * refuses. Each short name is defined only if not already; define
  * USLUB_SLAB_NO_OVERFLOW_HELPERS to leave them all out (their names,
- * array_size especially, may clash with your own).
+ * array_size especially, may clash with your own). The typed allocators
+ * below use the uslub_compat_ functions, not the names.
  * ---------------------------------------------------------------------- */
-#ifndef USLUB_SLAB_NO_OVERFLOW_HELPERS
 static inline size_t uslub_compat_size_mul(size_t a, size_t b)
 {
 	size_t r;
@@ -857,6 +1247,11 @@ static inline size_t uslub_compat_size_sub(size_t a, size_t b)
 		return SIZE_MAX;
 	return r;
 }
+/* Bytes of *@p with @count elements in its flexible array @member. */
+#define uslub_compat_struct_size(p, member, count)                             \
+	uslub_compat_size_add(sizeof(*(p)),                                    \
+			      uslub_compat_size_mul((count), sizeof(*(p)->member)))
+#ifndef USLUB_SLAB_NO_OVERFLOW_HELPERS
 #ifndef size_mul
 #define size_mul(a, b) uslub_compat_size_mul((a), (b))
 #endif
@@ -879,9 +1274,221 @@ static inline size_t uslub_compat_size_sub(size_t a, size_t b)
 #endif
 /* Bytes of *@p with @count elements in its flexible array @member. */
 #ifndef struct_size
-#define struct_size(p, member, count)                                          \
-	uslub_compat_size_add(sizeof(*(p)), flex_array_size(p, member, count))
+#define struct_size(p, member, count) uslub_compat_struct_size(p, member, count)
+#endif
+/* The same for a type: struct_size_t(struct foo, member, count). */
+#ifndef struct_size_t
+#define struct_size_t(type, member, count)                                     \
+	uslub_compat_struct_size((type *)NULL, member, count)
 #endif
 #endif /* USLUB_SLAB_NO_OVERFLOW_HELPERS */
+
+/* ------------------------------------------------------------------------
+ * Any-context allocation, object dump, late charge
+ *
+ * kmalloc_nolock()/kfree_nolock() (6.18): "any context" is, in userspace,
+ * a signal handler -- also one that interrupted this thread inside uslub
+ * -- and re-entrant calls: they only try locks, never touch the thread's
+ * per-CPU sheaves, never allocate, and leave errno alone (what is and is
+ * not guaranteed: uslub_kmalloc_nolock() in uslub/types.h). @gfp may hold
+ * only __GFP_ACCOUNT, __GFP_ZERO, __GFP_NOWARN and __GFP_NOMEMALLOC
+ * (anything else: NULL); sizes above KMALLOC_MAX_CACHE_SIZE give NULL, 0
+ * gives ZERO_SIZE_PTR. kfree() frees such objects too (as since 7.0).
+ * Untagged: in a signal handler the call site's tag slot may be the
+ * interrupted call's.
+ *
+ * kmem_dump_obj() prints the object's cache, start, offset and size, and
+ * its owners when the cache tracks them (SLAB_STORE_USER), to stderr;
+ * false when @object is not a slab object.
+ *
+ * kmem_cache_charge() (6.12) charges an object already allocated to the
+ * thread's current accounting group (uslub_group_set_current()); true
+ * when charged or when there is nothing to do, false over the limit
+ * unless __GFP_NOFAIL.
+ * ---------------------------------------------------------------------- */
+#define USLUB_COMPAT_NOLOCK_GFP (__GFP_ACCOUNT | __GFP_ZERO | __GFP_NOWARN | __GFP_NOMEMALLOC)
+
+static inline void *kmalloc_nolock_noprof(size_t size, gfp_t gfp, int node)
+{
+	if (gfp & ~(gfp_t)USLUB_COMPAT_NOLOCK_GFP)
+		return NULL;
+	return uslub_kmalloc_nolock(size, uslub_compat_gfp(gfp), node);
+}
+static inline void *(kmalloc_nolock)(size_t size, gfp_t gfp, int node)
+{
+	return kmalloc_nolock_noprof(size, gfp, node);
+}
+#define kmalloc_nolock(size, gfp, node) kmalloc_nolock_noprof((size), (gfp), (node))
+
+static inline void kfree_nolock(void *objp)
+{
+	uslub_kfree_nolock(objp);
+}
+
+static inline bool kmem_dump_obj(void *object)
+{
+	return uslub_kmem_dump_obj(object);
+}
+
+static inline bool kmem_cache_charge(void *objp, gfp_t gfpflags)
+{
+	return uslub_cache_charge(objp, uslub_compat_gfp(gfpflags));
+}
+
+/* ------------------------------------------------------------------------
+ * Typed allocators (Linux 7.0): allocate for a type, get a pointer to it.
+ *
+ *   kmalloc_obj(VAR_OR_TYPE[, gfp])           one object
+ *   kmalloc_objs(VAR_OR_TYPE, COUNT[, gfp])   an array of COUNT
+ *   kmalloc_flex(VAR_OR_TYPE, FAM, COUNT[, gfp])
+ *                                             a struct with COUNT elements
+ *                                             in its flexible array FAM
+ *
+ * VAR_OR_TYPE is a type (struct foo) or an expression of that type
+ * (p = kmalloc_obj(*p)); the result is a TYPE *. gfp is optional:
+ * GFP_KERNEL when left out (the kernel's default_gfp()). Sizes saturate
+ * (size_mul, struct_size_t), so an overflowing COUNT gets NULL (ENOMEM).
+ * kmalloc_flex sets FAM's counter to COUNT when the struct has one
+ * (__counted_by(field), seen through __builtin_counted_by_ref, GCC 15 and
+ * clang 20) and then fails (NULL, ENOMEM, nothing allocated) when COUNT
+ * does not fit the counter's type; with a compiler that cannot see the
+ * counter, the counter is left for the caller to set, as the kernel's
+ * fallback does. The kzalloc_, kvmalloc_ and kvzalloc_ forms are the same
+ * over kzalloc, kvmalloc, kvzalloc. Each is a macro over kmalloc() & co.,
+ * so each call site has its own profiling tag. They work in C (gnu11) and
+ * C++ (g++ -std=c++17 or gnu++17).
+ * ---------------------------------------------------------------------- */
+#if defined(__has_builtin) && !defined(__cplusplus)
+#if __has_builtin(__builtin_counted_by_ref)
+#define USLUB_COMPAT_HAVE_COUNTED_BY_REF 1
+#endif
+#endif
+
+#ifdef USLUB_COMPAT_HAVE_COUNTED_BY_REF
+/* FAM's counter, or @none when the struct has no __counted_by for it. */
+#define uslub_compat_flex_counter(obj, FAM, none)                              \
+	__builtin_choose_expr(                                                 \
+		__builtin_types_compatible_p(__typeof__(__builtin_counted_by_ref((obj)->FAM)), \
+					     void *),                          \
+		(none), __builtin_counted_by_ref((obj)->FAM))
+/* Does @count fit FAM's counter (true without one)? (Negative or
+ * truncated: no.) */
+#define uslub_compat_flex_fits(obj, FAM, count)                                \
+	((size_t)(__typeof__(*uslub_compat_flex_counter(obj, FAM, (size_t *)NULL)))(count) == \
+		 (count) &&                                                    \
+	 !((__typeof__(*uslub_compat_flex_counter(obj, FAM, (size_t *)NULL)))(count) < 1 && \
+	   (count) != 0))
+#define uslub_compat_flex_set(obj, FAM, count)                                 \
+	((void)(*uslub_compat_flex_counter(obj, FAM, &(size_t){ 0 }) =        \
+		(__typeof__(*uslub_compat_flex_counter(obj, FAM, (size_t *)NULL)))(count)))
+#else
+#define uslub_compat_flex_fits(obj, FAM, count) ((void)(obj), true)
+#define uslub_compat_flex_set(obj, FAM, count) ((void)(obj), (void)(count))
+#endif
+
+#define uslub_compat_alloc_objs(ALLOC, gfp, TYPE, count)                       \
+	((TYPE *)ALLOC(uslub_compat_size_mul(sizeof(TYPE), (count)), (gfp)))
+#define uslub_compat_alloc_flex(ALLOC, gfp, TYPE, FAM, count) ({               \
+	const size_t __kc_fx_n = (count);                                      \
+	TYPE *__kc_fx_p = NULL;                                                \
+	if (!uslub_compat_flex_fits(__kc_fx_p, FAM, __kc_fx_n))                \
+		errno = ENOMEM;                                                \
+	else                                                                   \
+		__kc_fx_p = (TYPE *)ALLOC(uslub_compat_struct_size(__kc_fx_p, FAM, \
+								   __kc_fx_n), (gfp)); \
+	if (__kc_fx_p)                                                         \
+		uslub_compat_flex_set(__kc_fx_p, FAM, __kc_fx_n);              \
+	__kc_fx_p; })
+
+/* Pick by argument count: the optional gfp is the last argument. */
+#define uslub_compat_pick2(_1, _2, name, ...) name
+#define uslub_compat_pick3(_1, _2, _3, name, ...) name
+#define uslub_compat_pick4(_1, _2, _3, _4, name, ...) name
+
+#define uslub_compat_obj_1(ALLOC, V) uslub_compat_alloc_objs(ALLOC, GFP_KERNEL, __typeof__(V), 1)
+#define uslub_compat_obj_2(ALLOC, V, gfp) uslub_compat_alloc_objs(ALLOC, (gfp), __typeof__(V), 1)
+#define uslub_compat_objs_2(ALLOC, V, n)                                       \
+	uslub_compat_alloc_objs(ALLOC, GFP_KERNEL, __typeof__(V), (n))
+#define uslub_compat_objs_3(ALLOC, V, n, gfp)                                  \
+	uslub_compat_alloc_objs(ALLOC, (gfp), __typeof__(V), (n))
+#define uslub_compat_flex_3(ALLOC, V, FAM, n)                                  \
+	uslub_compat_alloc_flex(ALLOC, GFP_KERNEL, __typeof__(V), FAM, (n))
+#define uslub_compat_flex_4(ALLOC, V, FAM, n, gfp)                             \
+	uslub_compat_alloc_flex(ALLOC, (gfp), __typeof__(V), FAM, (n))
+
+#define uslub_compat_obj(ALLOC, ...)                                           \
+	uslub_compat_pick2(__VA_ARGS__, uslub_compat_obj_2, uslub_compat_obj_1, 0) \
+		(ALLOC, __VA_ARGS__)
+#define uslub_compat_objs(ALLOC, ...)                                          \
+	uslub_compat_pick3(__VA_ARGS__, uslub_compat_objs_3, uslub_compat_objs_2, 0, 0) \
+		(ALLOC, __VA_ARGS__)
+#define uslub_compat_flex(ALLOC, ...)                                          \
+	uslub_compat_pick4(__VA_ARGS__, uslub_compat_flex_4, uslub_compat_flex_3, 0, 0, 0) \
+		(ALLOC, __VA_ARGS__)
+
+#define kmalloc_obj(...)   uslub_compat_obj(kmalloc, __VA_ARGS__)
+#define kmalloc_objs(...)  uslub_compat_objs(kmalloc, __VA_ARGS__)
+#define kmalloc_flex(...)  uslub_compat_flex(kmalloc, __VA_ARGS__)
+#define kzalloc_obj(...)   uslub_compat_obj(kzalloc, __VA_ARGS__)
+#define kzalloc_objs(...)  uslub_compat_objs(kzalloc, __VA_ARGS__)
+#define kzalloc_flex(...)  uslub_compat_flex(kzalloc, __VA_ARGS__)
+#define kvmalloc_obj(...)  uslub_compat_obj(kvmalloc, __VA_ARGS__)
+#define kvmalloc_objs(...) uslub_compat_objs(kvmalloc, __VA_ARGS__)
+#define kvmalloc_flex(...) uslub_compat_flex(kvmalloc, __VA_ARGS__)
+#define kvzalloc_obj(...)  uslub_compat_obj(kvzalloc, __VA_ARGS__)
+#define kvzalloc_objs(...) uslub_compat_objs(kvzalloc, __VA_ARGS__)
+#define kvzalloc_flex(...) uslub_compat_flex(kvzalloc, __VA_ARGS__)
+
+/* ------------------------------------------------------------------------
+ * Bucket sets (kmem_buckets, Linux 6.11): a private copy of every kmalloc
+ * size class, for one kind of allocation (the kernel uses them for
+ * memdup_user() and msg_msg). Each class is a real uslub cache named
+ * "<name>-<class>" (so slabinfo lists "<name>-64", "<name>-1k", ...),
+ * never merged, created when the set is. Above 8 KiB kmem_buckets_alloc()
+ * serves as kmalloc() does. kfree() frees the objects. A NULL set means
+ * the kmalloc caches. As in the kernel, a set is never destroyed.
+ * ---------------------------------------------------------------------- */
+typedef uslub_kmem_buckets kmem_buckets;
+
+/* NULL (errno set) on failure, or abort() with SLAB_PANIC. @flags: SLAB_
+ * flags as for kmem_cache_create(); the usercopy window is clipped to
+ * each class. */
+static inline kmem_buckets *kmem_buckets_create(const char *name, slab_flags_t flags,
+						unsigned int useroffset, unsigned int usersize,
+						void (*ctor)(void *))
+{
+	kmem_buckets *b = uslub_kmem_buckets_create(name, flags & ~(USLUB_COMPAT_SLAB_IGNORED |
+								 SLAB_PANIC),
+						    useroffset, usersize, ctor);
+	if (!b && (flags & SLAB_PANIC)) {
+		fprintf(stderr, "uslub: kmem_buckets_create(\"%s\") failed with SLAB_PANIC: "
+			"%s\n", name ? name : "(null)", strerror(errno));
+		fflush(stderr);
+		abort();
+	}
+	return b;
+}
+
+/* @size bytes from the set @b; NULL (errno = ENOMEM) on failure. */
+#define kmem_buckets_alloc(b, size, gfp)                                       \
+	uslub_kmem_buckets_alloc((b), (size), uslub_compat_gfp(gfp), NUMA_NO_NODE)
+#define kmem_buckets_alloc_track_caller(b, size, gfp) kmem_buckets_alloc((b), (size), (gfp))
+/* kvmalloc from the set (no vmalloc here: the same). */
+#define kmem_buckets_valloc(b, size, gfp) kmem_buckets_alloc((b), (size), (gfp))
+static inline void *kmem_buckets_alloc_noprof(kmem_buckets *b, size_t size, gfp_t gfp)
+{
+	return uslub_kmem_buckets_alloc_noprof(b, size, uslub_compat_gfp(gfp), NUMA_NO_NODE);
+}
+
+/* ------------------------------------------------------------------------
+ * slab_is_available(): the kernel's "may slab allocations be made yet"
+ * (false early in boot). uslub initialises itself on first use, from any
+ * thread and before main(), so there is no moment where a call could not
+ * allocate: always true.
+ * ---------------------------------------------------------------------- */
+static inline bool slab_is_available(void)
+{
+	return true;
+}
 
 #endif /* USLUB_SLAB_H */

@@ -17,6 +17,7 @@
 #ifndef USLUB_TYPES_H
 #define USLUB_TYPES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -52,7 +53,7 @@ extern "C" {
                                             USLUB_CPU_SLABS=1              */
 #define USLUB_EAGER_FREELIST    0x00000400u /* build a new slab's whole
                                             freelist when the slab is made
-                                            (the kernel before 7.1), not
+                                            (the kernel before 7.2), not
                                             deferred; for comparison only   */
 /* slub_debug per cache (the same as the USLUB_DEBUG letters F Z P U T A;
  * OR-ed with what USLUB_DEBUG says for the cache). A cache with any of the
@@ -64,11 +65,20 @@ extern "C" {
 #define USLUB_STORE_USER      0x00010000u /* U: record alloc/free owners    */
 #define USLUB_TRACE           0x00200000u /* T: print every alloc and free  */
 #define USLUB_FAILSLAB        0x02000000u /* A: fault injection may fail it */
+/* SLAB_TYPESAFE_BY_RCU (the kernel's value): an object may be reused at
+ * once, but a slab's memory goes back to the page level only after an RCU
+ * grace period, so a reader inside rcu_read_lock() that holds a pointer to
+ * a freed object still reads an object of this cache (revalidate it). The
+ * free pointer and the free mark stay outside the object (or at
+ * freeptr_offset), and slub_debug never poisons its objects. Needs a
+ * grace-period provider: libuslub-rcu (liburcu; <uslub/rcu.h>); without
+ * one the creation fails (EINVAL, reported). */
+#define USLUB_TYPESAFE_BY_RCU 0x00080000u
 #define USLUB_CACHE_FLAGS_VALID \
 	(USLUB_HWCACHE_ALIGN | USLUB_NO_MERGE | USLUB_ACCOUNT | USLUB_RANDOM_FREELIST | \
 	 USLUB_NO_RANDOM_FREELIST | USLUB_EAGER_FREELIST | USLUB_HARDENED_FREELIST | \
 	 USLUB_CONSISTENCY_CHECKS | USLUB_RED_ZONE | USLUB_POISON | USLUB_STORE_USER | \
-	 USLUB_TRACE | USLUB_FAILSLAB | USLUB_CPU_SLAB)
+	 USLUB_TRACE | USLUB_FAILSLAB | USLUB_CPU_SLAB | USLUB_TYPESAFE_BY_RCU)
 
 /* ------------------------------------------------------------------------
  * Allocation flags (gfp)
@@ -320,7 +330,9 @@ struct uslub_cache_args {
 	unsigned int freeptr_offset; /* with use_freeptr_offset: where the free
 	                                pointer lives inside a free object (word
 	                                aligned, inside the object); lets a ctor
-	                                cache keep its size                      */
+	                                cache keep its size. Only with a ctor
+	                                (or SLAB_TYPESAFE_BY_RCU): EINVAL
+	                                otherwise                                */
 	int use_freeptr_offset;
 	unsigned int useroffset;     /* usercopy window (recorded, reported)      */
 	unsigned int usersize;
@@ -329,8 +341,12 @@ struct uslub_cache_args {
 /* uslub_cache_create() with the kernel's argument structure (the 6.12+
  * kmem_cache_create(name, size, args, flags) form). @args may be NULL.
  * Same errors as uslub_cache_create(); also EINVAL for a free pointer
- * offset that is not word aligned or does not fit inside the object, or a
- * usercopy window outside the object. */
+ * offset that is not word aligned or does not fit inside the object, for
+ * use_freeptr_offset without a ctor (the kernel's rule since 7.0: only a
+ * ctor cache, or a SLAB_TYPESAFE_BY_RCU one, may keep its free pointer
+ * inside the object), or for a usercopy window outside the object (here
+ * uslub is stricter than the kernel, which warns and drops the window:
+ * <uslub/slab.h> does that). */
 uslub_cache_t *uslub_cache_create_args(const char *name, size_t size,
 				       const struct uslub_cache_args *args, unsigned int flags);
 
@@ -502,6 +518,123 @@ uslub_cache_t *uslub_kmalloc_cache(size_t size);
  * EINVAL otherwise. Every alignment is served (above 2 MiB by mmap). */
 void *uslub_kmalloc_aligned(size_t size, size_t align, uslub_gfp_t gfp);
 
+/*
+ * Any-context allocation (the kernel's kmalloc_nolock()/kfree_nolock(),
+ * 6.18). In userspace "any context" means: from a signal handler, also
+ * one that interrupted this very thread inside uslub (malloc, kmalloc, a
+ * cache's alloc or free, holding a uslub lock), and re-entrantly. What is
+ * guaranteed there: no deadlock (every lock is only tried), no damage to
+ * the interrupted call's state (the thread's per-CPU sheaves and cpu
+ * freelist are not touched; slabs change only by their lock-free CAS or
+ * under a lock this call got), nothing allocated or mapped, errno left as
+ * it was. The price: either call may find what it needs locked.
+ *
+ * uslub_kmalloc_nolock: @size up to USLUB_KMALLOC_MAX_CACHE_SIZE (8 KiB;
+ * above: NULL), 0 gives USLUB_ZERO_SIZE_PTR; @gfp only USLUB_GFP_ZERO,
+ * USLUB_GFP_ACCOUNT, USLUB_GFP_NOWARN and USLUB_GFP_NOWAIT/ATOMIC (what
+ * it does anyway; other bits, NOFAIL: NULL); @node a node
+ * or USLUB_NUMA_NO_NODE. The object comes from a node partial slab of its
+ * kmalloc cache or from a new slab made of pages the node already has,
+ * else the next kmalloc size is tried once; else NULL (counted as
+ * ALLOC_NOLOCK_FAIL). Limits: NULL before the first ordinary kmalloc or
+ * malloc made the kmalloc caches, and from a slub_debug kmalloc cache.
+ * USLUB_GFP_ACCOUNT charges the thread's current group directly (not
+ * through the thread's stock); when that group's lock is taken or its
+ * limit refuses, the call returns NULL. The object is not tagged for
+ * profiling. It is an ordinary kmalloc object: uslub_kfree() frees it too.
+ *
+ * uslub_kfree_nolock: frees any cache's object (not page runs or
+ * mappings: reported and left alone). When the free needs a lock that is
+ * taken, or the object is charged or tagged, or its cache is a slub_debug
+ * one, the object is deferred (counted as FREE_NOLOCK_DEFER) and freed by
+ * the next ordinary allocation or free slow path, uslub_cache_shrink() or
+ * uslub_cache_destroy() of any cache.
+ */
+void *uslub_kmalloc_nolock(size_t size, uslub_gfp_t gfp, int node);
+void uslub_kfree_nolock(const void *p);
+
+/*
+ * Print where @object points (the kernel's kmem_dump_obj()): its cache,
+ * the object's start, the offset of @object into it, the object size,
+ * and with owner tracking (slub_debug U, SLAB_STORE_USER) who allocated
+ * and last freed it. One report on stderr, written without allocating.
+ * Returns false (printing nothing) when @object is not in a slab.
+ */
+bool uslub_kmem_dump_obj(const void *object);
+
+/*
+ * Charge @objp, an object the caller holds, to the thread's current
+ * accounting group now (the kernel's kmem_cache_charge(), 6.12), as if it
+ * had been allocated with USLUB_GFP_ACCOUNT; freeing it uncharges it.
+ * Returns true when charged or when there is nothing to do (no current
+ * group, already charged, not a slab object, a cache without extensions),
+ * false when the group's limit refuses the charge (errno ENOMEM); with
+ * USLUB_GFP_NOFAIL the limit is overstepped instead. Limit: in the 6.x
+ * cpu-slab model (USLUB_CPU_SLAB, USLUB_CPU_SLABS=1), an object sitting in
+ * another thread's cpu slab installed before the cache's accounting hooks
+ * were switched on may be freed by that thread's inline path without
+ * being uncharged; sheaf caches (the default) are not affected.
+ */
+bool uslub_cache_charge(void *objp, uslub_gfp_t gfp);
+
+/* kmalloc on NUMA node @node (USLUB_NUMA_NO_NODE: any) aligned to @align,
+ * a power of two (the kernel's kvmalloc_node_align). NULL with EINVAL for
+ * a bad alignment or node, ENOMEM when out of memory. Size 0 gives
+ * USLUB_ZERO_SIZE_PTR. */
+void *uslub_kmalloc_node_align_noprof(size_t size, size_t align, uslub_gfp_t gfp, int node);
+#define uslub_kmalloc_node_align(size, align, gfp, node) ({                     \
+	size_t __uslub_z = (size), __uslub_a = (align);                          \
+	uslub_gfp_t __uslub_g = (gfp); int __uslub_n = (node);                   \
+	USLUB_TAG_HERE();                                                        \
+	uslub_kmalloc_node_align_noprof(__uslub_z, __uslub_a, __uslub_g, __uslub_n); })
+
+/*
+ * krealloc with placement (the kernel's krealloc_node_align): as
+ * uslub_krealloc, and the allocation also moves when @p is not aligned to
+ * @align (a power of two; 1: any) or, with a @node other than
+ * USLUB_NUMA_NO_NODE, when @p's memory is on another node (the new one
+ * is then taken from @node). NULL with EINVAL for a bad alignment or node
+ * (@p untouched), ENOMEM when out of memory (@p untouched).
+ */
+void *uslub_krealloc_node_align_noprof(const void *p, size_t new_size, size_t align,
+				       uslub_gfp_t gfp, int node);
+#define uslub_krealloc_node_align(p, new_size, align, gfp, node) ({              \
+	const void *__uslub_p = (p); size_t __uslub_z = (new_size);              \
+	size_t __uslub_a = (align); uslub_gfp_t __uslub_g = (gfp);               \
+	int __uslub_n = (node);                                                  \
+	USLUB_TAG_HERE();                                                        \
+	uslub_krealloc_node_align_noprof(__uslub_p, __uslub_z, __uslub_a, __uslub_g, \
+					 __uslub_n); })
+
+/*
+ * Bucket sets (the kernel's kmem_buckets, CONFIG_SLAB_BUCKETS): a private
+ * copy of every kmalloc size class, so that one kind of allocation (say,
+ * buffers whose size a user chooses) never shares slabs with the rest.
+ * The set is an array of caches indexed like the kmalloc caches (1: 96
+ * bytes, 2: 192, i >= 3: 2^i, up to USLUB_KMALLOC_SHIFT_HIGH), each a real
+ * uslub cache named "<name>-<class>" ("<name>-96", "<name>-1k", ...),
+ * never merged, with @flags (USLUB_ cache flags), @ctor, and the usercopy
+ * window [@useroffset, +@usersize) clipped to each class (none for a
+ * class it does not fit). All of them are created here. As in the kernel
+ * a set is never destroyed. Returns NULL with errno (EINVAL: a bad name
+ * or flags; ENOMEM) and nothing created on failure.
+ */
+#define USLUB_KMALLOC_SHIFT_HIGH 13
+typedef uslub_cache_t *uslub_kmem_buckets[USLUB_KMALLOC_SHIFT_HIGH + 1];
+uslub_kmem_buckets *uslub_kmem_buckets_create(const char *name, unsigned int flags,
+					      unsigned int useroffset, unsigned int usersize,
+					      void (*ctor)(void *));
+/* kmalloc from the set @b (NULL: the kmalloc caches): sizes up to
+ * USLUB_KMALLOC_MAX_CACHE_SIZE from the set's class caches, larger ones as
+ * kmalloc serves them (page runs, mappings). kfree() frees the objects. */
+void *uslub_kmem_buckets_alloc_noprof(uslub_kmem_buckets *b, size_t size, uslub_gfp_t gfp,
+				      int node);
+#define uslub_kmem_buckets_alloc(b, size, gfp, node) ({                          \
+	uslub_kmem_buckets *__uslub_b = (b); size_t __uslub_z = (size);          \
+	uslub_gfp_t __uslub_g = (gfp); int __uslub_n = (node);                   \
+	USLUB_TAG_HERE();                                                        \
+	uslub_kmem_buckets_alloc_noprof(__uslub_b, __uslub_z, __uslub_g, __uslub_n); })
+
 /* ------------------------------------------------------------------------
  * Sheaves and prefilling (Linux 6.18)
  * ---------------------------------------------------------------------- */
@@ -663,7 +796,11 @@ int uslub_nr_nodes(void);
 	X(SHEAF_PREFILL_OVERSIZE, "prefill above capacity: oversize sheaf")  \
 	X(SHEAF_RETURN_FAST,     "returned sheaf kept (spare or barn)")      \
 	X(SHEAF_RETURN_SLOW,     "returned sheaf flushed and freed")         \
-	X(FREELIST_CORRUPT,      "corrupted free pointer caught, dropped")
+	X(FREELIST_CORRUPT,      "corrupted free pointer caught, dropped")   \
+	X(ALLOC_NOLOCK_FAIL,     "kmalloc_nolock failed (lock taken, no memory)") \
+	X(FREE_NOLOCK_DEFER,     "kfree_nolock deferred to a later slow path") \
+	X(FREE_RCU_SHEAF,        "kfree_rcu object freed through an rcu_free sheaf") \
+	X(FREE_RCU_SHEAF_FAIL,   "kfree_rcu object given its own grace period")
 
 enum uslub_stat_item {
 #define USLUB_X(name, doc) USLUB_##name,
@@ -722,6 +859,8 @@ struct uslub_slabinfo {
 	                                (the 6.x model: USLUB_CPU_SLABS=1 or
 	                                USLUB_CPU_SLAB) or "none" (slub_debug:
 	                                every object through the node lists) */
+	unsigned int useroffset;     /* the usercopy window [useroffset,     */
+	unsigned int usersize;       /*   +usersize); 0, 0: none             */
 };
 
 /* Where a cache keeps its per-object extensions (seed 003). */
@@ -753,6 +892,51 @@ struct uslub_page_stats {
 	unsigned long purges;          /* madvise calls made                  */
 };
 void uslub_page_stats(struct uslub_page_stats *out);
+
+/* ------------------------------------------------------------------------
+ * The grace-period provider (RCU-deferred freeing; see <uslub/rcu.h>)
+ *
+ * The core has no RCU of its own: a provider fills these in, once per
+ * process. libuslub-rcu registers liburcu's (default memb flavour) from its
+ * constructor; applications use <uslub/rcu.h> (kfree_rcu and friends), not
+ * these. @call may be made from any thread with no uslub lock held (the
+ * core defers what it would have to call under a lock, and hands it over
+ * at the next point where it holds none); @rcu_barrier waits for every
+ * callback given to @call before it; @synchronize waits for a grace
+ * period. struct uslub_rcu_head has the layout of liburcu's and the
+ * kernel's struct rcu_head (two words).
+ * ---------------------------------------------------------------------- */
+struct uslub_rcu_head {
+	struct uslub_rcu_head *next;
+	void (*func)(struct uslub_rcu_head *head);
+};
+struct uslub_gp_ops {
+	const char *name;
+	void (*call)(struct uslub_rcu_head *head, void (*func)(struct uslub_rcu_head *head));
+	void (*synchronize)(void);
+	void (*rcu_barrier)(void);
+};
+/* 0, or -1 with errno EBUSY when another provider is registered. */
+int uslub_gp_register(const struct uslub_gp_ops *ops);
+/* The registered provider's name, or NULL. */
+const char *uslub_gp_provider(void);
+/*
+ * Free @ptr (an object of any uslub cache, a kmalloc page run) after a
+ * grace period: a slab object of a cache with per-CPU sheaves goes to the
+ * thread's rcu_free sheaf (one @call per full sheaf); anything else gets
+ * its own @call through @head (a two-word struct inside the object at
+ * offset < 4096), or, with @head NULL, a @synchronize and a free now.
+ * No provider: reported, and the object is never freed.
+ */
+void uslub_gp_kvfree(void *ptr, struct uslub_rcu_head *head);
+/* Hand every partly filled rcu_free sheaf (of @s, or of every cache when
+ * @s is NULL; every thread's) and everything deferred to the provider.
+ * Does not wait. */
+void uslub_gp_flush(const uslub_cache_t *s);
+/* uslub_gp_flush(@s), then wait until every callback queued before it has
+ * run (kvfree_rcu_barrier(), kvfree_rcu_barrier_on_cache()). Never call
+ * it from an RCU callback or inside rcu_read_lock(). */
+void uslub_gp_barrier(const uslub_cache_t *s);
 
 #ifdef __cplusplus
 }

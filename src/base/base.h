@@ -235,7 +235,13 @@ __internal void _uslub_lockdep_acquire(enum uslub_lock_rank r);
 __internal void _uslub_lockdep_acquire_nest(enum uslub_lock_rank r, enum uslub_lock_rank nest);
 __internal void _uslub_lockdep_release(enum uslub_lock_rank r);
 __internal void _uslub_lockdep_release_nest(enum uslub_lock_rank r);
+__internal void _uslub_lockdep_try_acquired(enum uslub_lock_rank r);
+__internal void _uslub_lockdep_nolock_enter(void);
+__internal void _uslub_lockdep_nolock_exit(void);
 #else
+static inline void _uslub_lockdep_try_acquired(enum uslub_lock_rank r) { (void)r; }
+static inline void _uslub_lockdep_nolock_enter(void) { }
+static inline void _uslub_lockdep_nolock_exit(void) { }
 static inline void _uslub_lockdep_acquire(enum uslub_lock_rank r) { (void)r; }
 static inline void _uslub_lockdep_acquire_nest(enum uslub_lock_rank r, enum uslub_lock_rank nest)
 {
@@ -266,6 +272,26 @@ static inline void uslub_mutex_unlock(pthread_mutex_t *m, enum uslub_lock_rank r
 	_uslub_locks_held--;
 	pthread_mutex_unlock(m);
 	_uslub_lockdep_release(r);
+}
+
+/*
+ * Try to take @m (the any-context paths: kmalloc_nolock, kfree_nolock).
+ * A trylock cannot wait, so it may be tried whatever the thread holds --
+ * even from a signal handler that interrupted this thread while it held
+ * @m itself (pthread_mutex_trylock() then fails with EBUSY, like a lock
+ * another thread holds). lockdep counts it as held, so every lock taken
+ * under it is checked against its rank as usual; and between
+ * _uslub_lockdep_nolock_enter() and _exit() (an any-context call) lockdep
+ * aborts on any blocking uslub_mutex_lock*(): such a call takes trylocks
+ * only.
+ */
+static inline bool uslub_mutex_trylock(pthread_mutex_t *m, enum uslub_lock_rank r)
+{
+	if (pthread_mutex_trylock(m))
+		return false;
+	_uslub_lockdep_try_acquired(r);
+	_uslub_locks_held++;
+	return true;
 }
 
 /*

@@ -169,8 +169,31 @@ static __cold __attribute__((noreturn)) void lockdep_fail(const char *what, enum
 	abort();
 }
 
+/* > 0 inside an any-context call (kmalloc_nolock, kfree_nolock): only
+ * trylocks may be taken. A signal handler's call nests on whatever the
+ * thread was doing; its increments and decrements pair up, so even one
+ * that interrupts the thread's own read-modify-write leaves it right. */
+static __thread unsigned int lockdep_nolock __tls_ie;
+
+void _uslub_lockdep_nolock_enter(void)
+{
+	lockdep_nolock++;
+}
+
+void _uslub_lockdep_nolock_exit(void)
+{
+	lockdep_nolock--;
+}
+
+void _uslub_lockdep_try_acquired(enum uslub_lock_rank r)
+{
+	lockdep_held[r]++;          /* no order check: a trylock never waits */
+}
+
 void _uslub_lockdep_acquire(enum uslub_lock_rank r)
 {
+	if (lockdep_nolock)
+		lockdep_fail("taking (blocking, in an any-context call)", r, -1);
 	for (int k = r; k < RANK_NR; k++)
 		if (lockdep_held[k])
 			lockdep_fail("taking", r, k);

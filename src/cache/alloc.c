@@ -45,16 +45,31 @@
  * fastpath_off in set_cpu_slab(). Sheaves, which can hold objects of
  * another thread's cpu slab, exist only in caches whose cpu slots never
  * open a free range. */
-__cold void _uslub_obj_ext_enable_on_demand(struct kmem_cache *s)
+static __always_inline void enable_on_demand_locked(struct kmem_cache *s)
 {
-	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	if (!(s->hooks & HOOK_ACCOUNT)) {
 		if (s->ext_placement == USLUB_OBJ_EXT_NONE)
 			WRITE_ONCE(s->ext_placement, USLUB_OBJ_EXT_ON_DEMAND);
 		__atomic_fetch_or(&s->fastpath_off, FASTPATH_OFF_HOOKS, __ATOMIC_SEQ_CST);
 		__atomic_fetch_or(&s->hooks, HOOK_ACCOUNT, __ATOMIC_SEQ_CST);
 	}
+}
+
+__cold void _uslub_obj_ext_enable_on_demand(struct kmem_cache *s)
+{
+	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+	enable_on_demand_locked(s);
 	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+}
+
+/* The same from any context (kmalloc_nolock): slab_mutex only tried. */
+__cold bool _uslub_obj_ext_enable_on_demand_try(struct kmem_cache *s)
+{
+	if (!uslub_mutex_trylock(&_uslub_slab_mutex, RANK_SLAB_MUTEX))
+		return false;
+	enable_on_demand_locked(s);
+	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+	return true;
 }
 
 bool _uslub_post_alloc_hook(struct kmem_cache *s, uslub_gfp_t gfp, size_t n, void **p)
@@ -304,6 +319,7 @@ static __noinline void *alloc_kasan(struct kmem_cache *s, uslub_gfp_t gfp, int n
 __noinline void *_uslub_slab_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, int node,
 				       size_t orig_size, uintptr_t addr)
 {
+	nolock_drain();                          /* kfree_nolock's deferred frees */
 	struct kmem_cache_cpu *c = this_cpu(s);
 
 	if (likely(!gfp && node == USLUB_NUMA_NO_NODE)) {
@@ -314,4 +330,44 @@ __noinline void *_uslub_slab_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, i
 	if (unlikely(cache_kasan(s)))
 		return alloc_kasan(s, gfp, node, orig_size, addr);
 	return alloc_rungs(s, c, gfp, node, orig_size, addr);
+}
+
+/*
+ * A late charge (the kernel's kmem_cache_charge, 6.12): charge @objp, an
+ * object the caller holds, to the thread's current group, as a
+ * USLUB_GFP_ACCOUNT allocation would have; its free uncharges it like
+ * any charged object (free_hook()). true when charged or when there is
+ * nothing to do: no current group (the root), not a slab object (page
+ * runs and mappings are never charged), a cache that never has
+ * extensions (SLAB_NO_OBJ_EXT), already charged, or no extension storage
+ * to be had. false when the group's limit refuses it (errno ENOMEM);
+ * with USLUB_GFP_NOFAIL the limit is overstepped instead.
+ */
+__public bool uslub_cache_charge(void *objp, uslub_gfp_t gfp)
+{
+	struct obj_cgroup *objcg = _uslub_tls.cur_objcg;
+	if (!objcg || USLUB_ZERO_OR_NULL_PTR(objp))
+		return true;
+	struct slab *slab = virt_to_slab(objp);
+	struct kmem_cache *s = slab ? READ_ONCE(slab->slab_cache) : NULL;
+	if (!s || (s->flags & SLAB_NO_OBJ_EXT) || !obj_is_valid(s, slab, objp))
+		return true;
+	if (unlikely(!(READ_ONCE(s->hooks) & HOOK_ACCOUNT)))
+		_uslub_obj_ext_enable_on_demand(s);
+	struct slabobj_ext *ext = slab_obj_ext(s, slab, objp);
+	if (!ext)
+		ext = _uslub_slab_obj_ext_alloc(s, slab, objp);
+	if (!ext || READ_ONCE(ext->objcg))
+		return true;
+	if (!memcg_charge(objcg, s->charge, gfp)) {
+		errno = ENOMEM;
+		return false;
+	}
+	WRITE_ONCE(ext->objcg, objcg);
+	/* as post_alloc_hook(): this thread's cpu slab may still have an
+	 * open free range from before the cache's hooks were on */
+	struct kmem_cache_cpu *c = this_cpu(s);
+	if (unlikely(READ_ONCE(c->slab_bytes)))
+		WRITE_ONCE(c->slab_bytes, 0);
+	return true;
 }

@@ -148,6 +148,18 @@ __public struct kmem_cache *uslub_cache_create_args(const char *name, size_t siz
 {
 	if (flags & ~USLUB_CACHE_FLAGS_VALID)
 		return _uslub_cache_create_error(name, "unknown flags");
+	/* The kernel's rule (create_cache(), 7.0): a free pointer inside the
+	 * object would overwrite live data unless a constructor (objects are
+	 * freed constructed, and the ctor's fields stay apart from it) or
+	 * SLAB_TYPESAFE_BY_RCU (readers may still look at it) says the
+	 * object's contents outlive the free. */
+	if (args && args->use_freeptr_offset && !args->ctor
+#ifdef USLUB_TYPESAFE_BY_RCU
+	    && !(flags & USLUB_TYPESAFE_BY_RCU)
+#endif
+	    )
+		return _uslub_cache_create_error(name, "use_freeptr_offset without a ctor or "
+						 "SLAB_TYPESAFE_BY_RCU");
 	_uslub_init();
 	return _uslub_cache_create(name, size, args, flags);
 }
@@ -166,6 +178,7 @@ __public int uslub_cache_shrink(struct kmem_cache *s)
 {
 	if (cache_bad(s, "uslub_cache_shrink"))
 		return -1;
+	nolock_drain();
 	struct kmem_cache_cpu tmp, *c = &tmp;
 	memset(&tmp, 0, sizeof(tmp));
 	if (this_cpu_is_real()) {
@@ -183,6 +196,7 @@ __public int uslub_cache_shrink(struct kmem_cache *s)
 		freed += _uslub_shrink_node(s, get_node(s, i), c);
 	if (c == &tmp)
 		_uslub_fold_stats(s, c);
+	_uslub_gp_drain();      /* the rcu_free sheaf, TYPESAFE slabs, to the provider */
 	return freed;
 }
 
@@ -296,6 +310,12 @@ __public int uslub_cache_destroy(struct kmem_cache *s)
 	}
 	if (cache_bad(s, "uslub_cache_destroy"))
 		return -1;
+	/* As the kernel's: objects given to kfree_rcu wait out their grace
+	 * period first (kvfree_rcu_barrier_on_cache); no uslub lock held. */
+	bool typesafe = s->flags & USLUB_TYPESAFE_BY_RCU;
+	if (READ_ONCE(s->rcu_used) || typesafe)
+		uslub_gp_barrier(s);
+	nolock_drain();      /* the kernel's defer_free_barrier() */
 	/* Quiescence is the caller's promise: flush every thread's cpu state. */
 	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);
 	struct uslub_thread *t;
@@ -321,6 +341,7 @@ __public int uslub_cache_destroy(struct kmem_cache *s)
 		_uslub_for_each_run(count_live_cb, &cl);
 		uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 		uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
+		_uslub_gp_drain();
 		_uslub_report_error("uslub: cache %s: %lu objects remaining in %lu slabs on destroy; "
 				    "cache left intact\n", s->name, cl.objects, cl.slabs);
 		if (kmem_cache_debug(s)) {
@@ -338,6 +359,10 @@ __public int uslub_cache_destroy(struct kmem_cache *s)
 	_uslub_release_slot(s->index);
 	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
+	/* TYPESAFE_BY_RCU: the slabs discarded above go back to the page
+	 * level after their grace period; wait for it, as the kernel does */
+	if (typesafe)
+		_uslub_gp_wait();
 	_uslub_sheaf_cache_destroy(s);
 	_uslub_free_random_seq(s);
 	kill_cache(s);

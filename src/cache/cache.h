@@ -15,6 +15,13 @@
 __internal void *_uslub_slab_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, int node,
 					size_t orig_size, uintptr_t addr);
 __internal void _uslub_slab_free_miss(struct kmem_cache *s, void *x, uintptr_t addr);
+/* The any-context allocation of one object of @s and the any-context free
+ * of any cache's object (kmalloc_nolock, kfree_nolock: nolock.c). */
+__internal void *_uslub_cache_alloc_nolock(struct kmem_cache *s, uslub_gfp_t gfp, int node);
+__internal void _uslub_cache_free_nolock(void *x);
+/* Its lifecycle entry (a thread's exit drains the deferred frees),
+ * registered from _uslub_init(). */
+__internal void _uslub_nolock_lifecycle_init(void);
 
 /* The public caller's address (slub_debug's owner), taken where the
  * inline paths are inlined: in the public entry point itself, so it holds

@@ -201,6 +201,7 @@ static __noinline void free_hooked_cpu_slab(struct kmem_cache *s, void *x,
  */
 __noinline void _uslub_slab_free_miss(struct kmem_cache *s, void *x, uintptr_t addr)
 {
+	nolock_drain();                          /* kfree_nolock's deferred frees */
 	struct kmem_cache_cpu *c = this_cpu(s);
 
 	if (unlikely(cache_kasan(s)))

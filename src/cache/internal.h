@@ -20,8 +20,19 @@ __internal bool _uslub_post_alloc_hook(struct kmem_cache *s, uslub_gfp_t gfp, si
 				       void **p);
 
 
+/* nolock.c: the drain of the frees kfree_nolock deferred, run by the
+ * ordinary miss paths, shrink and destroy (no lock held). */
+__internal extern void *_uslub_nolock_deferred;
+__internal __cold void _uslub_nolock_drain_slow(void);
+static __always_inline void nolock_drain(void)
+{
+	if (unlikely(__atomic_load_n(&_uslub_nolock_deferred, __ATOMIC_RELAXED)))
+		_uslub_nolock_drain_slow();
+}
+
 /* alloc.c */
 __internal __cold void _uslub_obj_ext_enable_on_demand(struct kmem_cache *s);
+__internal __cold bool _uslub_obj_ext_enable_on_demand_try(struct kmem_cache *s);
 /* free.c */
 __internal void _uslub_free_checked(struct kmem_cache *s, void *x, uintptr_t addr);
 

@@ -81,6 +81,7 @@ __internal void _uslub_memcg_init(void);
  */
 __internal bool _uslub_charge_slow(struct obj_cgroup *objcg, size_t bytes, uslub_gfp_t gfp);
 __internal void _uslub_uncharge_slow(struct obj_cgroup *objcg, size_t bytes);
+__internal struct obj_cgroup *_uslub_charge_nolock(size_t bytes, bool *refused);
 __internal void _uslub_tag_add_slow(struct uslub_alloc_tag *tag, int64_t bytes, int64_t calls);
 __internal extern long _uslub_stock_max;     /* stock bytes kept on free: 2 x batch */
 __internal void _uslub_ext_init(void);

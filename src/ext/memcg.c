@@ -158,6 +158,38 @@ static struct obj_stock *this_stock(void)
  * try without the prepayment, then give back this thread's stock, then
  * run the refusing group's reclaim callback while it makes progress.
  */
+/*
+ * Any context (kmalloc_nolock with USLUB_GFP_ACCOUNT; possibly a signal
+ * handler that interrupted this thread anywhere): charge @bytes to the
+ * thread's current group straight, without the stock (the thread's own,
+ * which the interrupted code may be updating), groups_lock only tried.
+ * Under it the thread's current handle is stable (set_current writes it
+ * under the lock) and alive (its group is current, so not deleted).
+ * Returns the handle charged (the object holds its @bytes of refs, as
+ * any charged object does), or NULL with *refused false (no current
+ * group: nothing to charge) or true (the lock was taken, or a limit).
+ */
+struct obj_cgroup *_uslub_charge_nolock(size_t bytes, bool *refused)
+{
+	*refused = false;
+	if (!READ_ONCE(_uslub_tls.cur_objcg))
+		return NULL;
+	*refused = true;
+	if (!uslub_mutex_trylock(&groups_lock, RANK_GROUPS))
+		return NULL;
+	struct obj_cgroup *objcg = _uslub_tls.cur_objcg;
+	if (objcg && !try_charge_locked(objcg->group, bytes, false)) {
+		__atomic_add_fetch(&objcg->refs, (long)bytes, __ATOMIC_RELAXED);
+		*refused = false;
+	} else if (!objcg) {
+		*refused = false;
+	} else {
+		objcg = NULL;
+	}
+	groups_lock_drop();
+	return objcg;
+}
+
 bool _uslub_charge_slow(struct obj_cgroup *objcg, size_t bytes, uslub_gfp_t gfp)
 {
 	struct obj_stock *st = this_stock();

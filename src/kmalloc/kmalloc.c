@@ -876,6 +876,46 @@ __public void uslub_kfree(const void *p)
 	_uslub_kfree_cold(p, false);
 }
 
+/*
+ * Any context (the kernel's kmalloc_nolock, 6.18): the cache layer's
+ * trylock-only path (cache/nolock.c); if it finds a lock taken or no
+ * memory without waiting, once more in the next bucket, as the kernel
+ * does. Never initializes anything (NULL before the first ordinary
+ * allocation made the kmalloc caches), never sets errno (a signal handler
+ * must leave it as it found it). USLUB_GFP_NOWAIT/ATOMIC say what it
+ * always does; USLUB_GFP_NOFAIL cannot be had here.
+ */
+#define NOLOCK_GFP (USLUB_GFP_ACCOUNT | USLUB_GFP_ZERO | USLUB_GFP_NOWARN | USLUB_GFP_ATOMIC)
+
+__public void *uslub_kmalloc_nolock(size_t size, uslub_gfp_t gfp, int node)
+{
+	if (unlikely(gfp & ~NOLOCK_GFP) || size > KMALLOC_MAX_CACHE_SIZE)
+		return NULL;
+	if (unlikely(!size))
+		return USLUB_ZERO_SIZE_PTR;
+	if (unlikely(!__atomic_load_n(&_uslub_kmalloc_caches[KMALLOC_SHIFT_HIGH],
+				      __ATOMIC_ACQUIRE)))
+		return NULL;
+	int saved = errno;
+	unsigned int idx = kmalloc_index(size);
+	struct kmem_cache *s = _uslub_kmalloc_caches[idx];
+	void *p = _uslub_cache_alloc_nolock(s, gfp, node);
+	if (!p && s->object_size < KMALLOC_MAX_CACHE_SIZE)
+		p = _uslub_cache_alloc_nolock(_uslub_kmalloc_caches[kmalloc_index(s->object_size + 1)],
+					      gfp, node);
+	errno = saved;
+	return p;
+}
+
+__public void uslub_kfree_nolock(const void *p)
+{
+	if (USLUB_ZERO_OR_NULL_PTR(p))
+		return;
+	int saved = errno;
+	_uslub_cache_free_nolock((void *)p);
+	errno = saved;
+}
+
 /* kfree_bulk: objects of any caches go to the cache layer's bulk free
  * (grouped by slab); page runs and mappings are freed here first. */
 __public void uslub_kfree_bulk(size_t n, void **p)
@@ -944,4 +984,157 @@ __public void *uslub_kmalloc_aligned(size_t size, size_t align, uslub_gfp_t gfp)
 		return USLUB_ZERO_SIZE_PTR;
 	}
 	return _uslub_kmalloc_slow(size, align, gfp, USLUB_NUMA_NO_NODE);
+}
+
+__public void *uslub_kmalloc_node_align_noprof(size_t size, size_t align, uslub_gfp_t gfp,
+					       int node)
+{
+	if (!align || (align & (align - 1)) ||
+	    (node != USLUB_NUMA_NO_NODE && (node < 0 || node >= _uslub_nr_nodes()))) {
+		uslub_alloc_tag_cur = NULL;
+		errno = EINVAL;
+		return NULL;
+	}
+	if (align <= 8)
+		return kmalloc_node_inline(size, gfp, node);
+	if (!size) {
+		uslub_alloc_tag_cur = NULL;
+		return USLUB_ZERO_SIZE_PTR;
+	}
+	return _uslub_kmalloc_slow(size, align, gfp, node);
+}
+
+/* The node of @p's memory (USLUB_NUMA_NO_NODE: a mapping, on any node). */
+static int object_nid(const void *p)
+{
+	struct page *head = _uslub_virt_to_head_page(p);
+	return head ? page_to_nid(head) : USLUB_NUMA_NO_NODE;
+}
+
+__public void *uslub_krealloc_node_align_noprof(const void *p, size_t new_size, size_t align,
+						uslub_gfp_t gfp, int node)
+{
+	if (!align || (align & (align - 1)) ||
+	    (node != USLUB_NUMA_NO_NODE && (node < 0 || node >= _uslub_nr_nodes()))) {
+		uslub_alloc_tag_cur = NULL;
+		errno = EINVAL;
+		return NULL;
+	}
+	if (unlikely(!new_size) || USLUB_ZERO_OR_NULL_PTR(p)) {
+		if (!new_size) {
+			uslub_alloc_tag_cur = NULL;
+			uslub_kfree(p);
+			return USLUB_ZERO_SIZE_PTR;
+		}
+		return uslub_kmalloc_node_align_noprof(new_size, align, gfp, node);
+	}
+	size_t usable = 0;
+	struct kmem_cache *s = NULL;
+	enum kind k = classify(p, &usable, &s);
+	bool placed = !((uintptr_t)p & (align - 1));
+	if (placed && node != USLUB_NUMA_NO_NODE && k != K_HUGE)
+		placed = object_nid(p) == node;
+	/* in place (or an invalid pointer, which krealloc reports) */
+	if ((placed && new_size <= usable) || k == K_INVALID || k == K_FREED) {
+		void *q = _uslub_krealloc((void *)p, new_size, gfp, NULL);
+		if (q == p || !q)
+			uslub_alloc_tag_cur = NULL;
+		return q;
+	}
+	if (unlikely(new_size > USLUB_KMALLOC_MAX_SIZE)) {
+		uslub_alloc_tag_cur = NULL;
+		errno = ENOMEM;
+		return NULL;
+	}
+	void *q = _uslub_kmalloc_slow(new_size, align, gfp, node);
+	if (!q)
+		return NULL;
+	memcpy(q, p, MIN(usable, new_size));
+	_uslub_kfree_cold(p, false);
+	return q;
+}
+
+/* ------------------------------------------------------------------------
+ * Bucket sets (kmem_buckets): a private cache per kmalloc class
+ * ---------------------------------------------------------------------- */
+_Static_assert(USLUB_KMALLOC_SHIFT_HIGH == KMALLOC_SHIFT_HIGH,
+	       "uslub_kmem_buckets is indexed like the kmalloc caches");
+
+__public uslub_kmem_buckets *uslub_kmem_buckets_create(const char *name, unsigned int flags,
+						       unsigned int useroffset,
+						       unsigned int usersize,
+						       void (*ctor)(void *))
+{
+	if (!name || !*name || (flags & ~USLUB_CACHE_FLAGS_VALID)) {
+		_uslub_report("uslub: kmem_buckets_create(\"%s\"): %s\n", name ? name : "(null)",
+			      !name || !*name ? "name is NULL or empty" : "unknown flags");
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!_uslub_kmalloc_init()) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	uslub_kmem_buckets *b = uslub_kmalloc_noprof(sizeof(*b), USLUB_GFP_ZERO);
+	if (!b)
+		return NULL;
+	for (unsigned int i = 1; i <= KMALLOC_SHIFT_HIGH; i++) {
+		size_t size = kmalloc_index_size(i);
+		char cname[96];
+		if (size < 1024)
+			snprintf(cname, sizeof(cname), "%.80s-%zu", name, size);
+		else
+			snprintf(cname, sizeof(cname), "%.80s-%zuk", name, size >> 10);
+		struct uslub_cache_args args = {
+			.align = i == 1 ? 32 : i == 2 ? 64 : size,   /* as kmalloc's */
+			.ctor = ctor,
+			.sheaf_capacity = _uslub_option(USLUB_OPT_KMALLOC_SHEAVES) ?
+					  sheaf_default_capacity(size) : 0,
+		};
+		if (useroffset < size) {     /* the window, clipped to the class */
+			args.useroffset = useroffset;
+			args.usersize = (unsigned int)MIN((size_t)usersize, size - useroffset);
+		}
+		unsigned int f = flags | USLUB_NO_MERGE |
+				 (args.sheaf_capacity ? 0 : USLUB_CPU_SLAB);
+		(*b)[i] = uslub_cache_create_args(cname, size, &args, f);
+		if (!(*b)[i]) {
+			int err = errno;
+			while (--i >= 1)
+				(void)uslub_cache_destroy((*b)[i]);
+			uslub_kfree(b);
+			errno = err;
+			return NULL;
+		}
+	}
+	return b;
+}
+
+/* Everything but a class cache hit on any node: a node to check, no set,
+ * 0 or more than 8 KiB. Out of line, so the hit saves no register. */
+static __attribute__((noinline)) void *buckets_alloc_slow(uslub_kmem_buckets *b, size_t size,
+							  uslub_gfp_t gfp, int node)
+{
+	if (node != USLUB_NUMA_NO_NODE && (node < 0 || node >= _uslub_nr_nodes())) {
+		uslub_alloc_tag_cur = NULL;
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!b)
+		return kmalloc_node_inline(size, gfp, node);
+	if (size - 1 < KMALLOC_MAX_CACHE_SIZE)                   /* 1 .. 8 KiB */
+		return slab_alloc_node((*b)[kmalloc_index(size)], gfp, node, size);
+	if (!size) {
+		uslub_alloc_tag_cur = NULL;
+		return USLUB_ZERO_SIZE_PTR;
+	}
+	return _uslub_kmalloc_slow(size, 1, gfp, node);
+}
+
+__public void *uslub_kmem_buckets_alloc_noprof(uslub_kmem_buckets *b, size_t size,
+					       uslub_gfp_t gfp, int node)
+{
+	if (likely(b && size - 1 < KMALLOC_MAX_CACHE_SIZE && node == USLUB_NUMA_NO_NODE))
+		return slab_alloc_node((*b)[kmalloc_index(size)], gfp, USLUB_NUMA_NO_NODE, size);
+	return buckets_alloc_slow(b, size, gfp, node);
 }

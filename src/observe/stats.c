@@ -67,6 +67,8 @@ static void slabinfo_locked(const struct kmem_cache *s, struct uslub_slabinfo *o
 	o->obj_ext = READ_ONCE(s->ext_placement);
 	o->obj_ext_size = o->obj_ext != USLUB_OBJ_EXT_NONE ? (unsigned int)sizeof(struct slabobj_ext) : 0;
 	o->obj_ext_bytes = o->obj_ext != USLUB_OBJ_EXT_NONE ? s->ext_bytes : 0;
+	o->useroffset = s->useroffset;
+	o->usersize = s->usersize;
 	static const char letters[] = "FZPUTAOX";
 	unsigned int dbg = READ_ONCE(s->debug), k = 0;
 	if (!(s->fastpath_off & FASTPATH_OFF_SLUB_DEBUG))
@@ -93,7 +95,8 @@ static void slabinfo_locked(const struct kmem_cache *s, struct uslub_slabinfo *o
 	}
 	o->active_objs = o->num_objs >= o->partial_free ? o->num_objs - o->partial_free : 0;
 	uint64_t allocs = st[USLUB_ALLOC_FASTPATH] + st[USLUB_ALLOC_SLOWPATH] + st[USLUB_ALLOC_PCS];
-	uint64_t frees = st[USLUB_FREE_FASTPATH] + st[USLUB_FREE_SLOWPATH] + st[USLUB_FREE_PCS];
+	uint64_t frees = st[USLUB_FREE_FASTPATH] + st[USLUB_FREE_SLOWPATH] + st[USLUB_FREE_PCS] +
+			 st[USLUB_FREE_RCU_SHEAF];
 	o->live_objs = allocs >= frees ? allocs - frees : 0;
 	o->memory_requested = o->live_objs * s->object_size;
 }

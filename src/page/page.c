@@ -608,18 +608,25 @@ static const struct uslub_lifecycle purge_lifecycle = {
 	.postfork_child = purge_postfork_child,
 };
 
-struct page *_uslub_alloc_pages(unsigned int order, int node)
+/* @nolock (_uslub_alloc_pages_nolock): the node lock is only tried, the
+ * node never grows (grow_node() takes reserve_lock and mmaps) and nothing
+ * is purged or started. */
+static __always_inline struct page *alloc_pages(unsigned int order, int node, bool nolock)
 {
 	if (order > MAX_PAGE_ORDER)
 		return NULL;
-	_uslub_page_init();
+	if (!nolock)
+		_uslub_page_init();
 	if (node < 0 || node >= nr_nodes)
 		node = 0;
 	struct page_node *n = &page_nodes[node];
 	struct page *page = NULL;
 	unsigned int o;
 
-	uslub_mutex_lock(&n->lock, RANK_PAGE_NODE);
+	if (!nolock)
+		uslub_mutex_lock(&n->lock, RANK_PAGE_NODE);
+	else if (!uslub_mutex_trylock(&n->lock, RANK_PAGE_NODE))
+		return NULL;
 	if (unlikely(fail_countdown >= 0) && fail_countdown-- == 0)
 		goto out;
 	for (;;) {
@@ -628,7 +635,7 @@ struct page *_uslub_alloc_pages(unsigned int order, int node)
 				break;
 		if (o <= MAX_PAGE_ORDER)
 			break;
-		if (!grow_node(n, node))
+		if (nolock || !grow_node(n, node))
 			goto out;
 	}
 	page = list_entry(n->free_area[o].next, struct page, lru);
@@ -656,12 +663,23 @@ struct page *_uslub_alloc_pages(unsigned int order, int node)
 	}
 	WRITE_ONCE(page->compound_head, page);
 	ATOMIC_ADD(pstats.bytes_in_slabs, PAGE_SIZE << order);
-	if (!purge_thread_running())
+	if (!nolock && !purge_thread_running())
 		purge_dirty(n, false);       /* pages freed long enough ago */
 out:
 	uslub_mutex_unlock(&n->lock, RANK_PAGE_NODE);
-	purge_maybe_start();
+	if (!nolock)
+		purge_maybe_start();
 	return page;
+}
+
+struct page *_uslub_alloc_pages(unsigned int order, int node)
+{
+	return alloc_pages(order, node, false);
+}
+
+struct page *_uslub_alloc_pages_nolock(unsigned int order, int node)
+{
+	return alloc_pages(order, node, true);   /* callers run after the init */
 }
 
 void _uslub_free_pages(struct page *page)

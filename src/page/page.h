@@ -157,6 +157,9 @@ static __always_inline struct page *_uslub_virt_to_head_page(const void *p)
 
 /* Allocate 2^order pages on @node; NULL if out of memory. */
 __internal struct page *_uslub_alloc_pages(unsigned int order, int node);
+/* Any context (kmalloc_nolock): the node lock only tried, the node never
+ * grown, nothing purged; NULL when that finds no free block. */
+__internal struct page *_uslub_alloc_pages_nolock(unsigned int order, int node);
 __internal void _uslub_free_pages(struct page *head);
 
 __internal int _uslub_nr_nodes(void);

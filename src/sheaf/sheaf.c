@@ -20,9 +20,13 @@
  */
 #include "sheaf/sheaf.h"
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 #include <time.h>
 
+
+/* c->rcu_free while its owner appends (the end of this file) */
+#define RCU_SHEAF_BUSY ((struct slab_sheaf *)1)
 
 static inline size_t sheaf_bytes(unsigned int capacity)
 {
@@ -477,6 +481,12 @@ bool _uslub_sheaf_free_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, void
  */
 static void sheaf_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
+	_uslub_sheaf_rcu_flush(s, c, false);
+	/* BUSY here: a thread a fork child lost half-way through an append
+	 * (the others are the caller itself or quiescent): its sheaf leaks,
+	 * the slot is made usable */
+	if (__atomic_load_n(&c->rcu_free, __ATOMIC_RELAXED) == RCU_SHEAF_BUSY)
+		__atomic_store_n(&c->rcu_free, NULL, __ATOMIC_RELAXED);
 	struct slab_sheaf *sheaves[2] = { c->main, c->spare };
 	if (!sheaf_real(sheaves[0]) && !sheaves[1])
 		return;
@@ -925,4 +935,131 @@ struct slab_sheaf *_uslub_pcs_replace_full_main(struct kmem_cache *s, struct kme
 	}
 	stat(c, BARN_PUT);
 	return empty;
+}
+
+/* ------------------------------------------------------------------------
+ * kfree_rcu's rcu_free sheaf (Linux 6.18): objects wait in the slot's
+ * rcu_free sheaf; a full one goes to the grace-period provider whole (one
+ * call_rcu), and after its grace period its objects are free objects in a
+ * full sheaf: into the barn, or flushed to the slabs.
+ *
+ * c->rcu_free is the one slot field other threads take (a barrier, with
+ * every thread's slot): the owner exchanges it for RCU_SHEAF_BUSY while it
+ * appends (no lock, no call, no allocation inside), and stores it back; a
+ * taker CASes a real sheaf to NULL, waiting out BUSY (or leaving it, when
+ * the owner may be gone: thread exit is the owner itself, a fork child's
+ * lost thread leaks it). So a sheaf is handed to the provider once, by
+ * whoever took it out of the slot.
+ * ---------------------------------------------------------------------- */
+/* After the grace period (the provider's callback thread, no lock held):
+ * the objects become free (the free mark; a double kfree_rcu reported and
+ * dropped), then the sheaf goes to the barn of the node it was filled on
+ * as a full sheaf, or is flushed and kept as an empty one. */
+static void rcu_free_sheaf(struct uslub_rcu_head *head)
+{
+	gp_callback_begin();
+	struct slab_sheaf *sheaf = container_of(head, struct slab_sheaf, rcu_head);
+	struct kmem_cache *s = sheaf->cache;
+	struct cpu_ref ref;
+	get_cpu(s, &ref);
+	struct kmem_cache_cpu *c = ref.c;
+	unsigned int n = 0;
+	for (unsigned int i = 0; i < sheaf->size; i++) {
+		void *x = sheaf->objects[i];
+		if (i + 8 < sheaf->size)        /* the objects are cold by now */
+			__builtin_prefetch((char *)sheaf->objects[i + 8] + s->free_mark_offset, 1);
+		struct slab *slab = virt_to_slab(x);
+		uintptr_t mark = slab_free_mark(s, slab);
+		if (free_mark_test(s, x, mark)) {
+			_uslub_report_double_free(s, slab, x);
+			continue;
+		}
+		if (cache_kasan(s))      /* poisoned before it is published */
+			_uslub_kasan_slab_free(s, x);
+		free_mark_set(s, x, mark);
+		sheaf->objects[n++] = x;
+	}
+	sheaf->size = n;
+	stat_add(c, FREE_RCU_SHEAF, n);
+	INIT_LIST_HEAD(&sheaf->barn_list);
+	if (n == sheaf->capacity && barn_put_full(get_barn(s, sheaf->node), sheaf, sheaf->node)) {
+		stat(c, BARN_PUT);
+	} else {
+		flush_sheaf(s, c, sheaf);
+		release_empty(s, c, sheaf, false);
+	}
+	put_cpu(s, &ref);
+	gp_callback_end();
+}
+
+static void rcu_sheaf_submit(struct slab_sheaf *sheaf)
+{
+	_uslub_gp_defer(&sheaf->rcu_head, rcu_free_sheaf);
+}
+
+/* Someone else's (or a flush's) take of a slot's rcu_free sheaf. */
+static struct slab_sheaf *rcu_sheaf_steal(struct kmem_cache_cpu *c, bool wait)
+{
+	struct slab_sheaf *cur = __atomic_load_n(&c->rcu_free, __ATOMIC_ACQUIRE);
+	for (;;) {
+		if (!cur)
+			return NULL;
+		if (cur == RCU_SHEAF_BUSY) {
+			if (!wait)
+				return NULL;
+			sched_yield();
+			cur = __atomic_load_n(&c->rcu_free, __ATOMIC_ACQUIRE);
+			continue;
+		}
+		if (__atomic_compare_exchange_n(&c->rcu_free, &cur, NULL, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			return cur;
+	}
+}
+
+void _uslub_sheaf_rcu_flush(struct kmem_cache *s, struct kmem_cache_cpu *c, bool wait)
+{
+	struct slab_sheaf *sheaf = rcu_sheaf_steal(c, wait);
+	if (sheaf)
+		rcu_sheaf_submit(sheaf);
+}
+
+bool _uslub_sheaf_free_rcu(struct kmem_cache *s, struct kmem_cache_cpu *c, void *x)
+{
+	struct slab_sheaf *fresh = NULL;
+	if (!s->sheaf_capacity)
+		return false;
+	for (;;) {
+		if (!fresh && !__atomic_load_n(&c->rcu_free, __ATOMIC_ACQUIRE)) {
+			/* a sheaf to start with, before the slot is BUSY */
+			int node = home_node();
+			fresh = barn_get_empty(get_barn(s, node));
+			if (!fresh) {
+				fresh = alloc_sheaf(s, s->sheaf_capacity, false,
+						    USLUB_GFP_NOWAIT | USLUB_GFP_NOWARN);
+				if (!fresh)
+					return false;
+				stat(c, SHEAF_ALLOC);
+			}
+			fresh->node = node;
+		}
+		struct slab_sheaf *sheaf = __atomic_exchange_n(&c->rcu_free, RCU_SHEAF_BUSY,
+							       __ATOMIC_ACQUIRE);
+		if (!sheaf) {
+			if (!fresh) {           /* taken by a barrier since we looked */
+				__atomic_store_n(&c->rcu_free, NULL, __ATOMIC_RELEASE);
+				continue;
+			}
+			sheaf = fresh;
+			fresh = NULL;
+		}
+		sheaf->objects[sheaf->size++] = x;
+		bool full = sheaf->size == sheaf->capacity;
+		__atomic_store_n(&c->rcu_free, full ? NULL : sheaf, __ATOMIC_RELEASE);
+		if (fresh)
+			release_empty(s, c, fresh, false);
+		if (full)
+			rcu_sheaf_submit(sheaf);
+		return true;
+	}
 }

@@ -120,4 +120,17 @@ __internal struct slab_sheaf *_uslub_pcs_replace_empty_main(struct kmem_cache *s
 __internal struct slab_sheaf *_uslub_pcs_replace_full_main(struct kmem_cache *s,
 							   struct kmem_cache_cpu *c);
 
+/*
+ * kfree_rcu's rcu_free sheaf (sheaf.c, the end): _uslub_sheaf_free_rcu()
+ * appends @x (a valid object of @s, in use, of the local node; checked by
+ * the caller) to the calling thread's rcu_free sheaf, handing a full one
+ * to the grace-period provider; false when no sheaf could be had (the
+ * caller falls back to a grace period per object).
+ * _uslub_sheaf_rcu_flush() hands slot @c's partly filled rcu_free sheaf to
+ * the provider (deferred if a lock is held); @wait: wait while its owner
+ * is appending (a live thread), else leave it to the owner.
+ */
+__internal bool _uslub_sheaf_free_rcu(struct kmem_cache *s, struct kmem_cache_cpu *c, void *x);
+__internal void _uslub_sheaf_rcu_flush(struct kmem_cache *s, struct kmem_cache_cpu *c, bool wait);
+
 #endif /* USLUB_SHEAF_H */

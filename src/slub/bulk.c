@@ -165,6 +165,52 @@ unsigned int _uslub___refill_objects(struct kmem_cache *s, struct kmem_cache_cpu
 	return got;
 }
 
+/*
+ * The any-context allocation of one object of @s (kmalloc_nolock): from
+ * a partial slab of @node (USLUB_NUMA_NO_NODE: the thread's), else from a
+ * new slab that this call puts on that node's partial list with the rest
+ * of its objects. list_lock and the page node lock (taken under it, in
+ * rank order) are only tried; nothing else is locked, allocated or
+ * called: no cpu slot is touched (@c is the caller's, on its stack, for
+ * the counters). The object is handed out: its free mark cleared. NULL on
+ * contention (a lock held, by another thread or by the code this call
+ * interrupted), or when only a blocking call could find memory.
+ */
+void *_uslub_slab_alloc_nolock(struct kmem_cache *s, int node, struct kmem_cache_cpu *c)
+{
+	if (node == USLUB_NUMA_NO_NODE || node < 0 || node >= _uslub_nr_nodes())
+		node = home_node();
+	struct kmem_cache_node *n = get_node(s, node);
+	void *obj = NULL;
+	if (!uslub_mutex_trylock(&n->list_lock, RANK_LIST))
+		return NULL;
+	WRITE_ONCE(n->lock_taken, n->lock_taken + 1);
+	while (!obj && !list_empty(&n->partial)) {
+		struct slab *slab = list_entry(n->partial.next, struct slab, slab_list);
+		if (!take_objects(s, n, slab, &obj, 1, c))
+			obj = NULL;              /* a corrupted chain: its slab left */
+		else
+			free_mark_clear(s, obj);
+	}
+	if (!obj && _uslub_slab_nolock_ok(s)) {
+		struct slab *slab = _uslub_allocate_slab_nolock(s, node, c);
+		if (slab) {
+			stat(c, ALLOC_SLAB);
+			unsigned int objects = FC_OBJECTS(slab->counters);
+			void *rest;
+			unsigned int k = _uslub_new_slab_objects(s, slab, &obj, 1, &rest);
+			__atomic_store_n(&slab->counters,
+					 fc_make(fl_idx(s, slab, rest), rest ? k : objects,
+						 objects, false),
+					 __ATOMIC_RELEASE);
+			if (rest)
+				_uslub_add_partial(n, slab, DEACTIVATE_TO_HEAD_POS);
+		}
+	}
+	node_unlock(n);
+	return obj;
+}
+
 unsigned int _uslub_refill_objects(struct kmem_cache *s, struct kmem_cache_cpu *c, void **p,
 				   unsigned int min, unsigned int max, int node)
 {

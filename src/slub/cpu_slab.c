@@ -174,7 +174,8 @@ static void *checked_cpu_freelist(struct kmem_cache *s, struct kmem_cache_cpu *c
  * fork child finding it half-done leaks at worst, never double-frees. */
 static bool slot_is_clean(const struct kmem_cache_cpu *c)
 {
-	if (c->slab || c->freelist || c->partial || c->loaded || sheaf_real(c->main) || c->spare)
+	if (c->slab || c->freelist || c->partial || c->loaded || sheaf_real(c->main) || c->spare ||
+	    __atomic_load_n(&c->rcu_free, __ATOMIC_RELAXED))
 		return false;
 	for (int i = 0; i < USLUB_NR_STATS; i++)
 		if (c->stat[i])
@@ -197,7 +198,7 @@ void _uslub_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c)
 	 * when a thread exits or a cache is destroyed. */
 	if (slot_is_clean(c))
 		return;
-	if (sheaf_real(c->main) || c->spare)
+	if (sheaf_real(c->main) || c->spare || __atomic_load_n(&c->rcu_free, __ATOMIC_RELAXED))
 		sheaf_flush(s, c);
 	struct slab *slab = c->slab;
 	void *freelist = checked_cpu_freelist(s, c);

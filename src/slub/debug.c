@@ -508,3 +508,47 @@ unsigned int _uslub_debug_check_object(struct kmem_cache *s, struct slab *slab, 
 	}
 	return bad;
 }
+
+/* ------------------------------------------------------------------------
+ * kmem_dump_obj(): where a pointer points, and who owns its object
+ * ---------------------------------------------------------------------- */
+static void dump_owner(const char *what, const struct track *t, uint64_t now)
+{
+	char sym[160];
+	if (!t->addr) {
+		_uslub_report("uslub:   %s: not recorded\n", what);
+		return;
+	}
+	_uslub_debug_symbolize(t->addr, sym, sizeof(sym));
+	_uslub_report("uslub:   %s at %s, thread %d, cpu %d, %llu ms ago\n", what, sym, t->tid,
+		      t->cpu, (unsigned long long)((now - t->when_ns) / 1000000));
+}
+
+/* One report, formatted on the stack and written to stderr (nothing
+ * allocated, no uslub lock taken; dladdr() symbolizes the owners). */
+__public bool uslub_kmem_dump_obj(const void *object)
+{
+	struct slab *slab = object ? virt_to_slab(object) : NULL;
+	struct kmem_cache *s = slab ? READ_ONCE(slab->slab_cache) : NULL;
+	if (!s)
+		return false;
+	const char *base = slab_obj_base(s, slab);
+	unsigned int objects = FC_OBJECTS(slab_counters(slab));
+	ptrdiff_t rel = (const char *)object - base;
+	unsigned int idx = rel < 0 ? 0 : (unsigned int)((size_t)rel / s->size);
+	if (idx >= objects)
+		idx = objects - 1;
+	const char *start = base + (size_t)idx * s->size;
+	_uslub_report("uslub: kmem_dump_obj: %p is in object %u of a slab of cache %s: object at "
+		      "%p, offset %td into it, object size %u (stride %u), slab %p (order %u)\n",
+		      object, idx, s->name, (const void *)start, (const char *)object - start,
+		      s->object_size, s->size, slab_address(slab), slab_order(slab));
+	if (s->debug & USLUB_DBG_U) {
+		uint64_t now = now_ns();
+		dump_owner("allocated", get_track(s, (void *)start, TRACK_ALLOC), now);
+		dump_owner("last freed", get_track(s, (void *)start, TRACK_FREE), now);
+	} else {
+		_uslub_report("uslub:   owners not tracked (slub_debug U, SLAB_STORE_USER)\n");
+	}
+	return true;
+}

@@ -96,8 +96,9 @@ bool _uslub_calculate_sizes(struct kmem_cache *s, size_t object_size, size_t ali
 	} else if (args && args->use_freeptr_offset) {
 		/* the caller keeps the free pointer inside the object */
 		s->offset = args->freeptr_offset;
-	} else if (s->ctor) {
-		/* the constructed state must survive: free pointer after it */
+	} else if (s->ctor || (s->flags & USLUB_TYPESAFE_BY_RCU)) {
+		/* the constructed state must survive, or (TYPESAFE_BY_RCU) a
+		 * reader may still read a freed object: free pointer after it */
 		s->offset = (unsigned int)size;
 		size += sizeof(void *);
 	} else {
@@ -111,7 +112,8 @@ bool _uslub_calculate_sizes(struct kmem_cache *s, size_t object_size, size_t ali
 		}
 	}
 	s->free_mark_offset = 0;
-	if (!dbg && USLUB_FREE_MARK && (s->ctor || (args && args->use_freeptr_offset))) {
+	if (!dbg && USLUB_FREE_MARK && (s->ctor || (args && args->use_freeptr_offset) ||
+					(s->flags & USLUB_TYPESAFE_BY_RCU))) {
 		/* the free mark: word 0, or after the object where its
 		 * contents must survive a free (ctor, a caller-placed free
 		 * pointer); those caches' inline fast paths are off */

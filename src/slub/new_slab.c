@@ -155,13 +155,16 @@ static void *slab_obj_iter_chain(const struct kmem_cache *s, const struct slab *
  * 7.1, kept for comparison) the whole freelist is built here, in the same
  * iterator order, and inuse == 0.
  */
-struct slab *_uslub_allocate_slab(struct kmem_cache *s, int node, struct kmem_cache_cpu *c)
+static __always_inline struct slab *allocate_slab(struct kmem_cache *s, int node,
+						  struct kmem_cache_cpu *c, bool nolock)
 {
 	unsigned int objects = s->objects;
-	struct page *page = _uslub_alloc_pages(s->order, node);
+	struct page *page = nolock ? _uslub_alloc_pages_nolock(s->order, node) :
+				     _uslub_alloc_pages(s->order, node);
 
 	if (unlikely(!page) && s->min_order < s->order) {
-		page = _uslub_alloc_pages(s->min_order, node);
+		page = nolock ? _uslub_alloc_pages_nolock(s->min_order, node) :
+				_uslub_alloc_pages(s->min_order, node);
 		objects = s->min_objects_fallback;
 		if (page)
 			stat(c, ORDER_FALLBACK);
@@ -176,7 +179,7 @@ struct slab *_uslub_allocate_slab(struct kmem_cache *s, int node, struct kmem_ca
 	slab->next = NULL;
 	if (kmem_cache_debug(s))
 		_uslub_debug_init_slab(s, slab, objects);   /* before extensions and ctor */
-	_uslub_slab_init_obj_exts(s, slab, objects);
+	_uslub_slab_init_obj_exts(s, slab, objects, nolock);
 	if (cache_kasan(s))
 		_uslub_kasan_new_slab(s, slab, objects);
 
@@ -208,6 +211,25 @@ struct slab *_uslub_allocate_slab(struct kmem_cache *s, int node, struct kmem_ca
 	ATOMIC_ADD(n->total_objects, objects);
 	ATOMIC_ADD(n->total_pages, 1ul << slab_order(slab));
 	return slab;
+}
+
+struct slab *_uslub_allocate_slab(struct kmem_cache *s, int node, struct kmem_cache_cpu *c)
+{
+	return allocate_slab(s, node, c, false);
+}
+
+/* Could _uslub_allocate_slab_nolock() make a slab of @s without anything
+ * that waits or allocates? No ctor (user code), no slub_debug. (A slab
+ * whose extensions would need a separate array gets none: the hooks take
+ * a slab without, as when that allocation fails.) */
+bool _uslub_slab_nolock_ok(const struct kmem_cache *s)
+{
+	return !s->ctor && !kmem_cache_debug(s);
+}
+
+struct slab *_uslub_allocate_slab_nolock(struct kmem_cache *s, int node, struct kmem_cache_cpu *c)
+{
+	return allocate_slab(s, node, c, true);
 }
 
 /*
@@ -249,6 +271,16 @@ void _uslub_discard_slab(struct kmem_cache *s, struct slab *slab)
 	ATOMIC_SUB(n->nr_slabs, 1);
 	ATOMIC_SUB(n->total_objects, FC_OBJECTS(slab_counters(slab)));
 	ATOMIC_SUB(n->total_pages, 1ul << slab_order(slab));
+	if (s->flags & USLUB_TYPESAFE_BY_RCU) {
+		/* off every list and count now; the memory stays a slab of
+		 * @s until a grace period has passed (rcu.c) */
+		__atomic_store_n(&slab->__page_flags,
+				 slab->__page_flags & ~(PG_workingset | PG_isolated),
+				 __ATOMIC_RELAXED);
+		_uslub_slab_free_obj_exts(s, slab);
+		_uslub_discard_slab_rcu(slab);
+		return;
+	}
 	__atomic_store_n(&slab->__page_flags,
 			 slab->__page_flags & ~(PG_slab | PG_workingset | PG_isolated),
 			 __ATOMIC_RELAXED);

@@ -52,7 +52,8 @@ static bool slab_obj_exts_in_slab(const struct slab *slab, unsigned long obj_ext
  * padding when the cache's placement says so and this slab (maybe of the
  * fallback order) has the room, else a separate array (none if that
  * cannot be allocated: the slab's objects then go unaccounted). */
-void _uslub_slab_init_obj_exts(struct kmem_cache *s, struct slab *slab, unsigned int objects)
+void _uslub_slab_init_obj_exts(struct kmem_cache *s, struct slab *slab, unsigned int objects,
+			       bool nolock)
 {
 	char *base = slab_obj_base(s, slab);
 	unsigned long exts = 0;
@@ -71,11 +72,13 @@ void _uslub_slab_init_obj_exts(struct kmem_cache *s, struct slab *slab, unsigned
 			break;
 		}
 		/* a fallback-order slab without the room: an array */
-		exts = obj_exts_alloc(objects);
+		exts = nolock ? 0 : obj_exts_alloc(objects);
 		break;
 	}
 	case USLUB_OBJ_EXT_ARRAY:
-		exts = obj_exts_alloc(objects);
+		/* any context (kmalloc_nolock): none, as when the allocation
+		 * fails; the hooks take that (an on-demand array later) */
+		exts = nolock ? 0 : obj_exts_alloc(objects);
 		break;
 	default:
 		break;                  /* none, or on demand */

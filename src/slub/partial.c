@@ -147,9 +147,17 @@ struct slab *_uslub_get_partial(struct kmem_cache *s, int node, struct kmem_cach
 /* ------------------------------------------------------------------------
  * The free slow path: lockless remote free
  * ---------------------------------------------------------------------- */
-/* Returns false (nothing freed, reported) for a detected double free. */
-bool _uslub___slab_free(struct kmem_cache *s, struct slab *slab, void *head, void *tail,
-			unsigned int cnt, struct kmem_cache_cpu *c, bool cpu_partial)
+/* Returns SLAB_FREE_DONE, SLAB_FREE_BAD (nothing freed, reported: a
+ * detected double free) or, with @nolock only, SLAB_FREE_BUSY (nothing
+ * freed: the list move it needs found list_lock taken). @nolock: the
+ * any-context free (kfree_nolock): list_lock only tried, and an empty
+ * slab stays on the node partial list instead of going back to the page
+ * layer (whose lock it would have to wait for); no cpu partial list. */
+enum { SLAB_FREE_DONE, SLAB_FREE_BAD, SLAB_FREE_BUSY };
+
+static __always_inline int do_slab_free(struct kmem_cache *s, struct slab *slab, void *head,
+					void *tail, unsigned int cnt, struct kmem_cache_cpu *c,
+					bool cpu_partial, bool nolock)
 {
 	struct kmem_cache_node *n = NULL;
 	bool on_node_partial = false, was_frozen;
@@ -165,13 +173,13 @@ bool _uslub___slab_free(struct kmem_cache *s, struct slab *slab, void *head, voi
 		if (unlikely(prior != SLAB_FL_NONE && prior == obj_to_index(s, slab, head))) {
 			_uslub_report_error("uslub: %s: double free of %p (it is the first free "
 					    "object of its slab); left alone\n", s->name, head);
-			return false;
+			return SLAB_FREE_BAD;
 		}
 		if (unlikely(FC_INUSE(old) < cnt)) {
 			_uslub_report_error("uslub: %s: free of %p: slab %p has %u objects in use, "
 					    "freeing %u (double free?); object left alone\n",
 					    s->name, head, slab_address(slab), FC_INUSE(old), cnt);
-			return false;
+			return SLAB_FREE_BAD;
 		}
 		set_freepointer(s, tail, fl_ptr(s, slab, prior));
 		inuse = FC_INUSE(old) - cnt;
@@ -182,7 +190,13 @@ bool _uslub___slab_free(struct kmem_cache *s, struct slab *slab, void *head, voi
 			 * cpu partial list takes it, or maybe partial -> empty. */
 			if (!cpu_partial || prior != SLAB_FL_NONE) {
 				n = get_node(s, slab_nid(slab));
-				node_lock(n);
+				if (!nolock) {
+					node_lock(n);
+				} else if (uslub_mutex_trylock(&n->list_lock, RANK_LIST)) {
+					WRITE_ONCE(n->lock_taken, n->lock_taken + 1);
+				} else {
+					return SLAB_FREE_BUSY;   /* nothing changed yet */
+				}
 				on_node_partial = slab_test_node_partial(slab);
 			}
 		}
@@ -199,16 +213,16 @@ bool _uslub___slab_free(struct kmem_cache *s, struct slab *slab, void *head, voi
 			put_cpu_partial(s, c, slab, true);
 			stat(c, CPU_PARTIAL_FREE);
 		}
-		return true;
+		return SLAB_FREE_DONE;
 	}
 
 	/* Partially empty but off the node list: a cpu partial slab. Its
 	 * owner handles it; we must not touch its list. */
 	if (prior != SLAB_FL_NONE && !on_node_partial) {
 		node_unlock(n);
-		return true;
+		return SLAB_FREE_DONE;
 	}
-	if (unlikely(!inuse && n->nr_partial >= s->min_partial)) {
+	if (unlikely(!inuse && n->nr_partial >= s->min_partial) && !nolock) {
 		if (prior != SLAB_FL_NONE) {
 			_uslub_remove_partial(n, slab);
 			stat(c, FREE_REMOVE_PARTIAL);
@@ -216,14 +230,30 @@ bool _uslub___slab_free(struct kmem_cache *s, struct slab *slab, void *head, voi
 		node_unlock(n);
 		stat(c, FREE_SLAB);
 		_uslub_discard_slab(s, slab);
-		return true;
+		return SLAB_FREE_DONE;
 	}
 	if (prior == SLAB_FL_NONE) {
 		_uslub_add_partial(n, slab, DEACTIVATE_TO_TAIL_POS);
 		stat(c, FREE_ADD_PARTIAL);
 	}
 	node_unlock(n);
-	return true;
+	return SLAB_FREE_DONE;
+}
+
+bool _uslub___slab_free(struct kmem_cache *s, struct slab *slab, void *head, void *tail,
+			unsigned int cnt, struct kmem_cache_cpu *c, bool cpu_partial)
+{
+	return do_slab_free(s, slab, head, tail, cnt, c, cpu_partial, false) == SLAB_FREE_DONE;
+}
+
+/* The any-context free of one object @x of @slab (kfree_nolock): true
+ * when freed (or a double free reported), false when list_lock was taken
+ * and the caller must defer it. @c: a slot of the caller's (on its stack),
+ * for the counters. */
+bool _uslub_slab_free_nolock(struct kmem_cache *s, struct slab *slab, void *x,
+			     struct kmem_cache_cpu *c)
+{
+	return do_slab_free(s, slab, x, x, 1, c, false, true) != SLAB_FREE_BUSY;
 }
 
 /* A cache whose errors end the process (the malloc front end's kmalloc

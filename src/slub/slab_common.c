@@ -48,6 +48,8 @@ void _uslub_slot_init_main(char *base, void *arg)
 	struct kmem_cache_cpu *c = (struct kmem_cache_cpu *)(base + *(int *)arg * CPU_SLOT_SIZE);
 	if (!c->main)
 		WRITE_ONCE(c->main, EMPTY_SHEAF);
+	if (c->rcu_free)                /* a slot a destroyed cache left */
+		WRITE_ONCE(c->rcu_free, NULL);
 }
 
 void _uslub_cpu_area_init(char *base)
@@ -89,7 +91,8 @@ __cold struct kmem_cache *_uslub_cache_create_error(const char *name, const char
 
 /* The slub_debug letters of a new cache: its debug flags, plus what
  * USLUB_DEBUG says for its name. Poisoning is off for a cache with a
- * constructor (the constructed state must survive a free), as in SLUB. */
+ * constructor (the constructed state must survive a free) and for a
+ * TYPESAFE_BY_RCU cache (readers may read a freed object), as in SLUB. */
 static unsigned int cache_debug_flags(const char *name, unsigned int flags, bool ctor)
 {
 	unsigned int d = _uslub_debug_flags(_uslub_option_str(USLUB_OPT_DEBUG), name);
@@ -105,7 +108,7 @@ static unsigned int cache_debug_flags(const char *name, unsigned int flags, bool
 		d |= USLUB_DBG_T;
 	if (flags & USLUB_FAILSLAB)
 		d |= USLUB_DBG_A;
-	if (ctor)
+	if (ctor || (flags & USLUB_TYPESAFE_BY_RCU))
 		d &= ~USLUB_DBG_P;
 	return d;
 }
@@ -145,6 +148,9 @@ struct kmem_cache *_uslub_cache_prepare(const char *name, size_t size,
 	    (args->freeptr_offset % sizeof(void *) || size < sizeof(void *) ||
 	     args->freeptr_offset > size - sizeof(void *)))
 		return _uslub_cache_create_error(name, "freeptr_offset is not word aligned inside the object");
+	if ((flags & USLUB_TYPESAFE_BY_RCU) && !gp_available())
+		return _uslub_cache_create_error(name, "SLAB_TYPESAFE_BY_RCU needs libuslub-rcu "
+						 "(liburcu): link -luslub-rcu, or call uslub_rcu_init()");
 	if ((size_t)args->useroffset + args->usersize > size)
 		return _uslub_cache_create_error(name, "usercopy window (useroffset + usersize) exceeds the object");
 

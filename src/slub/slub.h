@@ -80,6 +80,10 @@
  *   (slub_debug reports made under list_lock and the page lock are
  *   buffered per thread and written by _uslub_debug_flush() with no uslub
  *   lock held: dladdr() takes the dynamic loader's lock.)
+ *   A trylock (uslub_mutex_trylock) never waits, so it may be tried
+ *   whatever is held -- the any-context calls below do, from a signal
+ *   handler that may have interrupted this thread holding any of these
+ *   locks; a lock taken under it keeps the order above.
  *
  * fork (base/lifecycle.h): one pthread_atfork() registration runs the
  * lifecycle table: lifecycle_lock, then each layer's entry in the order
@@ -115,6 +119,22 @@
  * module's blocks. _uslub_locks_held (base.h) counts the ranked locks the
  * thread holds: _uslub_debug_flush() symbolizes only when it is 0 (a
  * debug free nested under thread_lock or slab_mutex writes raw addresses).
+ *
+ * RCU (slub/rcu.c, sheaf/sheaf.c, kmalloc/rcu.c, cache/rcu.c; libuslub-rcu
+ * is the provider): the grace-period provider (liburcu: call_rcu,
+ * synchronize_rcu, rcu_barrier) is never called with a uslub lock held:
+ * it allocates, creates its worker thread, and waits for callbacks that
+ * take uslub locks. A head due to it while a lock is held (an rcu_free
+ * sheaf taken by a flush under thread_lock, a TYPESAFE_BY_RCU slab
+ * discarded there) goes on gp_deferred (lock-free) and is handed over by
+ * the next _uslub_gp_drain() with _uslub_locks_held == 0. The callbacks
+ * run in the provider's worker thread, no lock held, and take uslub locks
+ * in rank order like any free (barn, list_lock, page node lock; a worker
+ * gets a cpu area like any thread). uslub_gp_barrier() (kvfree_rcu_barrier,
+ * destroy) takes thread_lock and slab_mutex to reach every thread's
+ * rcu_free sheaf, drops them, then waits in the provider. fork: the
+ * provider's prepare handler runs before uslub's (registered after it), so
+ * its workers are paused, between callbacks, before uslub takes its locks.
  *
  * Slab states (seed 002's final scheme; "flag" = slab_test_node_partial):
  *
@@ -181,7 +201,28 @@
  *     spliced onto the cpu freelist when it is the caller's cpu slab.
  *   - Sheaves hold objects that count as "in use" in their slabs, like a
  *     cpu freelist does; a sheaf belongs to one cpu slot, one barn list,
- *     or one prefill user at a time.
+ *     or one prefill user at a time. An rcu_free sheaf (c->rcu_free) holds
+ *     objects given to kfree_rcu, still in use (no free mark) until its
+ *     grace period; c->rcu_free is the one slot field another thread may
+ *     take from a live owner (a barrier): the owner holds it as
+ *     RCU_SHEAF_BUSY while appending, the taker CASes a real sheaf to NULL
+ *     (sheaf/sheaf.c).
+ *   - TYPESAFE_BY_RCU slabs: discard_slab() takes the slab off its node's
+ *     counts at once; its pages keep PG_slab and slab_cache (readers'
+ *     stale pointers stay in an object of the cache) until the grace
+ *     period's callback gives them to the page provider. Such a slab is on
+ *     no list and no counter in between.
+ *   - Any-context calls (kmalloc_nolock, kfree_nolock: cache/nolock.c)
+ *     may run in a signal handler that interrupted this thread anywhere,
+ *     in an inline pop or push, holding list_lock. They touch no cpu slot
+ *     (a slot on the stack takes their counters), take only trylocks
+ *     (list_lock, and page_node.lock under it), and otherwise only the
+ *     slab state's CAS and the free mark: to the rest of SLUB they are one
+ *     more concurrent thread. A failed trylock means NULL, or a free
+ *     deferred on a lock-free stack (through the object's free pointer
+ *     word) that the next ordinary miss path, a thread exit, shrink or
+ *     destroy drains. They never allocate, map, run a ctor, the hooks or
+ *     slub_debug; the lockdep builds abort on a blocking lock inside them.
  *   - Extension hooks (caches with extensions: fastpath_off has
  *     FASTPATH_OFF_HOOKS, so both inline fast paths fall through): an
  *     object's extension is written only by whoever holds the object
@@ -359,6 +400,10 @@ struct kmem_cache_cpu {
 	unsigned long partial_slabs;
 	unsigned long loaded;
 	struct slab_sheaf *spare;    /* NULL or a second sheaf (any fill)  */
+	struct slab_sheaf *rcu_free; /* kfree_rcu's sheaf (sheaf caches): NULL,
+	                                a real sheaf being filled, or
+	                                RCU_SHEAF_BUSY while its owner appends
+	                                (sheaf/sheaf.c); atomics only         */
 };
 static_assert(sizeof(struct kmem_cache_cpu) <= CPU_SLOT_SIZE, "cpu slot size");
 static_assert(offsetof(struct kmem_cache_cpu, stat) + 3 * 8 <= USLUB_CACHELINE,
@@ -374,7 +419,11 @@ static_assert(USLUB_ALLOC_PCS == 0 && USLUB_FREE_PCS == 1 && USLUB_FREE_FASTPATH
  *   freelist does). capacity == cache->sheaf_capacity unless oversize.
  */
 struct slab_sheaf {
-	struct list_head barn_list;  /* on a barn's full/empty list (barn lock) */
+	union {
+		struct list_head barn_list;  /* on a barn's full/empty list (barn lock) */
+		struct uslub_rcu_head rcu_head; /* an rcu_free sheaf waiting for its
+		                                grace period (on no barn list)     */
+	};
 	struct kmem_cache *cache;
 	unsigned int size;
 	unsigned int capacity;
@@ -497,6 +546,8 @@ struct kmem_cache {
 
 	struct list_head list;       /* slab_caches (slab_mutex)                       */
 	uint64_t stat_exited[USLUB_NR_STATS]; /* counters of exited threads (atomic)   */
+	unsigned int rcu_used;       /* kfree_rcu has been given an object of this
+	                                cache: destroy waits for grace periods  */
 	char name[CACHE_NAME_MAX];
 	struct kmem_cache_node *node[MAX_NUMNODES];
 };
@@ -881,6 +932,48 @@ __internal void _uslub_debug_symbolize(uintptr_t addr, char *buf, size_t len);
 /* One line about a live object left at destroy (its alloc owner). */
 __internal void _uslub_debug_print_leak(struct kmem_cache *s, struct slab *slab, void *obj);
 
+/*
+ * Grace periods (rcu.c): the provider registered by libuslub-rcu
+ * (uslub_gp_register), and what the core defers to it. A head is given to
+ * the provider at once when the calling thread holds no uslub lock, else
+ * pushed on a lock-free list and handed over by the next
+ * _uslub_gp_drain() made with no lock held (the provider's call_rcu may
+ * allocate: never under a uslub lock). @func is kept in the head.
+ */
+__internal extern const struct uslub_gp_ops *_uslub_gp_ops;
+static inline bool gp_available(void)
+{
+	return __atomic_load_n(&_uslub_gp_ops, __ATOMIC_ACQUIRE) != NULL;
+}
+/* Every hand-over to the provider releases _uslub_gp_seq, every callback
+ * acquires it first: the order the provider's queue gives, said in a way
+ * the TSan build sees (liburcu is not instrumented). */
+__internal extern unsigned long _uslub_gp_seq;
+static inline void gp_call(const struct uslub_gp_ops *ops, struct uslub_rcu_head *head,
+			   void (*func)(struct uslub_rcu_head *head))
+{
+	__atomic_fetch_add(&_uslub_gp_seq, 1, __ATOMIC_RELEASE);
+	ops->call(head, func);
+}
+static inline void gp_callback_begin(void)
+{
+	(void)__atomic_load_n(&_uslub_gp_seq, __ATOMIC_ACQUIRE);
+}
+/* ... and every callback releases _uslub_gp_done when it is done, which a
+ * barrier acquires after the provider's barrier returned. */
+__internal extern unsigned long _uslub_gp_done;
+static inline void gp_callback_end(void)
+{
+	__atomic_fetch_add(&_uslub_gp_done, 1, __ATOMIC_RELEASE);
+}
+__internal void _uslub_gp_defer(struct uslub_rcu_head *head,
+				void (*func)(struct uslub_rcu_head *head));
+__internal void _uslub_gp_drain(void);
+/* Wait for every callback handed over so far (no uslub lock held); true
+ * when something more was handed over (or deferred) meanwhile, say a
+ * callback's flush discarding TYPESAFE_BY_RCU slabs. */
+__internal bool _uslub_gp_wait(void);
+
 /* publish.c */
 __internal void _uslub_publish_init(void);
 
@@ -937,10 +1030,25 @@ __internal extern struct kmem_cache _uslub_boot_kmem_cache, _uslub_boot_kmem_cac
 
 /* obj_ext.c */
 __internal void _uslub_slab_init_obj_exts(struct kmem_cache *s, struct slab *slab,
-		unsigned int objects);
+		unsigned int objects, bool nolock);
 __internal __cold struct slabobj_ext *_uslub_slab_obj_ext_alloc(struct kmem_cache *s,
 		struct slab *slab, const void *obj);
 __internal void _uslub_slab_free_obj_exts(struct kmem_cache *s, struct slab *slab);
+
+/* The any-context paths (kmalloc_nolock, kfree_nolock; cache/nolock.c):
+ * trylocks only, no cpu slot (@c is the caller's, on its stack).
+ * new_slab.c: can a slab of @s be made that way; make one (the page node
+ * lock only tried, the node never grown). bulk.c: one object, from a node
+ * partial slab or a new slab, list_lock only tried. partial.c: free one
+ * object to its slab; false when the list move it needs found list_lock
+ * taken (nothing done: the caller defers it). */
+__internal bool _uslub_slab_nolock_ok(const struct kmem_cache *s);
+__internal struct slab *_uslub_allocate_slab_nolock(struct kmem_cache *s, int node,
+		struct kmem_cache_cpu *c);
+__internal void *_uslub_slab_alloc_nolock(struct kmem_cache *s, int node,
+		struct kmem_cache_cpu *c);
+__internal bool _uslub_slab_free_nolock(struct kmem_cache *s, struct slab *slab, void *x,
+		struct kmem_cache_cpu *c);
 
 /* new_slab.c */
 __internal uint64_t _uslub_seed64(void);
@@ -951,6 +1059,8 @@ __internal struct slab *_uslub_allocate_slab(struct kmem_cache *s, int node,
 __internal unsigned int _uslub_new_slab_objects(struct kmem_cache *s, struct slab *slab,
 		void **p, unsigned int n, void **rest);
 __internal void _uslub_discard_slab(struct kmem_cache *s, struct slab *slab);
+/* rcu.c: a TYPESAFE_BY_RCU slab's pages go back after a grace period. */
+__internal void _uslub_discard_slab_rcu(struct slab *slab);
 
 /* partial.c */
 __internal void _uslub_add_partial(struct kmem_cache_node *n, struct slab *slab, int pos);

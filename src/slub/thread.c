@@ -125,6 +125,7 @@ static void thread_exit(void *arg)
 	_uslub_tls.cpu_base = _uslub_cpu_empty;
 	_uslub_tls.thread = NULL;
 	_uslub_tls.state = THREAD_DEAD;
+	_uslub_gp_drain();      /* the thread's rcu_free sheaves (rcu.c) */
 }
 
 /* The other layers' folds (the ext layer's tag counters) and the flush of
@@ -149,6 +150,7 @@ __public void uslub_flush_thread(void)
 	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);
 	flush_thread_locked(_uslub_tls.thread);
 	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
+	_uslub_gp_drain();
 }
 
 /* fork: thread_lock first (after lifecycle_lock, pub_lock, flush_lock);

@@ -11,7 +11,7 @@
  *     SLAB_HWCACHE_ALIGN on cache lines, with ignored SLAB_ flags), the
  *     args form with a ctor, sheaf capacity and a free pointer offset, the
  *     NULL-args form, the legacy 5-argument form, KMEM_CACHE_USERCOPY;
- *     bad ones: size 0 (EINVAL), SLAB_TYPESAFE_BY_RCU (EINVAL and a
+ *     bad ones: size 0 (EINVAL), SLAB_TYPESAFE_BY_RCU without libuslub-rcu (EINVAL and a
  *     message), an unknown flag bit (refused by uslub, not swallowed);
  *     SLAB_PANIC aborts a failing creation (in a forked child);
  *   - ctor: objects come constructed, and stay so across free/alloc; the
@@ -241,7 +241,7 @@ static struct mydev *mydev_probe(void)
 
 	/* KMEM_CACHE with flags the kernel has and uslub ignores. */
 	dev->req_cache = KMEM_CACHE(mydev_request, SLAB_HWCACHE_ALIGN | SLAB_RECLAIM_ACCOUNT |
-				    SLAB_MEM_SPREAD | SLAB_NOLEAKTRACE | SLAB_NO_MERGE);
+				    SLAB_NOLEAKTRACE | SLAB_NO_MERGE);
 	CHECK(dev->req_cache != NULL);
 	CHECK(strcmp(uslub_cache_name(dev->req_cache), "mydev_request") == 0);
 	CHECK_EQ(kmem_cache_size(dev->req_cache), sizeof(struct mydev_request));

@@ -3,12 +3,16 @@
 // overloads; compound literals and designated initializers are avoided),
 // and:
 //   - kmem_cache_create: args form (pointer, NULL, nullptr), legacy form,
-//     KMEM_CACHE; SLAB_TYPESAFE_BY_RCU fails with EINVAL;
+//     KMEM_CACHE; SLAB_TYPESAFE_BY_RCU fails with EINVAL (no libuslub-rcu);
 //   - kmem_cache_alloc / zalloc / free, a ctor, bulk, a prefilled sheaf;
 //   - kmalloc / kzalloc / kcalloc (and its overflow) / krealloc / kstrdup /
 //     kfree, kmalloc(0) == ZERO_SIZE_PTR, ksize;
 //   - the allocation macros in an inline function and a template, and
 //     __free(kfree) in C++;
+//   - the 7.x API: typed allocators (kmalloc_obj & co., with and without
+//     gfp, a template using them), krealloc_node_align, kvrealloc,
+//     kvmalloc_node_align, kmem_buckets, __free(kfree_sensitive),
+//     gfpflags_allow_spinning, slab_is_available, prefill of 0;
 //   - shrink and destroy leave no error (uslub_error_count() == 0).
 #include <uslub/slab.h>
 
@@ -52,6 +56,65 @@ template <typename T>
 T *new_array(size_t n)
 {
 	return static_cast<T *>(kcalloc(n, sizeof(T), GFP_KERNEL));
+}
+
+struct blob {
+	unsigned int n;
+	unsigned char bytes[];
+};
+
+template <typename T>
+T *typed_new(size_t n)
+{
+	T *p = kzalloc_objs(T, n);     // gfp left out: GFP_KERNEL
+	return p;
+}
+
+static void test_api7()
+{
+	widget *w = kmalloc_obj(*w);
+	widget *wa = kzalloc_objs(widget, 8, GFP_KERNEL);
+	blob *b = kzalloc_flex(*b, bytes, 100);
+	blob *vb = kvmalloc_flex(blob, bytes, 20000, GFP_KERNEL);
+	CHECK(w && wa && b && vb);
+	CHECK(ksize(w) >= sizeof(widget) && ksize(wa) >= 8 * sizeof(widget));
+	CHECK(ksize(b) >= sizeof(blob) + 100 && ksize(vb) >= sizeof(blob) + 20000);
+	CHECK(wa[7].magic == 0 && b->bytes[99] == 0);
+	errno = 0;
+	CHECK(kmalloc_objs(widget, SIZE_MAX / 4) == nullptr && errno == ENOMEM);
+	double *d = typed_new<double>(5);
+	CHECK(d && d[4] == 0.0);
+	kfree(d);
+	kfree(w);
+	kfree(wa);
+	kfree(b);
+	kvfree(vb);
+
+	auto *r = static_cast<char *>(kmalloc(40, GFP_KERNEL));
+	CHECK(r);
+	std::memset(r, 'r', 40);
+	r = static_cast<char *>(krealloc_node_align(r, 300, 256, GFP_KERNEL, NUMA_NO_NODE));
+	CHECK(r && reinterpret_cast<uintptr_t>(r) % 256 == 0 && r[39] == 'r');
+	r = static_cast<char *>(kvrealloc(r, 3u << 20, GFP_KERNEL));
+	CHECK(r && r[0] == 'r');
+	kvfree(r);
+	void *al = kvmalloc_node_align(1000, 1024, GFP_KERNEL, NUMA_NO_NODE);
+	CHECK(al && reinterpret_cast<uintptr_t>(al) % 1024 == 0);
+	kvfree_atomic(al);
+
+	kmem_buckets *bk = kmem_buckets_create("cxx_buckets", 0, 0, 0, nullptr);
+	CHECK(bk != nullptr);
+	void *bo = kmem_buckets_alloc(bk, 500, GFP_KERNEL);
+	struct uslub_slabinfo info;
+	CHECK(bo && uslub_cache_slabinfo((*bk)[9], &info) == 0 && info.live_objs == 1);
+	CHECK(std::strcmp(info.name, "cxx_buckets-512") == 0);
+	kfree(bo);
+	{
+		char *secret __free(kfree_sensitive) = static_cast<char *>(kmalloc(32, GFP_KERNEL));
+		CHECK(secret != nullptr);
+	}
+	CHECK(slab_is_available());
+	CHECK(gfpflags_allow_spinning(GFP_NOWAIT) && !gfpflags_allow_spinning(0));
 }
 
 int main()
@@ -105,6 +168,7 @@ int main()
 	CHECK(kmem_cache_refill_sheaf(wc, GFP_KERNEL, &sheaf, 2) == 0);
 	CHECK(kmem_cache_sheaf_size(sheaf) >= 2);
 	kmem_cache_return_sheaf(wc, GFP_KERNEL, sheaf);
+	CHECK(kmem_cache_prefill_sheaf(wc, GFP_KERNEL, 0) == nullptr);
 	for (int i = 0; i < 4; i++)
 		kmem_cache_free(wc, sw[i]);
 
@@ -134,6 +198,8 @@ int main()
 		char *t __free(kfree) = static_cast<char *>(kmalloc(16, GFP_KERNEL));
 		CHECK(t != nullptr);
 	}
+
+	test_api7();
 
 	// Shrink, destroy; nothing reported.
 	CHECK(kmem_cache_shrink(wc) == 0);

@@ -145,6 +145,9 @@ def main():
     for m in ("malloc.c", "classes.c"):   # the malloc front end: not in sanitizer builds
         if os.path.exists(os.path.join(args.build, "CMakeFiles", "uslub_malloc.dir", "src", "malloc", m + ".o")):
             files.append(("src/malloc/" + m, "uslub_malloc"))
+    # libuslub-rcu (only where liburcu is installed)
+    if os.path.exists(os.path.join(args.build, "CMakeFiles", "uslub_rcu_objs.dir", "src", "rcu", "urcu.c.o")):
+        files.append(("src/rcu/urcu.c", "uslub_rcu_objs"))
 
     # libuslub-ktest (src/ktest): built in every flavour
     for m in ("ktest.c",):
