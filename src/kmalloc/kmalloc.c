@@ -1049,6 +1049,8 @@ __public void *uslub_krealloc_node_align_noprof(const void *p, size_t new_size, 
 	void *q = _uslub_kmalloc_slow(new_size, align, gfp, node);
 	if (!q)
 		return NULL;
+	if (k == K_SLAB && cache_kasan(s))       /* all of it is read (freed next) */
+		_uslub_kasan_unpoison(p, usable);
 	memcpy(q, p, MIN(usable, new_size));
 	_uslub_kfree_cold(p, false);
 	return q;

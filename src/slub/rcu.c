@@ -105,8 +105,11 @@ static void rcu_free_slab(struct uslub_rcu_head *head)
 {
 	struct slab *slab = (struct slab *)((char *)head - offsetof(struct slab, slab_list));
 	gp_callback_begin();
+	struct kmem_cache *s = slab->slab_cache;
 	__atomic_store_n(&slab->__page_flags, slab->__page_flags & ~PG_slab, __ATOMIC_RELAXED);
 	slab_clear_fast_word(slab);
+	if (cache_kasan(s))     /* the never-allocated slots and the tail */
+		_uslub_kasan_discard_slab(s, slab);
 	slab->slab_cache = NULL;
 	_uslub_free_pages(slab_page(slab));
 	gp_callback_end();
