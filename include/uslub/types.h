@@ -723,6 +723,24 @@ unsigned long uslub_failslab_injected(void);
 /* Allow (or stop) failures of @s when cache-filter=1 (the 'A' flag of
  * USLUB_DEBUG). */
 void uslub_cache_set_failslab(uslub_cache_t *s, int on);
+/*
+ * A per-cache injection hook, beside USLUB_FAILSLAB's policy (the kernel's
+ * userspace test harness builds its non-kernel allocation budget on it:
+ * <uslub/ktest.h>). @fn is asked once per allocation call of @s (one per
+ * bulk or prefill call, @nr the objects asked for), before anything is
+ * taken and with no uslub lock held, with the call's @gfp; nonzero fails
+ * the call as fault injection does (NULL, 0 from bulk, NULL from prefill,
+ * errno ENOMEM; counted in uslub_failslab_injected()). It must not
+ * allocate from @s. The hook is asked whatever USLUB_FAILSLAB says (the
+ * cache filter does not apply), then the global policy is. While a hook is
+ * set every allocation of @s takes the checked slow path. NULL @fn
+ * removes it. Set it before other threads use @s. Returns 0, or -1 with
+ * EINVAL for a NULL or destroyed cache.
+ */
+typedef int (*uslub_fail_hook_fn)(uslub_cache_t *s, uslub_gfp_t gfp, size_t nr, void *arg);
+int uslub_cache_set_fail_hook(uslub_cache_t *s, uslub_fail_hook_fn fn, void *arg);
+/* The @arg given with @s's hook (NULL without one). */
+void *uslub_cache_fail_hook_arg(const uslub_cache_t *s);
 
 /* Print every USLUB_* environment option, its default and meaning, to
  * stderr. */

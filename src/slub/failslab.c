@@ -26,6 +26,11 @@
  * FASTPATH_OFF_DEBUG in every user cache (internal caches, those created
  * with SLAB_NO_OBJ_EXT, never fail), so the fast paths pay nothing
  * otherwise.
+ *
+ * A cache may also carry its own hook (uslub_cache_set_fail_hook(): the
+ * kernel harness's non-kernel budget, src/ktest/), asked first, outside
+ * failslab_lock; such a cache keeps FASTPATH_OFF_DEBUG while the hook is
+ * set, whatever the global policy is.
  */
 #include "slub/slub.h"
 #include "slub/failslab.h"
@@ -175,7 +180,7 @@ static void arm_caches_locked(bool on)
 	list_for_each_entry(s, &_uslub_slab_caches, list) {
 		if (!cache_eligible(s))
 			continue;
-		if (on)
+		if (on || READ_ONCE(s->fail_hook))
 			__atomic_fetch_or(&s->fastpath_off, FASTPATH_OFF_DEBUG, __ATOMIC_SEQ_CST);
 		else
 			__atomic_fetch_and(&s->fastpath_off, ~FASTPATH_OFF_DEBUG, __ATOMIC_SEQ_CST);
@@ -222,10 +227,16 @@ unsigned int _uslub_failslab_cache_fastpath_off(const struct kmem_cache *s)
 	return READ_ONCE(active) && cache_eligible(s) ? FASTPATH_OFF_DEBUG : 0;
 }
 
-bool _uslub_should_failslab(struct kmem_cache *s, uslub_gfp_t gfp, size_t size)
+bool _uslub_should_failslab(struct kmem_cache *s, uslub_gfp_t gfp, size_t n)
 {
+	uslub_fail_hook_fn hook = __atomic_load_n(&s->fail_hook, __ATOMIC_ACQUIRE);
+	if (hook && hook(s, gfp, n, READ_ONCE(s->fail_hook_arg))) {
+		ATOMIC_ADD(injected, 1);
+		return true;
+	}
 	if (!READ_ONCE(active) || !cache_eligible(s))
 		return false;
+	size_t size = n * s->object_size;
 	bool fail = false, verbose;
 	uslub_mutex_lock(&failslab_lock, RANK_FAILSLAB);
 	if (attr.cache_filter && !(READ_ONCE(s->debug) & USLUB_DBG_A))
@@ -283,6 +294,27 @@ __public void uslub_cache_set_failslab(uslub_cache_t *s, int on)
 		__atomic_fetch_or(&s->debug, USLUB_DBG_A, __ATOMIC_RELAXED);
 	else
 		__atomic_fetch_and(&s->debug, ~USLUB_DBG_A, __ATOMIC_RELAXED);
+}
+
+__public int uslub_cache_set_fail_hook(uslub_cache_t *s, uslub_fail_hook_fn fn, void *arg)
+{
+	if (cache_bad(s, __func__))
+		return -1;
+	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+	WRITE_ONCE(s->fail_hook_arg, fn ? arg : NULL);
+	__atomic_store_n(&s->fail_hook, fn, __ATOMIC_RELEASE);
+	if (fn || (READ_ONCE(active) && cache_eligible(s)))
+		__atomic_fetch_or(&s->fastpath_off, FASTPATH_OFF_DEBUG, __ATOMIC_SEQ_CST);
+	else
+		__atomic_fetch_and(&s->fastpath_off, ~FASTPATH_OFF_DEBUG, __ATOMIC_SEQ_CST);
+	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+	return 0;
+}
+
+__public void *uslub_cache_fail_hook_arg(const uslub_cache_t *s)
+{
+	return s && __atomic_load_n(&s->fail_hook, __ATOMIC_ACQUIRE) ? READ_ONCE(s->fail_hook_arg)
+								     : NULL;
 }
 
 /* fork: failslab_lock, the last rank */

@@ -527,6 +527,10 @@ struct kmem_cache {
 	unsigned int debug;          /* USLUB_DBG_* letters (USLUB_DEBUG and the
 	                                cache flags); A may change at run time
 	                                (atomic)                                   */
+	/* uslub_cache_set_fail_hook() (failslab.c): asked by failslab() while
+	 * FASTPATH_OFF_DEBUG is set; written under slab_mutex, arg first */
+	uslub_fail_hook_fn fail_hook;
+	void *fail_hook_arg;
 	/* slub_debug layout (debug.c), offsets from the object start; 0: none.
 	 * A debug cache's stride k is [base + k*size - red_left_pad, ...):
 	 *   [-red_left_pad, 0)        left red zone            (Z)
@@ -673,7 +677,8 @@ __internal void _uslub_cpu_area_init(char *cpu_base);
 /* fastpath_off bits */
 #define FASTPATH_OFF_HARDENED 1u
 #define FASTPATH_OFF_HOOKS    2u
-#define FASTPATH_OFF_DEBUG    4u     /* fault injection armed                    */
+#define FASTPATH_OFF_DEBUG    4u     /* fault injection armed (USLUB_FAILSLAB,
+                                        or the cache's fail hook)             */
 #define FASTPATH_OFF_SLUB_DEBUG 8u   /* slub_debug: every alloc and free of the
                                         cache takes the debug paths, under
                                         list_lock (debug_paths.c; the contract) */
@@ -781,9 +786,9 @@ __internal void _uslub_free_to_slabs(struct kmem_cache *s, struct kmem_cache_cpu
 __internal struct slabobj_ext *_uslub_slab_obj_ext_idx(struct kmem_cache *s, struct slab *slab,
 							unsigned int idx);
 
-/* Fault injection (failslab.c): should this allocation call of @size
- * bytes fail? Only asked when fastpath_off has FASTPATH_OFF_DEBUG. */
-__internal bool _uslub_should_failslab(struct kmem_cache *s, uslub_gfp_t gfp, size_t size);
+/* Fault injection (failslab.c): should this allocation call of @n
+ * objects fail? Only asked when fastpath_off has FASTPATH_OFF_DEBUG. */
+__internal bool _uslub_should_failslab(struct kmem_cache *s, uslub_gfp_t gfp, size_t n);
 __internal void _uslub_failslab_init(void);
 __internal unsigned int _uslub_failslab_cache_fastpath_off(const struct kmem_cache *s);
 
@@ -817,7 +822,7 @@ static __always_inline bool failslab(struct kmem_cache *s, uslub_gfp_t gfp, size
 		_uslub_bad_cache(s, "allocation");
 		return true;
 	}
-	if (!_uslub_should_failslab(s, gfp, n * s->object_size))
+	if (!_uslub_should_failslab(s, gfp, n))
 		return false;
 	errno = ENOMEM;
 	return true;

@@ -10,6 +10,11 @@ edge is allowed when B's layer is A's, or has a lower number; it is an
 upward call when B's number is higher, or equal under another name (a
 sibling: ext and sheaf, kmalloc and observe).
 
+src/ktest/ (libuslub-ktest, the kernel harness's hooks) is a library of
+its own on uslub's public API: besides the layer rule, every symbol it
+takes from the core must be a public one (uslub_*, exported), never an
+internal _uslub_ one (a static link would let it reach those).
+
 Every upward call must be listed in test/layering/known_upward_calls.txt
 (the known debt), and every line there must still be one: the check fails
 on a new upward call and on a listed one that no longer exists, so the
@@ -29,6 +34,8 @@ ALLOWLIST = "test/layering/known_upward_calls.txt"
 # the top layer, so it may call every layer; and every layer may call
 # into it (_uslub_init(), the process init run once on first use).
 INIT_LAYER = "init"
+# Layers that are separate libraries on the public API only.
+PUBLIC_ONLY = {"ktest"}
 # Symbols that are never an edge between files: provided by the linker or
 # the toolchain (the alloc-tag section bounds are weak references in every
 # file that includes uslub/types.h).
@@ -142,6 +149,11 @@ def main():
     if os.path.exists(os.path.join(args.build, "CMakeFiles", "uslub_rcu_objs.dir", "src", "rcu", "urcu.c.o")):
         files.append(("src/rcu/urcu.c", "uslub_rcu_objs"))
 
+    # libuslub-ktest (src/ktest): built in every flavour
+    for m in ("ktest.c",):
+        if os.path.exists(os.path.join(args.build, "CMakeFiles", "uslub_ktest_objs.dir", "src", "ktest", m + ".o")):
+            files.append(("src/ktest/" + m, "uslub_ktest_objs"))
+
     where = {}                 # symbol -> defining file
     uses = {}                  # file -> undefined symbols
     file_layer = {}
@@ -173,6 +185,21 @@ def main():
                 continue       # _uslub_init(): init on first use, from any layer
             kind = "sibling" if gnum == lnum else "upward"
             upward[(f, s, g)] = f"{f} ({ln} {lnum}) -> {s} in {g} ({gn} {gnum}): {kind}"
+
+    private = []               # a public-only layer using an internal symbol
+    for f, syms in uses.items():
+        if file_layer[f][0] not in PUBLIC_ONLY:
+            continue
+        for s in sorted(syms):
+            g = where.get(s)
+            if g is not None and g != f and not s.startswith("uslub_"):
+                private.append(f"{f} -> {s} in {g}: not public API")
+    if private:
+        print(f"layering: FAIL: {', '.join(sorted(PUBLIC_ONLY))} may call only the public "
+              f"API (uslub_*):", file=sys.stderr)
+        for line in private:
+            print("  " + line, file=sys.stderr)
+        return 1
 
     if args.print_upward:
         for k in sorted(upward):
