@@ -655,6 +655,18 @@ void _uslub_kfree_cold(const void *p, bool fatal)
 
 enum kind { K_INVALID, K_FREED, K_SLAB, K_LARGE, K_HUGE };
 
+/* The end of a krealloc that moves: copy what fits from @p (of kind @k,
+ * @usable bytes; its cache @s) to @q, free @p, return @q. */
+static void *krealloc_move(void *q, const void *p, enum kind k, struct kmem_cache *s,
+			   size_t usable, size_t new_size)
+{
+	if (k == K_SLAB && cache_kasan(s))       /* all of it is read (freed next) */
+		_uslub_kasan_unpoison(p, usable);
+	memcpy(q, p, MIN(usable, new_size));
+	_uslub_kfree_cold(p, false);
+	return q;
+}
+
 /* What @p is and its usable size, without side effects. */
 static enum kind classify(const void *p, size_t *usable, struct kmem_cache **sp)
 {
@@ -761,11 +773,7 @@ void *_uslub_krealloc(void *p, size_t new_size, uslub_gfp_t gfp, void *(*malloc_
 		  _uslub_kmalloc_slow(new_size, 1, gfp, USLUB_NUMA_NO_NODE);
 	if (!q)
 		return NULL;
-	if (k == K_SLAB && cache_kasan(s))       /* all of it is read (freed next) */
-		_uslub_kasan_unpoison(p, usable);
-	memcpy(q, p, MIN(usable, new_size));
-	_uslub_kfree_cold(p, false);
-	return q;
+	return krealloc_move(q, p, k, s, usable, new_size);
 }
 
 void _uslub_kmalloc_large_stats(struct kmalloc_large_stats *out)
@@ -1038,11 +1046,7 @@ __public void *uslub_krealloc_node_align_noprof(const void *p, size_t new_size, 
 	void *q = _uslub_kmalloc_slow(new_size, align, gfp, node);
 	if (!q)
 		return NULL;
-	if (k == K_SLAB && cache_kasan(s))       /* all of it is read (freed next) */
-		_uslub_kasan_unpoison(p, usable);
-	memcpy(q, p, MIN(usable, new_size));
-	_uslub_kfree_cold(p, false);
-	return q;
+	return krealloc_move(q, p, k, s, usable, new_size);
 }
 
 /* ------------------------------------------------------------------------

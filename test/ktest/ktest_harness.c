@@ -143,15 +143,23 @@ static void shrink_up(struct idtree *t, struct node *n)
 	}
 }
 
+/* The leaf node that holds @id's slot, or NULL (t->lock held). */
+static struct node *idtree_leaf(struct idtree *t, unsigned int id)
+{
+	struct node *n = t->root;
+
+	for (int level = LEVELS - 1; n && level > 0; level--)
+		n = n->slots[(id >> (level * SHIFT)) & (SLOTS - 1)];
+	return n;
+}
+
 static void *idtree_remove(struct idtree *t, unsigned int id)
 {
 	struct node *n;
 	void *item = NULL;
 
 	pthread_mutex_lock(&t->lock);
-	n = t->root;
-	for (int level = LEVELS - 1; n && level > 0; level--)
-		n = n->slots[(id >> (level * SHIFT)) & (SLOTS - 1)];
+	n = idtree_leaf(t, id);
 	if (n) {
 		item = n->slots[id & (SLOTS - 1)];
 		if (item) {
@@ -170,9 +178,7 @@ static void *idtree_lookup(struct idtree *t, unsigned int id)
 	void *item = NULL;
 
 	pthread_mutex_lock(&t->lock);
-	n = t->root;
-	for (int level = LEVELS - 1; n && level > 0; level--)
-		n = n->slots[(id >> (level * SHIFT)) & (SLOTS - 1)];
+	n = idtree_leaf(t, id);
 	if (n)
 		item = n->slots[id & (SLOTS - 1)];
 	pthread_mutex_unlock(&t->lock);
