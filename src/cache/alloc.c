@@ -301,10 +301,10 @@ static __always_inline void *alloc_rungs(struct kmem_cache *s, struct kmem_cache
  * taken without zeroing (its bytes are poisoned: libc's memset is ASan's),
  * then @orig_size bytes (a kmalloc's or malloc's request; 0: the object)
  * are unpoisoned, zeroed for __GFP_ZERO. */
-static __noinline void *alloc_kasan(struct kmem_cache *s, uslub_gfp_t gfp, int node,
-				    size_t orig_size, uintptr_t addr)
+static __noinline void *alloc_kasan(struct kmem_cache *s, struct kmem_cache_cpu *c,
+				    uslub_gfp_t gfp, int node, size_t orig_size, uintptr_t addr)
 {
-	void *obj = alloc_rungs(s, this_cpu(s), gfp & ~USLUB_GFP_ZERO, node, orig_size, addr);
+	void *obj = alloc_rungs(s, c, gfp & ~USLUB_GFP_ZERO, node, orig_size, addr);
 	if (obj)
 		_uslub_kasan_alloc(s, obj, orig_size, gfp & USLUB_GFP_ZERO);
 	return obj;
@@ -328,7 +328,7 @@ __noinline void *_uslub_slab_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, i
 			return obj;
 	}
 	if (unlikely(cache_kasan(s)))
-		return alloc_kasan(s, gfp, node, orig_size, addr);
+		return alloc_kasan(s, c, gfp, node, orig_size, addr);
 	return alloc_rungs(s, c, gfp, node, orig_size, addr);
 }
 

@@ -32,22 +32,27 @@ static void flush_rcu_sheaves(const struct kmem_cache *cs)
 	_uslub_gp_drain();
 }
 
-__public void uslub_gp_flush(const struct kmem_cache *s)
+/* The rcu_free sheaves of @s (NULL: every cache) handed to the provider;
+ * false when there is no provider or @s is not a cache. */
+static bool gp_flush(const struct kmem_cache *s)
 {
 	if (!gp_available())
-		return;
+		return false;
 	if (s && cache_bad(s, "kvfree_rcu_barrier_on_cache"))
-		return;
+		return false;
 	flush_rcu_sheaves(s);
+	return true;
+}
+
+__public void uslub_gp_flush(const struct kmem_cache *s)
+{
+	gp_flush(s);
 }
 
 __public void uslub_gp_barrier(const struct kmem_cache *s)
 {
-	if (!gp_available())
+	if (!gp_flush(s))
 		return;
-	if (s && cache_bad(s, "kvfree_rcu_barrier_on_cache"))
-		return;
-	flush_rcu_sheaves(s);
 	/* the callbacks run: sheaves flushed to slabs may have discarded
 	 * TYPESAFE_BY_RCU slabs, whose own grace period follows */
 	_uslub_gp_wait();
