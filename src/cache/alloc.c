@@ -4,7 +4,11 @@
  *
  * One rung per thing it adds:
  *
- *   _uslub_slab_alloc_miss          the cpu freelist (malloc pops the main sheaf only)
+ *   _uslub_slab_alloc_miss          a cache's lean hooked path (pcs_hooks), else the ladder
+ *    ├─ alloc_pcs_account, _profile, _account_profile
+ *    │                              the lean hooked sheaf paths: a main-sheaf pop, its
+ *    │                              extension, the stock, the tag; misses to the ladder
+ *   alloc_miss_ladder               the cpu freelist (malloc pops the main sheaf only)
  *    ├─ alloc_kasan                 under ASan: the rungs below, then the object unpoisoned
  *    ├─ alloc_kmalloc_debug         kmalloc from a debug cache: its size recorded
  *    ├─ alloc_hooked_pcs            hooks, sheaf mode: a main-sheaf pop, the hook's inline
@@ -50,9 +54,30 @@ static __always_inline void enable_on_demand_locked(struct kmem_cache *s)
 	if (!(s->hooks & HOOK_ACCOUNT)) {
 		if (s->ext_placement == USLUB_OBJ_EXT_NONE)
 			WRITE_ONCE(s->ext_placement, USLUB_OBJ_EXT_ON_DEMAND);
+		/* charged only with USLUB_GFP_ACCOUNT: the generic rungs (before
+		 * the hooks go on, so no lean path sees HOOK_ACCOUNT) */
+		__atomic_store_n(&s->pcs_hooks, 0, __ATOMIC_SEQ_CST);
 		__atomic_fetch_or(&s->fastpath_off, FASTPATH_OFF_HOOKS, __ATOMIC_SEQ_CST);
 		__atomic_fetch_or(&s->hooks, HOOK_ACCOUNT, __ATOMIC_SEQ_CST);
 	}
+}
+
+/* Choose @s's lean hooked sheaf path, once, at creation (before the cache
+ * is published): a sheaf cache whose every allocation runs the same hooks
+ * (a USLUB_ACCOUNT cache, exact profiling, or both) with extensions that
+ * every slab has (leftover, padding or array, not on demand). */
+void _uslub_set_pcs_hooks(struct kmem_cache *s)
+{
+	unsigned int ph = 0;
+	if (s->sheaf_capacity && !(s->flags & SLAB_NO_OBJ_EXT) &&
+	    s->ext_placement != USLUB_OBJ_EXT_NONE &&
+	    s->ext_placement != USLUB_OBJ_EXT_ON_DEMAND) {
+		if ((s->hooks & HOOK_ACCOUNT) && (s->flags & USLUB_ACCOUNT))
+			ph |= PCS_HOOKS_ACCOUNT;
+		if (s->hooks & HOOK_PROFILE)
+			ph |= PCS_HOOKS_PROFILE;
+	}
+	s->pcs_hooks = ph;
 }
 
 __cold void _uslub_obj_ext_enable_on_demand(struct kmem_cache *s)
@@ -269,6 +294,103 @@ static __noinline void *alloc_hooked_pcs(struct kmem_cache *s, uslub_gfp_t gfp, 
 	return alloc_refused(s, obj, addr);
 }
 
+static __noinline void *alloc_miss_ladder(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+					  size_t orig_size, uintptr_t addr);
+
+/*
+ * The lean hooked sheaf paths (issue: accounting and profiling cheap
+ * enough to leave on): one per PCS_HOOKS_* combination, chosen once per
+ * cache (kmem_cache.pcs_hooks), each condition tested once, everything
+ * tested before anything changes; any miss goes to alloc_hooked_pcs()
+ * untouched. Frameless leaves entered by a tail call.
+ *
+ * Alloc: the main sheaf's top object; its slab from the page descriptor
+ * (an object of our sheaf: no ownership test), its extension at
+ * obj_exts + index * ext_stride; the charge from the thread's stock with
+ * one subtraction and sign test (the stock follows the current group:
+ * ext/memcg.c, stock_follow_locked(), so stock.cached is the group's
+ * handle, or NULL in the root, where nothing is charged); the call
+ * site's tag counted on the thread's allocation-side counters.
+ */
+static __always_inline void *alloc_pcs_lean(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+					    size_t orig_size, uintptr_t addr, const unsigned int ph)
+{
+	struct kmem_cache_cpu *c = this_cpu(s);
+	struct slab_sheaf *main = c->main;
+	unsigned int n = main->size;
+	/* gfp bits (USLUB_GFP_ACCOUNT but in an ACCOUNT cache: a charge the
+	 * generic rungs make, on demand), a node, an empty main, failslab,
+	 * slub_debug, ASan, destroyed: the whole ladder */
+	const uslub_gfp_t ok = (ph & PCS_HOOKS_ACCOUNT) ? USLUB_GFP_ACCOUNT : 0;
+	if (unlikely(!n || (gfp & ~ok) || node != USLUB_NUMA_NO_NODE ||
+		     (READ_ONCE(s->fastpath_off) &
+		      ~(FASTPATH_OFF_HOOKS | FASTPATH_OFF_HARDENED | FASTPATH_OFF_MARK))))
+		return alloc_miss_ladder(s, gfp, node, orig_size, addr);
+	void *obj = main->objects[n - 1];
+	struct slab *slab = page_slab(READ_ONCE(virt_to_page(obj)->compound_head));
+	unsigned long base = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
+	/* a sheaf holds objects of a live cpu area: t != NULL */
+	struct uslub_thread *t = _uslub_tls.thread;
+	struct obj_cgroup *objcg = NULL;
+	long stock = 0;
+	struct uslub_alloc_tag *tag = NULL;
+	unsigned int tidx = 0;
+	if (unlikely(!base))
+		return alloc_hooked_pcs(s, gfp, node, c, addr);
+	if (ph & PCS_HOOKS_ACCOUNT) {
+		objcg = t->stock.cached;
+		stock = t->stock.nr_bytes - (long)s->charge;
+		if (objcg && unlikely(stock < 0))
+			return alloc_hooked_pcs(s, gfp, node, c, addr);
+	}
+	if (ph & PCS_HOOKS_PROFILE) {
+		tag = uslub_alloc_tag_cur;
+		if (tag) {
+			tidx = READ_ONCE(tag->index);
+			if (unlikely(!tidx || !t->tagc))
+				return alloc_hooked_pcs(s, gfp, node, c, addr);
+		}
+	}
+	main->size = n - 1;
+	stat(c, ALLOC_PCS);
+	free_mark_clear(s, obj);
+	uintptr_t off = (uintptr_t)obj - (uintptr_t)slab_address(slab);
+	struct slabobj_ext *ext = (struct slabobj_ext *)
+		(base + (uintptr_t)slab_offset_to_index(off, s->reciprocal_size) * s->ext_stride);
+	if (ph & PCS_HOOKS_ACCOUNT) {
+		if (objcg)
+			t->stock.nr_bytes = stock;
+		WRITE_ONCE(ext->objcg, objcg);
+	}
+	if (ph & PCS_HOOKS_PROFILE) {
+		WRITE_ONCE(ext->ref, tag);
+		if (tag) {
+			uslub_alloc_tag_cur = NULL;              /* taken */
+			tag_counters_alloc(t, tidx, (int64_t)s->size, 1);
+		}
+	}
+	return obj;
+}
+
+static __noinline void *alloc_pcs_account(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+					  size_t orig_size, uintptr_t addr)
+{
+	return alloc_pcs_lean(s, gfp, node, orig_size, addr, PCS_HOOKS_ACCOUNT);
+}
+
+static __noinline void *alloc_pcs_profile(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+					  size_t orig_size, uintptr_t addr)
+{
+	return alloc_pcs_lean(s, gfp, node, orig_size, addr, PCS_HOOKS_PROFILE);
+}
+
+static __noinline void *alloc_pcs_account_profile(struct kmem_cache *s, uslub_gfp_t gfp,
+						  int node, size_t orig_size, uintptr_t addr)
+{
+	return alloc_pcs_lean(s, gfp, node, orig_size, addr,
+			      PCS_HOOKS_ACCOUNT | PCS_HOOKS_PROFILE);
+}
+
 /* A kmalloc of @orig_size bytes from a debug cache: recorded (Z caches
  * fill the tail). */
 static __noinline void *alloc_kmalloc_debug(struct kmem_cache *s, uslub_gfp_t gfp, int node,
@@ -310,14 +432,12 @@ static __noinline void *alloc_kasan(struct kmem_cache *s, struct kmem_cache_cpu 
 	return obj;
 }
 
-/*
- * The alloc miss path (cache.h's inline paths missed), with the public
- * caller's address @addr (slub_debug's owner): the cpu freelist when the
- * caller did not try it (malloc pops the main sheaf only), then the rung
- * for what the call needs (the ladder at the top of this file).
- */
-__noinline void *_uslub_slab_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, int node,
-				       size_t orig_size, uintptr_t addr)
+/* The miss path's rungs (the ladder at the top of this file) after the
+ * lean hooked paths: the cpu freelist when the caller did not try it
+ * (malloc pops the main sheaf only), then the rung for what the call
+ * needs. */
+static __noinline void *alloc_miss_ladder(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+					  size_t orig_size, uintptr_t addr)
 {
 	nolock_drain();                          /* kfree_nolock's deferred frees */
 	struct kmem_cache_cpu *c = this_cpu(s);
@@ -330,6 +450,27 @@ __noinline void *_uslub_slab_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, i
 	if (unlikely(cache_kasan(s)))
 		return alloc_kasan(s, c, gfp, node, orig_size, addr);
 	return alloc_rungs(s, c, gfp, node, orig_size, addr);
+}
+
+/*
+ * The alloc miss path (cache.h's inline paths missed), with the public
+ * caller's address @addr (slub_debug's owner): a cache with a lean hooked
+ * path takes it, any other the ladder.
+ */
+__noinline void *_uslub_slab_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+				       size_t orig_size, uintptr_t addr)
+{
+	/* the lean paths leave kfree_nolock's deferred frees to the next
+	 * ladder (any cache's), thread exit, shrink or destroy */
+	switch (READ_ONCE(s->pcs_hooks)) {
+	case PCS_HOOKS_ACCOUNT:
+		return alloc_pcs_account(s, gfp, node, orig_size, addr);
+	case PCS_HOOKS_PROFILE:
+		return alloc_pcs_profile(s, gfp, node, orig_size, addr);
+	case PCS_HOOKS_ACCOUNT | PCS_HOOKS_PROFILE:
+		return alloc_pcs_account_profile(s, gfp, node, orig_size, addr);
+	}
+	return alloc_miss_ladder(s, gfp, node, orig_size, addr);
 }
 
 /*

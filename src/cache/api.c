@@ -131,6 +131,7 @@ struct kmem_cache *_uslub_cache_create(const char *name, size_t size,
 		s->flags |= SLAB_HARDENED;
 		s->fastpath_off |= FASTPATH_OFF_HARDENED;
 	}
+	_uslub_set_pcs_hooks(s);
 	if (_uslub_cache_publish(s)) {
 		_uslub_sheaf_cache_destroy(s);
 		goto fail;

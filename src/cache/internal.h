@@ -31,6 +31,7 @@ static __always_inline void nolock_drain(void)
 }
 
 /* alloc.c */
+__internal void _uslub_set_pcs_hooks(struct kmem_cache *s);
 __internal __cold void _uslub_obj_ext_enable_on_demand(struct kmem_cache *s);
 __internal __cold bool _uslub_obj_ext_enable_on_demand_try(struct kmem_cache *s);
 /* free.c */
@@ -73,11 +74,28 @@ static __always_inline bool tag_counters_ready(const struct uslub_thread *t, uns
 	return t->tagc && idx;
 }
 
+static __always_inline void tag_counters_alloc(struct uslub_thread *t, unsigned int idx,
+					       int64_t bytes, int64_t calls)
+{
+	SINGLE_WRITER_INC(t->tagc[idx].alloc_bytes, bytes);
+	SINGLE_WRITER_INC(t->tagc[idx].alloc_calls, calls);
+}
+
+static __always_inline void tag_counters_free(struct uslub_thread *t, unsigned int idx,
+					      int64_t bytes, int64_t calls)
+{
+	SINGLE_WRITER_INC(t->tagc[idx].free_bytes, bytes);
+	SINGLE_WRITER_INC(t->tagc[idx].free_calls, calls);
+}
+
+/* @calls > 0: an allocation's; < 0: a free's (both counts negative). */
 static __always_inline void tag_counters_add(struct uslub_thread *t, unsigned int idx,
 					     int64_t bytes, int64_t calls)
 {
-	SINGLE_WRITER_INC(t->tagc[idx].bytes, bytes);
-	SINGLE_WRITER_INC(t->tagc[idx].calls, calls);
+	if (calls >= 0)
+		tag_counters_alloc(t, idx, bytes, calls);
+	else
+		tag_counters_free(t, idx, -bytes, -calls);
 }
 
 /* Charge @bytes to @objcg from the thread's stock (the kernel's

@@ -27,6 +27,18 @@ static unsigned int nr_sections;
 
 #define TAGC_BYTES ((size_t)MAX_TAGS * sizeof(struct tag_counter))
 
+/* A thread's live bytes and objects of one tag (reports; racy reads of
+ * the owner's counters, as the kernel's per-CPU sums are). */
+static int64_t tag_counter_bytes(const struct tag_counter *c)
+{
+	return READ_ONCE(c->alloc_bytes) - READ_ONCE(c->free_bytes);
+}
+
+static int64_t tag_counter_calls(const struct tag_counter *c)
+{
+	return READ_ONCE(c->alloc_calls) - READ_ONCE(c->free_calls);
+}
+
 static bool exiting;              /* exit() has begun: no unload walks */
 
 static void at_exit(void)
@@ -145,8 +157,14 @@ void _uslub_tag_add_slow(struct uslub_alloc_tag *tag, int64_t bytes, int64_t cal
 				__atomic_store_n(&t->tagc, (struct tag_counter *)m, __ATOMIC_RELEASE);
 		}
 		if (t->tagc) {
-			SINGLE_WRITER_INC(t->tagc[idx].bytes, bytes);
-			SINGLE_WRITER_INC(t->tagc[idx].calls, calls);
+			struct tag_counter *c = &t->tagc[idx];
+			if (calls >= 0) {
+				SINGLE_WRITER_INC(c->alloc_bytes, bytes);
+				SINGLE_WRITER_INC(c->alloc_calls, calls);
+			} else {
+				SINGLE_WRITER_INC(c->free_bytes, -bytes);
+				SINGLE_WRITER_INC(c->free_calls, -calls);
+			}
 			return;
 		}
 	}
@@ -166,16 +184,18 @@ static void tags_thread_fold(void *area)
 		return;
 	unsigned int n = __atomic_load_n(&nr_tags, __ATOMIC_ACQUIRE);
 	for (unsigned int i = 1; i <= n; i++) {
-		int64_t b = READ_ONCE(c[i].bytes), k = READ_ONCE(c[i].calls);
-		if (!b && !k)
+		int64_t b = tag_counter_bytes(&c[i]), k = tag_counter_calls(&c[i]);
+		if (!b && !k && !READ_ONCE(c[i].alloc_calls))
 			continue;
 		struct uslub_alloc_tag *tag = __atomic_load_n(&tag_table[i], __ATOMIC_ACQUIRE);
 		if (tag) {         /* NULL: its shared object is gone */
 			__atomic_add_fetch(&tag->bytes, (uint64_t)b, __ATOMIC_RELAXED);
 			__atomic_add_fetch(&tag->calls, (uint64_t)k, __ATOMIC_RELAXED);
 		}
-		WRITE_ONCE(c[i].bytes, 0);
-		WRITE_ONCE(c[i].calls, 0);
+		WRITE_ONCE(c[i].alloc_bytes, 0);
+		WRITE_ONCE(c[i].alloc_calls, 0);
+		WRITE_ONCE(c[i].free_bytes, 0);
+		WRITE_ONCE(c[i].free_calls, 0);
 	}
 }
 
@@ -223,8 +243,8 @@ static struct uslub_allocinfo *collect(size_t *np, size_t *lenp)
 		list_for_each_entry(t, &_uslub_threads, link) {
 			struct tag_counter *c = __atomic_load_n(&t->tagc, __ATOMIC_ACQUIRE);
 			if (c) {
-				bytes += READ_ONCE(c[i].bytes);
-				calls += READ_ONCE(c[i].calls);
+				bytes += tag_counter_bytes(&c[i]);
+				calls += tag_counter_calls(&c[i]);
 			}
 		}
 		if (!bytes && !calls)

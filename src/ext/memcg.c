@@ -151,6 +151,27 @@ static struct obj_stock *this_stock(void)
 }
 
 /*
+ * The stock follows the thread's current group: switched here, when
+ * uslub_group_set_current() changes the group, not compared on every
+ * allocation. For a thread with a cpu area, outside groups_lock:
+ *   t->stock.cached == _uslub_tls.cur_objcg   (both NULL in the root)
+ * so the lean alloc path charges t->stock.cached with one subtraction and
+ * sign test (cache/alloc.c). Only the owner changes its stock, under
+ * groups_lock; thread exit drains it after leaving the group. With
+ * USLUB_ACCOUNT_BATCH=0 the stock holds the handle and no bytes, so every
+ * charge takes the slow path.
+ */
+static struct obj_cgroup *stock_follow_locked(struct obj_cgroup *o)
+{
+	struct uslub_thread *t = _uslub_tls.thread;
+	if (!t)
+		return NULL;
+	if (!o)
+		return drain_stock_locked(&t->stock);
+	return stock_switch_locked(&t->stock, o);
+}
+
+/*
  * A charge the stock could not cover (the kernel's obj_cgroup_charge ->
  * try_charge_memcg): use what the stock has, charge the rest plus half a
  * batch to prepay it (so the stock holds [0, batch] bytes, and a charge
@@ -195,11 +216,13 @@ bool _uslub_charge_slow(struct obj_cgroup *objcg, size_t bytes, uslub_gfp_t gfp)
 	struct obj_stock *st = this_stock();
 	int reclaims = 0;
 
+	/* the stock holds the current group's bytes only (see stock_follow) */
+	if (st && st->cached != objcg)
+		st = NULL;
 	for (;;) {
-		struct obj_cgroup *dead = NULL;
 		groups_lock_take();
 		struct uslub_group *g = objcg->group;
-		size_t have = st && st->cached == objcg ? (size_t)st->nr_bytes : 0;
+		size_t have = st ? (size_t)st->nr_bytes : 0;
 		size_t need = bytes - MIN(have, bytes), prepay = (size_t)account_batch / 2;
 		size_t got = need;
 		struct uslub_group *over = NULL;
@@ -209,27 +232,15 @@ bool _uslub_charge_slow(struct obj_cgroup *objcg, size_t bytes, uslub_gfp_t gfp)
 			over = try_charge_locked(g, need, gfp & USLUB_GFP_NOFAIL);
 		if (!over) {
 			__atomic_add_fetch(&objcg->refs, (long)got, __ATOMIC_RELAXED);
-			if (st) {
-				dead = stock_switch_locked(st, objcg);
+			if (st)
 				st->nr_bytes = (long)(have + got - bytes);
-			}
 			groups_lock_drop();
-			objcg_free(dead);
 			return true;
 		}
 		size_t usage = READ_ONCE(over->usage), limit = READ_ONCE(over->limit);
 		size_t missing = usage + bytes > limit ? usage + bytes - limit : bytes;
 		uslub_reclaim_fn fn = over->reclaim;
 		void *arg = over->reclaim_arg;
-		if (st && st->cached && st->cached != objcg) {
-			/* another group's prepaid bytes may be what is missing
-			 * (this group's were counted in `have` already); a
-			 * reclaim callback's frees may have put some back */
-			dead = drain_stock_locked(st);
-			groups_lock_drop();
-			objcg_free(dead);
-			continue;
-		}
 		groups_lock_drop();
 		if (fn && reclaims < RECLAIM_RETRIES && !(gfp & USLUB_GFP_NOWAIT)) {
 			reclaims++;
@@ -246,29 +257,28 @@ bool _uslub_charge_slow(struct obj_cgroup *objcg, size_t bytes, uslub_gfp_t gfp)
 	}
 }
 
-/* An uncharge the stock could not take (another handle cached, or over
- * the stock's cap): switch the stock to this handle, or give bytes back. */
+/* An uncharge the stock could not take: over the stock's cap (give the
+ * excess back, keep half a batch), or another group's object (straight
+ * to that group: the stock keeps following the current group). */
 void _uslub_uncharge_slow(struct obj_cgroup *objcg, size_t bytes)
 {
 	struct obj_stock *st = this_stock();
-	struct obj_cgroup *dead1 = NULL, *dead2 = NULL;
+	struct obj_cgroup *dead = NULL;
 	groups_lock_take();
-	if (st) {
-		dead1 = stock_switch_locked(st, objcg);
+	if (st && st->cached == objcg) {
 		st->nr_bytes += (long)bytes;
 		if (st->nr_bytes > _uslub_stock_max) {
 			long excess = st->nr_bytes - account_batch / 2;
 			st->nr_bytes = account_batch / 2;
 			uncharge_locked(objcg->group, (size_t)excess);
-			dead2 = objcg_put_locked(objcg, excess);
+			dead = objcg_put_locked(objcg, excess);
 		}
 	} else {
 		uncharge_locked(objcg->group, bytes);
-		dead2 = objcg_put_locked(objcg, (long)bytes);
+		dead = objcg_put_locked(objcg, (long)bytes);
 	}
 	groups_lock_drop();
-	objcg_free(dead1);
-	objcg_free(dead2);
+	objcg_free(dead);
 }
 
 __public void uslub_group_drain_stock(void)
@@ -277,7 +287,9 @@ __public void uslub_group_drain_stock(void)
 	if (!t || !t->stock.cached)
 		return;
 	groups_lock_take();
+	struct obj_cgroup *o = t->stock.cached;
 	struct obj_cgroup *dead = drain_stock_locked(&t->stock);
+	stock_switch_locked(&t->stock, o);      /* still current: o lives on */
 	groups_lock_drop();
 	objcg_free(dead);
 }
@@ -449,8 +461,11 @@ __public uslub_group_t *uslub_group_set_current(uslub_group_t *g)
 			ATOMIC_ADD(g->nr_current, 1);
 		if (old)
 			ATOMIC_SUB(old->nr_current, 1);
-		_uslub_tls.cur_objcg = g ? g->objcg : NULL;
+		struct obj_cgroup *o = g ? g->objcg : NULL;
+		_uslub_tls.cur_objcg = o;
+		struct obj_cgroup *dead = stock_follow_locked(o);
 		groups_lock_drop();
+		objcg_free(dead);
 	}
 	_uslub_tls.cur_group = g;
 	return old;

@@ -343,10 +343,16 @@ struct obj_stock {
 	long nr_bytes;
 };
 
-/* Per-thread counts of one allocation tag (its index in the registry). */
+/* Per-thread counts of one allocation tag (its index in the registry):
+ * allocation and free sides apart, so a hot alloc+free pair does not run
+ * one load-add-store chain through the same word twice. Live bytes and
+ * objects of the tag on this thread's books:
+ *   bytes = alloc_bytes - free_bytes,  calls = alloc_calls - free_calls */
 struct tag_counter {
-	int64_t bytes;
-	int64_t calls;
+	int64_t alloc_bytes;
+	int64_t alloc_calls;
+	int64_t free_bytes;
+	int64_t free_calls;
 };
 
 /*
@@ -524,6 +530,9 @@ struct kmem_cache {
 	unsigned int charge;         /* bytes one object charges: size + ext_bytes */
 	unsigned int hooks;          /* HOOK_*: allocs and frees run the extension
 	                                hooks (written once, under slab_mutex)     */
+	unsigned int pcs_hooks;      /* PCS_HOOKS_*: which lean hooked sheaf path
+	                                the miss paths take (cache/alloc.c, free.c),
+	                                chosen when hooks change (_uslub_set_pcs_hooks) */
 	unsigned int debug;          /* USLUB_DBG_* letters (USLUB_DEBUG and the
 	                                cache flags); A may change at run time
 	                                (atomic)                                   */
@@ -673,6 +682,14 @@ __internal void _uslub_cpu_area_init(char *cpu_base);
 #define HOOK_ACCOUNT 1u              /* objects may be charged (ACCOUNT cache, or
                                         on demand after a GFP_ACCOUNT alloc) */
 #define HOOK_PROFILE 2u              /* objects are tagged (profiling on)    */
+
+/* kmem_cache.pcs_hooks: a sheaf cache with hooks whose every allocation
+ * runs the same hooks takes the lean hooked paths, specialized for them
+ * (the choice is made once, not per object); 0: the generic hooked
+ * rungs (on-demand accounting, no sheaves, SLAB_NO_OBJ_EXT) or no hooks */
+#define PCS_HOOKS_ACCOUNT 1u         /* a USLUB_ACCOUNT cache: every object is
+                                        charged to the thread's group         */
+#define PCS_HOOKS_PROFILE 2u         /* every object is tagged (exact mode)    */
 
 /* fastpath_off bits */
 #define FASTPATH_OFF_HARDENED 1u
