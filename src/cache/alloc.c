@@ -297,25 +297,15 @@ static __noinline void *alloc_hooked_pcs(struct kmem_cache *s, uslub_gfp_t gfp, 
 static __noinline void *alloc_miss_ladder(struct kmem_cache *s, uslub_gfp_t gfp, int node,
 					  size_t orig_size, uintptr_t addr);
 
-/*
- * The lean hooked sheaf paths (issue: accounting and profiling cheap
- * enough to leave on): one per PCS_HOOKS_* combination, chosen once per
- * cache (kmem_cache.pcs_hooks), each condition tested once, everything
- * tested before anything changes; any miss goes to alloc_hooked_pcs()
- * untouched. Frameless leaves entered by a tail call.
- *
- * Alloc: the main sheaf's top object; its slab from the page descriptor
- * (an object of our sheaf: no ownership test), its extension at
- * obj_exts + index * ext_stride; the charge from the thread's stock with
- * one subtraction and sign test (the stock follows the current group:
- * ext/memcg.c, stock_follow_locked(), so stock.cached is the group's
- * handle, or NULL in the root, where nothing is charged); the call
- * site's tag counted on the thread's allocation-side counters.
- */
-static __always_inline void *alloc_pcs_lean(struct kmem_cache *s, uslub_gfp_t gfp, int node,
-					    size_t orig_size, uintptr_t addr, const unsigned int ph)
+/* The lean hooked sheaf paths (internal.h's alloc_pcs_lean()) as leaves
+ * of the miss path, for the callers that do not inline them (kmalloc,
+ * malloc, the node and bulk-less entries). Entered by tail calls: the
+ * return address is the public caller's. */
+static __always_inline void *alloc_pcs_leaf(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					    uslub_gfp_t gfp, int node, size_t orig_size,
+					    const unsigned int ph)
 {
-	struct kmem_cache_cpu *c = this_cpu(s);
+#define addr ((uintptr_t)__builtin_return_address(0))
 	struct slab_sheaf *main = c->main;
 	unsigned int n = main->size;
 	/* gfp bits (USLUB_GFP_ACCOUNT but in an ACCOUNT cache: a charge the
@@ -323,71 +313,43 @@ static __always_inline void *alloc_pcs_lean(struct kmem_cache *s, uslub_gfp_t gf
 	 * slub_debug, ASan, destroyed: the whole ladder */
 	const uslub_gfp_t ok = (ph & PCS_HOOKS_ACCOUNT) ? USLUB_GFP_ACCOUNT : 0;
 	if (unlikely(!n || (gfp & ~ok) || node != USLUB_NUMA_NO_NODE ||
-		     (READ_ONCE(s->fastpath_off) &
-		      ~(FASTPATH_OFF_HOOKS | FASTPATH_OFF_HARDENED | FASTPATH_OFF_MARK))))
+		     (READ_ONCE(s->fastpath_off) & ~PCS_LEAN_OFF_OK)))
 		return alloc_miss_ladder(s, gfp, node, orig_size, addr);
-	void *obj = main->objects[n - 1];
-	struct slab *slab = page_slab(READ_ONCE(virt_to_page(obj)->compound_head));
-	unsigned long base = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
-	/* a sheaf holds objects of a live cpu area: t != NULL */
-	struct uslub_thread *t = _uslub_tls.thread;
-	struct obj_cgroup *objcg = NULL;
-	long stock = 0;
-	struct uslub_alloc_tag *tag = NULL;
-	unsigned int tidx = 0;
-	if (unlikely(!base))
-		return alloc_hooked_pcs(s, gfp, node, c, addr);
-	if (ph & PCS_HOOKS_ACCOUNT) {
-		objcg = t->stock.cached;
-		stock = t->stock.nr_bytes - (long)s->charge;
-		if (objcg && unlikely(stock < 0))
-			return alloc_hooked_pcs(s, gfp, node, c, addr);
-	}
-	if (ph & PCS_HOOKS_PROFILE) {
-		tag = uslub_alloc_tag_cur;
-		if (tag) {
-			tidx = READ_ONCE(tag->index);
-			if (unlikely(!tidx || !t->tagc))
-				return alloc_hooked_pcs(s, gfp, node, c, addr);
-		}
-	}
-	main->size = n - 1;
-	stat(c, ALLOC_PCS);
-	free_mark_clear(s, obj);
-	uintptr_t off = (uintptr_t)obj - (uintptr_t)slab_address(slab);
-	struct slabobj_ext *ext = (struct slabobj_ext *)
-		(base + (uintptr_t)slab_offset_to_index(off, s->reciprocal_size) * s->ext_stride);
-	if (ph & PCS_HOOKS_ACCOUNT) {
-		if (objcg)
-			t->stock.nr_bytes = stock;
-		WRITE_ONCE(ext->objcg, objcg);
-	}
-	if (ph & PCS_HOOKS_PROFILE) {
-		WRITE_ONCE(ext->ref, tag);
-		if (tag) {
-			uslub_alloc_tag_cur = NULL;              /* taken */
-			tag_counters_alloc(t, tidx, (int64_t)s->size, 1);
-		}
-	}
-	return obj;
+	void *obj = alloc_pcs_lean(s, c, main, n, ph);
+	if (likely(obj))
+		return obj;
+	return alloc_hooked_pcs(s, gfp, node, c, addr);
+#undef addr
+}
+
+/* The API's leaves (api.c cache_alloc(), by tail calls: the return
+ * address is the public caller's), with the caller's slot. */
+__noinline void *_uslub_alloc_pcs_account(struct kmem_cache *s, struct kmem_cache_cpu *c)
+{
+	return alloc_pcs_leaf(s, c, 0, USLUB_NUMA_NO_NODE, 0, PCS_HOOKS_ACCOUNT);
+}
+
+__noinline void *_uslub_alloc_pcs_profile(struct kmem_cache *s, struct kmem_cache_cpu *c)
+{
+	return alloc_pcs_leaf(s, c, 0, USLUB_NUMA_NO_NODE, 0, PCS_HOOKS_PROFILE);
 }
 
 static __noinline void *alloc_pcs_account(struct kmem_cache *s, uslub_gfp_t gfp, int node,
-					  size_t orig_size, uintptr_t addr)
+					  size_t orig_size)
 {
-	return alloc_pcs_lean(s, gfp, node, orig_size, addr, PCS_HOOKS_ACCOUNT);
+	return alloc_pcs_leaf(s, this_cpu(s), gfp, node, orig_size, PCS_HOOKS_ACCOUNT);
 }
 
 static __noinline void *alloc_pcs_profile(struct kmem_cache *s, uslub_gfp_t gfp, int node,
-					  size_t orig_size, uintptr_t addr)
+					  size_t orig_size)
 {
-	return alloc_pcs_lean(s, gfp, node, orig_size, addr, PCS_HOOKS_PROFILE);
+	return alloc_pcs_leaf(s, this_cpu(s), gfp, node, orig_size, PCS_HOOKS_PROFILE);
 }
 
 static __noinline void *alloc_pcs_account_profile(struct kmem_cache *s, uslub_gfp_t gfp,
-						  int node, size_t orig_size, uintptr_t addr)
+						  int node, size_t orig_size)
 {
-	return alloc_pcs_lean(s, gfp, node, orig_size, addr,
+	return alloc_pcs_leaf(s, this_cpu(s), gfp, node, orig_size,
 			      PCS_HOOKS_ACCOUNT | PCS_HOOKS_PROFILE);
 }
 
@@ -464,11 +426,11 @@ __noinline void *_uslub_slab_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, i
 	 * ladder (any cache's), thread exit, shrink or destroy */
 	switch (READ_ONCE(s->pcs_hooks)) {
 	case PCS_HOOKS_ACCOUNT:
-		return alloc_pcs_account(s, gfp, node, orig_size, addr);
+		return alloc_pcs_account(s, gfp, node, orig_size);
 	case PCS_HOOKS_PROFILE:
-		return alloc_pcs_profile(s, gfp, node, orig_size, addr);
+		return alloc_pcs_profile(s, gfp, node, orig_size);
 	case PCS_HOOKS_ACCOUNT | PCS_HOOKS_PROFILE:
-		return alloc_pcs_account_profile(s, gfp, node, orig_size, addr);
+		return alloc_pcs_account_profile(s, gfp, node, orig_size);
 	}
 	return alloc_miss_ladder(s, gfp, node, orig_size, addr);
 }

@@ -31,17 +31,22 @@ __internal void _uslub_nolock_lifecycle_init(void);
 /* Are the inline sheaf paths off for @s (hooks, slub_debug, failslab,
  * destroyed, a free mark outside word 0)? Hardening does not count: a
  * sheaf holds plain pointers. */
-static __always_inline bool pcs_off(const struct kmem_cache *s)
+static __always_inline unsigned int fastpath_off_load(const struct kmem_cache *s)
 {
-	static_assert(FASTPATH_OFF_HARDENED == 1, "hardening is the lowest bit");
 #ifdef USLUB_TSAN
-	return READ_ONCE(s->fastpath_off) > FASTPATH_OFF_HARDENED;
+	return READ_ONCE(s->fastpath_off);
 #else
 	/* a plain (volatile) load, which the compiler folds into the compare
 	 * (it keeps an atomic load in a register first): one instruction.
 	 * fastpath_off is one aligned word, changed by atomic or/and. */
-	return *(const volatile unsigned int *)&s->fastpath_off > FASTPATH_OFF_HARDENED;
+	return *(const volatile unsigned int *)&s->fastpath_off;
 #endif
+}
+
+static __always_inline bool pcs_off(const struct kmem_cache *s)
+{
+	static_assert(FASTPATH_OFF_HARDENED == 1, "hardening is the lowest bit");
+	return fastpath_off_load(s) > FASTPATH_OFF_HARDENED;
 }
 
 /*

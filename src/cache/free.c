@@ -217,89 +217,54 @@ static __noinline void free_miss_ladder(struct kmem_cache *s, void *x, uintptr_t
 	_uslub_free_checked(s, x, addr);
 }
 
-/*
- * The lean hooked sheaf paths, alloc.c's alloc_pcs_lean() for the free:
- * with room in the main sheaf, the object's slab (ours, this cache), the
- * checks of the inline path (inside the slab's objects, at an object
- * start, one node, not already free), its extension from the index the
- * start check computed; the uncharge into the thread's stock when it
- * holds the object's group and stays under its cap, the tag on the
- * thread's free-side counters; then the push. Anything else goes to the
- * ladder untouched (which reports a bad or double free).
- */
-static __always_inline void free_pcs_lean(struct kmem_cache *s, void *x, uintptr_t addr,
-					  const unsigned int ph)
+/* The lean hooked sheaf paths (internal.h's free_pcs_lean()) as leaves
+ * of the miss path, for the callers that do not inline them (kfree,
+ * free). Entered by tail calls: the return address is the public
+ * caller's. */
+static __always_inline void free_pcs_leaf(struct kmem_cache *s, void *x, const unsigned int ph)
 {
+#define addr ((uintptr_t)__builtin_return_address(0))
 	struct kmem_cache_cpu *c = this_cpu(s);
 	struct slab_sheaf *main = c->main;
 	unsigned int n = main->size;
-	struct slab *slab;
-	if (unlikely(n >= main->capacity ||
-		     (READ_ONCE(s->fastpath_off) &
-		      ~(FASTPATH_OFF_HOOKS | FASTPATH_OFF_HARDENED | FASTPATH_OFF_MARK))) ||
-	    unlikely(!(slab = virt_to_slab(x))) || unlikely(slab->slab_cache != s))
-		return free_miss_ladder(s, x, addr);
-	uintptr_t off = (uintptr_t)x - (uintptr_t)slab_address(slab);
-	unsigned int idx = slab_offset_to_index(off, s->reciprocal_size);
-	uintptr_t mark = slab_free_mark(s, slab);
-	unsigned long base = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
-	if (unlikely(off >= slab_objects_bytes(slab)) || unlikely(idx * s->size != (uint32_t)off) ||
-	    (unlikely(_uslub_multi_node) && slab_nid(slab) != main->node) ||
-	    unlikely(!base) || free_mark_test(s, x, mark))
-		return free_miss_ladder(s, x, addr);
-	struct slabobj_ext *ext = (struct slabobj_ext *)(base + (uintptr_t)idx * s->ext_stride);
-	/* a main sheaf with room: a live cpu area, t != NULL */
-	struct uslub_thread *t = _uslub_tls.thread;
-	struct obj_cgroup *objcg = NULL;
-	long stock = 0;
-	struct uslub_alloc_tag *tag = NULL;
-	unsigned int tidx = 0;
-	if (ph & PCS_HOOKS_ACCOUNT) {
-		objcg = READ_ONCE(ext->objcg);
-		stock = t->stock.nr_bytes + (long)s->charge;
-		if (objcg && unlikely(objcg != t->stock.cached || stock > _uslub_stock_max))
-			return free_miss_ladder(s, x, addr);
-	}
-	if (ph & PCS_HOOKS_PROFILE) {
-		tag = READ_ONCE(ext->ref);
-		if (tag) {
-			tidx = READ_ONCE(tag->index);
-			if (unlikely(!tidx || !t->tagc))
-				return free_miss_ladder(s, x, addr);
-		}
-	}
-	if (ph & PCS_HOOKS_ACCOUNT) {
-		if (objcg) {
-			WRITE_ONCE(ext->objcg, NULL);
-			t->stock.nr_bytes = stock;
-		}
-	}
-	if (ph & PCS_HOOKS_PROFILE) {
-		if (tag) {
-			WRITE_ONCE(ext->ref, NULL);
-			tag_counters_free(t, tidx, (int64_t)s->size, 1);
-		}
-	}
-	free_mark_set(s, x, mark);
-	main->objects[n] = x;
-	barrier();      /* a fork child flushes objects[0, size) */
-	main->size = n + 1;
-	stat(c, FREE_PCS);
+	if (likely(n < main->capacity) &&
+	    likely(!(READ_ONCE(s->fastpath_off) & ~PCS_LEAN_OFF_OK)) &&
+	    likely(free_pcs_lean(s, c, main, n, x, ph)))
+		return;
+	free_miss_ladder(s, x, addr);
+#undef addr
 }
 
-static __noinline void free_pcs_account(struct kmem_cache *s, void *x, uintptr_t addr)
+/* The API's leaves (api.c cache_free(), by tail calls). */
+__noinline void _uslub_free_pcs_account(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					struct slab_sheaf *main, unsigned int n, void *x)
 {
-	free_pcs_lean(s, x, addr, PCS_HOOKS_ACCOUNT);
+	if (likely(free_pcs_lean(s, c, main, n, x, PCS_HOOKS_ACCOUNT)))
+		return;
+	free_miss_ladder(s, x, (uintptr_t)__builtin_return_address(0));
 }
 
-static __noinline void free_pcs_profile(struct kmem_cache *s, void *x, uintptr_t addr)
+__noinline void _uslub_free_pcs_profile(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					struct slab_sheaf *main, unsigned int n, void *x)
 {
-	free_pcs_lean(s, x, addr, PCS_HOOKS_PROFILE);
+	if (likely(free_pcs_lean(s, c, main, n, x, PCS_HOOKS_PROFILE)))
+		return;
+	free_miss_ladder(s, x, (uintptr_t)__builtin_return_address(0));
 }
 
-static __noinline void free_pcs_account_profile(struct kmem_cache *s, void *x, uintptr_t addr)
+static __noinline void free_pcs_account(struct kmem_cache *s, void *x)
 {
-	free_pcs_lean(s, x, addr, PCS_HOOKS_ACCOUNT | PCS_HOOKS_PROFILE);
+	free_pcs_leaf(s, x, PCS_HOOKS_ACCOUNT);
+}
+
+static __noinline void free_pcs_profile(struct kmem_cache *s, void *x)
+{
+	free_pcs_leaf(s, x, PCS_HOOKS_PROFILE);
+}
+
+static __noinline void free_pcs_account_profile(struct kmem_cache *s, void *x)
+{
+	free_pcs_leaf(s, x, PCS_HOOKS_ACCOUNT | PCS_HOOKS_PROFILE);
 }
 
 /*
@@ -313,11 +278,11 @@ __noinline void _uslub_slab_free_miss(struct kmem_cache *s, void *x, uintptr_t a
 	 * ladder (any cache's), thread exit, shrink or destroy */
 	switch (READ_ONCE(s->pcs_hooks)) {
 	case PCS_HOOKS_ACCOUNT:
-		return free_pcs_account(s, x, addr);
+		return free_pcs_account(s, x);
 	case PCS_HOOKS_PROFILE:
-		return free_pcs_profile(s, x, addr);
+		return free_pcs_profile(s, x);
 	case PCS_HOOKS_ACCOUNT | PCS_HOOKS_PROFILE:
-		return free_pcs_account_profile(s, x, addr);
+		return free_pcs_account_profile(s, x);
 	}
 	free_miss_ladder(s, x, addr);
 }

@@ -32,9 +32,19 @@ static __always_inline void nolock_drain(void)
 
 /* alloc.c */
 __internal void _uslub_set_pcs_hooks(struct kmem_cache *s);
+/* The lean hooked leaves the API's inline paths tail-call (api.c): alloc
+ * for the caller's slot @c (gfp 0, no node); free for slot @c with main
+ * sheaf @main of size @n < capacity, the cache's fastpath_off holding
+ * nothing but PCS_LEAN_OFF_OK bits. The lean path, else the miss path. */
+__internal void *_uslub_alloc_pcs_account(struct kmem_cache *s, struct kmem_cache_cpu *c);
+__internal void *_uslub_alloc_pcs_profile(struct kmem_cache *s, struct kmem_cache_cpu *c);
+/* free.c */
+__internal void _uslub_free_pcs_account(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					struct slab_sheaf *main, unsigned int n, void *x);
+__internal void _uslub_free_pcs_profile(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					struct slab_sheaf *main, unsigned int n, void *x);
 __internal __cold void _uslub_obj_ext_enable_on_demand(struct kmem_cache *s);
 __internal __cold bool _uslub_obj_ext_enable_on_demand_try(struct kmem_cache *s);
-/* free.c */
 __internal void _uslub_free_checked(struct kmem_cache *s, void *x, uintptr_t addr);
 
 /*
@@ -211,6 +221,138 @@ static __always_inline void free_hook(struct kmem_cache *s, struct slab *slab, v
 		WRITE_ONCE(ext->ref, NULL);
 		tag_add(tag, -(int64_t)s->size, -1);
 	}
+}
+
+/*
+ * The lean hooked sheaf paths (kmem_cache.pcs_hooks), each written once
+ * here: the bodies that uslub_cache_alloc()/uslub_cache_free() inline in
+ * their cold branch (api.c) and the miss paths' leaves call (alloc.c,
+ * free.c, for kmalloc, malloc and the others). @ph is a compile-time
+ * PCS_HOOKS_* value, so each condition is tested once, and everything is
+ * tested before anything is written: NULL / false is a miss that changed
+ * nothing (the caller takes the ladder).
+ *
+ * Alloc, for slot @c whose main sheaf @main holds @n > 0 objects, inline
+ * paths off only for hooks (FASTPATH_OFF_HOOKS; freelist hardening and
+ * the free mark's place do not matter to a sheaf): the top object; its
+ * slab from the page descriptor (an object of our own sheaf needs no
+ * ownership test); its extension at obj_exts + index * ext_stride; the
+ * charge with one subtraction and sign test on the stock (which follows
+ * the current group: ext/memcg.c stock_follow_locked(), so stock.cached
+ * is the group's handle, NULL in the root where nothing is charged); the
+ * call site's tag on the thread's allocation-side counters.
+ */
+#define PCS_LEAN_OFF_OK (FASTPATH_OFF_HOOKS | FASTPATH_OFF_HARDENED | FASTPATH_OFF_MARK)
+
+static __always_inline void *alloc_pcs_lean(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					    struct slab_sheaf *main, unsigned int n,
+					    const unsigned int ph)
+{
+	void *obj = main->objects[n - 1];
+	struct slab *slab = page_slab(READ_ONCE(virt_to_page(obj)->compound_head));
+	unsigned long base = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
+	/* a sheaf holds objects of a live cpu area: t != NULL */
+	struct uslub_thread *t = _uslub_tls.thread;
+	struct obj_cgroup *objcg = NULL;
+	long stock = 0;
+	struct uslub_alloc_tag *tag = NULL;
+	unsigned int tidx = 0;
+	if (unlikely(!base))
+		return NULL;
+	if (ph & PCS_HOOKS_ACCOUNT) {
+		objcg = t->stock.cached;
+		stock = t->stock.nr_bytes - (long)s->charge;
+		if (objcg && unlikely(stock < 0))
+			return NULL;
+	}
+	if (ph & PCS_HOOKS_PROFILE) {
+		tag = uslub_alloc_tag_cur;
+		if (tag) {
+			tidx = READ_ONCE(tag->index);
+			if (unlikely(!tidx || !t->tagc))
+				return NULL;
+		}
+	}
+	main->size = n - 1;
+	stat(c, ALLOC_PCS);
+	free_mark_clear(s, obj);
+	uintptr_t off = (uintptr_t)obj - (uintptr_t)slab_address(slab);
+	struct slabobj_ext *ext = (struct slabobj_ext *)
+		(base + (uintptr_t)slab_offset_to_index(off, s->reciprocal_size) * s->ext_stride);
+	if (ph & PCS_HOOKS_ACCOUNT) {
+		if (objcg)
+			t->stock.nr_bytes = stock;
+		WRITE_ONCE(ext->objcg, objcg);
+	}
+	if (ph & PCS_HOOKS_PROFILE) {
+		WRITE_ONCE(ext->ref, tag);
+		if (tag) {
+			uslub_alloc_tag_cur = NULL;              /* taken */
+			tag_counters_alloc(t, tidx, (int64_t)s->size, 1);
+		}
+	}
+	return obj;
+}
+
+/*
+ * Free, for slot @c whose main sheaf @main has room (@n < capacity),
+ * inline paths off only for hooks: the inline path's checks (ours, this
+ * cache, inside the slab's objects, an object start, one node, not
+ * already free), the extension from the index the start check computed;
+ * the uncharge into the stock when it holds the object's group and stays
+ * under its cap, the tag on the thread's free-side counters; the push.
+ * false: a miss, nothing changed (the ladder reports a bad free).
+ */
+static __always_inline bool free_pcs_lean(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					  struct slab_sheaf *main, unsigned int n, void *x,
+					  const unsigned int ph)
+{
+	struct slab *slab = virt_to_slab(x);
+	if (unlikely(!slab) || unlikely(slab->slab_cache != s))
+		return false;
+	uintptr_t off = (uintptr_t)x - (uintptr_t)slab_address(slab);
+	unsigned int idx = slab_offset_to_index(off, s->reciprocal_size);
+	uintptr_t mark = slab_free_mark(s, slab);
+	unsigned long base = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
+	if (unlikely(off >= slab_objects_bytes(slab)) || unlikely(idx * s->size != (uint32_t)off) ||
+	    (unlikely(_uslub_multi_node) && slab_nid(slab) != main->node) ||
+	    unlikely(!base) || free_mark_test(s, x, mark))
+		return false;
+	struct slabobj_ext *ext = (struct slabobj_ext *)(base + (uintptr_t)idx * s->ext_stride);
+	/* a main sheaf with room: a live cpu area, t != NULL */
+	struct uslub_thread *t = _uslub_tls.thread;
+	struct obj_cgroup *objcg = NULL;
+	long stock = 0;
+	struct uslub_alloc_tag *tag = NULL;
+	unsigned int tidx = 0;
+	if (ph & PCS_HOOKS_ACCOUNT) {
+		objcg = READ_ONCE(ext->objcg);
+		stock = t->stock.nr_bytes + (long)s->charge;
+		if (objcg && unlikely(objcg != t->stock.cached || stock > _uslub_stock_max))
+			return false;
+	}
+	if (ph & PCS_HOOKS_PROFILE) {
+		tag = READ_ONCE(ext->ref);
+		if (tag) {
+			tidx = READ_ONCE(tag->index);
+			if (unlikely(!tidx || !t->tagc))
+				return false;
+		}
+	}
+	if ((ph & PCS_HOOKS_ACCOUNT) && objcg) {
+		WRITE_ONCE(ext->objcg, NULL);
+		t->stock.nr_bytes = stock;
+	}
+	if ((ph & PCS_HOOKS_PROFILE) && tag) {
+		WRITE_ONCE(ext->ref, NULL);
+		tag_counters_free(t, tidx, (int64_t)s->size, 1);
+	}
+	free_mark_set(s, x, mark);
+	main->objects[n] = x;
+	barrier();      /* a fork child flushes objects[0, size) */
+	main->size = n + 1;
+	stat(c, FREE_PCS);
+	return true;
 }
 
 #endif /* USLUB_CACHE_INTERNAL_H */
