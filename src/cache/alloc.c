@@ -334,6 +334,12 @@ __noinline void *_uslub_alloc_pcs_profile(struct kmem_cache *s, struct kmem_cach
 	return alloc_pcs_leaf(s, c, 0, USLUB_NUMA_NO_NODE, 0, PCS_HOOKS_PROFILE);
 }
 
+__noinline void *_uslub_alloc_pcs_account_profile(struct kmem_cache *s, struct kmem_cache_cpu *c)
+{
+	return alloc_pcs_leaf(s, c, 0, USLUB_NUMA_NO_NODE, 0,
+			      PCS_HOOKS_ACCOUNT | PCS_HOOKS_PROFILE);
+}
+
 static __noinline void *alloc_pcs_account(struct kmem_cache *s, uslub_gfp_t gfp, int node,
 					  size_t orig_size)
 {

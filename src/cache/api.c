@@ -45,6 +45,8 @@ static __always_inline void *cache_alloc(struct kmem_cache *s, uslub_gfp_t gfp)
 			return _uslub_alloc_pcs_account(s, c);
 		if (ph == PCS_HOOKS_PROFILE)
 			return _uslub_alloc_pcs_profile(s, c);
+		if (ph == (PCS_HOOKS_ACCOUNT | PCS_HOOKS_PROFILE))
+			return _uslub_alloc_pcs_account_profile(s, c);
 		obj = alloc_from_cpu_slab(s, c);
 		if (likely(obj))
 			return obj;
@@ -159,6 +161,8 @@ static __always_inline void cache_free(struct kmem_cache *s, void *x)
 				return _uslub_free_pcs_account(s, c, main, n, x);
 			if (ph == PCS_HOOKS_PROFILE)
 				return _uslub_free_pcs_profile(s, c, main, n, x);
+			if (ph == (PCS_HOOKS_ACCOUNT | PCS_HOOKS_PROFILE))
+				return _uslub_free_pcs_account_profile(s, c, main, n, x);
 		}
 	} else if (likely(free_to_cpu_slab(s, c, x))) {
 		return;

@@ -252,6 +252,14 @@ __noinline void _uslub_free_pcs_profile(struct kmem_cache *s, struct kmem_cache_
 	free_miss_ladder(s, x, (uintptr_t)__builtin_return_address(0));
 }
 
+__noinline void _uslub_free_pcs_account_profile(struct kmem_cache *s, struct kmem_cache_cpu *c,
+						struct slab_sheaf *main, unsigned int n, void *x)
+{
+	if (likely(free_pcs_lean(s, c, main, n, x, PCS_HOOKS_ACCOUNT | PCS_HOOKS_PROFILE)))
+		return;
+	free_miss_ladder(s, x, (uintptr_t)__builtin_return_address(0));
+}
+
 static __noinline void free_pcs_account(struct kmem_cache *s, void *x)
 {
 	free_pcs_leaf(s, x, PCS_HOOKS_ACCOUNT);

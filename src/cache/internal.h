@@ -38,11 +38,15 @@ __internal void _uslub_set_pcs_hooks(struct kmem_cache *s);
  * nothing but PCS_LEAN_OFF_OK bits. The lean path, else the miss path. */
 __internal void *_uslub_alloc_pcs_account(struct kmem_cache *s, struct kmem_cache_cpu *c);
 __internal void *_uslub_alloc_pcs_profile(struct kmem_cache *s, struct kmem_cache_cpu *c);
+__internal void *_uslub_alloc_pcs_account_profile(struct kmem_cache *s,
+						  struct kmem_cache_cpu *c);
 /* free.c */
 __internal void _uslub_free_pcs_account(struct kmem_cache *s, struct kmem_cache_cpu *c,
 					struct slab_sheaf *main, unsigned int n, void *x);
 __internal void _uslub_free_pcs_profile(struct kmem_cache *s, struct kmem_cache_cpu *c,
 					struct slab_sheaf *main, unsigned int n, void *x);
+__internal void _uslub_free_pcs_account_profile(struct kmem_cache *s, struct kmem_cache_cpu *c,
+						struct slab_sheaf *main, unsigned int n, void *x);
 __internal __cold void _uslub_obj_ext_enable_on_demand(struct kmem_cache *s);
 __internal __cold bool _uslub_obj_ext_enable_on_demand_try(struct kmem_cache *s);
 __internal void _uslub_free_checked(struct kmem_cache *s, void *x, uintptr_t addr);
