@@ -25,8 +25,10 @@
  * A sampler thread reads every live group's usage and info all along (an
  * uncharge ahead of its charge shows as a wrapped, huge value).
  *
- * At the end of each phase the workers stop at a barrier (quiescent, the
- * stocks NOT drained) and the main thread checks, for every group g,
+ * At the end of each phase the workers free their objects charged to A
+ * (so their stocks hold A's handle, as full as they may be), stop at a
+ * barrier (quiescent, the stocks NOT drained) and the main thread checks,
+ * for every group g,
  *     model(g) <= usage(g) <= model(g) + NTHREADS * STOCK_CAP
  * where model(g) is the charges of live objects charged to g's subtree
  * and STOCK_CAP the most bytes one thread's stock holds (ext.h:
@@ -290,11 +292,11 @@ static void run_phase(struct worker *w, long iters, int with_d)
 		unsigned op = (unsigned)rng_below(&w->rng, 100);
 		if (op < 6) {
 			switch_random(w, with_d);
-		} else if (op < 30) {
+		} else if (op < 32) {
 			static const int pick[10] = { SHEAF, SHEAF, SHEAF, NOSHEAF, NOSHEAF, NOSHEAF,
 						      PLAIN, PLAIN, KM1, KM2 };
 			keep(w, alloc_one(w, pick[rng_below(&w->rng, 10)]));
-		} else if (op < 34) {
+		} else if (op < 36) {
 			/* an allocation, a switch, its free: charged to one group,
 			 * uncharged from it while another one is current */
 			int c = (int)rng_below(&w->rng, NC);
@@ -304,7 +306,7 @@ static void run_phase(struct worker *w, long iters, int with_d)
 				keep_local(w, p);
 			else
 				kill_obj(p, __LINE__);
-		} else if (op < 38) {
+		} else if (op < 40) {
 			void *p[20];
 			int c = rng_below(&w->rng, 2) ? SHEAF : NOSHEAF;
 			size_t n = 1 + (size_t)rng_below(&w->rng, 20);
@@ -319,13 +321,13 @@ static void run_phase(struct worker *w, long iters, int with_d)
 			uslub_cache_free_bulk(caches[c], half, p);
 			for (size_t i = half; i < n; i++)
 				keep(w, p[i]);
-		} else if (op < 46) {
+		} else if (op < 48) {
 			if (w->nlocal)
 				late_charge(w, w->local[rng_below(&w->rng, (uint64_t)w->nlocal)]);
-		} else if (op < 70) {
+		} else if (op < 62) {
 			if (w->nlocal)
 				kill_obj(take_local(w), __LINE__);
-		} else if (op < 74) {
+		} else if (op < 64) {
 			void *p[16];
 			size_t n = 0, want = 1 + (size_t)rng_below(&w->rng, 16);
 			while (n < want && w->nlocal) {
@@ -334,7 +336,7 @@ static void run_phase(struct worker *w, long iters, int with_d)
 				n++;
 			}
 			uslub_kfree_bulk(n, p);
-		} else if (op < 78) {
+		} else if (op < 68) {
 			bulk_from_exchange(w);
 		} else {
 			void *p = atomic_exchange(&xslots[rng_below(&w->rng, XSLOTS)], NULL);
@@ -356,6 +358,22 @@ static void run_phase(struct worker *w, long iters, int with_d)
 
 static long iters_per_phase;
 
+/* Before a quiescent point: free every local object charged to A, so
+ * each thread's stock ends up holding A's handle and as many bytes as it
+ * may keep (the cap is what the bound at the barrier tests). */
+static void fill_stock(struct worker *w)
+{
+	for (int i = 0; i < w->nlocal;) {
+		const struct hdr *h = w->local[i];
+		if (h->grp == GA) {
+			kill_obj(w->local[i], __LINE__);
+			w->local[i] = w->local[--w->nlocal];
+		} else {
+			i++;
+		}
+	}
+}
+
 static void *worker_fn(void *arg)
 {
 	struct worker *w = arg;
@@ -373,12 +391,14 @@ static void *worker_fn(void *arg)
 		w->stash[w->nstash++] = alloc_one(w, c);
 	}
 	set_cur(w, rng_below(&w->rng, 2) ? GA : ROOT);
+	fill_stock(w);
 	pthread_barrier_wait(&phase);           /* end of phase 1: checked */
 	pthread_barrier_wait(&phase);
 	uslub_group_drain_stock();
 	pthread_barrier_wait(&phase);           /* checked again, drained */
 	pthread_barrier_wait(&phase);           /* phase 2 */
 	run_phase(w, iters_per_phase, 0);
+	fill_stock(w);
 	pthread_barrier_wait(&phase);           /* end of phase 2: checked */
 	pthread_barrier_wait(&phase);
 	set_cur(w, ROOT);
