@@ -72,6 +72,9 @@
  *   B-debug (uslub) B5's two patterns on a cache that is not a debug cache,
  *       with another cache of the process a debug cache (USLUB_DEBUG) or
  *       not; then that other cache itself.
+ *   B6-acc (uslub) sampled allocinfo's accuracy: call sites with known
+ *       live bytes, their allocinfo figures (exact or sampled profiling).
+ *       Bytes, not time.
  *
  * Output: one JSON object per line on stdout, e.g.
  *   {"bench":"B1","peer":"uslub","size":64,"iters":20000000,
@@ -169,8 +172,10 @@ struct bench_opts {
 	unsigned long objs;   /* B7: objects per group (default 4)            */
 	const char *mode;     /* B7: "shared" or "per-group"                  */
 	const char *caches;   /* B-meta: cache specs, see bench_uslub.c       */
-	int expect_profiling; /* B6: 0/1, what uslub_profiling_enabled() must
-	                         say (-1: not checked)                        */
+	int expect_profiling; /* B6, B6-acc: 0 (off), 1 (exact), 2 (sampled):
+	                         what uslub_profiling_enabled() must say (-1:
+	                         not checked; 2 and not sampled: a skipped
+	                         row, the sampled mode is not in this build) */
 	unsigned long other_iters; /* B-debug: pairs / objects per sample of
 	                         the other cache (0: --iters / 100)           */
 	int expect_debug;     /* B-debug: 0/1, whether the other cache must be
@@ -180,12 +185,12 @@ struct bench_opts {
 static void bench_usage(FILE *f, const char *argv0)
 {
 	fprintf(f,
-		"usage: %s --bench B1|B2|B3|B4|B5|B6|B7|B-meta|B-debug [--size BYTES]\n"
+		"usage: %s --bench B1|B2|B3|B4|B5|B6|B6-acc|B7|B-meta|B-debug [--size BYTES]\n"
 		"          [--iters N] [--warmup N] [--repeats R] [--label NAME] [--cpu C]\n"
 		"          [--cpus P,C] [--ns N1,N2,...] [--sheaves CAP] [--bytes B]\n"
 		"          [--batch N] [--groups N1,N2,...] [--objs K]\n"
 		"          [--mode shared|per-group] [--caches SPECS]\n"
-		"          [--expect-profiling 0|1] [--other-iters N] [--expect-debug 0|1]\n"
+		"          [--expect-profiling 0|1|2] [--other-iters N] [--expect-debug 0|1]\n"
 		"  B1: N alloc+free pairs per sample (same cache, hot)\n"
 		"  B2: for each n of --ns (default 1,2,3,4,8,16,30,32,34,48,64,128,\n"
 		"      158,250): alloc_bulk(n) + free_bulk(n), and n allocs + n frees,\n"
@@ -198,8 +203,12 @@ static void bench_usage(FILE *f, const char *argv0)
 		"  B5: (uslub) a plain and a USLUB_ACCOUNT cache, the thread in a group\n"
 		"      without limit: N hot alloc+free pairs, and N objects in batches of\n"
 		"      --batch (default 100) allocated then freed one by one\n"
-		"  B6: (uslub) the same on one plain cache; run it with USLUB_PROFILING=1\n"
-		"      and =0 (--expect-profiling says which, and is checked)\n"
+		"  B6: (uslub) the same on one plain cache; run it with USLUB_PROFILING=1,\n"
+		"      =sample and =0 (--expect-profiling 1, 2, 0 says which, and is\n"
+		"      checked; 2 without the sampled mode: a skipped row)\n"
+		"  B6-acc: (uslub) 8 call sites (kmalloc of 16 B..32 KiB) holding known\n"
+		"      live bytes (about 40 MiB); each site's allocinfo bytes and calls\n"
+		"      against them; run it with USLUB_PROFILING=1 and =sample\n"
 		"  B7: (uslub) for each N of --groups (default 100,1000): N groups holding\n"
 		"      --objs (4) objects each, from one shared USLUB_ACCOUNT cache\n"
 		"      (--mode shared) or one cache per group (--mode per-group); slab pages\n"
@@ -348,8 +357,8 @@ static void bench_parse(int argc, char **argv, struct bench_opts *o)
 		bench_die("--batch must be 1..65536");
 	if (o->objs < 1 || o->objs > 1000)
 		bench_die("--objs must be 1..1000");
-	if (o->expect_profiling > 1)
-		bench_die("--expect-profiling must be 0 or 1");
+	if (o->expect_profiling > 2)
+		bench_die("--expect-profiling must be 0, 1 or 2");
 	if (o->expect_debug > 1)
 		bench_die("--expect-debug must be 0 or 1");
 	if (strcmp(o->mode, "shared") && strcmp(o->mode, "per-group"))
@@ -789,14 +798,16 @@ static int bench_main(int argc, char **argv)
 	if (!strcmp(o.bench, "B4"))
 		return bench_b4(&o);
 	if (!strcmp(o.bench, "B5") || !strcmp(o.bench, "B6") || !strcmp(o.bench, "B7") ||
-	    !strcmp(o.bench, "B-meta") || !strcmp(o.bench, "B-debug")) {
+	    !strcmp(o.bench, "B-meta") || !strcmp(o.bench, "B-debug") ||
+	    !strcmp(o.bench, "B6-acc")) {
 #ifdef PEER_HAS_USLUB_ONLY
 		return peer_bench_uslub_only(&o);
 #else
 		return bench_skip(&o, "this benchmark measures uslub against itself");
 #endif
 	}
-	fprintf(stderr, "bench: unknown benchmark %s (B1..B7, B-meta, B-debug)\n", o.bench);
+	fprintf(stderr, "bench: unknown benchmark %s (B1..B7, B6-acc, B-meta, B-debug)\n",
+		o.bench);
 	return 2;
 }
 

@@ -19,7 +19,9 @@
  * accounted cache vs one cache per group), B-meta (where the per-object
  * extension of accounted caches lives, seed 003) and B-debug (a plain
  * cache with a debug cache beside it: run.py runs this binary with and
- * without USLUB_DEBUG).
+ * without USLUB_DEBUG), and B6-acc (sampled allocinfo's accuracy: call
+ * sites with known live bytes; run.py runs it with USLUB_PROFILING=1 once
+ * and =sample every round).
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -373,6 +375,74 @@ static int b_tag_seen(void)
 	return 0;
 }
 
+/* The sampling rate USLUB_PROFILING asks for ("sample[:BYTES]", BYTES
+ * with an optional k/m suffix; 512 KiB by default, the issue's), for the
+ * reports; 0 when it does not ask for the sampled mode. */
+static unsigned long b_sample_rate(void)
+{
+	const char *e = getenv("USLUB_PROFILING");
+	if (!e || strncmp(e, "sample", 6))
+		return 0;
+	unsigned long rate = 512ul << 10;
+	if (e[6] == ':') {
+		char *end;
+		unsigned long v = strtoul(e + 7, &end, 10);
+		if (*end == 'k' || *end == 'K')
+			v <<= 10;
+		else if (*end == 'm' || *end == 'M')
+			v <<= 20;
+		if (v)
+			rate = v;
+	}
+	return rate;
+}
+
+/* B6's and B6-acc's first step: is profiling what run.py asked for?
+ * 0: yes; 3: no (the environment did not take); -1: the sampled mode was
+ * asked for (2) but this build has none: the caller prints a skipped row. */
+static int b_check_profiling(const struct bench_opts *o, int prof)
+{
+	if (o->expect_profiling < 0 || prof == o->expect_profiling)
+		return 0;
+	const char *env = getenv("USLUB_PROFILING");
+	if (o->expect_profiling == 2)
+		return -1;
+	fprintf(stderr, "bench: %s: USLUB_PROFILING=%s but uslub_profiling_enabled() "
+		"is %d, not %d: the environment did not take effect\n", o->bench,
+		env ? env : "(unset)", prof, o->expect_profiling);
+	return 3;
+}
+
+/* Sampled mode: allocate from @c until this file's call site shows up in
+ * allocinfo (a sample was taken), at most 64 x the sampling rate's worth
+ * of objects, all held until the end; 1 when it showed up. */
+static int b_tag_seen_sampled(struct peer_ctx *c, size_t stride)
+{
+	unsigned long rate = b_sample_rate(), chunk, max;
+	int seen = 0;
+	if (!rate)
+		rate = 512ul << 10;
+	chunk = rate / stride + 1;
+	max = 64 * chunk;
+	void **held = malloc(max * sizeof(*held));
+	unsigned long n = 0;
+	if (!held)
+		bench_die("out of memory");
+	while (n < max && !seen) {
+		for (unsigned long i = 0; i < chunk && n < max; i++) {
+			held[n] = peer_alloc(c);
+			if (!held[n])
+				bench_die("B6: check allocation failed");
+			n++;
+		}
+		seen = b_tag_seen();
+	}
+	while (n)
+		peer_free(c, held[--n]);
+	free(held);
+	return seen;
+}
+
 /*
  * B5 (@account): a plain cache and a USLUB_ACCOUNT cache of --size bytes,
  * the thread's current group one without limit; B6: one plain cache, the
@@ -392,13 +462,12 @@ static int b56(const struct bench_opts *o, int account)
 	uslub_group_t *g = NULL, *old = NULL;
 	double *ns;
 
-	if (o->expect_profiling >= 0 && prof != o->expect_profiling) {
-		const char *env = getenv("USLUB_PROFILING");
-		fprintf(stderr, "bench: %s: USLUB_PROFILING=%s but uslub_profiling_enabled() "
-			"is %d, not %d: the environment did not take effect\n", o->bench,
-			env ? env : "(unset)", prof, o->expect_profiling);
-		return 3;
-	}
+	int pc = b_check_profiling(o, prof);
+	if (pc < 0)
+		return bench_skip(o, "sampled mode not available (USLUB_PROFILING=sample gives "
+				  "uslub_profiling_enabled() != 2)");
+	if (pc)
+		return pc;
 	if (oo.warmup == (unsigned long)-1)
 		oo.warmup = iters / 10 > 100000 ? iters / 10 : 100000;
 	if (oo.cpu >= 0 && !bench_pin(oo.cpu))
@@ -423,8 +492,10 @@ static int b56(const struct bench_opts *o, int account)
 	bench_pairs_batches(c, nv, iters, oo.warmup, o->batch, o->repeats, ns, NULL, NULL);
 
 	bench_json_head(&oo, iters, "ns per alloc+free pair (pair), per object (batch)");
-	printf(",\"cpu\":%d,\"batch\":%lu,\"profiling\":%d,\"series\":{", oo.cpu,
-	       o->batch, prof);
+	printf(",\"cpu\":%d,\"batch\":%lu,\"profiling\":%d,\"profiling_env\":\"%s\","
+	       "\"sample_rate\":%lu,\"series\":{", oo.cpu, o->batch, prof,
+	       getenv("USLUB_PROFILING") ? getenv("USLUB_PROFILING") : "",
+	       prof == 2 ? b_sample_rate() : 0ul);
 	for (int v = 0; v < nv; v++)
 		for (int pat = 0; pat < 2; pat++) {
 			printf("%s\"%s %s\":[", v || pat ? "," : "", vname[v], pname[pat]);
@@ -474,18 +545,28 @@ static int b56(const struct bench_opts *o, int account)
 			printf(",\"group\":{\"usage_at_end\":%zu,\"failcnt\":%lu}", gi.usage,
 			       gi.failcnt);
 	} else {
-		void *p = peer_alloc(c[0]);
+		/* exact: one object shows up; sampled: enough objects for a
+		 * few samples do; off: nothing does */
 		int seen;
-		if (!p)
-			bench_die("B6: check allocation failed");
-		seen = b_tag_seen();
-		peer_free(c[0], p);
+		if (prof == 2) {
+			struct uslub_slabinfo si;
+			b_slabinfo(c[0]->s, &si);
+			seen = b_tag_seen_sampled(c[0], si.size);
+		} else {
+			void *p = peer_alloc(c[0]);
+			if (!p)
+				bench_die("B6: check allocation failed");
+			seen = b_tag_seen();
+			peer_free(c[0], p);
+		}
 		printf(",\"tag_check\":{\"site_seen\":%s,\"ok\":%s}", seen ? "true" : "false",
-		       seen == prof ? "true" : "false");
-		if (seen != prof)
+		       seen == (prof != 0) ? "true" : "false");
+		if (seen != (prof != 0))
 			fprintf(stderr, "bench: B6: profiling is %s but this file's call site "
-				"%s in uslub_allocinfo() while it held an object\n",
-				prof ? "on" : "off", seen ? "shows up" : "does not show up");
+				"%s in uslub_allocinfo() while it held %s\n",
+				prof == 2 ? "sampled" : prof ? "on" : "off",
+				seen ? "shows up" : "does not show up",
+				prof == 2 ? "64 x the sampling rate's bytes" : "an object");
 	}
 	printf(",\"errors\":%lu}\n", uslub_error_count());
 	fflush(stdout);
@@ -832,8 +913,177 @@ static int bdebug(const struct bench_opts *o)
 	return ok ? 0 : 3;
 }
 
+/*
+ * B6-acc: sampled allocinfo's accuracy. Eight call sites, each holding a
+ * known share of --bytes live bytes (default 64 MiB) in objects of one
+ * size, 16 B .. 32 KiB (kmalloc up to 4 KiB; caches of their own for
+ * 16 and 32 KiB, since kmalloc above 8 KiB is a page run and untagged),
+ * allocated interleaved in a fixed shuffled order; then each site's
+ * allocinfo row is read while everything is held, and everything freed.
+ * --repeats times in one process (the sampling countdown runs on, so each
+ * repetition is a fresh sample of the same workload). Each site's exact
+ * figure is its objects x its cache's stride (what allocinfo counts);
+ * run.py runs it with USLUB_PROFILING=1 (must report exactly that) and
+ * =sample (estimates). Bytes, not time.
+ */
+#define B6ACC_SITES 8
+static const struct {
+	size_t size;
+	double share;        /* of --bytes */
+} b6acc_site[B6ACC_SITES] = {
+	{ 16, 0.005 }, { 64, 0.10 }, { 192, 0.14 }, { 512, 0.14 },
+	{ 1024, 0.18 }, { 4096, 0.14 }, { 16384, 0.12 }, { 32768, 0.175 },
+};
+static uslub_cache_t *b6acc_cache[B6ACC_SITES];  /* NULL: kmalloc */
+static unsigned int b6acc_line[B6ACC_SITES];
+
+/* One call site per case, each on its own line (its allocinfo row). */
+static void *b6acc_alloc(int site)
+{
+	switch (site) {
+	case 0: b6acc_line[0] = __LINE__; return uslub_kmalloc(16, USLUB_GFP_KERNEL);
+	case 1: b6acc_line[1] = __LINE__; return uslub_kmalloc(64, USLUB_GFP_KERNEL);
+	case 2: b6acc_line[2] = __LINE__; return uslub_kmalloc(192, USLUB_GFP_KERNEL);
+	case 3: b6acc_line[3] = __LINE__; return uslub_kmalloc(512, USLUB_GFP_KERNEL);
+	case 4: b6acc_line[4] = __LINE__; return uslub_kmalloc(1024, USLUB_GFP_KERNEL);
+	case 5: b6acc_line[5] = __LINE__; return uslub_kmalloc(4096, USLUB_GFP_KERNEL);
+	case 6: b6acc_line[6] = __LINE__; return uslub_cache_alloc(b6acc_cache[6], USLUB_GFP_KERNEL);
+	default: b6acc_line[7] = __LINE__; return uslub_cache_alloc(b6acc_cache[7], USLUB_GFP_KERNEL);
+	}
+}
+
+static void b6acc_free(int site, void *p)
+{
+	if (b6acc_cache[site])
+		uslub_cache_free(b6acc_cache[site], p);
+	else
+		uslub_kfree(p);
+}
+
+static int b6acc(const struct bench_opts *o)
+{
+	int prof = uslub_profiling_enabled();
+	int pc = b_check_profiling(o, prof);
+	if (pc < 0)
+		return bench_skip(o, "sampled mode not available (USLUB_PROFILING=sample gives "
+				  "uslub_profiling_enabled() != 2)");
+	if (pc)
+		return pc;
+	if (!prof)
+		return bench_skip(o, "profiling is off (USLUB_PROFILING=0): no allocinfo");
+	size_t total = o->bytes ? o->bytes : (size_t)64 << 20;
+	size_t stride[B6ACC_SITES];
+	unsigned long count[B6ACC_SITES], n = 0;
+	for (int i = 0; i < B6ACC_SITES; i++) {
+		struct uslub_slabinfo si;
+		uslub_cache_t *s;
+		if (b6acc_site[i].size > 8192) {
+			char name[32];
+			snprintf(name, sizeof(name), "b6acc-%zu", b6acc_site[i].size);
+			b6acc_cache[i] = uslub_cache_create(name, b6acc_site[i].size, 0, 0, NULL);
+			if (!b6acc_cache[i])
+				bench_die("B6-acc: cannot create a cache");
+			s = b6acc_cache[i];
+		} else {
+			s = uslub_kmalloc_cache(b6acc_site[i].size);
+			if (!s)
+				bench_die("B6-acc: no kmalloc cache");
+		}
+		b_slabinfo(s, &si);
+		stride[i] = si.size;
+		count[i] = (unsigned long)(b6acc_site[i].share * (double)total / (double)si.size);
+		if (!count[i])
+			count[i] = 1;
+		n += count[i];
+	}
+	/* the allocation order: every object's site, shuffled (fixed seed) */
+	unsigned char *order = malloc(n);
+	void **held = malloc(n * sizeof(*held));
+	int64_t *bytes = calloc((size_t)o->repeats * B6ACC_SITES, sizeof(*bytes));
+	int64_t *calls = calloc((size_t)o->repeats * B6ACC_SITES, sizeof(*calls));
+	struct uslub_allocinfo *ai = malloc(4096 * sizeof(*ai));
+	if (!order || !held || !bytes || !calls || !ai)
+		bench_die("out of memory");
+	unsigned long k = 0;
+	for (int i = 0; i < B6ACC_SITES; i++)
+		for (unsigned long j = 0; j < count[i]; j++)
+			order[k++] = (unsigned char)i;
+	uint64_t x = 0x6acc5eedull;
+	for (unsigned long i = n - 1; i > 0; i--) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		unsigned long j = (unsigned long)(x % (i + 1));
+		unsigned char t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+	int exact_ok = 1;
+	for (int r = 0; r < o->repeats; r++) {
+		for (unsigned long i = 0; i < n; i++) {
+			held[i] = b6acc_alloc(order[i]);
+			if (!held[i])
+				bench_die("B6-acc: allocation failed");
+		}
+		size_t m = uslub_allocinfo(ai, 4096);
+		if (m > 4096)
+			m = 4096;
+		for (size_t i = 0; i < m; i++) {
+			if (!ai[i].file || !strstr(ai[i].file, "bench_uslub.c"))
+				continue;
+			for (int s_ = 0; s_ < B6ACC_SITES; s_++)
+				if (ai[i].line == b6acc_line[s_]) {
+					bytes[r * B6ACC_SITES + s_] += ai[i].bytes;
+					calls[r * B6ACC_SITES + s_] += ai[i].calls;
+				}
+		}
+		for (int s_ = 0; s_ < B6ACC_SITES; s_++)
+			if (prof == 1 && (bytes[r * B6ACC_SITES + s_] !=
+					  (int64_t)(count[s_] * stride[s_]) ||
+					  calls[r * B6ACC_SITES + s_] != (int64_t)count[s_]))
+				exact_ok = 0;
+		for (unsigned long i = 0; i < n; i++)
+			b6acc_free(order[i], held[i]);
+	}
+	size_t exp_total = 0;
+	for (int i = 0; i < B6ACC_SITES; i++)
+		exp_total += count[i] * stride[i];
+	printf("{\"bench\":\"B6-acc\",\"peer\":\"%s\",\"size\":0,\"profiling\":%d,"
+	       "\"profiling_env\":\"%s\",\"sample_rate\":%lu,\"bytes_asked\":%zu,"
+	       "\"total_bytes\":%zu,\"objects\":%lu,\"repeats\":%d,\"sites\":[",
+	       o->label, prof, getenv("USLUB_PROFILING") ? getenv("USLUB_PROFILING") : "",
+	       prof == 2 ? b_sample_rate() : 0ul, total, exp_total, n, o->repeats);
+	for (int i = 0; i < B6ACC_SITES; i++) {
+		printf("%s{\"site\":\"%s %zu B\",\"line\":%u,\"size\":%zu,\"stride\":%zu,"
+		       "\"objects\":%lu,\"exact_bytes\":%zu,\"bytes\":[", i ? "," : "",
+		       b6acc_cache[i] ? "cache" : "kmalloc", b6acc_site[i].size, b6acc_line[i],
+		       b6acc_site[i].size, stride[i], count[i], count[i] * stride[i]);
+		for (int r = 0; r < o->repeats; r++)
+			printf("%s%lld", r ? "," : "", (long long)bytes[r * B6ACC_SITES + i]);
+		printf("],\"calls\":[");
+		for (int r = 0; r < o->repeats; r++)
+			printf("%s%lld", r ? "," : "", (long long)calls[r * B6ACC_SITES + i]);
+		printf("]}");
+	}
+	printf("],\"exact_check\":{\"ok\":%s},\"errors\":%lu}\n",
+	       prof != 1 ? "null" : exact_ok ? "true" : "false", uslub_error_count());
+	fflush(stdout);
+	if (prof == 1 && !exact_ok)
+		fprintf(stderr, "bench: B6-acc: exact profiling did not report every site's "
+			"objects x stride\n");
+	for (int i = 0; i < B6ACC_SITES; i++)
+		if (b6acc_cache[i])
+			uslub_cache_destroy(b6acc_cache[i]);
+	free(order);
+	free(held);
+	free(bytes);
+	free(calls);
+	free(ai);
+	return prof == 1 && !exact_ok ? 3 : 0;
+}
+
 static int peer_bench_uslub_only(const struct bench_opts *o)
 {
+	if (!strcmp(o->bench, "B6-acc"))
+		return b6acc(o);
 	if (!strcmp(o->bench, "B5"))
 		return b56(o, 1);
 	if (!strcmp(o->bench, "B6"))

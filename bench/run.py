@@ -16,7 +16,8 @@ uslub-bench-malloc under LD_PRELOAD of libuslub-malloc.so: "uslub-malloc");
 B2 (bulk alloc+free against one by one) on uslub in both modes and DPDK; B3
 (fresh-slab allocation, deferred against eager freelist) on uslub alone;
 and uslub against itself: B5 (accounted against plain cache), B6
-(allocation profiling on against off), B7 (slab pages of many small
+(allocation profiling, exact and sampled, against off), B6-acc (sampled
+allocinfo's estimates against the exact figures, per call site), B7 (slab pages of many small
 groups: one shared accounted cache against one cache per group),
 B-meta (where accounted caches keep their per-object extension) and B-debug
 (a plain cache with a slub_debug cache in the process against without).
@@ -64,7 +65,9 @@ BENCH_TITLES = {
     "B3": "fresh-slab allocation: deferred vs eager freelist",
     "B4": "remote free: one thread allocates, another frees",
     "B5": "accounted (USLUB_ACCOUNT) vs unaccounted cache, hot",
-    "B6": "allocation profiling on vs off (USLUB_PROFILING=1 / =0), hot",
+    "B6": "allocation profiling exact and sampled vs off (USLUB_PROFILING=1 / =sample / =0), "
+          "hot",
+    "B6-acc": "sampled allocinfo accuracy: per call site, sampled estimate vs exact bytes",
     "B7": "memory: N groups x a few objects, one shared accounted cache vs one cache per group",
     "B-meta": "metadata saved by in-slab placement of the per-object extension (seed 003)",
     "B-debug": "non-debug cache with a debug cache in the process (USLUB_DEBUG) vs none, hot",
@@ -81,6 +84,7 @@ BENCH_UNITS = {
     "B4": "ns per object",
     "B5": "ns per alloc+free pair (hot pair), per object (batch)",
     "B6": "ns per alloc+free pair (hot pair), per object (batch)",
+    "B6-acc": "live bytes per call site",
     "B7": "slab pages",
     "B-meta": "bytes per object",
     "B-debug": "ns per alloc+free pair (hot pair), per object (batch)",
@@ -90,8 +94,8 @@ BENCH_UNITS = {
     "B-rcu": "ns per object: the free after a grace period, callbacks included; "
              "process CPU time (the cost) and wall time",
 }
-BENCH_ORDER = ["B1", "B2", "B3", "B4", "B5", "B6", "B7", "B-meta", "B-debug", "B8", "B9",
-               "B-dfree", "B-rcu"]
+BENCH_ORDER = ["B1", "B2", "B3", "B4", "B5", "B6", "B6-acc", "B7", "B-meta", "B-debug", "B8",
+               "B9", "B-dfree", "B-rcu"]
 
 # B-rcu (uslub-bench-rcu, built with the RCU component): one process runs
 # the three methods interleaved, BRCU_REPEATS samples of BRCU_OBJECTS
@@ -181,12 +185,36 @@ B3_LIMITS = {"norandom": 0.70, "random": 0.50}
 # B5, B6: the two patterns, each process times both (bench_pairs_batches):
 # B1's hot alloc+free pair, and Vlastimil Babka's batch (B56_BATCH objects
 # allocated, then freed, one by one). B5: a plain and a USLUB_ACCOUNT cache
-# in one process; B6: the same binary with USLUB_PROFILING=1 and =0.
+# in one process; B6: the same binary with USLUB_PROFILING=1 (exact),
+# =sample (sampled, the default rate) and =0. The targets are issue 17's,
+# per pattern: B5 accounted / plain; B6 each profiling mode / off.
 B56_BATCH = 100
 B56_PATTERNS = [("pair", "hot pair"), ("batch", "batch of %d" % B56_BATCH)]
-B5_LIMIT = 1.25
-B6_LIMIT = 1.10
-B6_PEERS = [("uslub-prof-on", "1"), ("uslub-prof-off", "0")]
+B5_LIMITS = {"pair": 1.5, "batch": 1.25}
+B6_PEERS = [("uslub-prof-on", "1"), ("uslub-prof-sample", "sample"), ("uslub-prof-off", "0")]
+B6_BASE = "uslub-prof-off"
+# what uslub_profiling_enabled() must say in each peer (--expect-profiling);
+# the sampled peer's 2 missing (a build without the sampled mode, where
+# "sample" is refused as bad text): its rows say "skipped"
+B6_EXPECT = {"uslub-prof-on": 1, "uslub-prof-sample": 2, "uslub-prof-off": 0}
+B6_MODE = {"uslub-prof-on": "exact", "uslub-prof-sample": "sampled", "uslub-prof-off": "off"}
+B6_LIMITS = {"uslub-prof-on": {"pair": 1.5, "batch": 1.10},
+             "uslub-prof-sample": {"pair": 1.05, "batch": 1.05}}
+# B6-acc (uslub-bench-uslub --bench B6-acc): eight call sites holding known
+# live bytes (16 B .. 32 KiB objects, B6acc_bytes in all), their allocinfo
+# rows read while held, B6acc_repeats times per process. The exact peer
+# runs once (its figures are the truth, checked against objects x stride
+# in the child); the sampled one every round, each process with its own
+# natural seed: the estimate per site is the median over rounds x repeats.
+# Target: |median estimate / exact - 1| <= B6ACC_LIMIT for every site
+# holding more than B6ACC_MIN_SHARE of the bytes.
+B6ACC_PEERS = [("uslub-prof-on", "1"), ("uslub-prof-sample", "sample")]
+B6ACC_ONCE = {"uslub-prof-on"}
+B6ACC_LIMIT = 0.10
+B6ACC_MIN_SHARE = 0.01
+# runs that said {"skipped": why}: (bench, size, peer) -> why (their rows
+# say so)
+SKIPPED = {}
 # B7: N groups each holding B7_OBJS objects; one process per mode and size,
 # which measures every N (destroying its caches and groups in between).
 B7_GROUPS = [100, 1000]
@@ -330,6 +358,8 @@ MODES = {
     # B2_objects: objects per sample, for each n and mode;
     # B3_bytes: bytes allocated per round (seed 000: 256 MiB).
     # B5_iters: B5/B6 pairs per sample, and objects per sample of the batch.
+    # B6acc_bytes, B6acc_repeats: B6-acc's live bytes and repetitions per
+    # process.
     # B8_rounds, B9_rounds: rounds of B8 and B9 (their processes are
     # longer; --rounds sets them too); B8_scale: the suite's --scale;
     # B8_phase1_mib, B8_purge_ms: the phases workload's phase 1 and wait.
@@ -338,11 +368,13 @@ MODES = {
     "quick": {"rounds": 5, "repeats": 3, "B1_iters": 5_000_000,
               "B4_objects": 1_500_000, "B2_objects": 500_000,
               "B3_bytes": 64 << 20, "B5_iters": 5_000_000,
+              "B6acc_bytes": 64 << 20, "B6acc_repeats": 4,
               "B8_rounds": 2, "B9_rounds": 2, "B8_scale": 0.25, "B8_phase1_mib": 64,
               "B8_purge_ms": 1500, "Bdfree_rounds": 5, "timeout": 60},
     "full": {"rounds": 7, "repeats": 3, "B1_iters": 20_000_000,
              "B4_objects": 5_000_000, "B2_objects": 2_000_000,
              "B3_bytes": 256 << 20, "B5_iters": 20_000_000,
+             "B6acc_bytes": 128 << 20, "B6acc_repeats": 8,
              "B8_rounds": 5, "B9_rounds": 5, "B8_scale": 1.0, "B8_phase1_mib": 200,
              "B8_purge_ms": 1500, "Bdfree_rounds": 9, "timeout": 180},
 }
@@ -351,12 +383,12 @@ MODES = {
 CONFIGS = [("B1", 64), ("B1", 256), ("B2", 64),
            ("B3", 16), ("B3", 32), ("B3", 64), ("B3", 128), ("B3", 256), ("B3", 512),
            ("B4", 64),
-           ("B5", 64), ("B5", 256), ("B6", 64), ("B6", 256),
+           ("B5", 64), ("B5", 256), ("B6", 64), ("B6", 256), ("B6-acc", 0),
            ("B7", 512), ("B7", 192), ("B-meta", 0), ("B-debug", 64), ("B-debug", 256)] + \
     [("B8", w) for w in B8_WORKLOADS + [B8_LARGE]] + [("B9", n) for n in B9_THREADS] + \
     [("B-dfree", sub) for sub in BDFREE_SUBS]
 # Benchmarks with their own analysis and table (not one row per peer).
-OWN = ("B2", "B3", "B5", "B6", "B7", "B-meta", "B-debug", "B8", "B9", "B-dfree")
+OWN = ("B2", "B3", "B5", "B6", "B6-acc", "B7", "B-meta", "B-debug", "B8", "B9", "B-dfree")
 
 
 def _log(msg=""):
@@ -709,10 +741,14 @@ def bench_argv(argv0, peer, bench, size, mode):
                 "--iters", str(mode["B5_iters"]), "--batch", str(B56_BATCH),
                 "--repeats", str(mode["repeats"]), "--label", peer]
         if bench == "B6":
-            argv += ["--expect-profiling", dict(B6_PEERS)[peer]]
+            argv += ["--expect-profiling", str(B6_EXPECT[peer])]
         if bench == "B-debug":
             argv += ["--expect-debug", "0" if dict(BDEBUG_PEERS)[peer] is None else "1"]
         return argv
+    if bench == "B6-acc":
+        return [argv0, "--bench", bench, "--bytes", str(mode["B6acc_bytes"]),
+                "--repeats", str(mode["B6acc_repeats"]),
+                "--expect-profiling", str(B6_EXPECT[peer]), "--label", peer]
     if bench == "B7":
         return [argv0, "--bench", bench, "--size", str(size), "--mode", peer,
                 "--groups", ",".join(str(n) for n in B7_GROUPS),
@@ -730,7 +766,7 @@ def peers_for(bench, peers, size=None):
     B1 with hardening). B2: the slab/mempool ones (uslub in both modes,
     DPDK); malloc has no bulk API. B3, B5,
     B-meta: uslub, which they compare with itself. B6: uslub with profiling
-    on and off. B7: uslub in its two modes (shared, per-group). B-debug:
+    exact, sampled and off; B6-acc: exact and sampled. B7: uslub in its two modes (shared, per-group). B-debug:
     uslub without USLUB_DEBUG and with it naming the other cache. B8, B9:
     the malloc suite's peers (SUITE), uslub through libuslub-malloc.so.
     B-dfree (@size is (sub-bench, size)): uslub and uslub-nomark (DFREE).
@@ -752,9 +788,10 @@ def peers_for(bench, peers, size=None):
     if bench in ("B3", "B5", "B-meta"):
         return [(p[0], p[1], dict(p[2], **NO_PROFILING)) if bench != "B3" else p
                 for p in peers if p[0] == "uslub"]
-    if bench == "B6":
+    if bench in ("B6", "B6-acc"):
         return [(name, p[1], dict(p[2], USLUB_PROFILING=val))
-                for p in peers if p[0] == "uslub" for name, val in B6_PEERS]
+                for p in peers if p[0] == "uslub"
+                for name, val in (B6_PEERS if bench == "B6" else B6ACC_PEERS)]
     if bench == "B7":
         return [(m, p[1], dict(p[2], **NO_PROFILING))
                 for p in peers if p[0] == "uslub" for m in B7_MODES]
@@ -810,12 +847,13 @@ def run_one(peer, argv0, extra_env, bench, size, mode):
     if res and res.get("skipped"):
         return None, "skipped: %s %s: %s" % (peer, bench, res["skipped"])
     if not res or not (res.get("samples_ns") or res.get("series") or res.get("points")
-                       or res.get("caches") or res.get("workload")):
+                       or res.get("caches") or res.get("workload") or res.get("sites")):
         return None, "%s %s: no result line in the output" % (peer, bench)
-    if bench == "B6" and str(res.get("profiling")) != extra_env.get("USLUB_PROFILING"):
+    if bench in ("B6", "B6-acc") and res.get("profiling") != B6_EXPECT.get(peer):
         # the child checks this too (--expect-profiling) and exits with 3
-        return None, "%s B6 %d B: USLUB_PROFILING=%s did not take (profiling %s)" % (
-            peer, size, extra_env.get("USLUB_PROFILING"), res.get("profiling"))
+        return None, "%s %s %s: USLUB_PROFILING=%s did not take (profiling %s, not %s)" % (
+            peer, bench, config_label(bench, size), extra_env.get("USLUB_PROFILING"),
+            res.get("profiling"), B6_EXPECT.get(peer))
     other = res.get("caches", {}).get("other", {}) if bench == "B-debug" else {}
     if bench == "B-debug" and other.get("debug") != (extra_env.get("USLUB_DEBUG") is not None):
         # the child checks this too (--expect-debug) and exits with 3
@@ -849,6 +887,11 @@ def config_label(bench, size):
     if bench == "B-dfree":
         return "%s %s" % (size[0], config_label(size[0], size[1]))
     return "%s B" % size
+
+
+def once_peer(bench, peer, rnd):
+    """A peer that runs in the first round only (B6-acc's exact one)."""
+    return bench == "B6-acc" and peer in B6ACC_ONCE and rnd > 0
 
 
 def rounds_of(bench, mode):
@@ -925,6 +968,12 @@ def result_summary(bench, res):
         return "held %7.1f MiB  (%.1f KiB/thread; baseline %.1f MiB)" % (
             res["rss_held_kb"] / 1024, res["rss_held_per_thread_kb"],
             res["rss_baseline_kb"] / 1024)
+    if bench == "B6-acc":
+        total = res.get("total_bytes") or 1
+        return "%d sites, %.1f MiB: %s" % (len(res["sites"]), total / 2**20, " ".join(
+            "%s:%+.1f%%" % (st["site"].split()[-2], 100.0 * (statistics.median(st["bytes"]) /
+                                                           st["exact_bytes"] - 1))
+            for st in res["sites"] if st["exact_bytes"] > B6ACC_MIN_SHARE * total))
     if bench == "B7":
         return "; ".join("N=%s: %d slab pages" % (n, p["slab_pages"])
                          for n, p in res.get("points", {}).items())
@@ -946,8 +995,12 @@ def check_warnings(bench, size, res):
                       "#700)" if res.get("label") == "mimalloc" else ""))
     if bench == "B6" and not res.get("tag_check", {}).get("ok", True):
         out.append("B6 %d B %s: profiling %s but the call site %s in allocinfo"
-                   % (size, res.get("peer"), "on" if res.get("profiling") else "off",
+                   % (size, res.get("peer"), {0: "off", 1: "exact", 2: "sampled"}.get(
+                       res.get("profiling"), "?"),
                       "does not show up" if res.get("profiling") else "shows up"))
+    if bench == "B6-acc" and res.get("exact_check", {}).get("ok") is False:
+        out.append("B6-acc %s: exact profiling did not report every site's objects x stride"
+                   % res.get("peer"))
     return out
 
 
@@ -960,7 +1013,8 @@ def run_all(peers, configs, mode):
     dead = set()           # (peer, bench, size) that failed: not run again
     warned = set()
     max_rounds = max([rounds_of(b, mode) for b, _ in configs] or [0])
-    total = sum(len(peers_for(b, peers, sz)) for rnd in range(max_rounds)
+    total = sum(len([p for p in peers_for(b, peers, sz) if not once_peer(b, p[0], rnd)])
+                for rnd in range(max_rounds)
                 for b, sz in configs if not (b in ONCE and rnd) and rnd < rounds_of(b, mode))
     step = 0
     t_start = time.time()
@@ -973,9 +1027,11 @@ def run_all(peers, configs, mode):
             k = (rnd + configs.index((bench, size))) % len(cpeers)
             order = cpeers[k:] + cpeers[:k]
             for (peer, argv0, extra_env) in order:
+                if once_peer(bench, peer, rnd):
+                    continue
                 step += 1
                 key = (peer, bench, size)
-                if bench == "B-meta":
+                if bench in ("B-meta", "B6-acc"):
                     prefix = "[%3d/%d] round %d/%d  %s  %s" % (
                         step, total, rnd + 1, mode["rounds"], bench, peer)
                 elif bench in SUITE_BENCHES + ("B-dfree",):
@@ -992,6 +1048,7 @@ def run_all(peers, configs, mode):
                 if err:
                     dead.add(key)
                     if err.startswith("skipped"):
+                        SKIPPED[(bench, size, peer)] = err.split(": ", 2)[-1]
                         log(prefix + " SKIPPED: " + err)
                         continue
                     failures.append(err)
@@ -1018,7 +1075,7 @@ def run_all(peers, configs, mode):
                         log(prefix + " %9.2f ns  (median of this run's %d samples)" % (
                             statistics.median(res["samples_ns"]), len(res["samples_ns"])))
                     continue
-                if bench in ("B7", "B-meta") + SUITE_BENCHES:
+                if bench in ("B7", "B-meta", "B6-acc") + SUITE_BENCHES:
                     slot = results[(bench, size)].setdefault(peer, {"runs": []})
                     slot["runs"].append(res)
                     log(prefix + " " + result_summary(bench, res))
@@ -1277,7 +1334,7 @@ def analyse_b5(results, sizes):
     """B5: per size, results[("B5", size)]["uslub"]["series"]["<cache> <pattern>"]
     ["all"], cache plain or account, pattern pair or batch."""
     entry = {"title": BENCH_TITLES["B5"], "unit": BENCH_UNITS["B5"], "batch": B56_BATCH,
-             "limit": B5_LIMIT, "sizes": {}}
+             "limits": dict(B5_LIMITS), "sizes": {}}
     checks_all = []
     for size in sizes:
         per = results[("B5", size)].get("uslub")
@@ -1303,8 +1360,8 @@ def analyse_b5(results, sizes):
                 if pr:
                     s["paired_ratio_median"][pat] = round(statistics.median(pr), 4)
             s["targets"].append(ratio_check(
-                "accounted <= %.2fx plain (%s)" % (B5_LIMIT, label), a, p_, B5_LIMIT,
-                pattern=pat))
+                "accounted <= %.2fx plain (%s)" % (B5_LIMITS[pat], label), a, p_,
+                B5_LIMITS[pat], pattern=pat))
         checks_all += s["targets"]
         entry["sizes"][str(size)] = s
     entry["pass"] = verdict_of(checks_all)
@@ -1313,17 +1370,26 @@ def analyse_b5(results, sizes):
 
 def analyse_b6(results, sizes):
     """B6: per size, results[("B6", size)][peer]["series"]["plain <pattern>"]
-    ["all"], peer uslub-prof-on or uslub-prof-off."""
+    ["all"], peer uslub-prof-on (exact), uslub-prof-sample (sampled) or
+    uslub-prof-off. Series "<peer> <pattern>"; ratios "on / off, <pattern>"
+    and "sample / off, <pattern>"; round_ratios[peer][pattern]."""
     entry = {"title": BENCH_TITLES["B6"], "unit": BENCH_UNITS["B6"], "batch": B56_BATCH,
-             "limit": B6_LIMIT, "sizes": {}}
+             "limits": {p: dict(l) for p, l in B6_LIMITS.items()},
+             "modes": {p: {"USLUB_PROFILING": v, "mode": B6_MODE[p],
+                           "expect_profiling": B6_EXPECT[p]} for p, v in B6_PEERS},
+             "sizes": {}}
     checks_all = []
-    on, off = B6_PEERS[0][0], B6_PEERS[1][0]
+    off = B6_BASE
     for size in sizes:
         per = results[("B6", size)]
         s = {"median_ns": {}, "p25_ns": {}, "p75_ns": {}, "samples_ns": {}, "ratios": {},
-             "round_ratios": {}, "targets": [], "caches": {}, "tag_check_ok": None}
+             "round_ratios": {}, "targets": [], "caches": {}, "tag_check_ok": None,
+             "profiling": {}, "skipped": {}}
         for peer, _ in B6_PEERS:
             if peer not in per:
+                why = SKIPPED.get(("B6", size, peer))
+                if why:
+                    s["skipped"][peer] = why
                 continue
             for pat, _ in B56_PATTERNS:
                 xs = per[peer]["series"].get("plain " + pat, {}).get("all")
@@ -1336,26 +1402,101 @@ def analyse_b6(results, sizes):
                 s["samples_ns"][name] = xs
             s["caches"][peer] = {f: caches_of(per[peer]["runs"]).get("plain", {}).get(f)
                                  for f in LAYOUT_FIELDS}
-        if on in per and off in per:
+            # what each process said it ran (uslub_profiling_enabled())
+            s["profiling"][peer] = sorted({r.get("profiling") for r in per[peer]["runs"]},
+                                          key=str)
+        present = [p for p, _ in B6_PEERS if p in per]
+        if present:
             s["tag_check_ok"] = all(r.get("tag_check", {}).get("ok", False)
-                                    for p in (on, off) for r in per[p]["runs"])
-            s["runs"] = {p: run_extras(per[p]["runs"]) for p in (on, off)}
+                                    for p in present for r in per[p]["runs"])
+            s["runs"] = {p: run_extras(per[p]["runs"]) for p in present}
         med = s["median_ns"]
-        for pat, label in B56_PATTERNS:
-            a, b = med.get("%s %s" % (on, pat)), med.get("%s %s" % (off, pat))
-            if a is not None and b is not None:
-                s["ratios"]["on / off, " + pat] = round(a / b, 4)
-                # round by round: the two processes of one round ran back to back
-                s["round_ratios"][pat] = [
-                    round(statistics.median(x["series"]["plain " + pat]) /
-                          statistics.median(y["series"]["plain " + pat]), 4)
-                    for x, y in zip(per[on]["runs"], per[off]["runs"])]
-            s["targets"].append(ratio_check(
-                "profiling on <= %.2fx off (%s)" % (B6_LIMIT, label), a, b, B6_LIMIT,
-                pattern=pat))
+        for peer, key in (("uslub-prof-on", "on"), ("uslub-prof-sample", "sample")):
+            what = "exact" if key == "on" else "sampled"
+            for pat, label in B56_PATTERNS:
+                a, b = med.get("%s %s" % (peer, pat)), med.get("%s %s" % (off, pat))
+                if a is not None and b is not None:
+                    s["ratios"]["%s / off, %s" % (key, pat)] = round(a / b, 4)
+                    # round by round: the processes of one round ran back to back
+                    s["round_ratios"].setdefault(peer, {})[pat] = [
+                        round(statistics.median(x["series"]["plain " + pat]) /
+                              statistics.median(y["series"]["plain " + pat]), 4)
+                        for x, y in zip(per[peer]["runs"], per[off]["runs"])]
+                limit = B6_LIMITS[peer][pat]
+                c = ratio_check("%s profiling <= %.2fx off (%s)" % (what, limit, label), a, b,
+                                limit, pattern=pat, peer=peer)
+                if peer in s["skipped"]:
+                    c["note"] = "skipped: " + s["skipped"][peer].split(" (")[0]
+                s["targets"].append(c)
         checks_all += s["targets"]
         entry["sizes"][str(size)] = s
     entry["pass"] = verdict_of(checks_all)
+    return entry
+
+
+def analyse_b6acc(results):
+    """B6-acc: results[("B6-acc", 0)][peer]["runs"], peer uslub-prof-on (the
+    exact figures, first round) and uslub-prof-sample (estimates, every
+    round). Per site: the exact bytes, every estimate (rounds x repeats),
+    their median and mean, the median's error, and the target for the
+    sites holding more than B6ACC_MIN_SHARE of the bytes."""
+    per = results.get(("B6-acc", 0), {})
+    exact_peer, sample_peer = B6ACC_PEERS[0][0], B6ACC_PEERS[1][0]
+    entry = {"title": BENCH_TITLES["B6-acc"], "unit": BENCH_UNITS["B6-acc"],
+             "limit": B6ACC_LIMIT, "min_share": B6ACC_MIN_SHARE, "sites": {}, "targets": []}
+    ex = per.get(exact_peer, {}).get("runs", [])
+    sa = per.get(sample_peer, {}).get("runs", [])
+    why = SKIPPED.get(("B6-acc", 0, sample_peer))
+    if why:
+        entry["skipped"] = why
+    if not ex:
+        why_ex = SKIPPED.get(("B6-acc", 0, exact_peer))
+        entry["targets"].append({"target": "sampled estimate within %.0f%% of exact, every site "
+                                 "> %.0f%% of the bytes" % (B6ACC_LIMIT * 100,
+                                                           B6ACC_MIN_SHARE * 100),
+                                 "ratio": None, "pass": None,
+                                 "note": "the exact run is missing" +
+                                 (" (skipped: %s)" % why_ex if why_ex else "")})
+        entry["pass"] = None
+        return entry
+    if why:
+        # one row, not one per site
+        entry["targets"].append({"target": "every site > %.0f%%: sampled within %.0f%% of exact"
+                                 % (B6ACC_MIN_SHARE * 100, B6ACC_LIMIT * 100),
+                                 "ratio": None, "pass": None,
+                                 "note": "skipped: " + why.split(" (")[0]})
+    first = ex[0]
+    total = first["total_bytes"]
+    entry.update(total_bytes=total, objects=first["objects"],
+                 exact_check_ok=all(r.get("exact_check", {}).get("ok") for r in ex),
+                 sample_rate=(sa[0].get("sample_rate") if sa else None),
+                 sample_runs=len(sa), repeats=(sa[0].get("repeats") if sa else None),
+                 sample_env=dict(B6ACC_PEERS)[sample_peer])
+    for i, st in enumerate(first["sites"]):
+        exact = st["exact_bytes"]
+        site = {"line": st["line"], "objects": st["objects"], "stride": st["stride"],
+                "exact_bytes": exact, "share": round(exact / total, 4),
+                "exact_reported": statistics.median(st["bytes"])}
+        ests = [x for r in sa for x in r["sites"][i]["bytes"]]
+        if ests:
+            m = statistics.median(ests)
+            site.update(estimates=ests, median=m, mean=round(statistics.mean(ests), 1),
+                        error=round(abs(m / exact - 1), 4),
+                        mean_error=round(abs(statistics.mean(ests) / exact - 1), 4))
+            rate = entry.get("sample_rate")
+            if rate:
+                # one estimate's relative spread for Poisson-like sampling
+                site["one_run_sigma"] = round(math.sqrt(rate / exact), 4)
+        entry["sites"][st["site"]] = site
+        if exact / total > B6ACC_MIN_SHARE and not why:
+            c = {"target": "%s: sampled within %.0f%% of exact" % (st["site"], B6ACC_LIMIT * 100),
+                 "limit": B6ACC_LIMIT, "site": st["site"]}
+            if ests:
+                c.update(ratio=site["error"], **{"pass": site["error"] <= B6ACC_LIMIT})
+            else:
+                c.update(ratio=None, note="not measured", **{"pass": None})
+            entry["targets"].append(c)
+    entry["pass"] = verdict_of(entry["targets"])
     return entry
 
 
@@ -1845,6 +1986,8 @@ def analyse(results, configs, peers, mode):
         sizes = [sz for b_, sz in configs if b_ == b]
         if sizes:
             out[b] = fn(results, sizes)
+    if any(b == "B6-acc" for b, _ in configs):
+        out["B6-acc"] = analyse_b6acc(results)
     if any(b == "B-meta" for b, _ in configs):
         out["B-meta"] = analyse_bmeta(results)
     workloads = [w for b, w in configs if b == "B8"]
@@ -1966,10 +2109,10 @@ def print_table(data):
     width = max([36] + [len(t["target"]) for b in BENCH_ORDER if b in data and b != "B2"
                         for s in data[b].get("sizes", {}).values()
                         for t in s.get("targets", [])] +
-                [len(t["target"]) for b in SUITE_BENCHES if b in data
+                [len(t["target"]) for b in SUITE_BENCHES + ("B6-acc",) if b in data
                  for t in data[b].get("targets", [])])
     bwidth = max([2] + [len(b) for b in BENCH_ORDER if b in data and b != "B2"
-                        and data[b].get("sizes")])
+                        and (data[b].get("sizes") or data[b].get("sites"))])
     for bench in BENCH_ORDER:
         if bench not in data:
             continue
@@ -1981,6 +2124,16 @@ def print_table(data):
             continue
         if bench == "B-dfree":
             log("  B-dfree     no target (the double-free check's cost, above)")
+            continue
+        if bench == "B6-acc":
+            for t in data[bench]["targets"]:
+                if t["pass"] is None:
+                    verdict, ratio = "SKIP", t.get("note", "")
+                else:
+                    verdict = "PASS" if t["pass"] else "MISS"
+                    ratio = "err %.1f%%" % (t["ratio"] * 100)
+                log("  %-*s %6s  %-*s %-8s %s" % (bwidth, bench, "", width, t["target"],
+                                                  ratio, verdict))
             continue
         if bench == "B-rcu":
             for t in data[bench]["targets"]:
@@ -2047,7 +2200,8 @@ def print_b5(e, log):
         "hot pair = B1's loop, batch = %d allocs then %d frees one by one" % (
             e["batch"], e["batch"]))
     log("  ratio = accounted / plain (ratio of medians); paired = median of the per-sample "
-        "ratios inside each process; x! misses <= %.2fx" % e["limit"])
+        "ratios inside each process; x! misses the target (%s)" % ", ".join(
+            "%s <= %.2fx" % (label, e["limits"][pat]) for pat, label in B56_PATTERNS))
     for size, s in e["sizes"].items():
         c = s.get("caches", {})
         log("  %s B: plain cache extension %s; accounted %s%s" % (
@@ -2070,32 +2224,79 @@ def print_b5(e, log):
 
 
 def print_b6(e, log):
-    on, off = B6_PEERS[0][0], B6_PEERS[1][0]
+    off = B6_BASE
     log("")
     log("%s  %s  (%s)" % ("B6", e["title"], e["unit"]))
-    log("  the same binary and plain cache, one process with USLUB_PROFILING=1 and one with =0 "
-        "per round, interleaved; patterns as B5")
-    log("  ratio = on / off (ratio of medians); rounds = min..max of the per-round ratios; "
-        "x! misses <= %.2fx" % e["limit"])
+    log("  the same binary and plain cache, one process per mode and round, interleaved; "
+        "patterns as B5")
+    log("  mode = USLUB_PROFILING -> uslub_profiling_enabled() as the processes reported it "
+        "(0 off, 1 exact, 2 sampled)")
+    log("  ratio = mode / off (ratio of medians); rounds = min..max of the per-round ratios; "
+        "x! misses the target (%s)" % "; ".join(
+            "%s: %s" % (B6_MODE[p], ", ".join("%s <= %.2fx" % (label, e["limits"][p][pat])
+                                              for pat, label in B56_PATTERNS))
+            for p in e["limits"]))
     for size, s in e["sizes"].items():
         c = s.get("caches", {})
-        log("  %s B: extension with profiling on: %s; off: %s%s" % (
-            size, fmt_ext(c.get(on)), fmt_ext(c.get(off)),
+        log("  %s B: extension %s%s" % (
+            size, "; ".join("%s: %s" % (B6_MODE[p], fmt_ext(c.get(p))) for p, _ in B6_PEERS
+                            if p in c),
             "" if s.get("tag_check_ok") is not False else
             "  (warning: the allocation-tag check failed)"))
-    log("  %-6s %-13s %9s %13s %9s %13s %7s %13s" % (
-        "size", "pattern", "off", "p25-p75", "on", "p25-p75", "ratio", "rounds"))
+    log("  %-6s %-13s %-18s %-16s %9s %13s %7s %13s" % (
+        "size", "pattern", "peer", "mode", "median", "p25-p75", "ratio", "rounds"))
     for size, s in e["sizes"].items():
         med = s["median_ns"]
-        missed = {t["pattern"] for t in s["targets"] if t["pass"] is False}
         for pat, label in B56_PATTERNS:
-            rr = s["round_ratios"].get(pat)
-            log("  %-6s %-13s %s %13s %s %13s %7s %13s" % (
-                size + " B", label, fmt_ns(med.get("%s %s" % (off, pat))),
-                fmt_spread(s, "%s %s" % (off, pat)), fmt_ns(med.get("%s %s" % (on, pat))),
-                fmt_spread(s, "%s %s" % (on, pat)),
-                fmt_ratio(s["ratios"].get("on / off, " + pat), pat in missed),
-                "%.2f..%.2fx" % (min(rr), max(rr)) if rr else "-"))
+            for peer, env in B6_PEERS:
+                key = {"uslub-prof-on": "on", "uslub-prof-sample": "sample"}.get(peer)
+                shown_mode = "%s -> %s" % (env, ",".join(
+                    str(x) for x in s.get("profiling", {}).get(peer, [])) or "-")
+                if peer in s.get("skipped", {}):
+                    log("  %-6s %-13s %-18s %-16s skipped: %s" % (
+                        size + " B", label, peer, env + " -> -", s["skipped"][peer]))
+                    continue
+                missed = any(t["pass"] is False for t in s["targets"]
+                             if t.get("peer") == peer and t.get("pattern") == pat)
+                rr = s["round_ratios"].get(peer, {}).get(pat)
+                log("  %-6s %-13s %-18s %-16s %s %13s %7s %13s" % (
+                    size + " B", label, peer, shown_mode, fmt_ns(med.get("%s %s" % (peer, pat))),
+                    fmt_spread(s, "%s %s" % (peer, pat)),
+                    fmt_ratio(s["ratios"].get("%s / off, %s" % (key, pat)), missed)
+                    if key else "-",
+                    "%.2f..%.2fx" % (min(rr), max(rr)) if rr else "-"))
+
+
+def print_b6acc(e, log):
+    log("")
+    log("%s  %s  (%s)" % ("B6-acc", e["title"], e["unit"]))
+    if "total_bytes" not in e:
+        log("  not measured: %s" % (e["targets"][0].get("note") if e["targets"] else "-"))
+        return
+    log("  %d call sites, %.1f MiB live in %d objects (uslub-bench-uslub --bench B6-acc); "
+        "exact = USLUB_PROFILING=1 (one run; objects x stride: %s)" % (
+            len(e["sites"]), e["total_bytes"] / 2**20, e["objects"],
+            "checked" if e.get("exact_check_ok") else "MISMATCH"))
+    if e.get("skipped"):
+        log("  sampled (USLUB_PROFILING=%s): skipped: %s" % (e["sample_env"], e["skipped"]))
+    elif e.get("sample_runs"):
+        log("  sampled = USLUB_PROFILING=%s, rate %s B: median of %d estimates (%d processes x "
+            "%s repeats); error = |median / exact - 1|, target <= %.0f%% for sites > %.0f%% of "
+            "the bytes; sigma1 = sqrt(rate / exact), one estimate's expected spread" % (
+                e["sample_env"], e.get("sample_rate"), e["sample_runs"] * (e["repeats"] or 0),
+                e["sample_runs"], e["repeats"], e["limit"] * 100, e["min_share"] * 100))
+    log("  %-18s %6s %9s %13s %13s %8s %8s %7s" % (
+        "site", "share", "objects", "exact B", "sampled B", "error", "sigma1", ""))
+    for name, st in e["sites"].items():
+        target = st["share"] > e["min_share"]
+        err = st.get("error")
+        verdict = "" if not target or err is None else ("ok" if err <= e["limit"] else "MISS")
+        log("  %-18s %5.1f%% %9d %13d %13s %8s %8s %7s" % (
+            name, st["share"] * 100, st["objects"], st["exact_bytes"],
+            "%d" % st["median"] if "median" in st else "-",
+            "%.1f%%" % (err * 100) if err is not None else "-",
+            "%.1f%%" % (st["one_run_sigma"] * 100) if "one_run_sigma" in st else "-",
+            verdict if target else "(< %.0f%%)" % (e["min_share"] * 100)))
 
 
 def print_b7(e, log):
@@ -2376,7 +2577,8 @@ def print_bdfree(e, log):
             ("" if g["rows"] == g["of"] else "  (%d of %d rows)" % (g["rows"], g["of"]))))
 
 
-OWN_PRINTERS = {"B5": print_b5, "B6": print_b6, "B7": print_b7, "B-meta": print_bmeta,
+OWN_PRINTERS = {"B5": print_b5, "B6": print_b6, "B6-acc": print_b6acc, "B7": print_b7,
+                "B-meta": print_bmeta,
                 "B-debug": print_bdebug, "B8": print_b8, "B9": print_b9,
                 "B-dfree": print_bdfree, "B-rcu": print_brcu}
 
@@ -2765,8 +2967,9 @@ def plot_b3(ax, e, rnd):
 B56_PLOTS = {
     "B5": ("plain %s", "account %s", ("plain", "accounted"), "account / plain, ",
            "accounted vs plain"),
-    "B6": ("uslub-prof-off %s", "uslub-prof-on %s", ("profiling off", "profiling on"),
-           "on / off, ", "profiling on vs off"),
+    "B6": ("uslub-prof-off %s", ["uslub-prof-on %s", "uslub-prof-sample %s"],
+           ("profiling off", "exact", "sampled"), ["on / off, ", "sample / off, "],
+           "profiling exact, sampled vs off"),
     "B-debug": ("uslub-nodebug %s", "uslub-debug-other %s",
                 ("no debug cache", "a debug cache beside"), "debug-other / nodebug, ",
                 "plain cache, a debug cache beside vs none"),
@@ -2775,12 +2978,16 @@ B56_PLOTS = {
 
 def plot_b56(ax, e, bench):
     """B5 / B6 / B-debug: per size and pattern, the baseline and the measured
-    variant side by side (median, p25-p75 whiskers), labelled with the ratio."""
+    variants side by side (median, p25-p75 whiskers), each variant labelled
+    with its ratio to the baseline."""
     base, var, names, ratio_key, what = B56_PLOTS[bench]
+    variants = var if isinstance(var, list) else [var]
+    keys = ratio_key if isinstance(ratio_key, list) else [ratio_key]
+    colors = ["#7f7f7f", "#d62728", "#1f77b4"]
     groups = [(sz, pat, label) for sz in e["sizes"] for pat, label in B56_PATTERNS]
-    width = 0.38
-    for j, (fmt, color, name) in enumerate(((base, "#7f7f7f", names[0]),
-                                            (var, "#d62728", names[1]))):
+    nbars = 1 + len(variants)
+    width = 0.8 / nbars
+    for j, fmt in enumerate([base] + variants):
         vals, lo, hi = [], [], []
         for sz, pat, _ in groups:
             s = e["sizes"][sz]
@@ -2788,11 +2995,12 @@ def plot_b56(ax, e, bench):
             vals.append(v)
             lo.append(max(0.0, v - s["p25_ns"].get(fmt % pat, v)))
             hi.append(max(0.0, s["p75_ns"].get(fmt % pat, v) - v))
-        xs = [i + (j - 0.5) * width for i in range(len(groups))]
-        bars = ax.bar(xs, vals, width, yerr=[lo, hi], capsize=2, color=color, label=name)
-        if j == 1:
+        xs = [i + (j - (nbars - 1) / 2) * width for i in range(len(groups))]
+        bars = ax.bar(xs, vals, width, yerr=[lo, hi], capsize=2, color=colors[j % 3],
+                      label=names[j])
+        if j >= 1:
             for bar, (sz, pat, _), v, h in zip(bars, groups, vals, hi):
-                r = e["sizes"][sz]["ratios"].get(ratio_key + pat)
+                r = e["sizes"][sz]["ratios"].get(keys[j - 1] + pat)
                 if r is not None:
                     ax.annotate("%.2fx" % r, (bar.get_x() + bar.get_width() / 2, v + h),
                                 ha="center", va="bottom", fontsize=7, xytext=(0, 2),
@@ -2800,7 +3008,16 @@ def plot_b56(ax, e, bench):
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels(["%s B\n%s" % (sz, label) for sz, _, label in groups], fontsize=7)
     ax.set_ylabel("ns per pair / per object (lower is better)", fontsize=8)
-    ax.set_title("%s %s\n(target: <= %.2fx)" % (bench, what, e["limit"]), fontsize=9)
+    if "limits" in e and bench == "B6":
+        target = "; ".join("%s: %s" % (B6_MODE[p], "/".join("%.2fx" % l[pat] for pat, _ in
+                                                              B56_PATTERNS))
+                           for p, l in e["limits"].items()) + " (pair/batch)"
+    elif "limits" in e:
+        target = "<= " + "/".join("%.2fx" % e["limits"][pat] for pat, _ in B56_PATTERNS) + \
+            " (pair/batch)"
+    else:
+        target = "<= %.2fx" % e["limit"]
+    ax.set_title("%s %s\n(target: %s)" % (bench, what, target), fontsize=9)
     ax.legend(fontsize=7)
     ax.margins(y=0.2)
 
