@@ -240,7 +240,8 @@ static __always_inline void free_hook(struct kmem_cache *s, struct slab *slab, v
  * paths off only for hooks (FASTPATH_OFF_HOOKS; freelist hardening and
  * the free mark's place do not matter to a sheaf): the top object; its
  * slab from the page descriptor (an object of our own sheaf needs no
- * ownership test); its extension at obj_exts + index * ext_stride; the
+ * ownership test); its extension (obj_ext_at(): by shift where the
+ * layout allows, so the free's load of it waits on no multiply); the
  * charge with one subtraction and sign test on the stock (which follows
  * the current group: ext/memcg.c stock_follow_locked(), so stock.cached
  * is the group's handle, NULL in the root where nothing is charged); the
@@ -281,8 +282,8 @@ static __always_inline void *alloc_pcs_lean(struct kmem_cache *s, struct kmem_ca
 	stat(c, ALLOC_PCS);
 	free_mark_clear(s, obj);
 	uintptr_t off = (uintptr_t)obj - (uintptr_t)slab_address(slab);
-	struct slabobj_ext *ext = (struct slabobj_ext *)
-		(base + (uintptr_t)slab_offset_to_index(off, s->reciprocal_size) * s->ext_stride);
+	struct slabobj_ext *ext = obj_ext_at(s, base, off,
+					     slab_offset_to_index(off, s->reciprocal_size));
 	if (ph & PCS_HOOKS_ACCOUNT) {
 		if (objcg)
 			t->stock.nr_bytes = stock;
@@ -322,7 +323,7 @@ static __always_inline bool free_pcs_lean(struct kmem_cache *s, struct kmem_cach
 	    (unlikely(_uslub_multi_node) && slab_nid(slab) != main->node) ||
 	    unlikely(!base) || free_mark_test(s, x, mark))
 		return false;
-	struct slabobj_ext *ext = (struct slabobj_ext *)(base + (uintptr_t)idx * s->ext_stride);
+	struct slabobj_ext *ext = obj_ext_at(s, base, off, idx);
 	/* a main sheaf with room: a live cpu area, t != NULL */
 	struct uslub_thread *t = _uslub_tls.thread;
 	struct obj_cgroup *objcg = NULL;

@@ -215,4 +215,12 @@ void _uslub_calculate_obj_ext(struct kmem_cache *s, unsigned int flags)
 		s->fastpath_off |= FASTPATH_OFF_HOOKS;
 	}
 	s->charge = s->size + s->ext_bytes;
+	/* the extension's address without a multiply where the layout
+	 * allows: the lean hooked paths' free then loads it without waiting
+	 * on the index's multiply chain */
+	s->ext_shift = -1;
+	if (s->ext_stride == s->size)
+		s->ext_shift = 0;
+	else if (!(s->size & (s->size - 1)) && s->size >= ext)
+		s->ext_shift = (int)(fls_u(s->size) - fls_u(ext));
 }

@@ -231,6 +231,19 @@ static __always_inline struct slabobj_ext *slab_obj_ext_idx(const struct kmem_ca
 	return (struct slabobj_ext *)(base + (uintptr_t)idx * s->ext_stride);
 }
 
+/* The extension of the object at @off from @slab's first object (an
+ * object start, index @idx), from obj_exts @base != 0: by shift where the
+ * layout allows (kmem_cache.ext_shift), else index * stride. */
+static __always_inline struct slabobj_ext *obj_ext_at(const struct kmem_cache *s,
+						       unsigned long base, uintptr_t off,
+						       unsigned int idx)
+{
+	int sh = s->ext_shift;
+	if (likely(sh >= 0))
+		return (struct slabobj_ext *)(base + (off >> sh));
+	return (struct slabobj_ext *)(base + (uintptr_t)idx * s->ext_stride);
+}
+
 static __always_inline struct slabobj_ext *slab_obj_ext(const struct kmem_cache *s,
 							 const struct slab *slab, const void *obj)
 {

@@ -527,6 +527,11 @@ struct kmem_cache {
 	unsigned int ext_offset;     /* padding: the extension's offset in objects */
 	int ext_placement;           /* USLUB_OBJ_EXT_*                            */
 	unsigned int ext_bytes;      /* extension bytes outside the slab per object */
+	int ext_shift;               /* >= 0: extension of the object at offset off
+	                                (from the slab's first object) is at
+	                                obj_exts + (off >> ext_shift): padding (0,
+	                                stride == size), or a power-of-two size
+	                                with stride 16; -1: index * stride        */
 	unsigned int charge;         /* bytes one object charges: size + ext_bytes */
 	unsigned int hooks;          /* HOOK_*: allocs and frees run the extension
 	                                hooks (written once, under slab_mutex)     */
