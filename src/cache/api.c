@@ -25,11 +25,10 @@ static __cold void *alloc_null_cache(void)
 
 /*
  * uslub_cache_alloc(): cache.h's fast path, and from its cold branch a
- * tail call straight into the lean hooked leaf of an accounted or a
- * profiled cache (internal.h; the choice made once per cache in
- * pcs_hooks), with the slot, the main sheaf and its size already loaded:
- * no miss function and no reloading on the way. A cache both accounted
- * and profiled, gfp bits, a miss: the miss path.
+ * tail call with the slot straight into the lean hooked leaf of an
+ * accounted or a profiled sheaf cache (alloc.c; the choice made once per
+ * cache in pcs_hooks): no miss function and no dispatch on the way, and
+ * the hot path stays the plain one's. gfp bits or a miss: the miss path.
  */
 static __always_inline void *cache_alloc(struct kmem_cache *s, uslub_gfp_t gfp)
 {
@@ -139,42 +138,11 @@ static __cold void free_null_cache(void)
 	_uslub_bad_cache(NULL, "uslub_cache_free");
 }
 
-/* uslub_cache_free(): cache.h's slab_free(), with a tail call from its
- * cold branch into the lean hooked leaf of an accounted or a profiled
- * cache, as cache_alloc() does. */
-static __always_inline void cache_free(struct kmem_cache *s, void *x)
-{
-	struct kmem_cache_cpu *c = this_cpu(s);
-	struct slab_sheaf *main = c->main;
-	unsigned int n = main->size;
-	struct slab *slab;
-
-	if (likely(n < main->capacity)) {
-		unsigned int off = fastpath_off_load(s);
-		if (likely(off <= FASTPATH_OFF_HARDENED)) {
-			if (likely(slab = virt_to_slab(x)) && likely(slab->slab_cache == s) &&
-			    likely(free_to_pcs(s, c, main, slab, x)))
-				return;
-		} else if (!(off & ~PCS_LEAN_OFF_OK)) {
-			unsigned int ph = READ_ONCE(s->pcs_hooks);
-			if (ph == PCS_HOOKS_ACCOUNT)
-				return _uslub_free_pcs_account(s, c, main, n, x);
-			if (ph == PCS_HOOKS_PROFILE)
-				return _uslub_free_pcs_profile(s, c, main, n, x);
-			if (ph == (PCS_HOOKS_ACCOUNT | PCS_HOOKS_PROFILE))
-				return _uslub_free_pcs_account_profile(s, c, main, n, x);
-		}
-	} else if (likely(free_to_cpu_slab(s, c, x))) {
-		return;
-	}
-	_uslub_slab_free_miss(s, x, USLUB_CALLER());
-}
-
 __public void uslub_cache_free(struct kmem_cache *s, void *x)
 {
 	if (unlikely(!s))
 		return free_null_cache();
-	cache_free(s, x);      /* NULL is never inside a slab: the miss path */
+	slab_free(s, x);      /* NULL is never inside a slab: the miss path */
 }
 
 /* Creation: the slab-level steps (slub/slab_common.c), with the cache's

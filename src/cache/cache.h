@@ -15,6 +15,23 @@
 __internal void *_uslub_slab_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, int node,
 					size_t orig_size, uintptr_t addr);
 __internal void _uslub_slab_free_miss(struct kmem_cache *s, void *x, uintptr_t addr);
+/* The lean hooked leaves the API's inline paths tail-call (api.c): alloc
+ * for the caller's slot @c (gfp 0, no node); free for slot @c with main
+ * sheaf @main of size @n < capacity, the cache's fastpath_off holding
+ * nothing but PCS_LEAN_OFF_OK bits. The lean path, else the miss path. */
+__internal void *_uslub_alloc_pcs_account(struct kmem_cache *s, struct kmem_cache_cpu *c);
+__internal void *_uslub_alloc_pcs_profile(struct kmem_cache *s, struct kmem_cache_cpu *c);
+__internal void *_uslub_alloc_pcs_account_profile(struct kmem_cache *s,
+						  struct kmem_cache_cpu *c);
+/* free.c */
+__internal void _uslub_free_pcs_account(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					struct slab_sheaf *main, unsigned int n, void *x);
+__internal void _uslub_free_pcs_profile(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					struct slab_sheaf *main, unsigned int n, void *x);
+__internal void _uslub_free_pcs_account_profile(struct kmem_cache *s, struct kmem_cache_cpu *c,
+						struct slab_sheaf *main, unsigned int n, void *x);
+__internal __cold void _uslub_obj_ext_enable_on_demand(struct kmem_cache *s);
+__internal __cold bool _uslub_obj_ext_enable_on_demand_try(struct kmem_cache *s);
 /* The any-context allocation of one object of @s and the any-context free
  * of any cache's object (kmalloc_nolock, kfree_nolock: nolock.c). */
 __internal void *_uslub_cache_alloc_nolock(struct kmem_cache *s, uslub_gfp_t gfp, int node);
@@ -221,9 +238,16 @@ static __always_inline bool free_object(void *x)
 	return true;
 }
 
-/* The free fast path for any @x: with room in the main sheaf, one
- * descriptor lookup (ours, a slab, of this cache) and free_to_pcs();
- * without (a cache in cpu-slab mode: capacity 0), the cpu slab's range. */
+/* What the lean hooked paths accept in fastpath_off (internal.h). */
+#define PCS_LEAN_OFF_OK (FASTPATH_OFF_HOOKS | FASTPATH_OFF_HARDENED | FASTPATH_OFF_MARK)
+
+/* uslub_cache_free()'s fast path for any @x: with room in the main sheaf,
+ * one descriptor lookup (ours, a slab, of this cache) and free_to_pcs();
+ * without (a cache in cpu-slab mode: capacity 0), the cpu slab's range.
+ * From its cold branch, an accounted or a profiled sheaf cache goes by one
+ * tail call, with what this path loaded, to its lean hooked leaf (free.c;
+ * the choice made once per cache in pcs_hooks): no miss function and no
+ * reloading on the way, and the hot path above stays the plain one's. */
 static __always_inline void slab_free(struct kmem_cache *s, void *x)
 {
 	struct kmem_cache_cpu *c = this_cpu(s);
@@ -231,10 +255,21 @@ static __always_inline void slab_free(struct kmem_cache *s, void *x)
 	unsigned int n = main->size;
 	struct slab *slab;
 
-	if (likely(n < main->capacity) && likely(!pcs_off(s))) {
-		if (likely(slab = virt_to_slab(x)) && likely(slab->slab_cache == s) &&
-		    likely(free_to_pcs(s, c, main, slab, x)))
-			return;
+	if (likely(n < main->capacity)) {
+		unsigned int off = fastpath_off_load(s);
+		if (likely(off <= FASTPATH_OFF_HARDENED)) {
+			if (likely(slab = virt_to_slab(x)) && likely(slab->slab_cache == s) &&
+			    likely(free_to_pcs(s, c, main, slab, x)))
+				return;
+		} else if (!(off & ~PCS_LEAN_OFF_OK)) {
+			unsigned int ph = READ_ONCE(s->pcs_hooks);
+			if (ph == PCS_HOOKS_ACCOUNT)
+				return _uslub_free_pcs_account(s, c, main, n, x);
+			if (ph == PCS_HOOKS_PROFILE)
+				return _uslub_free_pcs_profile(s, c, main, n, x);
+			if (ph == (PCS_HOOKS_ACCOUNT | PCS_HOOKS_PROFILE))
+				return _uslub_free_pcs_account_profile(s, c, main, n, x);
+		}
 	} else if (likely(free_to_cpu_slab(s, c, x))) {
 		return;
 	}

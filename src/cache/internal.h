@@ -32,23 +32,6 @@ static __always_inline void nolock_drain(void)
 
 /* alloc.c */
 __internal void _uslub_set_pcs_hooks(struct kmem_cache *s);
-/* The lean hooked leaves the API's inline paths tail-call (api.c): alloc
- * for the caller's slot @c (gfp 0, no node); free for slot @c with main
- * sheaf @main of size @n < capacity, the cache's fastpath_off holding
- * nothing but PCS_LEAN_OFF_OK bits. The lean path, else the miss path. */
-__internal void *_uslub_alloc_pcs_account(struct kmem_cache *s, struct kmem_cache_cpu *c);
-__internal void *_uslub_alloc_pcs_profile(struct kmem_cache *s, struct kmem_cache_cpu *c);
-__internal void *_uslub_alloc_pcs_account_profile(struct kmem_cache *s,
-						  struct kmem_cache_cpu *c);
-/* free.c */
-__internal void _uslub_free_pcs_account(struct kmem_cache *s, struct kmem_cache_cpu *c,
-					struct slab_sheaf *main, unsigned int n, void *x);
-__internal void _uslub_free_pcs_profile(struct kmem_cache *s, struct kmem_cache_cpu *c,
-					struct slab_sheaf *main, unsigned int n, void *x);
-__internal void _uslub_free_pcs_account_profile(struct kmem_cache *s, struct kmem_cache_cpu *c,
-						struct slab_sheaf *main, unsigned int n, void *x);
-__internal __cold void _uslub_obj_ext_enable_on_demand(struct kmem_cache *s);
-__internal __cold bool _uslub_obj_ext_enable_on_demand_try(struct kmem_cache *s);
 __internal void _uslub_free_checked(struct kmem_cache *s, void *x, uintptr_t addr);
 
 /*
@@ -247,8 +230,6 @@ static __always_inline void free_hook(struct kmem_cache *s, struct slab *slab, v
  * is the group's handle, NULL in the root where nothing is charged); the
  * call site's tag on the thread's allocation-side counters.
  */
-#define PCS_LEAN_OFF_OK (FASTPATH_OFF_HOOKS | FASTPATH_OFF_HARDENED | FASTPATH_OFF_MARK)
-
 static __always_inline void *alloc_pcs_lean(struct kmem_cache *s, struct kmem_cache_cpu *c,
 					    struct slab_sheaf *main, unsigned int n,
 					    const unsigned int ph)
