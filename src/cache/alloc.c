@@ -150,7 +150,7 @@ static __always_inline void *alloc_checked_pops(struct kmem_cache *s, uslub_gfp_
 	}
 	struct slab_sheaf *main = c->main;
 	if (likely(!obj && main && main->size && !gfp && node == USLUB_NUMA_NO_NODE)) {
-		stat(c, ALLOC_PCS);
+		stat_pcs_slow(c, 1);
 		obj = main->objects[--main->size];
 		free_mark_clear(s, obj);
 		return obj;
@@ -262,7 +262,7 @@ static __noinline void *alloc_hooked_pcs(struct kmem_cache *s, uslub_gfp_t gfp, 
 	struct uslub_alloc_tag *tag = take_alloc_tag(READ_ONCE(s->hooks));
 	void *obj = main->objects[n - 1];
 	main->size = n - 1;
-	stat(c, ALLOC_PCS);
+	stat_pcs_slow(c, 1);
 	free_mark_clear(s, obj);
 	if (likely(post_alloc_hook(s, gfp, 1, &obj, NULL, tag)))
 		return obj;
@@ -316,20 +316,35 @@ static __noinline void *alloc_kasan(struct kmem_cache *s, struct kmem_cache_cpu 
  * caller did not try it (malloc pops the main sheaf only), then the rung
  * for what the call needs (the ladder at the top of this file).
  */
-__noinline void *_uslub_slab_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, int node,
-				       size_t orig_size, uintptr_t addr)
+static __always_inline void *slab_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+					     size_t orig_size, uintptr_t addr)
 {
-	nolock_drain();                          /* kfree_nolock's deferred frees */
 	struct kmem_cache_cpu *c = this_cpu(s);
 
 	if (likely(!gfp && node == USLUB_NUMA_NO_NODE)) {
-		void *obj = alloc_from_cpu_slab(s, c);   /* malloc's pop misses to here */
+		void *obj = cpu_slab_pop(s, c);          /* malloc's pop misses to here */
 		if (likely(obj))
 			return obj;
 	}
 	if (unlikely(cache_kasan(s)))
 		return alloc_kasan(s, c, gfp, node, orig_size, addr);
 	return alloc_rungs(s, c, gfp, node, orig_size, addr);
+}
+
+__noinline void *_uslub_slab_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+				       size_t orig_size, uintptr_t addr)
+{
+	nolock_drain();                          /* kfree_nolock's deferred frees */
+	if (unlikely(_uslub_sampling))           /* USLUB_PROFILING=sample (sample.c) */
+		return _uslub_sample_alloc_miss(s, gfp, node, orig_size, addr);
+	return slab_alloc_miss(s, gfp, node, orig_size, addr);
+}
+
+/* The same, called by the sampled miss path. */
+__noinline void *_uslub_slab_alloc_miss_plain(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+					      size_t orig_size, uintptr_t addr)
+{
+	return slab_alloc_miss(s, gfp, node, orig_size, addr);
 }
 
 /*
