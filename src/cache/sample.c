@@ -216,7 +216,7 @@ static void set_slab_pages(struct slab *slab, bool on)
 	struct page *page = slab_page(slab);
 	unsigned int n = 1u << page_order(page);
 	for (unsigned int i = 0; i < n; i++) {
-		unsigned long f = page[i].flags;
+		unsigned long f = READ_ONCE(page[i].flags);
 		WRITE_ONCE(page[i].flags, on ? f | PG_slab_page : f & ~PG_slab_page);
 	}
 }
@@ -319,10 +319,31 @@ void *_uslub_sample_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, int node,
 	bool fire = false;
 	struct kmem_cache_cpu *c = this_cpu(s);
 	if (this_cpu_is_real() && c->sample_armed) {
-		if ((int64_t)c->stat[USLUB_ALLOC_PCS] < 0) {
-			/* the inline sheaf pop fired: it counted a pop it did
-			 * not do; the pop below counts itself */
-			pcs_rearm(c, armed_value(draw(s->size)), 1);
+		uint64_t w = c->stat[USLUB_ALLOC_PCS];
+		struct slab_sheaf *main = c->main;
+		if ((int64_t)w < 0 && main->size && !pcs_off(s) && !gfp &&
+		    node == USLUB_NUMA_NO_NODE) {
+			/* the inline sheaf pop fired (and counted itself): do
+			 * that pop here, so ALLOC_PCS never goes backwards;
+			 * uncount only the pops declined before it (a cpu
+			 * freelist served them: a cpu-slab cache with sheaves) */
+			pcs_rearm(c, armed_value(draw(s->size)), w - (uint64_t)INT64_MIN);
+			unsigned int n = main->size - 1;
+			main->size = n;
+			void *obj = main->objects[n];
+			free_mark_clear0(obj);
+			struct uslub_alloc_tag *tag = uslub_alloc_tag_cur;
+			uslub_alloc_tag_cur = NULL;
+			sample_object(s, obj, tag);
+			return obj;
+		}
+		if ((int64_t)w < 0) {
+			/* the inline sheaf pop fired: it counted pops it did
+			 * not do (the first turned the word to INT64_MIN; more
+			 * than one when a cpu freelist served the calls in
+			 * between: a cpu-slab cache with sheaves); the pop
+			 * below counts itself */
+			pcs_rearm(c, armed_value(draw(s->size)), w - (uint64_t)INT64_MIN + 1);
 			fire = true;
 		} else {
 			uint64_t left = (uint64_t)c->sample_left;

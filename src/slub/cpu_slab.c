@@ -245,10 +245,14 @@ void _uslub_fold_stats(struct kmem_cache *s, struct kmem_cache_cpu *c)
 	/* ALLOC_PCS is derived (kmem_cache_cpu.pcs_adjust); the countdowns
 	 * start over (the slot's next miss arms them again) */
 	uint64_t pcs = cpu_alloc_pcs(c);
+	unsigned long seq = c->sample_seq | 1;     /* odd (a lost thread's may be) */
+	__atomic_store_n(&c->sample_seq, seq, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	WRITE_ONCE(c->stat[USLUB_ALLOC_PCS], pcs);
 	WRITE_ONCE(c->pcs_adjust, 0);
+	__atomic_store_n(&c->sample_seq, seq + 1, __ATOMIC_RELEASE);
 	WRITE_ONCE(c->sample_left, 0);
 	WRITE_ONCE(c->sample_armed, 0);
-	WRITE_ONCE(c->stat[USLUB_ALLOC_PCS], pcs);
 	for (int i = 0; i < USLUB_NR_STATS; i++) {
 		uint64_t v = READ_ONCE(c->stat[i]);
 		if (v) {

@@ -1053,14 +1053,17 @@ static inline void node_unlock(struct kmem_cache_node *n)
 }
 
 /* ALLOC_PCS of a slot (see kmem_cache_cpu.pcs_adjust): exact for the
- * owner; another thread retries while the owner rearms. */
+ * owner; another thread retries while the owner rearms (a few stores),
+ * boundedly: a fork child flushing a lost thread's slot may find it
+ * stopped mid-way. */
 static inline uint64_t cpu_alloc_pcs(const struct kmem_cache_cpu *c)
 {
-	for (;;) {
+	for (int tries = 0;; tries++) {
 		unsigned long seq = __atomic_load_n(&c->sample_seq, __ATOMIC_ACQUIRE);
 		uint64_t v = READ_ONCE(c->stat[USLUB_ALLOC_PCS]) + (uint64_t)READ_ONCE(c->pcs_adjust);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (!(seq & 1) && __atomic_load_n(&c->sample_seq, __ATOMIC_RELAXED) == seq)
+		if ((!(seq & 1) && __atomic_load_n(&c->sample_seq, __ATOMIC_RELAXED) == seq) ||
+		    tries > 100000)
 			return v;
 	}
 }
