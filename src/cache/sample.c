@@ -193,10 +193,12 @@ static __always_inline uint64_t armed_value(uint64_t k)
 static void pcs_rearm(struct kmem_cache_cpu *c, uint64_t w, uint64_t uncount)
 {
 	uint64_t old = c->stat[USLUB_ALLOC_PCS];
+	/* a seqlock without fences (cpu_alloc_pcs()): odd, then the data
+	 * as releases (ordered after the odd seq), then even */
 	__atomic_store_n(&c->sample_seq, c->sample_seq + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	WRITE_ONCE(c->stat[USLUB_ALLOC_PCS], w);
-	WRITE_ONCE(c->pcs_adjust, (int64_t)((uint64_t)c->pcs_adjust + old - w - uncount));
+	__atomic_store_n(&c->stat[USLUB_ALLOC_PCS], w, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->pcs_adjust, (int64_t)((uint64_t)c->pcs_adjust + old - w - uncount),
+			 __ATOMIC_RELEASE);
 	__atomic_store_n(&c->sample_seq, c->sample_seq + 1, __ATOMIC_RELEASE);
 }
 

@@ -247,9 +247,8 @@ void _uslub_fold_stats(struct kmem_cache *s, struct kmem_cache_cpu *c)
 	uint64_t pcs = cpu_alloc_pcs(c);
 	unsigned long seq = c->sample_seq | 1;     /* odd (a lost thread's may be) */
 	__atomic_store_n(&c->sample_seq, seq, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	WRITE_ONCE(c->stat[USLUB_ALLOC_PCS], pcs);
-	WRITE_ONCE(c->pcs_adjust, 0);
+	__atomic_store_n(&c->stat[USLUB_ALLOC_PCS], pcs, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->pcs_adjust, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&c->sample_seq, seq + 1, __ATOMIC_RELEASE);
 	WRITE_ONCE(c->sample_left, 0);
 	WRITE_ONCE(c->sample_armed, 0);

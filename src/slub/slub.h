@@ -1059,9 +1059,11 @@ static inline void node_unlock(struct kmem_cache_node *n)
 static inline uint64_t cpu_alloc_pcs(const struct kmem_cache_cpu *c)
 {
 	for (int tries = 0;; tries++) {
+		/* a seqlock without fences (TSan has none): the writer's data
+		 * stores are releases after its odd seq, these loads acquires */
 		unsigned long seq = __atomic_load_n(&c->sample_seq, __ATOMIC_ACQUIRE);
-		uint64_t v = READ_ONCE(c->stat[USLUB_ALLOC_PCS]) + (uint64_t)READ_ONCE(c->pcs_adjust);
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		uint64_t v = __atomic_load_n(&c->stat[USLUB_ALLOC_PCS], __ATOMIC_ACQUIRE) +
+			     (uint64_t)__atomic_load_n(&c->pcs_adjust, __ATOMIC_ACQUIRE);
 		if ((!(seq & 1) && __atomic_load_n(&c->sample_seq, __ATOMIC_RELAXED) == seq) ||
 		    tries > 100000)
 			return v;
