@@ -1,7 +1,7 @@
 /*
  * uslub — the command line tool.
  *
- *   uslub run [--report | --report-file FILE] [--profile] [--] CMD [ARGS...]
+ *   uslub run [--report | --report-file FILE] [--profile[=MODE]] [--] CMD [ARGS...]
  *                                    run CMD on the uslub malloc (LD_PRELOAD)
  *   uslub slabinfo PID [--json]      one snapshot of a running process
  *   uslub allocinfo PID [--json]     its allocation profile, when published
@@ -89,7 +89,7 @@
 #define EXIT_NOEXEC  127   /* CMD could not be executed                     */
 
 static const char usage_text[] =
-	"usage: uslub run [--report | --report-file FILE] [--profile] [--] CMD [ARGS...]\n"
+	"usage: uslub run [--report | --report-file FILE] [--profile[=MODE]] [--] CMD [ARGS...]\n"
 	"       uslub slabinfo PID [--json]\n"
 	"       uslub allocinfo PID [--json]\n"
 	"       uslub top PID [--json] [-d MS] [-n COUNT]\n"
@@ -97,7 +97,7 @@ static const char usage_text[] =
 	"       uslub help [COMMAND]\n";
 
 static const char run_help[] =
-	"uslub run [--report | --report-file FILE] [--profile] [--] CMD [ARGS...]\n"
+	"uslub run [--report | --report-file FILE] [--profile[=MODE]] [--] CMD [ARGS...]\n"
 	"  Run CMD with the uslub malloc front end preloaded (LD_PRELOAD=" MALLOC_LIB ",\n"
 	"  put before any LD_PRELOAD already set). Every process CMD starts inherits it.\n"
 	"    --report            when CMD exits, print its report (slabinfo, and allocinfo\n"
@@ -106,7 +106,11 @@ static const char run_help[] =
 	"    --report-file FILE  every process of the tree writes its report to FILE at exit\n"
 	"                        (USLUB_REPORT=FILE; %p in FILE is replaced by the pid,\n"
 	"                        - is stderr)\n"
-	"    --profile           allocation profiling (USLUB_PROFILING=1)\n"
+	"    --profile           allocation profiling (USLUB_PROFILING=1: every object)\n"
+	"    --profile=sample[:BYTES]\n"
+	"                        sampled profiling: one allocation every 512 KiB (or\n"
+	"                        BYTES) allocated, on average; allocinfo's figures are\n"
+	"                        estimates (USLUB_PROFILING=sample[:BYTES])\n"
 	"  Other options are passed in the environment, e.g.\n"
 	"    USLUB_PUBLISH_MS=500 uslub run -- CMD   (then: uslub top PID)\n"
 	"  In secure-execution mode (set-uid/set-gid programs, file capabilities: AT_SECURE)\n"
@@ -118,7 +122,7 @@ static const char run_help[] =
 static const char pid_help[] =
 	"uslub slabinfo PID [--json]       the caches of a running process (one snapshot)\n"
 	"uslub allocinfo PID [--json]      its live allocations by call site (needs\n"
-	"                                  USLUB_PROFILING=1 in the process)\n"
+"                                  USLUB_PROFILING=1 or sample in the process)\n"
 	"uslub top PID [--json] [-d MS] [-n COUNT]\n"
 	"                                  slabinfo refreshed every MS milliseconds\n"
 	"                                  (default 1000), COUNT times (default: until\n"
@@ -603,7 +607,8 @@ static int json_member(const char *doc, const char *key, const char **vs, const 
 static void no_allocinfo(long pid)
 {
 	fprintf(stderr, "uslub: the snapshot of process %ld has no allocinfo: it is published "
-		"when the process runs with USLUB_PROFILING=1 (uslub run --profile) by a uslub "
+		"when the process runs with USLUB_PROFILING=1 or sample (uslub run --profile or "
+		"--profile=sample) by a uslub "
 		"that publishes allocinfo\n", pid);
 }
 
@@ -1024,8 +1029,8 @@ static int secure_target(const char *file, char *why, size_t len)
 
 static int cmd_run(int argc, char **argv)
 {
-	int report = 0, profile = 0, i;
-	const char *report_file = NULL;
+	int report = 0, i;
+	const char *report_file = NULL, *profile = NULL;
 	for (i = 2; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--")) {
@@ -1039,7 +1044,11 @@ static int cmd_run(int argc, char **argv)
 		if (!strcmp(a, "--report")) {
 			report = 1;
 		} else if (!strcmp(a, "--profile")) {
-			profile = 1;
+			profile = "1";
+		} else if (!strncmp(a, "--profile=", 10)) {
+			profile = a + 10;       /* exact, sample, sample:BYTES */
+			if (!*profile)
+				return usage("run: --profile= needs exact, sample or sample:BYTES");
 		} else if (!strcmp(a, "--report-file") || !strncmp(a, "--report-file=", 14)) {
 			if (a[13] == '=')
 				report_file = a + 14;
@@ -1090,7 +1099,7 @@ static int cmd_run(int argc, char **argv)
 	setenv("LD_PRELOAD", preload, 1);
 	free(preload);
 	if (profile)
-		setenv("USLUB_PROFILING", "1", 1);
+		setenv("USLUB_PROFILING", profile, 1);
 
 	if (report_file) {
 		/* Absolute, so that a process that changes directory still

@@ -187,8 +187,16 @@ __attribute__((destructor, used)) static void uslub_alloc_tags_unregister_here(v
 }                                                                                \
 struct uslub_alloc_tags_registration_semicolon
 
-/* Is allocation profiling on (USLUB_PROFILING)? Fixed at startup. */
+/* The allocation profiling mode (USLUB_PROFILING), fixed at startup: 0
+ * off, 1 exact (every object tagged; allocinfo's figures are exact), 2
+ * sampled (USLUB_PROFILING=sample[:BYTES]: a sample of the allocations is
+ * tagged, each standing for 1/p objects of its size, and allocinfo's
+ * figures are estimates). */
 int uslub_profiling_enabled(void);
+/* Sampled mode: the mean number of bytes allocated between two samples
+ * (512 KiB unless USLUB_PROFILING=sample:BYTES says); 0 in the other
+ * modes. */
+size_t uslub_profiling_sample_interval(void);
 
 /* One call site's live allocations: bytes (each object counts its cache's
  * full object stride, as the kernel's allocinfo does) and objects. */

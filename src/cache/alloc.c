@@ -175,7 +175,7 @@ static __always_inline void *alloc_checked_pops(struct kmem_cache *s, uslub_gfp_
 	}
 	struct slab_sheaf *main = c->main;
 	if (likely(!obj && main && main->size && !gfp && node == USLUB_NUMA_NO_NODE)) {
-		stat(c, ALLOC_PCS);
+		stat_pcs_slow(c, 1);
 		obj = main->objects[--main->size];
 		free_mark_clear(s, obj);
 		return obj;
@@ -287,7 +287,7 @@ static __noinline void *alloc_hooked_pcs(struct kmem_cache *s, uslub_gfp_t gfp, 
 	struct uslub_alloc_tag *tag = take_alloc_tag(READ_ONCE(s->hooks));
 	void *obj = main->objects[n - 1];
 	main->size = n - 1;
-	stat(c, ALLOC_PCS);
+	stat_pcs_slow(c, 1);
 	free_mark_clear(s, obj);
 	if (likely(post_alloc_hook(s, gfp, 1, &obj, NULL, tag)))
 		return obj;
@@ -303,7 +303,7 @@ static __noinline void *alloc_miss_ladder(struct kmem_cache *s, uslub_gfp_t gfp,
  * return address is the public caller's. */
 static __always_inline void *alloc_pcs_leaf(struct kmem_cache *s, struct kmem_cache_cpu *c,
 					    uslub_gfp_t gfp, int node, size_t orig_size,
-					    const unsigned int ph)
+					    const unsigned int ph, const bool api)
 {
 #define addr ((uintptr_t)__builtin_return_address(0))
 	struct slab_sheaf *main = c->main;
@@ -312,13 +312,19 @@ static __always_inline void *alloc_pcs_leaf(struct kmem_cache *s, struct kmem_ca
 	 * generic rungs make, on demand), a node, an empty main, failslab,
 	 * slub_debug, ASan, destroyed: the whole ladder */
 	const uslub_gfp_t ok = (ph & PCS_HOOKS_ACCOUNT) ? USLUB_GFP_ACCOUNT : 0;
-	if (unlikely(!n || (gfp & ~ok) || node != USLUB_NUMA_NO_NODE ||
-		     (READ_ONCE(s->fastpath_off) & ~PCS_LEAN_OFF_OK)))
-		return alloc_miss_ladder(s, gfp, node, orig_size, addr);
-	void *obj = alloc_pcs_lean(s, c, main, n, ph);
-	if (likely(obj))
-		return obj;
-	return alloc_hooked_pcs(s, gfp, node, c, addr);
+	if (likely(n && !(gfp & ~ok) && node == USLUB_NUMA_NO_NODE &&
+		   !(READ_ONCE(s->fastpath_off) & ~PCS_LEAN_OFF_OK))) {
+		void *obj = alloc_pcs_lean(s, c, main, n, ph);
+		if (likely(obj))
+			return obj;
+		/* the API's call (which no miss path has seen yet) goes
+		 * through the miss path, the sampler's in sampled mode */
+		if (!api)
+			return alloc_hooked_pcs(s, gfp, node, c, addr);
+	}
+	if (api)
+		return _uslub_slab_alloc_miss(s, gfp, node, orig_size, addr);
+	return alloc_miss_ladder(s, gfp, node, orig_size, addr);
 #undef addr
 }
 
@@ -326,37 +332,37 @@ static __always_inline void *alloc_pcs_leaf(struct kmem_cache *s, struct kmem_ca
  * address is the public caller's), with the caller's slot. */
 __noinline void *_uslub_alloc_pcs_account(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
-	return alloc_pcs_leaf(s, c, 0, USLUB_NUMA_NO_NODE, 0, PCS_HOOKS_ACCOUNT);
+	return alloc_pcs_leaf(s, c, 0, USLUB_NUMA_NO_NODE, 0, PCS_HOOKS_ACCOUNT, true);
 }
 
 __noinline void *_uslub_alloc_pcs_profile(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
-	return alloc_pcs_leaf(s, c, 0, USLUB_NUMA_NO_NODE, 0, PCS_HOOKS_PROFILE);
+	return alloc_pcs_leaf(s, c, 0, USLUB_NUMA_NO_NODE, 0, PCS_HOOKS_PROFILE, true);
 }
 
 __noinline void *_uslub_alloc_pcs_account_profile(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
 	return alloc_pcs_leaf(s, c, 0, USLUB_NUMA_NO_NODE, 0,
-			      PCS_HOOKS_ACCOUNT | PCS_HOOKS_PROFILE);
+			      PCS_HOOKS_ACCOUNT | PCS_HOOKS_PROFILE, true);
 }
 
 static __noinline void *alloc_pcs_account(struct kmem_cache *s, uslub_gfp_t gfp, int node,
 					  size_t orig_size)
 {
-	return alloc_pcs_leaf(s, this_cpu(s), gfp, node, orig_size, PCS_HOOKS_ACCOUNT);
+	return alloc_pcs_leaf(s, this_cpu(s), gfp, node, orig_size, PCS_HOOKS_ACCOUNT, false);
 }
 
 static __noinline void *alloc_pcs_profile(struct kmem_cache *s, uslub_gfp_t gfp, int node,
 					  size_t orig_size)
 {
-	return alloc_pcs_leaf(s, this_cpu(s), gfp, node, orig_size, PCS_HOOKS_PROFILE);
+	return alloc_pcs_leaf(s, this_cpu(s), gfp, node, orig_size, PCS_HOOKS_PROFILE, false);
 }
 
 static __noinline void *alloc_pcs_account_profile(struct kmem_cache *s, uslub_gfp_t gfp,
 						  int node, size_t orig_size)
 {
 	return alloc_pcs_leaf(s, this_cpu(s), gfp, node, orig_size,
-			      PCS_HOOKS_ACCOUNT | PCS_HOOKS_PROFILE);
+			      PCS_HOOKS_ACCOUNT | PCS_HOOKS_PROFILE, false);
 }
 
 /* A kmalloc of @orig_size bytes from a debug cache: recorded (Z caches
@@ -411,7 +417,7 @@ static __noinline void *alloc_miss_ladder(struct kmem_cache *s, uslub_gfp_t gfp,
 	struct kmem_cache_cpu *c = this_cpu(s);
 
 	if (likely(!gfp && node == USLUB_NUMA_NO_NODE)) {
-		void *obj = alloc_from_cpu_slab(s, c);   /* malloc's pop misses to here */
+		void *obj = cpu_slab_pop(s, c);          /* malloc's pop misses to here */
 		if (likely(obj))
 			return obj;
 	}
@@ -420,16 +426,12 @@ static __noinline void *alloc_miss_ladder(struct kmem_cache *s, uslub_gfp_t gfp,
 	return alloc_rungs(s, c, gfp, node, orig_size, addr);
 }
 
-/*
- * The alloc miss path (cache.h's inline paths missed), with the public
- * caller's address @addr (slub_debug's owner): a cache with a lean hooked
- * path takes it, any other the ladder.
- */
-__noinline void *_uslub_slab_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, int node,
-				       size_t orig_size, uintptr_t addr)
+/* A cache with a lean hooked path takes it, any other the ladder. The
+ * lean paths leave kfree_nolock's deferred frees to the next ladder (any
+ * cache's), thread exit, shrink or destroy. */
+static __always_inline void *alloc_lean_or_ladder(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+						  size_t orig_size, uintptr_t addr)
 {
-	/* the lean paths leave kfree_nolock's deferred frees to the next
-	 * ladder (any cache's), thread exit, shrink or destroy */
 	switch (READ_ONCE(s->pcs_hooks)) {
 	case PCS_HOOKS_ACCOUNT:
 		return alloc_pcs_account(s, gfp, node, orig_size);
@@ -439,6 +441,27 @@ __noinline void *_uslub_slab_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, i
 		return alloc_pcs_account_profile(s, gfp, node, orig_size);
 	}
 	return alloc_miss_ladder(s, gfp, node, orig_size, addr);
+}
+
+/*
+ * The alloc miss path (cache.h's inline paths missed), with the public
+ * caller's address @addr (slub_debug's owner): in sampled mode the
+ * sampler's (sample.c), which ticks the countdown and calls the plain one
+ * below; else a cache's lean hooked path or the ladder.
+ */
+__noinline void *_uslub_slab_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+				       size_t orig_size, uintptr_t addr)
+{
+	if (unlikely(_uslub_sampling))           /* USLUB_PROFILING=sample (sample.c) */
+		return _uslub_sample_alloc_miss(s, gfp, node, orig_size, addr);
+	return alloc_lean_or_ladder(s, gfp, node, orig_size, addr);
+}
+
+/* The same without the sampler, called by the sampled miss path. */
+__noinline void *_uslub_slab_alloc_miss_plain(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+					      size_t orig_size, uintptr_t addr)
+{
+	return alloc_lean_or_ladder(s, gfp, node, orig_size, addr);
 }
 
 /*

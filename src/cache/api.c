@@ -121,7 +121,7 @@ __public void *uslub_cache_alloc_from_sheaf_noprof(struct kmem_cache *s, uslub_g
 		memset(obj, 0, uslub_cache_object_size(s));
 	/* never the slab layer, never set up a cpu area here */
 	if (this_cpu_is_real())
-		stat(this_cpu(s), ALLOC_PCS);
+		stat_pcs_slow(this_cpu(s), 1);
 	else
 		ATOMIC_ADD(s->stat_exited[USLUB_ALLOC_PCS], 1);
 	return obj;

@@ -116,7 +116,7 @@ static size_t alloc_bulk_sheaves(struct kmem_cache *s, struct kmem_cache_cpu *c,
 		if (likely(main && main->size)) {
 			unsigned int k = (unsigned int)MIN(n - i, (size_t)main->size);
 			sheaf_pop_bulk(s, main, k, p + i);
-			stat_add(c, ALLOC_PCS, k);
+			stat_pcs_slow(c, k);
 			i += k;
 			continue;
 		}
@@ -148,7 +148,8 @@ static size_t alloc_bulk_sheaves(struct kmem_cache *s, struct kmem_cache_cpu *c,
 static bool alloc_bulk_once(struct kmem_cache *s, struct kmem_cache_cpu *c, uslub_gfp_t gfp,
 			    size_t n, void **p, bool cache_partials)
 {
-	uint64_t slow0 = c->stat[USLUB_ALLOC_SLOWPATH], pcs0 = c->stat[USLUB_ALLOC_PCS];
+	uint64_t slow0 = c->stat[USLUB_ALLOC_SLOWPATH];
+	int64_t pcs0 = c->pcs_adjust;
 	size_t popped = 0, got;
 	if (s->sheaf_capacity && cache_partials)
 		got = alloc_bulk_sheaves(s, c, gfp, n, p);
@@ -158,7 +159,7 @@ static bool alloc_bulk_once(struct kmem_cache *s, struct kmem_cache_cpu *c, uslu
 		return true;
 	WRITE_ONCE(c->loaded, c->loaded - popped);
 	WRITE_ONCE(c->stat[USLUB_ALLOC_SLOWPATH], slow0);
-	WRITE_ONCE(c->stat[USLUB_ALLOC_PCS], pcs0);
+	WRITE_ONCE(c->pcs_adjust, pcs0);
 	if (!c->freelist)
 		publish_alloc_fastpath(c);   /* exact again for other readers */
 	_uslub_free_to_slabs(s, c, got, p);
@@ -234,11 +235,13 @@ static __noinline int alloc_bulk_slow(struct kmem_cache *s, uslub_gfp_t gfp, siz
 	if (unlikely(cache_kasan(s))) {          /* unpoisoned (and zeroed): kasan.c */
 		for (size_t i = 0; i < n; i++)
 			_uslub_kasan_alloc(s, p[i], 0, gfp & USLUB_GFP_ZERO);
-		return (int)n;
+		return _uslub_sampling ? _uslub_sample_bulk(s, n, p, tag, true) : (int)n;
 	}
 	if (gfp & USLUB_GFP_ZERO)
 		for (size_t i = 0; i < n; i++)
 			memset(p[i], 0, s->object_size);
+	if (unlikely(_uslub_sampling))
+		return _uslub_sample_bulk(s, n, p, tag, true);
 	return (int)n;
 }
 /*
@@ -258,10 +261,16 @@ __public int uslub_cache_alloc_bulk_noprof(struct kmem_cache *s, uslub_gfp_t gfp
 		struct kmem_cache_cpu *c = this_cpu(s);
 		struct slab_sheaf *main = c->main;
 		if (likely(main && main->size >= n)) {
+			sheaf_pop_bulk(s, main, (unsigned int)n, p);
+			stat_pcs_slow(c, n);
+			/* the sampled countdown (sample.c): never armed, it
+			 * only counts up */
+			uint64_t left = (uint64_t)c->sample_left + n;
+			WRITE_ONCE(c->sample_left, (int64_t)left);
+			if (unlikely((int64_t)left < 0))
+				return _uslub_sample_bulk(s, n, p, uslub_alloc_tag_cur, false);
 			if (unlikely(uslub_alloc_tag_cur))
 				uslub_alloc_tag_cur = NULL;     /* no hook takes it */
-			sheaf_pop_bulk(s, main, (unsigned int)n, p);
-			stat_add(c, ALLOC_PCS, n);
 			return (int)n;
 		}
 	}
@@ -308,6 +317,29 @@ static __always_inline struct bulk_run *bulk_run_slot(const struct kmem_cache *s
 	return &t->run[*k];
 }
 
+/* Sampled mode: untag the sampled objects in p[] (sample.c), before any
+ * of them can be freed. */
+static __noinline void free_bulk_sampled(struct kmem_cache *s, size_t n, void **p)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct slab *slab;
+		if (!p[i] || !(slab = virt_to_slab(p[i])))
+			continue;
+		struct kmem_cache *cs = READ_ONCE(slab->slab_cache);
+		if (cs && (!s || cs == s) && sample_free_needed(p[i]))
+			_uslub_sample_free(cs, slab, p[i]);
+	}
+}
+
+/* What the inline bulk push left (other nodes, invalid pointers, slabs
+ * holding sampled objects): untagged, then the detached freelists. */
+static void free_bulk_rest(struct kmem_cache *s, size_t left, void **p)
+{
+	if (unlikely(_uslub_sampling))
+		free_bulk_sampled(s, left, p);
+	_uslub_free_bulk_detached(s, left, p);
+}
+
 /* The descriptor lookup, out of line: the caller's loop keeps its registers. */
 static __noinline const struct bulk_run *bulk_run_lookup(struct kmem_cache *s, struct bulk_runs *t,
 							 const void *x, unsigned int shift)
@@ -318,6 +350,8 @@ static __noinline const struct bulk_run *bulk_run_lookup(struct kmem_cache *s, s
 	struct uslub_thread *th = _uslub_tls.thread;    /* home_node(), inline */
 	if (unlikely(!slab || slab->slab_cache != s || slab_nid(slab) != (th ? th->node : 0)))
 		return NULL;                            /* foreign, another cache's or node's */
+	if (unlikely(!(READ_ONCE(virt_to_page(x)->flags) & PG_slab_page)))
+		return NULL;    /* holds sampled objects (sample.c): the rest, untagged */
 	r->base = (uintptr_t)slab_obj_base(s, slab);
 	r->bytes = slab_objects_bytes(slab);
 	r->objects = r->bytes >> shift;
@@ -439,7 +473,7 @@ static __noinline void free_bulk_pcs_pow2(struct kmem_cache *s, struct kmem_cach
 {
 	size_t left = free_to_pcs_bulk(s, c, n, p, true);
 	if (unlikely(left))
-		_uslub_free_bulk_detached(s, left, p);
+		free_bulk_rest(s, left, p);
 }
 
 static __noinline void free_bulk_pcs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n,
@@ -447,7 +481,7 @@ static __noinline void free_bulk_pcs(struct kmem_cache *s, struct kmem_cache_cpu
 {
 	size_t left = free_to_pcs_bulk(s, c, n, p, false);
 	if (unlikely(left))
-		_uslub_free_bulk_detached(s, left, p);
+		free_bulk_rest(s, left, p);
 }
 
 static size_t free_bulk_to_sheaves(struct kmem_cache *s, size_t n, void **p)
@@ -534,6 +568,8 @@ static __noinline void free_bulk_slow(struct kmem_cache *s, size_t n, void **p)
 		return;
 	if (s && cache_bad(s, "uslub_cache_free_bulk"))   /* NULL: each object's cache */
 		return;
+	if (unlikely(_uslub_sampling))
+		free_bulk_sampled(s, n, p);
 	if (!s || READ_ONCE(s->hooks))
 		free_bulk_hooks(s, n, p);
 	if (s ? cache_kasan(s) : _uslub_kasan)         /* poisoned before published */

@@ -30,8 +30,47 @@ __internal void _uslub_free_pcs_profile(struct kmem_cache *s, struct kmem_cache_
 					struct slab_sheaf *main, unsigned int n, void *x);
 __internal void _uslub_free_pcs_account_profile(struct kmem_cache *s, struct kmem_cache_cpu *c,
 						struct slab_sheaf *main, unsigned int n, void *x);
-__internal __cold void _uslub_obj_ext_enable_on_demand(struct kmem_cache *s);
-__internal __cold bool _uslub_obj_ext_enable_on_demand_try(struct kmem_cache *s);
+/* Sampled profiling (sample.c): the miss path in sampled mode, the plain
+ * miss path it wraps (alloc.c), bulk allocations, and the untag of a freed
+ * object whose page lacks PG_slab_page (@slab NULL: looked up). */
+__internal void *_uslub_sample_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+					  size_t orig_size, uintptr_t addr);
+__internal void *_uslub_slab_alloc_miss_plain(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+					      size_t orig_size, uintptr_t addr);
+__internal int _uslub_sample_bulk(struct kmem_cache *s, size_t n, void **p,
+				  struct uslub_alloc_tag *tag, bool tick);
+__internal void _uslub_sample_free(struct kmem_cache *s, struct slab *slab, void *x);
+
+/* Sampled mode: does freeing @x (in a live slab) need _uslub_sample_free()
+ * first? Its page lacks PG_slab_page. */
+static __always_inline bool sample_free_needed(const void *x)
+{
+	return unlikely(_uslub_sampling) &&
+	       !(READ_ONCE(virt_to_page(x)->flags) & PG_slab_page);
+}
+
+/* One tick of a sampling countdown (kmem_cache_cpu: stat[ALLOC_PCS] or
+ * sample_left): add 1; true when it turned negative (the allocation is
+ * sampled: the caller takes the miss path). On x86-64 one add to memory
+ * and one branch on its sign: the countdown costs the ALLOC_PCS counter's
+ * add nothing but the branch. Never armed (profiling off or exact), a
+ * countdown counts up from 0 and never turns negative. */
+#if defined(__x86_64__) && !defined(USLUB_TSAN)
+static __always_inline bool sample_tick(void *ctr)
+{
+	__asm__ goto("addq $1, %0\n\tjs %l[fire]" : "+m"(*(uint64_t *)ctr) : : "cc" : fire);
+	return false;
+fire:
+	return true;
+}
+#else
+static __always_inline bool sample_tick(void *ctr)
+{
+	uint64_t v = READ_ONCE(*(uint64_t *)ctr) + 1;
+	WRITE_ONCE(*(uint64_t *)ctr, v);
+	return (int64_t)v < 0;
+}
+#endif
 /* The any-context allocation of one object of @s and the any-context free
  * of any cache's object (kmalloc_nolock, kfree_nolock: nolock.c). */
 __internal void *_uslub_cache_alloc_nolock(struct kmem_cache *s, uslub_gfp_t gfp, int node);
@@ -82,10 +121,25 @@ static __always_inline void *alloc_from_pcs(struct kmem_cache *s, struct kmem_ca
 
 	if (unlikely(!n || pcs_off(s)))
 		return NULL;
+	/* ALLOC_PCS, and the sampled countdown: a sampled pop takes the
+	 * miss path (sample.c) */
+	if (unlikely(sample_tick(&c->stat[USLUB_ALLOC_PCS])))
+		return NULL;
 	n--;
 	main->size = n;         /* n is 32-bit: no extension for the index */
 	void *obj = main->objects[n];
-	stat(c, ALLOC_PCS);
+	free_mark_clear0(obj);
+	return obj;
+}
+
+/* The cpu freelist's pop, no countdown (the miss path ticked for the call). */
+static __always_inline void *cpu_slab_pop(struct kmem_cache *s, struct kmem_cache_cpu *c)
+{
+	void *obj = c->freelist;
+
+	if (unlikely(!obj || READ_ONCE(s->fastpath_off)))
+		return NULL;
+	c->freelist = get_freepointer_raw(s, obj);
 	free_mark_clear0(obj);
 	return obj;
 }
@@ -100,6 +154,8 @@ static __always_inline void *alloc_from_cpu_slab(struct kmem_cache *s, struct km
 
 	if (unlikely(!obj || READ_ONCE(s->fastpath_off)))
 		return NULL;
+	if (unlikely(sample_tick(&c->sample_left)))
+		return NULL;    /* sampled: the miss path */
 	c->freelist = get_freepointer_raw(s, obj);
 	free_mark_clear0(obj);
 	return obj;
@@ -258,9 +314,16 @@ static __always_inline void slab_free(struct kmem_cache *s, void *x)
 	if (likely(n < main->capacity)) {
 		unsigned int off = fastpath_off_load(s);
 		if (likely(off <= FASTPATH_OFF_HARDENED)) {
-			if (likely(slab = virt_to_slab(x)) && likely(slab->slab_cache == s) &&
-			    likely(free_to_pcs(s, c, main, slab, x)))
-				return;
+			/* free_object()'s lookup: the page's PG_slab_page (a page
+			 * of a live slab without sampled objects), then its slab */
+			if (likely(_uslub_owns_segment(x))) {
+				struct page *page = virt_to_page(x);
+				if (likely(READ_ONCE(page->flags) & PG_slab_page) &&
+				    (slab = page_slab(READ_ONCE(page->compound_head)),
+				     likely(slab->slab_cache == s)) &&
+				    likely(free_to_pcs(s, c, main, slab, x)))
+					return;
+			}
 		} else if (!(off & ~PCS_LEAN_OFF_OK)) {
 			unsigned int ph = READ_ONCE(s->pcs_hooks);
 			if (ph == PCS_HOOKS_ACCOUNT)

@@ -202,6 +202,8 @@ static __noinline void free_hooked_cpu_slab(struct kmem_cache *s, void *x,
 static __noinline void free_miss_ladder(struct kmem_cache *s, void *x, uintptr_t addr)
 {
 	nolock_drain();                          /* kfree_nolock's deferred frees */
+	if (unlikely(_uslub_sampling) && x)      /* a sampled object's untag (sample.c) */
+		_uslub_sample_free(s, NULL, x);
 	struct kmem_cache_cpu *c = this_cpu(s);
 
 	if (unlikely(cache_kasan(s)))

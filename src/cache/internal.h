@@ -32,6 +32,8 @@ static __always_inline void nolock_drain(void)
 
 /* alloc.c */
 __internal void _uslub_set_pcs_hooks(struct kmem_cache *s);
+__internal __cold void _uslub_obj_ext_enable_on_demand(struct kmem_cache *s);
+__internal __cold bool _uslub_obj_ext_enable_on_demand_try(struct kmem_cache *s);
 __internal void _uslub_free_checked(struct kmem_cache *s, void *x, uintptr_t addr);
 
 /*
@@ -259,8 +261,12 @@ static __always_inline void *alloc_pcs_lean(struct kmem_cache *s, struct kmem_ca
 				return NULL;
 		}
 	}
+	/* ALLOC_PCS, which is also sampled profiling's countdown (cache.h
+	 * sample_tick()), as the inline pop counts it; the last check: a
+	 * sampled allocation declines, and the miss path pops and samples */
+	if (unlikely(sample_tick(&c->stat[USLUB_ALLOC_PCS])))
+		return NULL;
 	main->size = n - 1;
-	stat(c, ALLOC_PCS);
 	free_mark_clear(s, obj);
 	uintptr_t off = (uintptr_t)obj - (uintptr_t)slab_address(slab);
 	struct slabobj_ext *ext = obj_ext_at(s, base, off,
@@ -282,8 +288,8 @@ static __always_inline void *alloc_pcs_lean(struct kmem_cache *s, struct kmem_ca
 
 /*
  * Free, for slot @c whose main sheaf @main has room (@n < capacity),
- * inline paths off only for hooks: the inline path's checks (ours, this
- * cache, inside the slab's objects, an object start, one node, not
+ * inline paths off only for hooks: the inline path's checks (ours, a
+ * page of a slab without sampled objects, this cache, inside the slab's objects, an object start, one node, not
  * already free), the extension from the index the start check computed;
  * the uncharge into the stock when it holds the object's group and stays
  * under its cap, the tag on the thread's free-side counters; the push.
@@ -293,8 +299,15 @@ static __always_inline bool free_pcs_lean(struct kmem_cache *s, struct kmem_cach
 					  struct slab_sheaf *main, unsigned int n, void *x,
 					  const unsigned int ph)
 {
-	struct slab *slab = virt_to_slab(x);
-	if (unlikely(!slab) || unlikely(slab->slab_cache != s))
+	/* free_object()'s lookup: PG_slab_page, which a slab holding a
+	 * sampled object lacks (its free must reach the ladder's untag) */
+	if (unlikely(!_uslub_owns_segment(x)))
+		return false;
+	struct page *page = virt_to_page(x);
+	if (unlikely(!(READ_ONCE(page->flags) & PG_slab_page)))
+		return false;
+	struct slab *slab = page_slab(READ_ONCE(page->compound_head));
+	if (unlikely(slab->slab_cache != s))
 		return false;
 	uintptr_t off = (uintptr_t)x - (uintptr_t)slab_address(slab);
 	unsigned int idx = slab_offset_to_index(off, s->reciprocal_size);

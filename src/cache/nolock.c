@@ -116,6 +116,8 @@ static bool free_needs_defer(struct kmem_cache *s, struct slab *slab, void *x)
 {
 	if (kmem_cache_debug(s))
 		return true;
+	if (sample_free_needed(x))
+		return true;            /* maybe sampled: the untag takes list_lock */
 	if (!READ_ONCE(s->hooks))
 		return false;
 	struct slabobj_ext *ext = slab_obj_ext(s, slab, x);
@@ -184,6 +186,8 @@ static void free_nolock(void *x)
  * when it was deferred): slub_debug's free, or the hooks and its slab. */
 static void free_deferred(void *x, struct kmem_cache *s, struct slab *slab)
 {
+	if (sample_free_needed(x))
+		_uslub_sample_free(s, slab, x);
 	if (kmem_cache_debug(s)) {
 		_uslub_debug_slab_free(s, slab, x, 0);
 		return;

@@ -125,13 +125,13 @@ __public void uslub_alloc_tags_unregister(struct uslub_alloc_tag *start,
 			__atomic_store_n(&tag_table[idx], NULL, __ATOMIC_RELEASE);
 	}
 	uslub_mutex_unlock(&tags_lock, RANK_TAGS);
-	if (!known || !_uslub_profiling)
+	if (!known || !(_uslub_profiling || _uslub_sampling))
 		return;
 	struct unload_walk w = { (uintptr_t)start, (uintptr_t)stop };
 	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	struct kmem_cache *s;
 	list_for_each_entry(s, &_uslub_slab_caches, list)
-		if (s->hooks & HOOK_PROFILE)
+		if ((s->hooks & HOOK_PROFILE) || _uslub_sampling)
 			_uslub_for_each_slab(s, unload_walk_cb, &w);
 	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 }
@@ -202,7 +202,95 @@ static void tags_thread_fold(void *area)
 __public int uslub_profiling_enabled(void)
 {
 	_uslub_init();
-	return _uslub_profiling;
+	return _uslub_sampling ? 2 : _uslub_profiling ? 1 : 0;
+}
+
+__public size_t uslub_profiling_sample_interval(void)
+{
+	_uslub_init();
+	return _uslub_sampling ? _uslub_sample_interval : 0;
+}
+
+/* USLUB_PROFILING's value when it is unset (or rejected): "0" (off),
+ * "1" (exact) or "sample" (sampled every 512 KiB). */
+#define USLUB_PROFILING_DEFAULT "0"
+#define SAMPLE_INTERVAL_DEFAULT ((size_t)512 << 10)
+#define SAMPLE_INTERVAL_MAX     ((size_t)1 << 30)
+
+static bool word_is(const char *s, size_t len, const char *w)
+{
+	size_t n = strlen(w);
+	if (len != n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (c >= 'A' && c <= 'Z')
+			c = (char)(c - 'A' + 'a');
+		if (c != w[i])
+			return false;
+	}
+	return true;
+}
+
+/* Parse USLUB_PROFILING's @text: 0 off, 1 exact, 2 sampled (*@interval
+ * set); -1 with the reason in @why. No allocation. */
+static int parse_profiling(const char *text, size_t *interval, const char **why)
+{
+	size_t len = strlen(text);
+	*interval = SAMPLE_INTERVAL_DEFAULT;
+	if (word_is(text, len, "0") || word_is(text, len, "off") || word_is(text, len, "no") ||
+	    word_is(text, len, "false"))
+		return 0;
+	if (word_is(text, len, "1") || word_is(text, len, "on") || word_is(text, len, "yes") ||
+	    word_is(text, len, "true") || word_is(text, len, "exact"))
+		return 1;
+	if (word_is(text, len, "sample"))
+		return 2;
+	if (len < 7 || !word_is(text, 7, "sample:")) {
+		*why = "expected 0, off, 1, on, exact, sample or sample:BYTES";
+		return -1;
+	}
+	const char *num = text + 7;
+	size_t n = len - 7, shift = 0;
+	if (n) {
+		char suf = num[n - 1];
+		if (suf == 'k' || suf == 'K')
+			shift = 10;
+		else if (suf == 'm' || suf == 'M')
+			shift = 20;
+		else if (suf == 'g' || suf == 'G')
+			shift = 30;
+		if (shift)
+			n--;
+	}
+	uint64_t v;
+	int e = _uslub_parse_u64(num, n, SAMPLE_INTERVAL_MAX, &v);
+	if (e || (v << shift) > SAMPLE_INTERVAL_MAX || !v) {
+		*why = e == USLUB_NUM_EMPTY ? "no interval after sample:" :
+		       e == USLUB_NUM_JUNK ? "the interval is not a decimal number (k, m, g suffixes)" :
+		       "the interval is out of range (1 .. 1g bytes)";
+		return -1;
+	}
+	*interval = (size_t)(v << shift);
+	return 2;
+}
+
+/* Set the profiling mode from USLUB_PROFILING (the option table gives ""
+ * when unset, and in secure-execution mode), reporting bad text once. */
+static void profiling_init(void)
+{
+	const char *text = _uslub_option_str(USLUB_OPT_PROFILING);
+	const char *why = NULL;
+	size_t interval;
+	int mode = parse_profiling(*text ? text : USLUB_PROFILING_DEFAULT, &interval, &why);
+	if (mode < 0) {
+		_uslub_report("uslub: ignoring USLUB_PROFILING=\"%s\": %s; using the default %s\n",
+			      text, why, USLUB_PROFILING_DEFAULT);
+		mode = parse_profiling(USLUB_PROFILING_DEFAULT, &interval, &why);
+	}
+	_uslub_profiling = mode == 1;
+	_uslub_sampling = mode == 2;
+	_uslub_sample_interval = mode == 2 ? interval : 0;
 }
 
 static int cmp_bytes(const void *a, const void *b)
@@ -292,8 +380,14 @@ __public void uslub_allocinfo_print(FILE *f, int fmt)
 	struct uslub_buf b;
 	memset(&b, 0, sizeof(b));
 	if (fmt == USLUB_FMT_JSON) {
-		_uslub_buf_printf(&b, "{\"profiling\":%s,\"total_bytes\":%lld,\"total_calls\":%lld,"
-				  "\"sites\":[", _uslub_profiling ? "true" : "false",
+		_uslub_buf_printf(&b, "{\"profiling\":%s,", (_uslub_profiling || _uslub_sampling) ?
+				  "true" : "false");
+		if (_uslub_sampling)
+			_uslub_buf_printf(&b, "\"mode\":\"sample\",\"sample_interval\":%zu,",
+					  _uslub_sample_interval);
+		else if (_uslub_profiling)
+			_uslub_buf_printf(&b, "\"mode\":\"exact\",");
+		_uslub_buf_printf(&b, "\"total_bytes\":%lld,\"total_calls\":%lld,\"sites\":[",
 				  (long long)bytes, (long long)calls);
 		for (size_t i = 0; i < n; i++) {
 			_uslub_buf_printf(&b, "%s{\"bytes\":%lld,\"calls\":%lld,\"file\":",
@@ -306,9 +400,15 @@ __public void uslub_allocinfo_print(FILE *f, int fmt)
 		}
 		_uslub_buf_printf(&b, "]}\n");
 	} else {
-		_uslub_buf_printf(&b, "allocinfo - profiling %s; %lld bytes in %lld objects\n",
-				  _uslub_profiling ? "on" : "off (USLUB_PROFILING=1)",
-				  (long long)bytes, (long long)calls);
+		if (_uslub_sampling)
+			_uslub_buf_printf(&b, "allocinfo - profiling sampled every %zu bytes; figures "
+					  "are estimates; %lld bytes in %lld objects\n",
+					  _uslub_sample_interval, (long long)bytes, (long long)calls);
+		else
+			_uslub_buf_printf(&b, "allocinfo - profiling %s; %lld bytes in %lld objects\n",
+					  _uslub_profiling ? "on" :
+					  "off (USLUB_PROFILING=1 or sample)",
+					  (long long)bytes, (long long)calls);
 		_uslub_buf_printf(&b, "# %12s %10s <site> <func>\n", "<bytes>", "<calls>");
 		for (size_t i = 0; i < n; i++)
 			_uslub_buf_printf(&b, "%14lld %10lld %s:%u func:%s\n",
@@ -336,7 +436,7 @@ void _uslub_ext_init(void)
 		.postfork_child = tags_postfork_child,
 	};
 	_uslub_lifecycle_register(&e);
-	_uslub_profiling = _uslub_option(USLUB_OPT_PROFILING) != 0;
+	profiling_init();
 	atexit(at_exit);
 	_uslub_memcg_init();
 }

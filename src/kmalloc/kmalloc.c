@@ -624,7 +624,10 @@ void _uslub_kfree_cold(const void *p, bool fatal)
 	if (head) {
 		unsigned long f = __atomic_load_n(&head->flags, __ATOMIC_ACQUIRE);
 		if (f & PG_slab) {
-			slab_free_to_pcs(page_slab(head)->slab_cache, page_slab(head), (void *)p);
+			struct kmem_cache *s = page_slab(head)->slab_cache;
+			if (sample_free_needed(p))   /* sampled profiling (cache/sample.c) */
+				_uslub_sample_free(s, page_slab(head), (void *)p);
+			slab_free_to_pcs(s, page_slab(head), (void *)p);
 			return;
 		}
 		if ((f & PG_large) && page_address(head) == p) {

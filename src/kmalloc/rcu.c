@@ -74,6 +74,10 @@ static bool free_to_rcu_sheaf(void *ptr)
 	    (READ_ONCE(s->fastpath_off) & (FASTPATH_OFF_SLUB_DEBUG | FASTPATH_OFF_DEAD)) ||
 	    slab_nid(slab) != home_node())
 		return false;
+	/* a sampled object (cache/sample.c) must be untagged when it is freed,
+	 * after its grace period: the per-object path's kfree does that */
+	if (sample_free_needed(ptr))
+		return false;
 	/* no free-mark test here: the object is not touched before its
 	 * grace period (a cache miss per object; readers may be reading it);
 	 * the sheaf's callback tests and sets the mark (a kfree_rcu of a free

@@ -414,7 +414,7 @@ static void write_report(FILE *f)
 	fprintf(f, "page provider: %lu segments, %lu KiB in use, %lu KiB returned to the OS\n",
 		ps.segments, ps.bytes_in_slabs >> 10, ps.bytes_purged >> 10);
 	fprintf(f, "errors reported: %lu\n", uslub_error_count());
-	if (_uslub_option(USLUB_OPT_PROFILING)) {
+	if (uslub_profiling_enabled()) {
 		fprintf(f, "\n");
 		uslub_allocinfo_print(f, USLUB_FMT_TABLE);
 	}

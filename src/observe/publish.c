@@ -84,7 +84,7 @@ static void write_file(pid_t self, int json)
 		uslub_slabinfo_print(f, USLUB_FMT_JSON);
 		fprintf(f, ",\"groups\":");
 		uslub_group_report_print(f, USLUB_FMT_JSON);
-		if (_uslub_option(USLUB_OPT_PROFILING)) {
+		if (uslub_profiling_enabled()) {
 			fprintf(f, ",\"allocinfo\":");
 			uslub_allocinfo_print(f, USLUB_FMT_JSON);
 		}
@@ -95,7 +95,7 @@ static void write_file(pid_t self, int json)
 		uslub_slabinfo_print(f, USLUB_FMT_TABLE);
 		fprintf(f, "\n");
 		uslub_group_report_print(f, USLUB_FMT_TABLE);
-		if (_uslub_option(USLUB_OPT_PROFILING)) {
+		if (uslub_profiling_enabled()) {
 			fprintf(f, "\nallocinfo\n");
 			uslub_allocinfo_print(f, USLUB_FMT_TABLE);
 		}

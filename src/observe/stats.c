@@ -27,7 +27,8 @@ static void cache_stats_locked(const struct kmem_cache *s, uint64_t out[USLUB_NR
 		struct kmem_cache_cpu *c = _uslub_thread_cpu(t, s);
 		for (int i = 0; i < USLUB_NR_STATS; i++)
 			out[i] += i == USLUB_ALLOC_FASTPATH ? _uslub_cpu_alloc_fastpath(s, c)
-							    : READ_ONCE(c->stat[i]);
+				: i == USLUB_ALLOC_PCS ? cpu_alloc_pcs(c)
+				: READ_ONCE(c->stat[i]);
 	}
 }
 

@@ -398,7 +398,7 @@ void *_uslub_sheaf_alloc_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, us
 	struct slab_sheaf *main = main_refill(s, c, gfp);
 	if (!main)
 		return NULL;
-	stat(c, ALLOC_PCS);
+	stat_pcs_slow(c, 1);
 	return main->objects[--main->size];
 }
 

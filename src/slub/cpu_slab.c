@@ -89,8 +89,11 @@ static __always_inline void set_cpu_slab(struct kmem_cache_cpu *c, struct slab *
 {
 	WRITE_ONCE(c->slab, slab);
 	WRITE_ONCE(c->slab_addr, slab ? slab_obj_base(slab->slab_cache, slab) : NULL);
+	/* a slab holding a sampled object (cache/sample.c) has no
+	 * PG_slab_page: its frees must take the slow path, which untags */
 	WRITE_ONCE(c->slab_bytes, slab && !c_fastpath_off(slab->slab_cache) &&
-				  !slab->slab_cache->sheaf_capacity ?
+				  !slab->slab_cache->sheaf_capacity &&
+				  (READ_ONCE(slab_page(slab)->flags) & PG_slab_page) ?
 				  slab_objects_bytes(slab) : 0);
 	WRITE_ONCE(c->slab_span, slab ? slab_objects_bytes(slab) : 0);
 	WRITE_ONCE(c->free_mark, slab ? slab_free_mark(slab->slab_cache, slab) : 0);
@@ -175,7 +178,8 @@ static void *checked_cpu_freelist(struct kmem_cache *s, struct kmem_cache_cpu *c
 static bool slot_is_clean(const struct kmem_cache_cpu *c)
 {
 	if (c->slab || c->freelist || c->partial || c->loaded || sheaf_real(c->main) || c->spare ||
-	    __atomic_load_n(&c->rcu_free, __ATOMIC_RELAXED))
+	    __atomic_load_n(&c->rcu_free, __ATOMIC_RELAXED) || c->pcs_adjust || c->sample_left ||
+	    c->sample_armed)
 		return false;
 	for (int i = 0; i < USLUB_NR_STATS; i++)
 		if (c->stat[i])
@@ -238,6 +242,16 @@ void _uslub_fold_stats(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
 	publish_alloc_fastpath(c);          /* freelist is empty after a flush */
 	WRITE_ONCE(c->loaded, 0);
+	/* ALLOC_PCS is derived (kmem_cache_cpu.pcs_adjust); the countdowns
+	 * start over (the slot's next miss arms them again) */
+	uint64_t pcs = cpu_alloc_pcs(c);
+	unsigned long seq = c->sample_seq | 1;     /* odd (a lost thread's may be) */
+	__atomic_store_n(&c->sample_seq, seq, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->stat[USLUB_ALLOC_PCS], pcs, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->pcs_adjust, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->sample_seq, seq + 1, __ATOMIC_RELEASE);
+	WRITE_ONCE(c->sample_left, 0);
+	WRITE_ONCE(c->sample_armed, 0);
 	for (int i = 0; i < USLUB_NR_STATS; i++) {
 		uint64_t v = READ_ONCE(c->stat[i]);
 		if (v) {

@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 bool _uslub_profiling;
+bool _uslub_sampling;
+size_t _uslub_sample_interval;
 
 /* ------------------------------------------------------------------------
  * Cache geometry (SLUB's calculate_sizes / calculate_order)

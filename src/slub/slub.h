@@ -58,7 +58,11 @@
  *   4. kmem_cache_node.list_lock      one per cache per node: the node's
  *                                     partial list, nr_partial, and every
  *                                     slab's slab_list links and its
- *                                     node-partial flag (PG_workingset).
+ *                                     node-partial flag (PG_workingset);
+ *                                     sampled profiling's tag stores and
+ *                                     untags and the PG_slab_page flips of
+ *                                     a live slab (cache/sample.c; the tag
+ *                                     counters are updated after it).
  *                                     At most one list_lock is held at once
  *                                     (except by the fork handlers).
  *   5. page_node.lock (page/page.c)   buddy free lists of one node, the
@@ -240,6 +244,26 @@
  *     so a sheaf cache's cpu slots never open a free range. On-demand
  *     arrays are installed in slab->obj_exts with a CAS (release) and read
  *     with acquire.
+ *   - Sampled profiling (USLUB_PROFILING=sample, cache/sample.c): no hook,
+ *     so the lockless paths above run unchanged, but a slab holding a live
+ *     sampled object has PG_slab_page cleared on every page descriptor
+ *     (PG_slab and the owner bits stay). Rule: every free fast path finds
+ *     its object through PG_slab_page (free_object(), slab_free(), the
+ *     bulk push's run lookup) or through a cpu slab's range, which
+ *     set_cpu_slab() keeps closed for such a slab (and the sampling
+ *     thread closes on its own cpu slab); so the free of a sampled object
+ *     always reaches a slow path, and every slow path untags first
+ *     (_uslub_sample_free(): free miss, kfree's cold path, bulk free,
+ *     kfree_nolock's deferred free, kfree_rcu's per-object path). The
+ *     bit is cleared when a slab gets its first live sampled object and
+ *     set when its last one is untagged (a rescan of its extensions),
+ *     both under the slab's node list_lock, which also serializes the
+ *     head's PG_workingset; a slab with a live object is never being made
+ *     or discarded, so new_slab() and discard_slab() need no lock for the
+ *     fast word. A sampled object is tagged by its allocator before it is
+ *     handed out, so every free of it sees the bit cleared. A free of an
+ *     unsampled object of such a slab finds a NULL tag and changes
+ *     nothing (no lock).
  *
  * Freelist checks: c->freelist and every chain may hold a corrupted
  * pointer. The slow paths never follow or hand out a pointer from a chain
@@ -410,6 +434,23 @@ struct kmem_cache_cpu {
 	                                a real sheaf being filled, or
 	                                RCU_SHEAF_BUSY while its owner appends
 	                                (sheaf/sheaf.c); atomics only         */
+	/* Sampled profiling (cache/sample.c). stat[ALLOC_PCS] is also the
+	 * countdown of the inline sheaf pop: it counts up, and the pop takes
+	 * the miss path when it turns negative. Armed, it is set to
+	 * INT64_MAX - k (k more pops unsampled); so
+	 *   ALLOC_PCS == stat[ALLOC_PCS] + pcs_adjust   (mod 2^64)
+	 * where pcs_adjust also counts the pops of the slow paths
+	 * (stat_pcs_slow()), which do not tick the countdown. sample_left is
+	 * the countdown of every other allocation (the inline cpu-freelist
+	 * pop, each miss path call, bulk), the same way (no counter in it).
+	 * Never armed (profiling off or exact), both only count up from 0:
+	 * they turn negative after 2^63 allocations. sample_seq is odd while
+	 * the owner rearms (stat[ALLOC_PCS] and pcs_adjust change together);
+	 * other readers retry then (cpu_alloc_pcs()). */
+	int64_t pcs_adjust;
+	int64_t sample_left;
+	unsigned long sample_seq;
+	unsigned long sample_armed;  /* 1: both countdowns drawn            */
 };
 static_assert(sizeof(struct kmem_cache_cpu) <= CPU_SLOT_SIZE, "cpu slot size");
 static_assert(offsetof(struct kmem_cache_cpu, stat) + 3 * 8 <= USLUB_CACHELINE,
@@ -595,6 +636,7 @@ struct uslub_tls {
 	struct uslub_thread *thread;
 	int state;
 	uint64_t rnd;                /* per-thread random state (0: unseeded)  */
+	uint64_t sample_rnd;         /* sampled profiling's PRNG (0: unseeded) */
 	struct obj_cgroup *cur_objcg; /* accounting: current group's handle    */
 	struct uslub_group *cur_group; /* (NULL: root, nothing is charged)     */
 	int init_depth;              /* > 0 while this thread initializes uslub:
@@ -1032,6 +1074,31 @@ static inline void node_unlock(struct kmem_cache_node *n)
 	uslub_mutex_unlock(&n->list_lock, RANK_LIST);
 }
 
+/* ALLOC_PCS of a slot (see kmem_cache_cpu.pcs_adjust): exact for the
+ * owner; another thread retries while the owner rearms (a few stores),
+ * boundedly: a fork child flushing a lost thread's slot may find it
+ * stopped mid-way. */
+static inline uint64_t cpu_alloc_pcs(const struct kmem_cache_cpu *c)
+{
+	for (int tries = 0;; tries++) {
+		/* a seqlock without fences (TSan has none): the writer's data
+		 * stores are releases after its odd seq, these loads acquires */
+		unsigned long seq = __atomic_load_n(&c->sample_seq, __ATOMIC_ACQUIRE);
+		uint64_t v = __atomic_load_n(&c->stat[USLUB_ALLOC_PCS], __ATOMIC_ACQUIRE) +
+			     (uint64_t)__atomic_load_n(&c->pcs_adjust, __ATOMIC_ACQUIRE);
+		if ((!(seq & 1) && __atomic_load_n(&c->sample_seq, __ATOMIC_RELAXED) == seq) ||
+		    tries > 100000)
+			return v;
+	}
+}
+
+/* @n pops of a sheaf counted as ALLOC_PCS by a slow path (no countdown
+ * tick: the miss path ticked sample_left for the call). Owner only. */
+static __always_inline void stat_pcs_slow(struct kmem_cache_cpu *c, uint64_t n)
+{
+	WRITE_ONCE(c->pcs_adjust, c->pcs_adjust + (int64_t)n);
+}
+
 /* Record ALLOC_FASTPATH while the cpu freelist is empty (exact then). */
 static __always_inline void publish_alloc_fastpath(struct kmem_cache_cpu *c)
 {
@@ -1134,6 +1201,11 @@ __internal unsigned int _uslub___refill_objects(struct kmem_cache *s, struct kme
 /* USLUB_PROFILING: every new cache (but the internal ones) gets the
  * profiling hook. Set once by the ext layer's init, before any cache. */
 __internal extern bool _uslub_profiling;
+/* USLUB_PROFILING=sample[:BYTES]: no hook; allocations are sampled
+ * (cache/sample.c) with a mean of _uslub_sample_interval bytes between
+ * samples. Set once by the ext layer's init, before any allocation. */
+__internal extern bool _uslub_sampling;
+__internal extern size_t _uslub_sample_interval;
 __internal unsigned int _uslub_order_objects(unsigned int order, size_t size);
 __internal bool _uslub_calculate_sizes(struct kmem_cache *s, size_t object_size, size_t align,
 		const struct uslub_cache_args *args);

@@ -32,30 +32,35 @@ check() {
 # Sheaf mode (Linux 7.0, every cache by default; objdump of the gcc -O2
 # build, counted to the first ret, which includes the miss branches laid
 # out before it):
-# alloc (20): the NULL cache test (2), gfp bits (2), the cpu slot (GOT
+# alloc (21): the NULL cache test (2), gfp bits (2), the cpu slot (GOT
 #        load of the TLS offset, the cache's slot offset, the %fs-relative
 #        add of the thread's cpu_base: 3), main and its size (2), "empty"
 #        (2), "inline paths off" (load, compare, branch: 3), the pop (2:
 #        the size stored first, then the object loaded),
-#        the ALLOC_PCS counter (1: one add to memory), the free mark's
-#        clear (1), ret and the result move (2)
-# free (65): the NULL cache test (2), the cpu slot (3), the main sheaf's
+#        the ALLOC_PCS counter, which is also sampled profiling's countdown
+#        (2: one add to memory and a `js` on its sign to the miss path,
+#        cache/sample.c; never taken unless USLUB_PROFILING=sample armed
+#        it), the free mark's clear (1), ret and the result move (2)
+# free (62): the NULL cache test (2), the cpu slot (3), the main sheaf's
 #        room (3) and inline paths on (3), both before any lookup (a
-#        hooked cache misses at once), virt_to_slab (19: canonical address,
-#        ownership bit, the head descriptor, NULL for descriptor pages,
-#        PG_slab), this cache (2), the offset inside the slab's objects
+#        hooked cache misses at once), free_object()'s lookup (16 since
+#        sampled profiling, 19 with virt_to_slab before: canonical
+#        address, ownership bit, the page's descriptor and PG_slab_page,
+#        which a slab holding a sampled object lacks, then compound_head),
+#        this cache (2), the offset inside the slab's objects
 #        (7), object start (reciprocal multiply and back, 32-bit: 5), one
 #        node (2), the free mark's test and store (5), the push (5),
 #        FREE_PCS (1), one callee-saved register (2), the miss branch's
 #        caller address and tail call
-check uslub_cache_alloc_noprof 20
-check uslub_cache_free 65
+check uslub_cache_alloc_noprof 21
+check uslub_cache_free 62
 # The malloc front end (libuslub-malloc.so; objdump may name the aliases
 # __libc_malloc and __libc_free, at the same addresses):
-# malloc (24): size <= 1 KiB (2), the table entry (3: (n + 7) >> 3, lea,
+# malloc (25): size <= 1 KiB (2), the table entry (3: (n + 7) >> 3, lea,
 #        load), NULL (2: caches not made yet), the cpu slot (3), main and
 #        its size (2), empty (2), inline paths off (3), the pop (3), the
-#        ALLOC_PCS counter (1), the free mark's clear (1), ret (1); the
+#        ALLOC_PCS counter and sampled countdown (2: add, js, as above),
+#        the free mark's clear (1), ret (1); the
 #        1-64 KiB index (bsr and two shifts) is laid out after the ret
 # free (59): canonical address and ownership bit (9), the page's
 #        descriptor and its flags word, PG_slab_page (6), the slot from the
@@ -65,7 +70,7 @@ check uslub_cache_free 65
 #        mark's test and store (6), the push (5), FREE_PCS (1), ret
 if [ -n "$mlib" ]; then
 	objdump -d --no-show-raw-insn "$mlib" > "$dis"
-	check malloc 24 __libc_malloc
+	check malloc 25 __libc_malloc
 	check free 59 __libc_free
 fi
 exit $status

@@ -262,8 +262,8 @@ static void arguments_allocate(void)
 
 int main(void)
 {
-	if (!uslub_profiling_enabled()) {
-		printf("allocinfo_regressions: profiling is off (USLUB_PROFILING=1), skipped\n");
+	if (uslub_profiling_enabled() != 1) {   /* exact figures: exact mode */
+		printf("allocinfo_regressions: profiling is not exact (USLUB_PROFILING=1), skipped\n");
 		return 77;
 	}
 	double t0 = now_s();

@@ -841,8 +841,8 @@ static int find_site(const struct uslub_allocinfo *info, size_t n, int line, int
 
 static void test_tags(struct mydev *dev)
 {
-	if (!uslub_profiling_enabled()) {
-		printf("kernel_style: profiling off (USLUB_PROFILING=1 checks call-site tags)\n");
+	if (uslub_profiling_enabled() != 1) {   /* exact counts: exact mode only */
+		printf("kernel_style: profiling not exact (USLUB_PROFILING=1 checks call-site tags)\n");
 		return;
 	}
 	void *a[3], *b[2], *c, *d, *e;

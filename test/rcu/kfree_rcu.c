@@ -324,10 +324,70 @@ static void test_fork(void)
 	CHECK_EQ(uslub_cache_destroy(fork_cache), 0);
 }
 
+/* Site @line of this file in allocinfo: calls (0: not listed). */
+static long long site_calls(int line)
+{
+	struct uslub_allocinfo ai[256];
+	size_t n = uslub_allocinfo(ai, 256);
+	long long calls = 0;
+	for (size_t i = 0; i < n && i < 256; i++)
+		if ((int)ai[i].line == line && strstr(ai[i].file, "kfree_rcu.c"))
+			calls += ai[i].calls;
+	return calls;
+}
+
+/*
+ * Sampled profiling with every object sampled (rcu_kfree_rcu_sampled:
+ * USLUB_PROFILING=sample:1): a sampled object given to kfree_rcu() stays
+ * counted at its site until its grace period ends, and is untagged then
+ * (it skips the rcu_free sheaf: its slab lacks PG_slab_page), so after the
+ * barrier the site is at 0; a kmalloc object the same.
+ */
+static void test_sampled(void)
+{
+	struct kmem_cache *s = kmem_cache_create("rcu_sampled", sizeof(struct item), NULL, 0);
+	CHECK(s);
+	int line = 0, kline = 0;
+	for (int i = 0; i < 200; i++) {
+		line = __LINE__ + 1;
+		struct item *x = kmem_cache_alloc(s, GFP_KERNEL);
+		CHECK(x);
+		kfree_rcu(x, rcu);
+	}
+	for (int i = 0; i < 50; i++) {
+		kline = __LINE__ + 1;
+		struct item *k = kmalloc(sizeof(*k), GFP_KERNEL);
+		CHECK(k);
+		kfree_rcu(k, rcu);
+	}
+	kvfree_rcu_barrier();
+	CHECK_EQ(site_calls(line), 0);
+	CHECK_EQ(site_calls(kline), 0);
+	CHECK_EQ(live(s), 0);
+	/* held across a grace period: still counted while a reader is in */
+	line = __LINE__ + 1;
+	struct item *x = kmem_cache_alloc(s, GFP_KERNEL);
+	CHECK(x);
+	CHECK_EQ(site_calls(line), 1);
+	rcu_read_lock();
+	kfree_rcu(x, rcu);
+	CHECK_EQ(site_calls(line), 1);
+	rcu_read_unlock();
+	kvfree_rcu_barrier();
+	CHECK_EQ(site_calls(line), 0);
+	kmem_cache_destroy(s);
+}
+
 int main(void)
 {
 	rcu_register_thread();
 	CHECK(uslub_gp_provider() != NULL);
+	if (uslub_profiling_enabled() == 2 && uslub_profiling_sample_interval() == 1) {
+		test_sampled();
+		rcu_unregister_thread();
+		printf("kfree_rcu: sampled profiling ok\n");
+		return 0;
+	}
 	test_barrier();
 	test_full_sheaves();
 	test_destroy();

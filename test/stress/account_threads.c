@@ -332,6 +332,7 @@ static void check_model(const char *when)
 		long v = uslub_cache_validate(caches[c]);
 		CHECK_MSG(v == 0, "%s: cache %s: validate found %ld inconsistencies", when, si.name, v);
 	}
+	int sampled = uslub_profiling_enabled() == 2;
 	if (uslub_profiling_enabled()) {
 		struct uslub_allocinfo out[256];
 		size_t n = uslub_allocinfo(out, 256);
@@ -353,14 +354,18 @@ static void check_model(const char *when)
 				calls += m;
 				bytes += m * (long)slabinfo_get(caches[c]).size;
 			}
-			CHECK_MSG(out[i].calls == calls && out[i].bytes == bytes,
+			/* sampled mode: estimates, but a site without live
+			 * objects is at exactly 0 (not listed) */
+			CHECK_MSG(sampled ? calls > 0 && out[i].calls > 0 && out[i].bytes > 0 :
+				  out[i].calls == calls && out[i].bytes == bytes,
 				  "%s: site line %u: allocinfo %" PRId64 " objects %" PRId64
 				  " bytes, the model %ld and %ld", when, out[i].line, out[i].calls,
 				  out[i].bytes, calls, bytes);
 		}
 		for (int s = 0; s < NSITES; s++) {
 			long m = atomic_load(&site_live[s][CA]) + atomic_load(&site_live[s][CB]);
-			CHECK_MSG(found[s] == (m > 0), "%s: site line %d (%ld live) listed %d times",
+			CHECK_MSG(sampled ? found[s] <= (m > 0) : found[s] == (m > 0),
+				  "%s: site line %d (%ld live) listed %d times",
 				  when, atomic_load(&site_line[s]), m, found[s]);
 		}
 	}

@@ -127,6 +127,8 @@ has "$WORK/err" "kmalloc-" "--report: kmalloc cache lines"
 expect 0 "run --report --profile" "$USLUB" run --report --profile -- "$PY" -c "$prog"
 has "$WORK/err" "kmalloc-" "--profile: kmalloc cache lines"
 has "$WORK/err" "allocinfo" "--profile: allocinfo in the report"
+expect 0 "run --report --profile=sample:4096" "$USLUB" run --report --profile=sample:4096 -- "$PY" -c "$prog"
+has "$WORK/err" "sampled every 4096 bytes; figures are estimates" "--profile=sample: sampled allocinfo in the report"
 
 # (Not sh: dash leaves with _exit(), which runs no exit handler, so no report.)
 expect 5 "run --report: exit status of CMD" "$USLUB" run --report -- "$PY" -c 'import sys; sys.exit(5)'

@@ -1,0 +1,401 @@
+/*
+ * sample.c — sampled allocation profiling (USLUB_PROFILING=sample[:BYTES]),
+ * as tcmalloc and jemalloc do it: no cache has the profiling hook; each
+ * cpu slot of each cache keeps two countdowns (kmem_cache_cpu: the inline
+ * sheaf pop's, folded into its ALLOC_PCS counter, and sample_left for
+ * every other allocation), and an allocation whose countdown turns
+ * negative is sampled: the call site's tag goes in its extension (an
+ * on-demand array for a cache without extensions) and the tag's counters
+ * get the estimate the object stands for. Each countdown is drawn as a
+ * geometric number of objects with p = 1 - exp(-S / interval) (S the
+ * cache's stride), so every object is sampled with probability p,
+ * independently (a Poisson process over the slot's allocated bytes), and
+ * weighing a sample by 1/p objects and S/p bytes makes the per-site sums
+ * unbiased estimates.
+ *
+ * The free side costs the fast paths nothing: a slab holding a live
+ * sampled object has PG_slab_page cleared on every page descriptor, so
+ * free()/kfree() (free_object()) and kmem_cache_free (slab_free()) miss
+ * to their slow paths, which untag (_uslub_sample_free()); the last
+ * sampled object's free sets the bit again. The bit flips and the tag
+ * stores are serialized by the slab's node list_lock, which already
+ * serializes the other writers of the head page's flags word
+ * (PG_workingset); the tag counters are updated outside it.
+ */
+#include "cache/internal.h"
+#include <time.h>
+
+/* A tag for allocations that came without one (the _noprof entries, the
+ * malloc front end's hits): registered on first use. */
+static struct uslub_alloc_tag untagged = { "(untagged)", "(untagged)", 0, 0, 0, 0 };
+
+/* ---- arithmetic without libm ------------------------------------------ */
+
+/* e^x for x <= 0 (x >= -745): x = k ln2 + r, |r| <= ln2 / 2, Taylor. */
+static double sample_exp(double x)
+{
+	if (x < -700.0)
+		return 0.0;
+	const double ln2 = 0.6931471805599453094;
+	long k = (long)(x / ln2 - 0.5);          /* round to nearest (x <= 0) */
+	double r = x - (double)k * ln2;
+	double term = 1.0, sum = 1.0;
+	for (int i = 1; i < 20; i++) {
+		term *= r / i;
+		sum += term;
+	}
+	/* times 2^k: through the exponent bits (k >= -1010 here) */
+	union { double d; uint64_t u; } v = { .d = sum };
+	long e = (long)((v.u >> 52) & 0x7ff) + k;
+	if (e <= 0)
+		return 0.0;
+	v.u = (v.u & ~(0x7ffull << 52)) | ((uint64_t)e << 52);
+	return v.d;
+}
+
+/* ln(x) for x > 0 (normal): x = m 2^e, m in [1, 2), ln m = 2 atanh(z). */
+static double sample_log(double x)
+{
+	union { double d; uint64_t u; } v = { .d = x };
+	long e = (long)((v.u >> 52) & 0x7ff) - 1023;
+	v.u = (v.u & ~(0x7ffull << 52)) | (1023ull << 52);
+	double m = v.d;
+	if (m > 1.4142135623730951) {
+		m *= 0.5;
+		e++;
+	}
+	double z = (m - 1.0) / (m + 1.0), z2 = z * z, term = z, sum = 0.0;
+	for (int i = 1; i < 40; i += 2) {
+		sum += term / i;
+		term *= z2;
+	}
+	return 2.0 * sum + (double)e * 0.6931471805599453094;
+}
+
+/* ---- the per-thread generator ----------------------------------------- */
+
+static unsigned long threads_seeded;       /* atomic: the test seed's stream index */
+
+static uint64_t splitmix(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* xorshift64*, seeded per thread: from the thread area's address and the
+ * clock, or (USLUB_PROFILING_SEED, tests) from the seed and the order in
+ * which threads first sample. */
+static uint64_t sample_rand(void)
+{
+	uint64_t x = _uslub_tls.sample_rnd;
+	if (unlikely(!x)) {
+		long seed = _uslub_option(USLUB_OPT_PROFILING_SEED);
+		uint64_t s;
+		if (seed) {
+			s = (uint64_t)seed * 0x100000001b3ull +
+			    __atomic_fetch_add(&threads_seeded, 1, __ATOMIC_RELAXED);
+		} else {
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			s = (uint64_t)(uintptr_t)&_uslub_tls ^ (uint64_t)ts.tv_nsec ^
+			    ((uint64_t)ts.tv_sec << 32);
+		}
+		x = splitmix(&s);
+		if (!x)
+			x = 1;
+	}
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	_uslub_tls.sample_rnd = x;
+	return x * 0x2545f4914f6cdd1dull;
+}
+
+/* ---- countdowns and weights ------------------------------------------- */
+
+/* Objects of stride @size left unsampled before the next sample: a
+ * geometric draw, floor(ln U / ln(1 - p)) with ln(1 - p) = -size / I. */
+static uint64_t draw(size_t size)
+{
+	double rate = (double)size / (double)_uslub_sample_interval;
+	if (rate >= 20.0)                       /* p == 1 in doubles */
+		return 0;
+	/* U in (0, 1]: 53 random bits, never 0 */
+	double u = ((double)(sample_rand() >> 11) + 1.0) * (1.0 / 9007199254740992.0);
+	double g = -sample_log(u) / rate;
+	if (g >= 4e18)
+		return (uint64_t)4e18;
+	return (uint64_t)g;
+}
+
+static uint64_t weight_salt;             /* atomic; set once, never 0 */
+
+/* The process's salt for the weights' rounding: from USLUB_PROFILING_SEED
+ * (tests) or the clock. */
+static uint64_t get_salt(void)
+{
+	uint64_t s = __atomic_load_n(&weight_salt, __ATOMIC_RELAXED);
+	if (likely(s))
+		return s;
+	long seed = _uslub_option(USLUB_OPT_PROFILING_SEED);
+	uint64_t x;
+	if (seed) {
+		x = (uint64_t)seed ^ 0x5a5a5a5a5a5a5a5aull;
+	} else {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^ (uint64_t)(uintptr_t)&s;
+	}
+	uint64_t v = splitmix(&x) | 1, zero = 0;
+	__atomic_compare_exchange_n(&weight_salt, &zero, v, false, __ATOMIC_RELAXED,
+				    __ATOMIC_RELAXED);
+	return __atomic_load_n(&weight_salt, __ATOMIC_RELAXED);
+}
+
+/* @w rounded up with probability frac(w), the coin a function of @h
+ * (uniform bits): floor(w) or floor(w) + 1, w on average. */
+static int64_t round_by(double w, uint64_t h)
+{
+	int64_t f = (int64_t)w;
+	double u = (double)(h >> 11) * (1.0 / 9007199254740992.0);
+	return f + (u < w - (double)f);
+}
+
+/* What sampled object @obj of stride @size stands for: 1/p objects and
+ * size/p bytes, p = 1 - exp(-size / I), each rounded to an integer, up or
+ * down at random (so the rounding adds no bias: 1/p = 1.58 for an object
+ * as large as the interval) with the coin a hash of the object's address
+ * and the process's salt: the same at the sample and at its free. */
+static void weights(size_t size, const void *obj, int64_t *bytes, int64_t *calls)
+{
+	double rate = (double)size / (double)_uslub_sample_interval;
+	double p = rate >= 20.0 ? 1.0 : 1.0 - sample_exp(-rate);
+	if (rate < 1e-6)
+		p = rate * (1.0 - rate / 2.0);  /* no cancellation */
+	uint64_t x = (uint64_t)(uintptr_t)obj ^ get_salt();
+	uint64_t h1 = splitmix(&x), h2 = splitmix(&x);
+	*bytes = round_by((double)size / p, h1);
+	*calls = round_by(1.0 / p, h2);
+}
+
+/* The inline countdowns are set to INT64_MAX - k: k more ticks stay
+ * non-negative, the one after turns it negative. */
+static __always_inline uint64_t armed_value(uint64_t k)
+{
+	return (uint64_t)INT64_MAX - k;
+}
+
+/* Set the sheaf pop's countdown to @w, keeping ALLOC_PCS (stat[ALLOC_PCS] +
+ * pcs_adjust) as it is, minus @uncount (a pop the inline path counted and
+ * did not do). Owner only; readers retry on an odd sample_seq. */
+static void pcs_rearm(struct kmem_cache_cpu *c, uint64_t w, uint64_t uncount)
+{
+	uint64_t old = c->stat[USLUB_ALLOC_PCS];
+	/* a seqlock without fences (cpu_alloc_pcs()): odd, then the data
+	 * as releases (ordered after the odd seq), then even */
+	__atomic_store_n(&c->sample_seq, c->sample_seq + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->stat[USLUB_ALLOC_PCS], w, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->pcs_adjust, (int64_t)((uint64_t)c->pcs_adjust + old - w - uncount),
+			 __ATOMIC_RELEASE);
+	__atomic_store_n(&c->sample_seq, c->sample_seq + 1, __ATOMIC_RELEASE);
+}
+
+/* Arm both countdowns of the owner's slot @c (first sampled-mode miss). */
+static void arm(struct kmem_cache *s, struct kmem_cache_cpu *c)
+{
+	/* what the slot counted before counts on, at the same rate */
+	pcs_rearm(c, armed_value(draw(s->size)), 0);
+	WRITE_ONCE(c->sample_left, (int64_t)armed_value(draw(s->size)));
+	WRITE_ONCE(c->sample_armed, 1);
+}
+
+/* ---- tagging and untagging -------------------------------------------- */
+
+static void set_slab_pages(struct slab *slab, bool on)
+{
+	struct page *page = slab_page(slab);
+	unsigned int n = 1u << page_order(page);
+	for (unsigned int i = 0; i < n; i++) {
+		unsigned long f = READ_ONCE(page[i].flags);
+		WRITE_ONCE(page[i].flags, on ? f | PG_slab_page : f & ~PG_slab_page);
+	}
+}
+
+/* Record @obj of @s (just allocated, the caller's) as sampled, with the
+ * call site's @tag. Under OOM (no extension array) it goes unsampled. */
+static void sample_object(struct kmem_cache *s, void *obj, struct uslub_alloc_tag *tag)
+{
+	struct slab *slab = virt_to_slab(obj);
+	if (unlikely(!slab) || (s->flags & SLAB_NO_OBJ_EXT))
+		return;
+	struct slabobj_ext *ext = slab_obj_ext(s, slab, obj);
+	if (!ext)
+		ext = _uslub_slab_obj_ext_alloc(s, slab, obj);
+	if (unlikely(!ext))
+		return;
+	if (!tag)
+		tag = &untagged;
+	struct kmem_cache_node *n = get_node(s, slab_nid(slab));
+	node_lock(n);
+	WRITE_ONCE(ext->ref, tag);
+	if (READ_ONCE(slab_page(slab)->flags) & PG_slab_page)
+		set_slab_pages(slab, false);
+	node_unlock(n);
+	/* cpu-slab mode: the thread's own cpu slab's free range skips the
+	 * lookup; close it (set_cpu_slab() keeps it closed for such a slab) */
+	if (this_cpu_is_real()) {
+		struct kmem_cache_cpu *c = this_cpu(s);
+		if (READ_ONCE(c->slab) == slab && READ_ONCE(c->slab_bytes))
+			WRITE_ONCE(c->slab_bytes, 0);
+	}
+	int64_t bytes, calls;
+	weights(s->size, obj, &bytes, &calls);
+	tag_add(tag, bytes, calls);
+}
+
+/* The free of @x (of @slab of @s, or NULL: looked up) by a path that
+ * missed because its page lacks PG_slab_page: if it is sampled, take its
+ * estimate off its tag, and give the slab its bit back when it was the
+ * last sampled object there. Anything that is not a valid object of @s is
+ * left to the caller's checks. */
+void _uslub_sample_free(struct kmem_cache *s, struct slab *slab, void *x)
+{
+	if (!slab) {
+		slab = virt_to_slab(x);
+		if (!slab || READ_ONCE(slab->slab_cache) != s)
+			return;
+	}
+	if (!obj_is_valid(s, slab, x) ||
+	    (READ_ONCE(virt_to_page(x)->flags) & PG_slab_page))
+		return;
+	struct slabobj_ext *ext = slab_obj_ext(s, slab, x);
+	if (!ext || !READ_ONCE(ext->ref))
+		return;                 /* not sampled: nothing changes */
+	struct kmem_cache_node *n = get_node(s, slab_nid(slab));
+	node_lock(n);
+	struct uslub_alloc_tag *tag = __atomic_exchange_n(&ext->ref, NULL, __ATOMIC_RELAXED);
+	bool any = false;
+	unsigned int objects = FC_OBJECTS(slab_counters(slab));
+	for (unsigned int i = 0; i < objects && !any; i++)
+		any = READ_ONCE(slab_obj_ext_idx(s, slab, i)->ref) != NULL;
+	if (!any)
+		set_slab_pages(slab, true);
+	node_unlock(n);
+	if (tag) {              /* NULL: its shared object was unloaded */
+		int64_t bytes, calls;
+		weights(s->size, x, &bytes, &calls);
+		tag_add(tag, -bytes, -calls);
+	}
+}
+
+/* ---- the allocation side ---------------------------------------------- */
+
+/* The objects p[0, n) were just taken and the slot's sample_left ticked
+ * by n: sample every one whose tick turned it negative. */
+static void sample_ticked(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n, void **p,
+			  struct uslub_alloc_tag *tag)
+{
+	for (;;) {
+		uint64_t left = (uint64_t)c->sample_left;
+		if ((int64_t)left >= 0)
+			return;
+		uint64_t after = left - (uint64_t)INT64_MIN;   /* ticks after the sampled one */
+		if (after >= n)                 /* before this batch: its first object */
+			after = n - 1;
+		sample_object(s, p[n - 1 - after], tag);
+		WRITE_ONCE(c->sample_left, (int64_t)(armed_value(draw(s->size)) + after));
+	}
+}
+
+/*
+ * The alloc miss path in sampled mode (from _uslub_slab_alloc_miss()): tick
+ * the slot's countdown for this call (unless an inline pop declined it
+ * after ticking its own), take the object the plain miss path gives, and
+ * sample it if the countdown fired. The first call on a slot arms it.
+ */
+void *_uslub_sample_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, int node,
+			       size_t orig_size, uintptr_t addr)
+{
+	bool fire = false;
+	struct kmem_cache_cpu *c = this_cpu(s);
+	if (this_cpu_is_real() && c->sample_armed) {
+		uint64_t w = c->stat[USLUB_ALLOC_PCS];
+		struct slab_sheaf *main = c->main;
+		if ((int64_t)w < 0 && main->size && !pcs_off(s) && !gfp &&
+		    node == USLUB_NUMA_NO_NODE) {
+			/* the inline sheaf pop fired (and counted itself): do
+			 * that pop here, so ALLOC_PCS never goes backwards;
+			 * uncount only the pops declined before it (a cpu
+			 * freelist served them: a cpu-slab cache with sheaves) */
+			pcs_rearm(c, armed_value(draw(s->size)), w - (uint64_t)INT64_MIN);
+			unsigned int n = main->size - 1;
+			main->size = n;
+			void *obj = main->objects[n];
+			free_mark_clear0(obj);
+			struct uslub_alloc_tag *tag = uslub_alloc_tag_cur;
+			uslub_alloc_tag_cur = NULL;
+			sample_object(s, obj, tag);
+			return obj;
+		}
+		if ((int64_t)w < 0) {
+			/* the inline sheaf pop fired: it counted pops it did
+			 * not do (the first turned the word to INT64_MIN; more
+			 * than one when a cpu freelist served the calls in
+			 * between: a cpu-slab cache with sheaves); the pop
+			 * below counts itself */
+			pcs_rearm(c, armed_value(draw(s->size)), w - (uint64_t)INT64_MIN + 1);
+			fire = true;
+		} else {
+			uint64_t left = (uint64_t)c->sample_left;
+			if ((int64_t)left >= 0)         /* not ticked by the inline pop */
+				left++;
+			if ((int64_t)left < 0) {
+				left = armed_value(draw(s->size));
+				fire = true;
+			}
+			WRITE_ONCE(c->sample_left, (int64_t)left);
+		}
+	}
+	struct uslub_alloc_tag *tag = uslub_alloc_tag_cur;
+	void *obj = _uslub_slab_alloc_miss_plain(s, gfp, node, orig_size, addr);
+	if (!obj || !this_cpu_is_real())
+		return obj;
+	uslub_alloc_tag_cur = NULL;             /* taken (or stale for a later call) */
+	c = this_cpu(s);
+	if (unlikely(!c->sample_armed)) {
+		/* the slot's first call: armed now, and this call ticks it */
+		arm(s, c);
+		uint64_t left = (uint64_t)c->sample_left + 1;
+		if ((int64_t)left < 0) {
+			left = armed_value(draw(s->size));
+			fire = true;
+		}
+		WRITE_ONCE(c->sample_left, (int64_t)left);
+	}
+	if (fire)
+		sample_object(s, obj, tag);
+	return obj;
+}
+
+/*
+ * Bulk allocation in sampled mode: p[0, n) were taken; tick the slot's
+ * countdown by n (when @tick: the inline bulk pop ticked it already) and
+ * sample the objects it fires on, with the thread's current tag.
+ */
+int _uslub_sample_bulk(struct kmem_cache *s, size_t n, void **p, struct uslub_alloc_tag *tag,
+		       bool tick)
+{
+	if (!_uslub_sampling || !n || !this_cpu_is_real())
+		return (int)n;
+	struct kmem_cache_cpu *c = this_cpu(s);
+	if (unlikely(!c->sample_armed)) {
+		arm(s, c);
+		tick = true;
+	}
+	if (tick)
+		WRITE_ONCE(c->sample_left, (int64_t)((uint64_t)c->sample_left + n));
+	sample_ticked(s, c, n, p, tag);
+	return (int)n;
+}
