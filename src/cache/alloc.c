@@ -314,7 +314,7 @@ static __always_inline void *alloc_pcs_leaf(struct kmem_cache *s, struct kmem_ca
 	const uslub_gfp_t ok = (ph & PCS_HOOKS_ACCOUNT) ? USLUB_GFP_ACCOUNT : 0;
 	if (likely(n && !(gfp & ~ok) && node == USLUB_NUMA_NO_NODE &&
 		   !(READ_ONCE(s->fastpath_off) & ~PCS_LEAN_OFF_OK))) {
-		void *obj = alloc_pcs_lean(s, c, main, n, ph);
+		void *obj = alloc_pcs_lean(s, c, main, n, ph, api);
 		if (likely(obj))
 			return obj;
 		/* the API's call (which no miss path has seen yet) goes

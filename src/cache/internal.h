@@ -234,7 +234,7 @@ static __always_inline void free_hook(struct kmem_cache *s, struct slab *slab, v
  */
 static __always_inline void *alloc_pcs_lean(struct kmem_cache *s, struct kmem_cache_cpu *c,
 					    struct slab_sheaf *main, unsigned int n,
-					    const unsigned int ph)
+					    const unsigned int ph, const bool tick)
 {
 	void *obj = main->objects[n - 1];
 	struct slab *slab = page_slab(READ_ONCE(virt_to_page(obj)->compound_head));
@@ -261,11 +261,17 @@ static __always_inline void *alloc_pcs_lean(struct kmem_cache *s, struct kmem_ca
 				return NULL;
 		}
 	}
-	/* ALLOC_PCS, which is also sampled profiling's countdown (cache.h
-	 * sample_tick()), as the inline pop counts it; the last check: a
-	 * sampled allocation declines, and the miss path pops and samples */
-	if (unlikely(sample_tick(&c->stat[USLUB_ALLOC_PCS])))
-		return NULL;
+	/* @tick (the API's call, which no miss path has seen): ALLOC_PCS,
+	 * which is also sampled profiling's countdown (cache.h sample_tick()),
+	 * as the inline pop counts it, as the last check: a sampled
+	 * allocation declines, and the miss path pops and samples. Else the
+	 * miss path ticked for the call: counted as a slow pop. */
+	if (tick) {
+		if (unlikely(sample_tick(&c->stat[USLUB_ALLOC_PCS])))
+			return NULL;
+	} else {
+		stat_pcs_slow(c, 1);
+	}
 	main->size = n - 1;
 	free_mark_clear(s, obj);
 	uintptr_t off = (uintptr_t)obj - (uintptr_t)slab_address(slab);
