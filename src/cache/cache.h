@@ -132,16 +132,26 @@ static __always_inline void *alloc_from_pcs(struct kmem_cache *s, struct kmem_ca
 	return obj;
 }
 
-/* The cpu freelist's pop, no countdown (the miss path ticked for the call). */
-static __always_inline void *cpu_slab_pop(struct kmem_cache *s, struct kmem_cache_cpu *c)
+/* The cpu freelist's pop, with sampled profiling's countdown @tick
+ * (sample_left; NULL: the miss path) or without (the miss path ticked for
+ * the call). */
+static __always_inline void *cpu_slab_pop_tick(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					       const bool tick)
 {
 	void *obj = c->freelist;
 
 	if (unlikely(!obj || READ_ONCE(s->fastpath_off)))
 		return NULL;
+	if (tick && unlikely(sample_tick(&c->sample_left)))
+		return NULL;    /* sampled: the miss path */
 	c->freelist = get_freepointer_raw(s, obj);
 	free_mark_clear0(obj);
 	return obj;
+}
+
+static __always_inline void *cpu_slab_pop(struct kmem_cache *s, struct kmem_cache_cpu *c)
+{
+	return cpu_slab_pop_tick(s, c, false);
 }
 
 /* The 6.x fast path (cpu-slab mode): pop the cpu freelist. NULL when it
@@ -150,15 +160,7 @@ static __always_inline void *cpu_slab_pop(struct kmem_cache *s, struct kmem_cach
  * kmem_cache_cpu.loaded). */
 static __always_inline void *alloc_from_cpu_slab(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
-	void *obj = c->freelist;
-
-	if (unlikely(!obj || READ_ONCE(s->fastpath_off)))
-		return NULL;
-	if (unlikely(sample_tick(&c->sample_left)))
-		return NULL;    /* sampled: the miss path */
-	c->freelist = get_freepointer_raw(s, obj);
-	free_mark_clear0(obj);
-	return obj;
+	return cpu_slab_pop_tick(s, c, true);
 }
 
 /* An allocation from @s: the main sheaf, else the cpu freelist (a cache
