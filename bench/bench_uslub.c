@@ -375,26 +375,11 @@ static int b_tag_seen(void)
 	return 0;
 }
 
-/* The sampling rate USLUB_PROFILING asks for ("sample[:BYTES]", BYTES
- * with an optional k/m suffix; 512 KiB by default, the issue's), for the
- * reports; 0 when it does not ask for the sampled mode. */
+/* The sampled mode's mean interval in bytes, as the library took it
+ * (USLUB_PROFILING, or the default); 0 when not sampling. */
 static unsigned long b_sample_rate(void)
 {
-	const char *e = getenv("USLUB_PROFILING");
-	if (!e || strncmp(e, "sample", 6))
-		return 0;
-	unsigned long rate = 512ul << 10;
-	if (e[6] == ':') {
-		char *end;
-		unsigned long v = strtoul(e + 7, &end, 10);
-		if (*end == 'k' || *end == 'K')
-			v <<= 10;
-		else if (*end == 'm' || *end == 'M')
-			v <<= 20;
-		if (v)
-			rate = v;
-	}
-	return rate;
+	return (unsigned long)uslub_profiling_sample_interval();
 }
 
 /* B6's and B6-acc's first step: is profiling what run.py asked for?

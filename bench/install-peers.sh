@@ -82,6 +82,7 @@ PEERS=(
 	"libdpdk-dev:dpdk (rte_mempool)"
 	"pkg-config:pkg-config (to find dpdk)"
 	"python3-matplotlib:the plot (bench.png)"
+	"valgrind:B6's instruction counts (callgrind)"
 )
 
 installed() {
@@ -100,7 +101,7 @@ for e in "${PEERS[@]}"; do
 	installed "${e%%:*}" || missing+=("${e%%:*}")
 done
 if [ ${#missing[@]} -eq 0 ]; then
-	echo "bench: all Debian peers installed (jemalloc, mimalloc, tcmalloc, dpdk, matplotlib)"
+	echo "bench: all Debian peers installed (jemalloc, mimalloc, tcmalloc, dpdk, matplotlib, valgrind)"
 	exit 0
 fi
 

@@ -53,6 +53,7 @@ import re
 import shutil
 import statistics
 import subprocess
+import tempfile
 import sys
 import time
 
@@ -1973,6 +1974,55 @@ def analyse_b9(results, threads):
     return entry
 
 
+# B6's instruction counts (callgrind), beside its timings: B6 compares
+# processes, whose per-process spread on a VM (ASLR, page placement) is
+# larger than the sampled mode's cost, so the same loops are also counted
+# under callgrind, which is exact. B6I_ITERS pairs (and objects in
+# batches) per process, B6I_WARM first; both loops' instructions
+# (inclusive) divided by the pairs or objects they ran.
+B6I_ITERS = 200000
+B6I_WARM = 20000
+B6I_LOOPS = [("pair", "bench_b1_loop"), ("batch", "bench_b2_single_loop")]
+
+
+def b6_instructions(peers, sizes):
+    """{size: {peer: {pattern: instructions per pair/object}}}, or None
+    without valgrind (callgrind_annotate) or the uslub peer."""
+    if not (shutil.which("valgrind") and shutil.which("callgrind_annotate")):
+        return None
+    argv0 = next((a for p, a, _ in peers if p == "uslub"), None)
+    if not argv0:
+        return None
+    out = {}
+    loops_b = (B6I_ITERS + B56_BATCH - 1) // B56_BATCH
+    warm_b = (B6I_WARM + B56_BATCH - 1) // B56_BATCH
+    units = {"pair": B6I_WARM + B6I_ITERS, "batch": (warm_b + loops_b) * B56_BATCH}
+    for size in sizes:
+        for peer, val in B6_PEERS:
+            for pat, fn in B6I_LOOPS:
+                with tempfile.TemporaryDirectory() as d:
+                    f = os.path.join(d, "cg.out")
+                    env = dict(os.environ, USLUB_PROFILING=val)
+                    r = subprocess.run(
+                        ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + f,
+                         "--toggle-collect=" + fn, argv0, "--bench", "B6", "--size",
+                         str(size), "--iters", str(B6I_ITERS), "--warmup", str(B6I_WARM),
+                         "--repeats", "1", "--batch", str(B56_BATCH), "--expect-profiling",
+                         str(B6_EXPECT[peer])],
+                        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    if r.returncode != 0 or not os.path.exists(f):
+                        return None
+                    a = subprocess.run(["callgrind_annotate", f], capture_output=True,
+                                       text=True)
+                    m = re.search(r"^\s*([\d,]+)\s.*PROGRAM TOTALS", a.stdout, re.M)
+                    if not m:
+                        return None
+                    ir = int(m.group(1).replace(",", ""))
+                out.setdefault(str(size), {}).setdefault(peer, {})[pat] = \
+                    round(ir / units[pat], 2)
+    return out
+
+
 def analyse(results, configs, peers, mode):
     out = {}
     if any(b == "B2" for b, _ in configs):
@@ -1986,6 +2036,8 @@ def analyse(results, configs, peers, mode):
         sizes = [sz for b_, sz in configs if b_ == b]
         if sizes:
             out[b] = fn(results, sizes)
+            if b == "B6":
+                out[b]["instructions"] = b6_instructions(peers, sizes)
     if any(b == "B6-acc" for b, _ in configs):
         out["B6-acc"] = analyse_b6acc(results)
     if any(b == "B-meta" for b, _ in configs):
@@ -2265,6 +2317,22 @@ def print_b6(e, log):
                     fmt_ratio(s["ratios"].get("%s / off, %s" % (key, pat)), missed)
                     if key else "-",
                     "%.2f..%.2fx" % (min(rr), max(rr)) if rr else "-"))
+    ins = e.get("instructions")
+    if ins:
+        log("  instructions per pair (hot pair) / per object (batch), callgrind, the "
+            "same loops (%d after %d), loop included; ratio = mode / off:" % (
+                B6I_ITERS, B6I_WARM))
+        for size, per in ins.items():
+            base = per.get(B6_BASE, {})
+            log("  %-6s %s" % (size + " B", "   ".join(
+                "%s %s" % (B6_MODE[p], ", ".join(
+                    "%s %.1f%s" % (pat, per[p][pat],
+                                   "" if p == B6_BASE or not base.get(pat) else
+                                   " (%.3fx)" % (per[p][pat] / base[pat]))
+                    for pat, _ in B56_PATTERNS if pat in per[p]))
+                for p, _ in B6_PEERS if p in per)))
+    elif "instructions" in e:
+        log("  instructions: not counted (no valgrind)")
 
 
 def print_b6acc(e, log):

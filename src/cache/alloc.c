@@ -127,7 +127,11 @@ static __always_inline void *alloc_from_sheaves_slow(struct kmem_cache *s, uslub
 
 /* The checked pops missed, or the call has gfp bits (zeroing, NOFAIL) or
  * a node to match: the cpu freelist once more (a corrupt head reported,
- * the node matched), else the sheaves' or the cpu slab's slow path. */
+ * the node matched), else the sheaves' or the cpu slab's slow path, after
+ * which the page layer's purge thread is started if it is wanted: here,
+ * with the object taken and the cpu slot whole again, not in the page
+ * allocation, whose caller (a refill) may be halfway through a change of
+ * the slot that pthread_create's own malloc would enter (page.c). */
 static __noinline void *alloc_refill(struct kmem_cache *s, uslub_gfp_t gfp, int node)
 {
 	struct kmem_cache_cpu *c = this_cpu(s);
@@ -147,6 +151,7 @@ static __noinline void *alloc_refill(struct kmem_cache *s, uslub_gfp_t gfp, int 
 			obj = _uslub___slab_alloc(s, gfp, node);
 		if (unlikely(!obj))
 			return NULL;
+		_uslub_purge_poll();
 	}
 	free_mark_clear(s, obj);
 	if (gfp & USLUB_GFP_ZERO)
@@ -180,8 +185,11 @@ static __always_inline void *alloc_checked_pops(struct kmem_cache *s, uslub_gfp_
 		free_mark_clear(s, obj);
 		return obj;
 	}
-	if (kmem_cache_debug(s))
-		return _uslub_debug_slab_alloc(s, gfp, node, addr);
+	if (kmem_cache_debug(s)) {
+		obj = _uslub_debug_slab_alloc(s, gfp, node, addr);
+		_uslub_purge_poll();            /* as alloc_refill() does */
+		return obj;
+	}
 	return alloc_refill(s, gfp, node);
 }
 

@@ -212,8 +212,11 @@ __public size_t uslub_profiling_sample_interval(void)
 }
 
 /* USLUB_PROFILING's value when it is unset (or rejected): "0" (off),
- * "1" (exact) or "sample" (sampled every 512 KiB). */
-#define USLUB_PROFILING_DEFAULT "0"
+ * "1" (exact) or "sample" (sampled every 512 KiB). Sampled: it costs the
+ * inline allocation one predicted branch and the frees nothing (B6:
+ * 1.002x the instructions of off per alloc+free pair), so allocinfo is
+ * always there, as the kernel's is when compiled in. */
+#define USLUB_PROFILING_DEFAULT "sample"
 #define SAMPLE_INTERVAL_DEFAULT ((size_t)512 << 10)
 #define SAMPLE_INTERVAL_MAX     ((size_t)1 << 30)
 

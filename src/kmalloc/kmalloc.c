@@ -88,6 +88,7 @@ static void *kmalloc_large(size_t size, size_t align, uslub_gfp_t gfp, int node)
 	for (;;) {
 		struct page *page = _uslub_alloc_pages(order, node);
 		if (likely(page)) {
+			_uslub_purge_poll();  /* an allocation: the purge thread may start here */
 			page->owner[0] = size;
 			__atomic_store_n(&page->flags, page->flags | PG_large, __ATOMIC_RELEASE);
 			KSTAT_ADD(large_allocs, 1);

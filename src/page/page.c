@@ -11,8 +11,10 @@
  * a thread, "uslub-purge", does it while the program sleeps. It is
  * wanted once a free left something purgeable (dirty free pages, an empty
  * segment, a kept kmalloc mapping: _uslub_purge_notify()) or a node has
- * BIG_NODE_SEGMENTS segments (16 MiB), and created by the next page or
- * mapping allocation made with no uslub lock held, outside uslub's
+ * BIG_NODE_SEGMENTS segments (16 MiB), and created by the next allocation
+ * that refills from the page layer's side (a cache's refill rung, a
+ * kmalloc page run or mapping: _uslub_purge_poll()) with no uslub lock
+ * held and no cpu slot halfway through a change, outside uslub's
  * initialization (pthread_create may call malloc), never by a free
  * (glibc frees a dead thread's TLS holding the stack cache lock that
  * pthread_create takes: see purge_start()). So a program that grew past
@@ -496,7 +498,12 @@ static void *purge_thread(void *arg)
 
 /* Start the thread if it is wanted and may be started here: with no uslub
  * lock held, outside uslub's initialization (pthread_create may call
- * malloc, which is uslub), and only from an allocation, never from a free:
+ * malloc, which is uslub), never from the page allocation itself (its
+ * caller may be a sheaf refill that read the main sheaf's size before
+ * and adds to it after: pthread_create's calloc() of the DTV refilled
+ * that same sheaf in between and the size went past the capacity; or a
+ * free that needs a new sheaf), and only from an allocation, never from
+ * a free:
  * glibc frees a dead thread's TLS holding its stack cache lock
  * (pthread_join -> __nptl_free_stacks -> free), which pthread_create takes,
  * so a start from free() deadlocked (B9, 512 threads joined). No glibc
@@ -610,7 +617,9 @@ static const struct uslub_lifecycle purge_lifecycle = {
 
 /* @nolock (_uslub_alloc_pages_nolock): the node lock is only tried, the
  * node never grows (grow_node() takes reserve_lock and mmaps) and nothing
- * is purged or started. */
+ * is purged. Neither starts the purge thread: the allocation paths above
+ * poll for it where no cpu slot is halfway through a change
+ * (_uslub_purge_poll()). */
 static __always_inline struct page *alloc_pages(unsigned int order, int node, bool nolock)
 {
 	if (order > MAX_PAGE_ORDER)
@@ -667,8 +676,6 @@ static __always_inline struct page *alloc_pages(unsigned int order, int node, bo
 		purge_dirty(n, false);       /* pages freed long enough ago */
 out:
 	uslub_mutex_unlock(&n->lock, RANK_PAGE_NODE);
-	if (!nolock)
-		purge_maybe_start();
 	return page;
 }
 

@@ -191,8 +191,10 @@ __internal void _uslub_purge_register(size_t (*fn)(bool force, uint64_t *next));
  * thread, or marks it wanted (started by the next allocation, never by a
  * free). Any lock may be held. */
 __internal void _uslub_purge_notify(void);
-/* An allocation path with no uslub lock held: start the thread if it is
- * wanted (never called from a free path; see purge_start() in page.c). */
+/* An allocation path with no uslub lock held and no cpu slot halfway
+ * through a change (pthread_create may call malloc): start the thread if
+ * it is wanted (never called from a free path, nor from the page
+ * allocation itself; see purge_start() in page.c). */
 __internal void _uslub_purge_poll(void);
 /* _uslub_init() says when a thread may be created: @may_start() is false
  * while the calling thread initializes uslub. No thread before it is set. */

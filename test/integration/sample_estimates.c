@@ -240,6 +240,26 @@ static int child_info(void)
 	return 0;
 }
 
+/* What the library chose with USLUB_PROFILING unset (its default), as
+ * the child prints it. */
+static int default_mode;
+static size_t default_interval;
+
+static void read_default(void)
+{
+	const char *env[] = { NULL };
+	char *out, *err;
+	CHECK_EQ(run_child(env, "info", &out, &err), 0);
+	CHECK_MSG(sscanf(out, "mode %d interval %zu", &default_mode, &default_interval) == 2,
+		  "info child: %s", out);
+	CHECK_MSG(!*err, "USLUB_PROFILING unset: stderr %s", err);
+	/* the default is one of the modes, with its interval */
+	CHECK((default_mode == 2) == (default_interval != 0) && default_mode >= 0 &&
+	      default_mode <= 2);
+	free(out);
+	free(err);
+}
+
 static void check_option(const char *value, int mode, size_t interval, bool reported)
 {
 	char envv[64];
@@ -275,11 +295,13 @@ int main(int argc, char **argv)
 	check_option("exact", 1, 0, false);
 	check_option("1", 1, 0, false);
 	check_option("off", 0, 0, false);
-	check_option("sample:0", 0, 0, true);
-	check_option("sample:2g", 0, 0, true);
-	check_option("sample:12q", 0, 0, true);
-	check_option("sample:", 0, 0, true);
-	check_option("2", 0, 0, true);
+	/* bad text: reported, and the default used */
+	read_default();
+	check_option("sample:0", default_mode, default_interval, true);
+	check_option("sample:2g", default_mode, default_interval, true);
+	check_option("sample:12q", default_mode, default_interval, true);
+	check_option("sample:", default_mode, default_interval, true);
+	check_option("2", default_mode, default_interval, true);
 
 	int nseeds = (int)scaled(NSEEDS);
 	if (nseeds < 10)
