@@ -39,7 +39,7 @@ __internal void *_uslub_slab_alloc_miss_plain(struct kmem_cache *s, uslub_gfp_t 
 					      size_t orig_size, uintptr_t addr);
 __internal int _uslub_sample_bulk(struct kmem_cache *s, size_t n, void **p,
 				  struct uslub_alloc_tag *tag, bool tick);
-__internal void _uslub_sample_free(struct kmem_cache *s, struct slab *slab, void *x);
+__internal struct slab *_uslub_sample_free(struct kmem_cache *s, struct slab *slab, void *x);
 
 /* Sampled mode: does freeing @x (in a live slab) need _uslub_sample_free()
  * first? Its page lacks PG_slab_page. */

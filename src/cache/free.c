@@ -202,8 +202,17 @@ static __noinline void free_hooked_cpu_slab(struct kmem_cache *s, void *x,
 static __noinline void free_miss_ladder(struct kmem_cache *s, void *x, uintptr_t addr)
 {
 	nolock_drain();                          /* kfree_nolock's deferred frees */
-	if (unlikely(_uslub_sampling) && x)      /* a sampled object's untag (sample.c) */
-		_uslub_sample_free(s, NULL, x);
+	if (unlikely(_uslub_sampling) && x) {    /* a sampled object's untag (sample.c) */
+		struct slab *slab = _uslub_sample_free(s, NULL, x);
+		/* a valid object of a plain sheaf cache (most often an
+		 * unsampled neighbour of a sampled one, whose slab lacks
+		 * PG_slab_page): looked up already, so straight to the
+		 * checked free (a cpu-slab cache tries its cpu slab first) */
+		if (slab && s->sheaf_capacity && !READ_ONCE(s->hooks) && !cache_kasan(s)) {
+			free_valid(s, x, slab, addr);
+			return;
+		}
+	}
 	struct kmem_cache_cpu *c = this_cpu(s);
 
 	if (unlikely(cache_kasan(s)))

@@ -259,20 +259,21 @@ static void sample_object(struct kmem_cache *s, void *obj, struct uslub_alloc_ta
  * missed because its page lacks PG_slab_page: if it is sampled, take its
  * estimate off its tag, and give the slab its bit back when it was the
  * last sampled object there. Anything that is not a valid object of @s is
- * left to the caller's checks. */
-void _uslub_sample_free(struct kmem_cache *s, struct slab *slab, void *x)
+ * left to the caller's checks: NULL; else @x's slab. */
+struct slab *_uslub_sample_free(struct kmem_cache *s, struct slab *slab, void *x)
 {
 	if (!slab) {
 		slab = virt_to_slab(x);
 		if (!slab || READ_ONCE(slab->slab_cache) != s)
-			return;
+			return NULL;
 	}
-	if (!obj_is_valid(s, slab, x) ||
-	    (READ_ONCE(virt_to_page(x)->flags) & PG_slab_page))
-		return;
+	if (!obj_is_valid(s, slab, x))
+		return NULL;
+	if (READ_ONCE(virt_to_page(x)->flags) & PG_slab_page)
+		return slab;
 	struct slabobj_ext *ext = slab_obj_ext(s, slab, x);
 	if (!ext || !READ_ONCE(ext->ref))
-		return;                 /* not sampled: nothing changes */
+		return slab;            /* not sampled: nothing changes */
 	struct kmem_cache_node *n = get_node(s, slab_nid(slab));
 	node_lock(n);
 	struct uslub_alloc_tag *tag = __atomic_exchange_n(&ext->ref, NULL, __ATOMIC_RELAXED);
@@ -288,6 +289,7 @@ void _uslub_sample_free(struct kmem_cache *s, struct slab *slab, void *x)
 		weights(s->size, x, &bytes, &calls);
 		tag_add(tag, -bytes, -calls);
 	}
+	return slab;
 }
 
 /* ---- the allocation side ---------------------------------------------- */
