@@ -69,7 +69,10 @@ static __always_inline void enable_on_demand_locked(struct kmem_cache *s)
 void _uslub_set_pcs_hooks(struct kmem_cache *s)
 {
 	unsigned int ph = 0;
+	/* not under ASan or slub_debug: their rungs need a kmalloc's size,
+	 * which the lean leaves do not carry */
 	if (s->sheaf_capacity && !(s->flags & SLAB_NO_OBJ_EXT) &&
+	    !(s->fastpath_off & ~PCS_LEAN_OFF_OK) &&
 	    s->ext_placement != USLUB_OBJ_EXT_NONE &&
 	    s->ext_placement != USLUB_OBJ_EXT_ON_DEMAND) {
 		if ((s->hooks & HOOK_ACCOUNT) && (s->flags & USLUB_ACCOUNT))

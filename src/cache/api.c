@@ -23,41 +23,11 @@ static __cold void *alloc_null_cache(void)
 	return NULL;
 }
 
-/*
- * uslub_cache_alloc(): cache.h's fast path, and from its cold branch a
- * tail call with the slot straight into the lean hooked leaf of an
- * accounted or a profiled sheaf cache (alloc.c; the choice made once per
- * cache in pcs_hooks): no miss function and no dispatch on the way, and
- * the hot path stays the plain one's. gfp bits or a miss: the miss path.
- */
-static __always_inline void *cache_alloc(struct kmem_cache *s, uslub_gfp_t gfp)
-{
-	if (likely(!gfp)) {
-		struct kmem_cache_cpu *c = this_cpu(s);
-		void *obj = alloc_from_pcs(s, c);
-		if (likely(obj))
-			return obj;
-		/* frameless leaves, by tail calls with the slot (the
-		 * hot path above stays the plain one's) */
-		unsigned int ph = READ_ONCE(s->pcs_hooks);
-		if (ph == PCS_HOOKS_ACCOUNT)
-			return _uslub_alloc_pcs_account(s, c);
-		if (ph == PCS_HOOKS_PROFILE)
-			return _uslub_alloc_pcs_profile(s, c);
-		if (ph == (PCS_HOOKS_ACCOUNT | PCS_HOOKS_PROFILE))
-			return _uslub_alloc_pcs_account_profile(s, c);
-		obj = alloc_from_cpu_slab(s, c);
-		if (likely(obj))
-			return obj;
-	}
-	return _uslub_slab_alloc_miss(s, gfp, USLUB_NUMA_NO_NODE, 0, USLUB_CALLER());
-}
-
 __public void *uslub_cache_alloc_noprof(struct kmem_cache *s, uslub_gfp_t gfp)
 {
 	if (unlikely(!s))
 		return alloc_null_cache();
-	return cache_alloc(s, gfp);
+	return slab_alloc_node(s, gfp, USLUB_NUMA_NO_NODE, 0);
 }
 /* The plain names, as functions (untagged: no tag is left in the slot),
  * for callers without macros. */

@@ -163,9 +163,10 @@ static __always_inline void *alloc_from_cpu_slab(struct kmem_cache *s, struct km
 	return cpu_slab_pop_tick(s, c, true);
 }
 
-/* An allocation from @s: the main sheaf, else the cpu freelist (a cache
- * in cpu-slab mode finds its main empty at once), else (gfp bits, a node,
- * or a miss) the miss path. @orig_size: a kmalloc's requested size (0:
+/* An allocation from @s: the main sheaf, else an accounted or profiled
+ * cache's lean leaf, else the cpu freelist (a cache in cpu-slab mode finds
+ * its main empty at once), else (gfp bits, a node, or a miss) the miss
+ * path. @orig_size: a kmalloc's requested size (0:
  * not kmalloc), for a debug cache's record. */
 static __always_inline void *slab_alloc_node(struct kmem_cache *s, uslub_gfp_t gfp, int node,
 					     size_t orig_size)
@@ -175,6 +176,16 @@ static __always_inline void *slab_alloc_node(struct kmem_cache *s, uslub_gfp_t g
 		void *obj = alloc_from_pcs(s, c);
 		if (likely(obj))
 			return obj;
+		/* an accounted or a profiled sheaf cache: one tail call with
+		 * the slot straight into its lean hooked leaf (alloc.c; chosen
+		 * once per cache in pcs_hooks), no miss function on the way */
+		unsigned int ph = READ_ONCE(s->pcs_hooks);
+		if (ph == PCS_HOOKS_ACCOUNT)
+			return _uslub_alloc_pcs_account(s, c);
+		if (ph == PCS_HOOKS_PROFILE)
+			return _uslub_alloc_pcs_profile(s, c);
+		if (ph == (PCS_HOOKS_ACCOUNT | PCS_HOOKS_PROFILE))
+			return _uslub_alloc_pcs_account_profile(s, c);
 		obj = alloc_from_cpu_slab(s, c);
 		if (likely(obj))
 			return obj;
