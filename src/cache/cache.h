@@ -15,7 +15,7 @@
 __internal void *_uslub_slab_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, int node,
 					size_t orig_size, uintptr_t addr);
 __internal void _uslub_slab_free_miss(struct kmem_cache *s, void *x, uintptr_t addr);
-/* The lean hooked leaves the API's inline paths tail-call (api.c): alloc
+/* The lean hooked leaves the inline paths below tail-call: alloc
  * for the caller's slot @c (gfp 0, no node); free for slot @c with main
  * sheaf @main of size @n < capacity, the cache's fastpath_off holding
  * nothing but PCS_LEAN_OFF_OK bits. The lean path, else the miss path. */

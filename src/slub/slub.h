@@ -232,7 +232,9 @@
  *     object's extension is written only by whoever holds the object
  *     (allocator after taking it, freer before giving it back), and the
  *     accounting stock and tag counters belong to the calling thread, so
- *     alloc_hooked_cpu_slab()/free_hooked_cpu_slab() need no atomics. Every free
+ *     alloc_hooked_cpu_slab()/free_hooked_cpu_slab() and the lean sheaf
+ *     leaves (cache/internal.h alloc_pcs_lean()/free_pcs_lean()) need no
+ *     atomics. Every free
  *     of a hooked cache runs the free hook: its cpu slots keep
  *     slab_bytes == 0. A cache switched to on-demand extensions (its first
  *     USLUB_GFP_ACCOUNT allocation) sets fastpath_off before any object is
@@ -360,7 +362,9 @@ static_assert(sizeof(struct slabobj_ext) == 16, "slabobj_ext is two words");
 /*
  * The per-thread byte stock (the kernel's obj_stock_pcp): bytes charged to
  * cached's group in a batch and not yet used by objects. Owner only.
- *   cached == NULL => nr_bytes == 0; cached != NULL holds one reference.
+ *   cached == NULL => nr_bytes == 0; cached != NULL holds one reference;
+ *   for a thread with a cpu area, outside groups_lock, cached is its
+ *   current group's handle (ext/memcg.c stock_follow_locked()).
  */
 struct obj_stock {
 	struct obj_cgroup *cached;
