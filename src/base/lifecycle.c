@@ -5,7 +5,10 @@
  * of at most LIFECYCLE_MAX pointers), so readers need no lock.
  */
 #include "base/lifecycle.h"
+#include <linux/futex.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 static pthread_mutex_t lifecycle_lock = PTHREAD_MUTEX_INITIALIZER;
 static const struct uslub_lifecycle *table[LIFECYCLE_MAX];   /* lifecycle_lock to add */
@@ -106,8 +109,35 @@ void _uslub_lifecycle_postfork_parent(void)
 			order[i - 1]->postfork_parent();
 }
 
+/* Bumped first thing in a fork child: a once running in an older
+ * generation lost its thread (struct uslub_once). */
+static unsigned int fork_gen;            /* atomic */
+
+void _uslub_once_slow(struct uslub_once *o, void (*fn)(void))
+{
+	for (;;) {
+		unsigned int s = __atomic_load_n(&o->state, __ATOMIC_ACQUIRE);
+		if (s == 1)
+			return;
+		unsigned int mine = ((__atomic_load_n(&fork_gen, __ATOMIC_RELAXED) & 0x3fffffffu) + 1) << 1;
+		if (s == mine) {         /* another thread of this process runs it */
+			syscall(SYS_futex, &o->state, FUTEX_WAIT_PRIVATE, s, NULL, NULL, 0);
+			continue;
+		}
+		/* not run, or its runner was lost by a fork: run it here */
+		if (!__atomic_compare_exchange_n(&o->state, &s, mine, false, __ATOMIC_ACQUIRE,
+						 __ATOMIC_RELAXED))
+			continue;
+		fn();
+		__atomic_store_n(&o->state, 1, __ATOMIC_RELEASE);
+		syscall(SYS_futex, &o->state, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL, NULL, 0);
+		return;
+	}
+}
+
 void _uslub_lifecycle_postfork_child(void)
 {
+	__atomic_store_n(&fork_gen, fork_gen + 1, __ATOMIC_RELAXED);
 	const struct uslub_lifecycle *order[LIFECYCLE_MAX];
 	unsigned int n = fork_nr, i = n;
 	sorted(order, n);

@@ -88,4 +88,33 @@ __internal void _uslub_lifecycle_thread_exit(void *area);
 __internal void _uslub_lifecycle_thread_fold(void *area);
 __internal void _uslub_lifecycle_thread_lost(void *area);
 
+/*
+ * A one-time initialization that a fork child finishes (pthread_once's
+ * job, without relying on the C library for the fork case). A thread of
+ * the parent caught inside @fn by fork() does not exist in the child, so
+ * the child must not wait for it: _uslub_lifecycle_postfork_child() bumps
+ * the process's fork generation first thing, and a once found running in
+ * an older generation is taken over and run again. glibc's pthread_once
+ * does the same; ThreadSanitizer's interceptor of it does not (a child of
+ * a parent that forked while a worker created a bucket cache waited
+ * forever: stress_fork under TSan). @fn must cope with a half-done run
+ * before it (a cache created twice is one leaked cache, not a fault).
+ *
+ *   state: 0 not run; 1 done; ((gen % 2^30) + 1) * 2 running in
+ *   generation gen. Waiters sleep on the word (futex) and are woken when
+ *   it turns 1.
+ */
+struct uslub_once {
+	unsigned int state;
+};
+#define USLUB_ONCE_INIT { 0 }
+
+__internal void _uslub_once_slow(struct uslub_once *o, void (*fn)(void));
+
+static inline void _uslub_once(struct uslub_once *o, void (*fn)(void))
+{
+	if (__builtin_expect(__atomic_load_n(&o->state, __ATOMIC_ACQUIRE) != 1, 0))
+		_uslub_once_slow(o, fn);
+}
+
 #endif /* USLUB_LIFECYCLE_H */

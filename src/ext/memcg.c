@@ -30,7 +30,7 @@ static unsigned int next_id_hint = 1;                         /* groups_lock */
 static unsigned long nr_groups = 1;                           /* atomic      */
 static unsigned long nr_objcgs;                               /* atomic      */
 static struct kmem_cache *group_cache, *objcg_cache;
-static pthread_once_t caches_once = PTHREAD_ONCE_INIT;
+static struct uslub_once caches_once = USLUB_ONCE_INIT;   /* fork-safe (base/lifecycle.h) */
 
 #define RECLAIM_RETRIES 16
 
@@ -351,7 +351,7 @@ __public uslub_group_t *uslub_group_create(uslub_group_t *parent, const char *na
 		errno = EINVAL;
 		return NULL;
 	}
-	pthread_once(&caches_once, create_caches);
+	_uslub_once(&caches_once, create_caches);
 	if (!group_cache || !objcg_cache) {
 		errno = ENOMEM;
 		return NULL;
@@ -583,7 +583,7 @@ __public int uslub_group_cache_usage(const uslub_group_t *g, const uslub_cache_t
 	}
 	struct kmem_cache *s = (struct kmem_cache *)cs;
 	struct usage_walk w = { g, NULL, 0 };
-	pthread_once(&caches_once, create_caches);
+	_uslub_once(&caches_once, create_caches);
 	groups_lock_take();
 	if (objcg_cache && READ_ONCE(s->ext_placement) != USLUB_OBJ_EXT_NONE)
 		_uslub_for_each_slab(s, usage_walk_cb, &w);
@@ -648,7 +648,7 @@ __public void uslub_group_report_print(FILE *f, int fmt)
 {
 	struct uslub_buf b = { 0 };
 	_uslub_init();
-	pthread_once(&caches_once, create_caches);
+	_uslub_once(&caches_once, create_caches);
 	unsigned long *by_id = NULL;
 	size_t map_len = MAX_GROUP_IDS * sizeof(unsigned long);
 	void *m = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -29,7 +29,7 @@ __attribute__((weak)) bool _uslub_kmalloc_fatal_errors(void)
 	return false;
 }
 
-static pthread_once_t kmalloc_once = PTHREAD_ONCE_INIT;
+static struct uslub_once kmalloc_once = USLUB_ONCE_INIT;   /* fork-safe (base/lifecycle.h) */
 static bool kmalloc_ok;
 
 static struct kmalloc_large_stats kstats;   /* atomics, relaxed */
@@ -73,7 +73,7 @@ out:
 
 bool _uslub_kmalloc_init(void)
 {
-	pthread_once(&kmalloc_once, kmalloc_init_once);
+	_uslub_once(&kmalloc_once, kmalloc_init_once);
 	return kmalloc_ok;
 }
 
@@ -228,7 +228,7 @@ static struct { void *p; size_t len; uint64_t since_ns; } hcache[HUGE_KEEP_SLOTS
 static unsigned int hc_n;                /* huge_lock */
 static size_t hc_bytes;                  /* huge_lock */
 static size_t huge_live, huge_peak;      /* huge_lock: bytes of live mappings, their high-water mark */
-static pthread_once_t huge_purge_once = PTHREAD_ONCE_INIT;
+static struct uslub_once huge_purge_once = USLUB_ONCE_INIT;   /* fork-safe (base/lifecycle.h) */
 
 static void hcache_del_locked(unsigned int i)
 {
@@ -479,7 +479,7 @@ static bool huge_free(const void *p)
 	bool kept = false;
 	bool may_keep = _uslub_option(USLUB_OPT_DECAY_MS) != 0;
 	if (may_keep)
-		pthread_once(&huge_purge_once, huge_purge_register);
+		_uslub_once(&huge_purge_once, huge_purge_register);
 	uslub_mutex_lock(&huge_lock, RANK_HUGE);
 	struct huge_entry *e = huge_find_locked((uintptr_t)p);
 	if (e) {

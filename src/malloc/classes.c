@@ -10,7 +10,7 @@
 struct kmem_cache *_uslub_malloc_direct[MALLOC_DIRECT_MAX / 8 + 1];
 struct kmem_cache *_uslub_malloc_mid[MALLOC_MID_CLASSES];
 
-static pthread_once_t classes_once = PTHREAD_ONCE_INIT;
+static struct uslub_once classes_once = USLUB_ONCE_INIT;   /* fork-safe (base/lifecycle.h) */
 static bool classes_ok;
 
 /* Class i (0 .. MALLOC_CLASSES-1) in bytes: 8, 16 .. 128 by 16, then four
@@ -116,6 +116,6 @@ out:
 
 bool _uslub_malloc_classes_init(void)
 {
-	pthread_once(&classes_once, classes_init_once);
+	_uslub_once(&classes_once, classes_init_once);
 	return classes_ok;
 }

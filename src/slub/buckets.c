@@ -2,9 +2,9 @@
  * The internal bucket caches: one family of power-of-two caches,
  * "bucket-64" .. "bucket-2M", for the structs kept out of line (sheaves
  * and barns of the sheaf layer, separate extension arrays of obj_ext.c),
- * as the kernel takes both from kmalloc. Each is created on first use (pthread_once: a fork child of a
- * thread caught mid-creation starts over), so only the sizes in use
- * exist. The buckets are internal caches (slub.h): no sheaves, no
+ * as the kernel takes both from kmalloc. Each is created on first use
+ * (_uslub_once: a fork child of a thread caught mid-creation starts
+ * over), so only the sizes in use exist. The buckets are internal caches (slub.h): no sheaves, no
  * extensions, used below the cache API.
  */
 #include "slub/slub.h"
@@ -39,12 +39,7 @@ static void (*const bucket_create_fn[NR_BUCKETS])(void) = {
 	bucket_create_10, bucket_create_11, bucket_create_12, bucket_create_13, bucket_create_14,
 	bucket_create_15,
 };
-static pthread_once_t bucket_once[NR_BUCKETS] = {
-	PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT,
-	PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT,
-	PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT,
-	PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT,
-};
+static struct uslub_once bucket_once[NR_BUCKETS];   /* USLUB_ONCE_INIT: zero */
 
 static unsigned int bucket_index(size_t bytes)
 {
@@ -58,7 +53,7 @@ struct kmem_cache *_uslub_bucket_for(size_t bytes)
 	if (bytes > USLUB_BUCKET_MAX)
 		return NULL;
 	unsigned int i = bucket_index(bytes);
-	pthread_once(&bucket_once[i], bucket_create_fn[i]);
+	_uslub_once(&bucket_once[i], bucket_create_fn[i]);
 	return buckets[i];
 }
 

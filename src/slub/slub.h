@@ -97,6 +97,9 @@
  * (uslub_mutex_reset*), thread_lock's entry then flushes the vanished
  * threads' cpu state (after the table's thread_fold and thread_lost
  * callbacks for each), and the publisher restarts with no lock held.
+ * The lazy one-time initializations (bucket, group, kmalloc and malloc
+ * caches) use _uslub_once, not pthread_once: a child bumps the fork
+ * generation first and reruns a once whose runner it lost.
  *
  * What may be called with a uslub lock held (any lock above, pub_lock,
  * failslab_lock and flush_lock included): nothing that can enter the
