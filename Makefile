@@ -2,8 +2,11 @@
 BUILD      ?= build
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
+# Benchmark results: under the build folder, never in the source tree.
+BENCH_OUT  ?= $(BUILD)/bench-results
 
-.PHONY: all build test test-fast test-asan test-tsan test-clang bench bench-quick install clean
+.PHONY: all build test test-fast test-asan test-tsan test-clang bench bench-quick bench-publish \
+	install clean
 
 all: build
 
@@ -47,14 +50,19 @@ test-clang:
 	@cmake --build build-clang -j $(JOBS) -- --no-print-directory
 	cd build-clang && ctest --output-on-failure -j $(JOBS) -L unit
 
-# Benchmarks against the peers (installs missing peers when it can).
+# Benchmarks against the peers (installs missing peers when it can); the
+# results go to $(BENCH_OUT) (bench.json, bench.md, bench.png).
 bench: build
 	@bench/install-peers.sh $(BUILD)
 	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory
-	@python3 bench/run.py --build $(BUILD) $(BENCH_ARGS)
+	@python3 bench/run.py --build $(BUILD) --out $(BENCH_OUT) $(BENCH_ARGS)
 
 bench-quick:
 	@$(MAKE) --no-print-directory bench BENCH_ARGS=--quick
+
+# The README's table of published figures, from the last full `make bench`.
+bench-publish:
+	@python3 bench/run.py --publish $(BENCH_OUT)/bench.json
 
 install: build
 	cmake --install $(BUILD)
