@@ -2,11 +2,15 @@
 BUILD      ?= build
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
+# make install: where (PREFIX) and, for packaging, under which staging root
+# (DESTDIR: the files go to $(DESTDIR)$(PREFIX)/...)
+PREFIX     ?= /usr/local
+DESTDIR    ?=
 # Benchmark results: under the build folder, never in the source tree.
 BENCH_OUT  ?= $(BUILD)/bench-results
 
 .PHONY: all build test test-fast test-asan test-tsan test-clang bench bench-quick bench-publish \
-	install clean
+	install install-only clean
 
 all: build
 
@@ -21,13 +25,13 @@ test: test-fast test-asan test-tsan test-clang
 
 # The normal build's suite runs twice: as built (per-CPU sheaves, Linux
 # 7.0) and with every cache in the 6.x cpu-slab model (USLUB_CPU_SLABS=1;
-# the checks of the build itself, and the set-uid test, which sets its
-# own environment, run once).
+# the checks of the build itself, the install check, and the set-uid test,
+# which sets its own environment, run once).
 test-fast:
 	@$(MAKE) --no-print-directory build CMAKE_ARGS="$(CMAKE_ARGS) -DUSLUB_WERROR=ON"
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	cd $(BUILD) && USLUB_CPU_SLABS=1 ctest --output-on-failure -j $(JOBS) \
-		-E '^(layering|fastpath_size|tls_model|malloc_setuid)$$'
+		-E '^(layering|fastpath_size|tls_model|malloc_setuid|install)$$'
 
 test-asan:
 	@scripts/install-deps.sh
@@ -64,8 +68,15 @@ bench-quick:
 bench-publish:
 	@python3 bench/run.py --publish $(BENCH_OUT)/bench.json
 
+# Installs under PREFIX (default /usr/local), staged under DESTDIR if set.
+# The installed uslub.pc and CMake package are relocatable (paths relative
+# to where they lie), so a staged or moved tree works where it lies.
 install: build
-	cmake --install $(BUILD)
+	@$(MAKE) --no-print-directory install-only
+
+# The same without building first (what is in $(BUILD) already).
+install-only:
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
 
 clean:
 	rm -rf build build-asan build-tsan build-clang
