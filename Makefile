@@ -72,8 +72,12 @@ bench-publish:
 # Installs under PREFIX (default /usr/local), staged under DESTDIR if set.
 # The installed uslub.pc and CMake package are relocatable (paths relative
 # to where they lie), so a staged or moved tree works where it lies.
+# As root without DESTDIR it then runs ldconfig: the loader finds a new
+# library in /usr/local/lib only through its cache.
 install: build
 	@$(MAKE) --no-print-directory install-only
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null 2>&1; then \
+		ldconfig; fi
 
 # The same without building first (what is in $(BUILD) already).
 install-only:
