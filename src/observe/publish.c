@@ -222,10 +222,8 @@ static void *publisher(void *arg)
 	pid_t self = getpid();
 	if (setup(self))
 		return NULL;
-	/* The first snapshot before the first sweep (a readdir of the whole
-	 * directory): a short-lived process (`uslub run --report` falls back
-	 * on its last snapshot when it ends with _exit) gets one sooner. */
-	unsigned long long last_sweep = 0;
+	_uslub_pubdir_sweep(dir_fd, self);
+	unsigned long long last_sweep = now_ns(CLOCK_MONOTONIC);
 	for (;;) {
 		if (READ_ONCE(stopping))
 			return NULL;
