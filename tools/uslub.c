@@ -102,7 +102,9 @@ static const char run_help[] =
 	"  put before any LD_PRELOAD already set). Every process CMD starts inherits it.\n"
 	"    --report            when CMD exits, print its report (slabinfo, and allocinfo\n"
 	"                        with --profile) to stderr, and say how many other processes\n"
-	"                        of its tree left one\n"
+	"                        of its tree left one; when CMD ends with _exit() (sh -c\n"
+	"                        does), its last snapshot (it runs with USLUB_PUBLISH_MS=100\n"
+	"                        unless that is set), or why there is none\n"
 	"    --report-file FILE  every process of the tree writes its report to FILE at exit\n"
 	"                        (USLUB_REPORT=FILE; %p in FILE is replaced by the pid,\n"
 	"                        - is stderr)\n"
@@ -773,6 +775,10 @@ static int find_library(char *out, size_t len)
 	return -1;
 }
 
+/* --report: how often CMD publishes the snapshot that stands in for its
+ * report when it ends with _exit() (USLUB_PUBLISH_MS). */
+#define REPORT_PUBLISH_MS "100"
+
 /* --report: the parent waits for CMD and forwards the signals sent to it. */
 static volatile sig_atomic_t child_pid;
 static const int fwd_signals[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2 };
@@ -825,27 +831,181 @@ static void describe(char *buf, size_t len, char **argv)
 			*c = ' ';
 }
 
-static void print_report(const char *dir, pid_t pid, char **cmd, int status)
+/*
+ * What CMD's publisher left (USLUB_PUBLISH_MS, set by run_and_report()):
+ * its last snapshot, read after CMD ended and before it is reaped (a
+ * zombie's /proc/PID/stat still gives its start time, and its pid cannot
+ * be reused yet). Kept only when it records CMD's pid and start time.
+ */
+struct last_snapshot {
+	int dfd;                        /* the checked directory, or -1 */
+	int lock_fd;                    /* <pid>.lock, read-locked: no sweeper
+					   removes the files while we read them */
+	int published;                  /* CMD's publisher made <pid>.lock */
+	char *text;                     /* <pid>.txt, or NULL */
+	size_t len;
+	unsigned long long time_ns;     /* when it was taken (<pid>.json), or 0 */
+};
+
+/* @name in @dfd, when it is a regular file of ours that only we may
+ * write: malloc'ed and NUL-terminated, or NULL. */
+static char *read_own(int dfd, const char *name, size_t *len)
 {
-	char path[PATH_MAX + 32], what[256];
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	char *doc = NULL;
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+	    !(st.st_mode & 022))
+		doc = slurp_fd(fd, len);
+	close(fd);
+	return doc;
+}
+
+/* @since: when CMD was forked (CLOCK_REALTIME seconds), to tell CMD's
+ * lock file from a leftover of an earlier holder of its pid. */
+static void last_snapshot_read(struct last_snapshot *ls, pid_t pid, time_t since)
+{
+	char dir[PUBDIR_PATH_MAX], why[PUBDIR_PATH_MAX + 160], name[32];
+	unsigned long long start;
+	memset(ls, 0, sizeof(*ls));
+	ls->dfd = ls->lock_fd = -1;
+	_uslub_pubdir_path(dir, sizeof(dir), (unsigned int)geteuid());
+	if (_uslub_pubdir_start_time(pid, &start) ||
+	    _uslub_pubdir_open(dir, (unsigned int)geteuid(), "uid", 022, &ls->dfd, why,
+			       sizeof(why))) {
+		ls->dfd = -1;
+		return;
+	}
+	_uslub_pubdir_name(name, sizeof(name), PUB_LOCK, pid);
+	ls->lock_fd = openat(ls->dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (ls->lock_fd >= 0) {
+		struct flock l = { .l_type = F_RDLCK, .l_whence = SEEK_SET };
+		struct stat st;
+		if (fcntl(ls->lock_fd, F_SETLK, &l) || fstat(ls->lock_fd, &st) ||
+		    !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+			close(ls->lock_fd);     /* a sweeper has it: the files go */
+			ls->lock_fd = -1;
+		} else {
+			ls->published = st.st_ctime >= since - 1;
+		}
+	}
+	struct snapshot s;
+	long rpid;
+	unsigned long long rstart;
+	memset(&s, 0, sizeof(s));
+	_uslub_pubdir_name(name, sizeof(name), PUB_TXT, pid);
+	s.doc = read_own(ls->dfd, name, &s.len);
+	if (s.doc && !recorded(&s, 0, &rpid, &rstart) && rpid == pid && rstart == start) {
+		ls->text = s.doc;
+		ls->len = s.len;
+		ls->published = 1;
+	} else {
+		free(s.doc);
+		return;
+	}
+	_uslub_pubdir_name(name, sizeof(name), PUB_JSON, pid);
+	s.doc = read_own(ls->dfd, name, &s.len);
+	const char *ts, *te;
+	if (s.doc && !recorded(&s, 1, &rpid, &rstart) && rpid == pid && rstart == start &&
+	    json_member(s.doc, "time_ns", &ts, &te))
+		ls->time_ns = strtoull(ts, NULL, 10);
+	free(s.doc);
+}
+
+/* Let go of the snapshot, and sweep the directory: CMD's files are stale
+ * now, and so are those of the tree's other processes that ended with
+ * _exit or were killed. */
+static void last_snapshot_done(struct last_snapshot *ls)
+{
+	free(ls->text);
+	ls->text = NULL;
+	if (ls->lock_fd >= 0)
+		close(ls->lock_fd);              /* drops our read lock */
+	if (ls->dfd >= 0) {
+		_uslub_pubdir_sweep(ls->dfd, 0);
+		close(ls->dfd);
+	}
+	ls->dfd = ls->lock_fd = -1;
+}
+
+/* The snapshot's tables, after its own first line (pid, start time). */
+static void print_snapshot_body(const struct last_snapshot *ls)
+{
+	const char *body = ls->text;
+	if (!strncmp(body, "uslub pid ", 10)) {
+		const char *nl = strchr(body, '\n');
+		body = nl ? nl + 1 : body + ls->len;
+	}
+	emit(body, ls->len - (size_t)(body - ls->text), stderr);
+}
+
+/* "0.04 s before it ended", or "" when the snapshot's time is unknown. */
+static void snapshot_age(char *buf, size_t len, const struct last_snapshot *ls,
+			 unsigned long long end_ns)
+{
+	buf[0] = '\0';
+	if (ls->time_ns && end_ns >= ls->time_ns)
+		snprintf(buf, len, " (%.2f s before it ended)",
+			 (double)(end_ns - ls->time_ns) / 1e9);
+}
+
+/*
+ * CMD's report: the file it wrote at exit (USLUB_REPORT), its header line
+ * completed with the command; else, when CMD ended with _exit() (which
+ * runs no exit handler) or was killed, its last published snapshot; else
+ * why there is none.
+ */
+static void print_report(const char *dir, pid_t pid, char **cmd, int status,
+			 const struct last_snapshot *ls, unsigned long long end_ns)
+{
+	char path[PATH_MAX + 32], what[256], age[64];
 	describe(what, sizeof(what), cmd);
 	snprintf(path, sizeof(path), "%s/report.%d", dir, (int)pid);
 	fflush(stdout);
 	FILE *f = fopen(path, "r");
+	snapshot_age(age, sizeof(age), ls, end_ns);
 	if (f) {
-		fprintf(stderr, "uslub report for pid %d (%s)\n", (int)pid, what);
-		char buf[65536];
-		size_t n;
+		/* One header: the file's own first line ("uslub report: pid
+		 * N"), with the command added. */
+		char buf[65536], head[64];
+		int n0 = snprintf(head, sizeof(head), "uslub report: pid %d\n", (int)pid);
+		size_t n = fread(buf, 1, (size_t)n0, f);
+		fprintf(stderr, "uslub report: pid %d (%s)\n", (int)pid, what);
+		if (n != (size_t)n0 || memcmp(buf, head, n))
+			fwrite(buf, 1, n, stderr);
 		while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
 			fwrite(buf, 1, n, stderr);
 		fclose(f);
-	} else if (WIFSIGNALED(status)) {
-		fprintf(stderr, "uslub: pid %d (%s) left no report: killed by signal %d (%s)\n",
-			(int)pid, what, WTERMSIG(status), strsignal(WTERMSIG(status)));
 	} else {
-		fprintf(stderr, "uslub: pid %d (%s) left no report (it did not run on uslub: a "
-			"static or set-uid program ignores LD_PRELOAD; or it ended with _exit())\n",
-			(int)pid, what);
+		/* Why there is no report file. */
+		char why[160];
+		if (WIFSIGNALED(status))
+			snprintf(why, sizeof(why), "killed by signal %d (%s)", WTERMSIG(status),
+				 strsignal(WTERMSIG(status)));
+		else
+			snprintf(why, sizeof(why), "it ended with _exit(), which runs no exit "
+				 "handler, or exec'd a program that does not run on uslub");
+		const char *ms = getenv("USLUB_PUBLISH_MS");
+		if (ls->text) {
+			fprintf(stderr, "uslub report: pid %d (%s), from its last snapshot%s\n"
+				"(it left no report at exit: %s)\n", (int)pid, what, age, why);
+			print_snapshot_body(ls);
+		} else if (ls->published) {
+			fprintf(stderr, "uslub: pid %d (%s) left no report: %s; it ran on uslub "
+				"but ended before its first snapshot\n", (int)pid, what, why);
+		} else if (WIFSIGNALED(status)) {
+			fprintf(stderr, "uslub: pid %d (%s) left no report: %s, and published no "
+				"snapshot\n", (int)pid, what, why);
+		} else {
+			fprintf(stderr, "uslub: pid %d (%s) left no report and published no "
+				"snapshot: it did not run on uslub (a static program, or one that "
+				"drops LD_PRELOAD)%s\n", (int)pid, what, ms && atol(ms) > 0 ?
+				", or it ended with _exit() before uslub started publishing" :
+				"; or it ended with _exit(), and USLUB_PUBLISH_MS turned off the "
+				"snapshot that would stand in");
+		}
 	}
 
 	/* The other processes of the tree (fork children, exec'ed children). */
@@ -921,6 +1081,7 @@ static int run_and_report(char **cmd)
 		return EXIT_TOOL;
 	}
 	fflush(NULL);
+	time_t forked = time(NULL);
 	pid_t pid = fork();
 	if (pid < 0) {
 		fprintf(stderr, "uslub run: fork: %s\n", strerror(errno));
@@ -951,6 +1112,18 @@ static int run_and_report(char **cmd)
 	close(pfd[0]);
 	int exec_failed = r == (ssize_t)sizeof(err);
 
+	/* Wait for CMD to end but leave it unreaped while its last snapshot
+	 * is read: its pid and start time stay its own. */
+	struct last_snapshot ls = { .dfd = -1, .lock_fd = -1 };
+	siginfo_t si;
+	int r2;
+	memset(&si, 0, sizeof(si));
+	while ((r2 = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT)) < 0 && errno == EINTR)
+		;
+	struct timespec end;
+	clock_gettime(CLOCK_REALTIME, &end);
+	if (!exec_failed && !r2)
+		last_snapshot_read(&ls, pid, forked);
 	int status = 0;
 	while (waitpid(pid, &status, 0) < 0) {
 		if (errno != EINTR) {
@@ -961,7 +1134,10 @@ static int run_and_report(char **cmd)
 	}
 	child_pid = 0;
 	if (!exec_failed)
-		print_report(dir, pid, cmd, status);
+		print_report(dir, pid, cmd, status, &ls,
+			     (unsigned long long)end.tv_sec * 1000000000ull +
+			     (unsigned long long)end.tv_nsec);
+	last_snapshot_done(&ls);
 	remove_dir(dir);
 	return exit_status(status);
 }
@@ -1114,6 +1290,13 @@ static int cmd_run(int argc, char **argv)
 		}
 		setenv("USLUB_REPORT", report_file, 1);
 	}
+	/* --report: CMD publishes its statistics (unless USLUB_PUBLISH_MS is
+	 * set already, 0 included), so that a CMD that ends with _exit(),
+	 * which runs no exit handler and so writes no report, still leaves
+	 * its last snapshot (the publisher's files are removed by an exit
+	 * handler too). */
+	if (report && !getenv("USLUB_PUBLISH_MS"))
+		setenv("USLUB_PUBLISH_MS", REPORT_PUBLISH_MS, 1);
 	if (report)
 		return run_and_report(cmd);
 

@@ -884,7 +884,19 @@ const char *uslub_obj_ext_placement_name(int placement);
 
 int uslub_cache_slabinfo(const uslub_cache_t *s, struct uslub_slabinfo *out);
 
-enum uslub_format { USLUB_FMT_TABLE = 0, USLUB_FMT_JSON = 1 };
+/*
+ * How the reports (uslub_slabinfo_print, uslub_allocinfo_print,
+ * uslub_group_report_print) are written:
+ *   TABLE       for people: columns, a legend under each table, and (in
+ *               slabinfo) the caches with nothing in them on one line;
+ *   JSON        for programs: one document on one line, ending with a
+ *               newline (so a stream of reports is JSON Lines), every
+ *               cache included;
+ *   JSON_VALUE  the same document without the final newline, to be the
+ *               value of a member of a larger document (the published
+ *               snapshot, src/observe/publish.c, is built this way).
+ */
+enum uslub_format { USLUB_FMT_TABLE = 0, USLUB_FMT_JSON = 1, USLUB_FMT_JSON_VALUE = 2 };
 
 /* slabinfo of every cache, with statistics, as a table or JSON. */
 void uslub_slabinfo_print(FILE *f, enum uslub_format fmt);

@@ -141,7 +141,7 @@ static inline void list_del(struct list_head *e)
 	X(PUBLISH_ROOT, USLUB_OPT_STRING, 0, "absolute directory holding the per-user snapshot directories instead of /dev/shm (tests)") \
 	X(ABORT_ON_ERROR,   0, 1,    "abort() after reporting an invalid free or a corrupted freelist") \
 	X(VERBOSE,          0, 1,    "print every option and the layout of each new cache to stderr") \
-	X(REPORT, USLUB_OPT_STRING, 0, "at exit, write slabinfo (and allocinfo with USLUB_PROFILING=1) to this file; %p in it is replaced by the pid; - is stderr (`uslub run --report` sets it)") \
+	X(REPORT, USLUB_OPT_STRING, 0, "at exit, write slabinfo (and allocinfo with USLUB_PROFILING=1) to this file; %p in it is replaced by the pid; - is stderr (the one it started with if it has closed its own; `uslub run --report` sets it)") \
 	X(ASAN,             1, 1,    "in a process with AddressSanitizer's runtime (a program built with -fsanitize=address), poison free objects and slab padding and unpoison on allocation, so ASan reports a use after free or an overflow of a slab object (KASAN's role); 0 = off") \
 	X(MALLOC_ABORT,     1, 1,    "malloc front end: abort() after reporting a free() of a pointer uslub does not own, an interior pointer or a double free (0: report and leave it alone)")
 

@@ -369,6 +369,16 @@ __public size_t uslub_allocinfo(struct uslub_allocinfo *out, size_t max)
 	return n;
 }
 
+/* The table's legend, once under it (comment lines, as its header). */
+static void allocinfo_legend(struct uslub_buf *b)
+{
+	_uslub_buf_printf(b,
+		"# <bytes>  bytes allocated at the site and not freed yet%s\n"
+		"# <calls>  objects allocated at the site and not freed yet (each allocation counts once)\n"
+		"# <site>   the allocation call's file:line, <func> the function it is in\n",
+		_uslub_sampling ? " (estimates: sampled allocations, scaled)" : "");
+}
+
 __public void uslub_allocinfo_print(FILE *f, int fmt)
 {
 	_uslub_init();
@@ -382,7 +392,7 @@ __public void uslub_allocinfo_print(FILE *f, int fmt)
 	/* formatted into a buffer, then written: the same path as slabinfo */
 	struct uslub_buf b;
 	memset(&b, 0, sizeof(b));
-	if (fmt == USLUB_FMT_JSON) {
+	if (fmt == USLUB_FMT_JSON || fmt == USLUB_FMT_JSON_VALUE) {
 		_uslub_buf_printf(&b, "{\"profiling\":%s,", (_uslub_profiling || _uslub_sampling) ?
 				  "true" : "false");
 		if (_uslub_sampling)
@@ -401,7 +411,7 @@ __public void uslub_allocinfo_print(FILE *f, int fmt)
 			_uslub_buf_json_string(&b, all[i].func);
 			_uslub_buf_printf(&b, "}");
 		}
-		_uslub_buf_printf(&b, "]}\n");
+		_uslub_buf_printf(&b, "]}%s", fmt == USLUB_FMT_JSON ? "\n" : "");
 	} else {
 		if (_uslub_sampling)
 			_uslub_buf_printf(&b, "allocinfo - profiling sampled every %zu bytes; figures "
@@ -417,6 +427,8 @@ __public void uslub_allocinfo_print(FILE *f, int fmt)
 			_uslub_buf_printf(&b, "%14lld %10lld %s:%u func:%s\n",
 					  (long long)all[i].bytes, (long long)all[i].calls,
 					  all[i].file, all[i].line, all[i].func);
+		if (n)
+			allocinfo_legend(&b);
 	}
 	if (all)
 		munmap(all, len);

@@ -612,12 +612,12 @@ static void group_path(const struct uslub_group *g, char *buf, size_t len)
 }
 
 /* Depth-first walk of the tree (groups_lock held). */
-static void print_groups_locked(struct uslub_buf *b, int fmt, struct uslub_group *g, bool *first)
+static void print_groups_locked(struct uslub_buf *b, bool json, struct uslub_group *g, bool *first)
 {
 	char path[512];
 	group_path(g, path, sizeof(path));
 	size_t limit = READ_ONCE(g->limit);
-	if (fmt == USLUB_FMT_JSON) {
+	if (json) {
 		_uslub_buf_printf(b, "%s{\"name\":", *first ? "" : ",");
 		_uslub_buf_json_string(b, g->name);
 		_uslub_buf_printf(b, ",\"path\":");
@@ -641,7 +641,7 @@ static void print_groups_locked(struct uslub_buf *b, int fmt, struct uslub_group
 	*first = false;
 	struct uslub_group *child;
 	list_for_each_entry(child, &g->children, sibling)
-		print_groups_locked(b, fmt, child, first);
+		print_groups_locked(b, json, child, first);
 }
 
 __public void uslub_group_report_print(FILE *f, int fmt)
@@ -658,14 +658,15 @@ __public void uslub_group_report_print(FILE *f, int fmt)
 	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	groups_lock_take();
 	bool first = true;
-	if (fmt == USLUB_FMT_JSON) {
+	bool json = fmt == USLUB_FMT_JSON || fmt == USLUB_FMT_JSON_VALUE;
+	if (json) {
 		_uslub_buf_printf(&b, "{\"groups\":[");
-		print_groups_locked(&b, fmt, &root_group, &first);
+		print_groups_locked(&b, json, &root_group, &first);
 		_uslub_buf_printf(&b, "],\"usage\":[");
 	} else {
 		_uslub_buf_printf(&b, "# %-30s %14s %14s %8s %8s\n", "group", "usage", "limit", "failcnt",
 			"reclaims");
-		print_groups_locked(&b, fmt, &root_group, &first);
+		print_groups_locked(&b, json, &root_group, &first);
 		_uslub_buf_printf(&b, "# %-30s %-24s %10s %14s\n", "group", "cache", "objects", "bytes");
 	}
 	first = true;
@@ -688,7 +689,7 @@ __public void uslub_group_report_print(FILE *f, int fmt)
 				continue;
 			char path[512];
 			group_path(g, path, sizeof(path));
-			if (fmt == USLUB_FMT_JSON) {
+			if (json) {
 				_uslub_buf_printf(&b, "%s{\"group\":", first ? "" : ",");
 				_uslub_buf_json_string(&b, path);
 				_uslub_buf_printf(&b, ",\"cache\":");
@@ -701,8 +702,16 @@ __public void uslub_group_report_print(FILE *f, int fmt)
 			first = false;
 		}
 	}
-	if (fmt == USLUB_FMT_JSON)
-		_uslub_buf_printf(&b, "]}\n");
+	if (json)
+		_uslub_buf_printf(&b, "]}%s", fmt == USLUB_FMT_JSON ? "\n" : "");
+	else
+		_uslub_buf_printf(&b,
+			"# usage     bytes charged to the group and its descendants; limit: their limit\n"
+			"#           (max: none)\n"
+			"# failcnt   charges refused at the limit; reclaims: reclaim callbacks run to get\n"
+			"#           under it\n"
+			"# objects   live objects of the cache charged to the group itself (not its\n"
+			"#           descendants); bytes: what they are charged (size and metadata)\n");
 	groups_lock_drop();
 	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	if (by_id)

@@ -27,6 +27,7 @@
  *     key destructors), the core serves it from the slow paths.
  */
 #define _GNU_SOURCE
+#include <sys/stat.h>            /* first: slub.h defines a stat() macro */
 #include "malloc/classes.h"
 #include <fcntl.h>
 #include <stdio.h>
@@ -399,13 +400,13 @@ __public void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t a, const struc
 /* ------------------------------------------------------------------------
  * USLUB_REPORT: slabinfo (and allocinfo) at exit
  * ---------------------------------------------------------------------- */
-static void write_report(FILE *f)
+static void write_report(FILE *f, const char *note)
 {
 	struct kmalloc_large_stats ls;
 	struct uslub_page_stats ps;
 	_uslub_kmalloc_large_stats(&ls);
 	uslub_page_stats(&ps);
-	fprintf(f, "uslub report: pid %d\n\n", (int)getpid());
+	fprintf(f, "uslub report: pid %d%s\n\n", (int)getpid(), note);
 	uslub_slabinfo_print(f, USLUB_FMT_TABLE);
 	fprintf(f, "\npage runs (kmalloc above 8 KiB, malloc above 64 KiB, to 2 MiB): %lu allocated, %lu freed, %lu KiB held\n",
 		ls.large_allocs, ls.large_frees, ls.large_bytes >> 10);
@@ -432,12 +433,61 @@ static void report_failed(const char *what, const char *path, bool cut, int err)
 		      len > 400 || cut ? "..." : "", tail, strerror(err));
 }
 
+/*
+ * USLUB_REPORT=-: the report goes to stderr, also when the program has
+ * closed it by then (coreutils' close_stdout() closes stderr at exit, and
+ * many daemons close it at start). The constructor keeps a duplicate of
+ * the stderr the process started with, close-on-exec and out of the way
+ * (from fd 1000 up, as a debugger's log descriptor), with its identity;
+ * at exit the report goes to fd 2 when it is open, else to that duplicate
+ * when it still is what it was, with a note saying so; else nowhere (the
+ * process started with no stderr). The stdio stream stderr is never used
+ * at exit: after fclose(stderr) it must not be.
+ */
+static int report_fd = -1;
+static dev_t report_dev;
+static ino_t report_ino;
+
+static void report_keep_stderr(void)
+{
+	static const int from[] = { 1000, 100, 10 };
+	struct stat st;
+	if (fstat(2, &st))
+		return;
+	for (unsigned int i = 0; i < ARRAY_SIZE(from) && report_fd < 0; i++)
+		report_fd = fcntl(2, F_DUPFD_CLOEXEC, from[i]);
+	report_dev = st.st_dev;
+	report_ino = st.st_ino;
+}
+
+static void report_to_stderr(void)
+{
+	const char *note = "";
+	int fd = 2;
+	struct stat st;
+	if (fcntl(2, F_GETFD) < 0) {
+		if (report_fd < 0 || fstat(report_fd, &st) || st.st_dev != report_dev ||
+		    st.st_ino != report_ino)
+			return;                 /* no stderr now, none kept */
+		fd = report_fd;
+		note = " (its stderr was closed at exit: this is the stderr it started with)";
+	}
+	int dfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	FILE *f = dfd >= 0 ? fdopen(dfd, "w") : NULL;
+	if (!f) {
+		if (dfd >= 0)
+			close(dfd);
+		return;
+	}
+	write_report(f, note);
+	fclose(f);
+}
+
 static void report_at_exit(void)
 {
 	const char *spec = _uslub_option_str(USLUB_OPT_REPORT);
 	if (!strcmp(spec, "-")) {
-		write_report(stderr);
-		fflush(stderr);
+		report_to_stderr();
 		return;
 	}
 	char path[4096];
@@ -462,7 +512,7 @@ static void report_at_exit(void)
 		return;
 	}
 	errno = 0;
-	write_report(f);
+	write_report(f, "");
 	int err = 0;
 	if (fflush(f) == EOF || ferror(f))
 		err = errno ? errno : EIO;
@@ -484,6 +534,10 @@ static void report_at_exit_arg(void *arg)
 }
 __attribute__((constructor)) static void report_init(void)
 {
-	if (*_uslub_option_str(USLUB_OPT_REPORT))
-		__cxa_atexit(report_at_exit_arg, NULL, NULL);
+	const char *spec = _uslub_option_str(USLUB_OPT_REPORT);
+	if (!*spec)
+		return;
+	if (!strcmp(spec, "-"))
+		report_keep_stderr();
+	__cxa_atexit(report_at_exit_arg, NULL, NULL);
 }

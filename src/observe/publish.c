@@ -3,7 +3,7 @@
  * a background thread writes a snapshot every <ms> milliseconds to
  *   /dev/shm/uslub-<euid>/<pid>.txt   (slabinfo and group tables)
  *   /dev/shm/uslub-<euid>/<pid>.json  ({"pid", "start_time", "time_ns",
- *                                      "slabinfo", "groups"})
+ *                                      "slabinfo", "groups"}, one line)
  * each replaced atomically (written to a temporary created with O_EXCL,
  * mode 0600, then renamed), and removes them at exit. `uslub slabinfo
  * PID` and `uslub top PID` read them. The fast paths pay nothing: the
@@ -81,12 +81,12 @@ static void write_file(pid_t self, int json)
 	if (json) {
 		fprintf(f, "{\"pid\":%d,\"start_time\":%llu,\"time_ns\":%llu,\"slabinfo\":",
 			(int)self, pub_start, now);
-		uslub_slabinfo_print(f, USLUB_FMT_JSON);
+		uslub_slabinfo_print(f, USLUB_FMT_JSON_VALUE);
 		fprintf(f, ",\"groups\":");
-		uslub_group_report_print(f, USLUB_FMT_JSON);
+		uslub_group_report_print(f, USLUB_FMT_JSON_VALUE);
 		if (uslub_profiling_enabled()) {
 			fprintf(f, ",\"allocinfo\":");
-			uslub_allocinfo_print(f, USLUB_FMT_JSON);
+			uslub_allocinfo_print(f, USLUB_FMT_JSON_VALUE);
 		}
 		fprintf(f, "}\n");
 	} else {

@@ -5,6 +5,7 @@
 #include "slub/slub.h"
 #include "sheaf/sheaf.h"
 #include <string.h>
+#include <sys/mman.h>
 
 static const char *const stat_names[USLUB_NR_STATS] = {
 #define USLUB_X(name, doc) #name,
@@ -144,22 +145,62 @@ static bool stat_view(const struct kmem_cache *s, const uint64_t st[USLUB_NR_STA
 	return true;
 }
 
+/* A cache with nothing to show: no slab, no live object, and every
+ * counter still zero (a cache that was used and has shrunk back to nothing
+ * keeps its counters, and its row). */
+static bool cache_unused(const struct uslub_slabinfo *si, const uint64_t st[USLUB_NR_STATS])
+{
+	if (si->num_slabs || si->live_objs || si->barn_full || si->barn_empty)
+		return false;
+	for (int i = 0; i < USLUB_NR_STATS; i++)
+		if (st[i])
+			return false;
+	return true;
+}
+
+/*
+ * The table's legend, once under it: what each column counts, in which
+ * unit. Comment lines, as the header is, so that a reader of the rows
+ * skips them with it.
+ */
+static void slabinfo_legend(struct uslub_buf *b)
+{
+	_uslub_buf_printf(b,
+		"# <active>    objects in use as SLUB counts them (/proc/slabinfo): the slots of the slabs\n"
+		"#             less the free ones on the node partial lists, so objects cached per CPU\n"
+		"#             (in sheaves or a cpu slab, ready for the next allocation) count as active\n"
+		"# <num_objs>  object slots in the cache's slabs\n"
+		"# <live>      objects the program holds: allocations less frees, by the counters\n"
+		"# <objsz>     bytes asked for per object; <size>: bytes per slot, metadata and alignment in\n"
+		"# <perslab>   objects per slab; <pages>: pages (%lu KiB) per slab; <slabs>: slabs now\n"
+		"# <partial>   slabs on the node partial lists (some of their objects free)\n"
+		"# <mem_used>  bytes in the cache's slabs (<slabs> x <pages> x %lu)\n"
+		"# indented under a row: the per-CPU layer (sheaves: capacity, full and empty sheaves in\n"
+		"#   the barn), extensions, debug flags and the non-zero event counters since the start\n"
+		"#   (the kernel's /sys/kernel/slab/<cache>/<counter>; a sheaf's pops count as FASTPATH)\n",
+		(unsigned long)(PAGE_SIZE >> 10), (unsigned long)PAGE_SIZE);
+}
+
 /*
  * One code path for both formats. The table is /proc/slabinfo's shape plus
- * uslub's columns, then the non-zero counters of each cache. Built under
- * thread_lock and slab_mutex into an mmap'ed buffer, written to @f after
- * they are dropped: a FILE may malloc() (its buffer on first use, or
- * open_memstream's growth), and malloc may be uslub.
+ * uslub's columns, then the non-zero counters of each cache; the caches
+ * with nothing in them (cache_unused()) are named on one line after the
+ * rows, and the legend follows. The JSON has every cache, on one line.
+ * Built under thread_lock and slab_mutex into mmap'ed buffers, written to
+ * @f after they are dropped: a FILE may malloc() (its buffer on first use,
+ * or open_memstream's growth), and malloc may be uslub.
  */
 __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 {
-	struct uslub_buf b = { 0 };
+	struct uslub_buf b = { 0 }, unused = { 0 };
+	unsigned long nr_unused = 0;
+	bool json = fmt == USLUB_FMT_JSON || fmt == USLUB_FMT_JSON_VALUE;
 	_uslub_init();
 	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);
 	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	struct uslub_page_stats ps;
 	uslub_page_stats(&ps);
-	if (fmt == USLUB_FMT_JSON)
+	if (json)
 		_uslub_buf_printf(&b, "{\"page\":{\"segments\":%lu,\"bytes_reserved\":%lu,"
 			"\"bytes_in_slabs\":%lu,\"bytes_purged\":%lu,\"purges\":%lu},\"caches\":[",
 			ps.segments, ps.bytes_reserved, ps.bytes_in_slabs, ps.bytes_purged, ps.purges);
@@ -174,7 +215,7 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 		struct uslub_slabinfo si;
 		cache_stats_locked(s, st);
 		slabinfo_locked(s, &si, st);
-		if (fmt == USLUB_FMT_JSON) {
+		if (json) {
 			_uslub_buf_printf(&b, "%s{\"name\":", first ? "" : ",");
 			_uslub_buf_json_string(&b, s->name);
 			_uslub_buf_printf(&b, ",\"object_size\":%zu,\"size\":%zu,\"align\":%zu,\"offset\":%zu,"
@@ -205,6 +246,9 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 				comma = true;
 			}
 			_uslub_buf_printf(&b, "}}");
+		} else if (cache_unused(&si, st)) {
+			_uslub_buf_printf(&unused, "%s%s", nr_unused ? ", " : "", s->name);
+			nr_unused++;
 		} else {
 			_uslub_buf_printf(&b, "%-22s %10lu %10lu %10lu %7zu %7zu %8u %8u %8lu %12lu %12lu\n",
 				s->name, si.active_objs, si.num_objs, si.live_objs, si.object_size,
@@ -240,9 +284,18 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 		}
 		first = false;
 	}
-	if (fmt == USLUB_FMT_JSON)
-		_uslub_buf_printf(&b, "]}\n");
+	if (json) {
+		_uslub_buf_printf(&b, "]}%s", fmt == USLUB_FMT_JSON ? "\n" : "");
+	} else {
+		if (nr_unused)          /* vsnprintf left unused.p NUL-terminated */
+			_uslub_buf_printf(&b, "%lu empty cache%s (no slabs, no objects, no activity): "
+				"%s%s\n", nr_unused, nr_unused == 1 ? "" : "s",
+				unused.p ? unused.p : "", unused.cut ? ", ..." : "");
+		slabinfo_legend(&b);
+	}
 	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
+	if (unused.p)
+		munmap(unused.p, unused.cap);
 	_uslub_buf_write(&b, f);
 }

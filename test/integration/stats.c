@@ -500,11 +500,12 @@ static void test_print(void)
 	uslub_cache_t *sh = uslub_cache_create_args("stats-print-sheaf", 64, &sa,
 						    USLUB_RANDOM_FREELIST | USLUB_HARDENED_FREELIST);
 	CHECK(sh);
+	uslub_cache_free(sh, uslub_cache_alloc(sh, 0));   /* a row, not "empty" */
 	tab = slabinfo_string(USLUB_FMT_TABLE, NULL);
-	char *row = strstr(tab, "stats-print-sheaf");
+	char *row = strstr(tab, "\nstats-print-sheaf ");
 	CHECK(row);
 	char line[256];
-	CHECK(sscanf(strchr(row, '\n') + 1, " %255[^\n]", line) == 1);
+	CHECK(sscanf(strchr(row + 1, '\n') + 1, " %255[^\n]", line) == 1);
 	char want[64];
 	snprintf(want, sizeof(want), "sheaf_capacity=%u ", uslub_cache_sheaf_capacity(sh));
 	CHECK_MSG(strstr(line, want) && strstr(line, "random_freelist") &&
@@ -582,6 +583,85 @@ static void test_print_names(void)
 	CHECK_EQ(uslub_cache_destroy(cs), 0);
 }
 
+/* The start of the line of @text that starts with @prefix, or NULL. */
+static const char *line_starting(const char *text, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	for (const char *l = text; l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+		if (!strncmp(l, prefix, n))
+			return l;
+	return NULL;
+}
+
+/*
+ * The table is for people: one header; the caches with nothing in them
+ * (no slab, no live object, no counter) on one line "N empty caches
+ * (...): a, b", not as rows of zeros; a legend for every column, once,
+ * under the table. The JSON has every cache, on one line (JSON Lines);
+ * USLUB_FMT_JSON_VALUE is the same document without the newline.
+ */
+static void test_print_layout(void)
+{
+	uslub_cache_t *u = uslub_cache_create("stats-unused-cache", 72, 0, 0, NULL);
+	CHECK(u);
+	char *tab = slabinfo_string(USLUB_FMT_TABLE, NULL);
+	CHECK_MSG(!line_starting(tab, "stats-unused-cache "), "an unused cache has a row:\n%s", tab);
+	const char *fold = strstr(tab, " empty cache");
+	CHECK_MSG(fold, "no line of empty caches:\n%s", tab);
+	if (fold) {
+		while (fold > tab && fold[-1] != '\n')
+			fold--;
+		unsigned long n = 0;
+		char names[4096];
+		const char *colon = strstr(fold, "(no slabs, no objects, no activity): ");
+		CHECK(sscanf(fold, "%lu empty cache", &n) == 1 && colon &&
+		      sscanf(colon + 37, "%4095[^\n]", names) == 1);
+		CHECK_MSG(strstr(names, "stats-unused-cache"), "not among the empty caches: %s", names);
+		/* N is the number of names */
+		unsigned long commas = (unsigned long)count_substr(names, ", ");
+		CHECK_MSG(n == commas + 1, "%lu empty caches, %lu names: %s", n, commas + 1, names);
+	}
+	CHECK_EQ(count_substr(tab, "# name "), 1);
+	static const char *const legend[] = {
+		"\n# <active> ", "\n# <num_objs> ", "\n# <live> ", "\n# <objsz> ",
+		"\n# <perslab> ", "\n# <partial> ", "\n# <mem_used> ",
+	};
+	for (size_t k = 0; k < sizeof(legend) / sizeof(legend[0]); k++)
+		CHECK_MSG(count_substr(tab, legend[k]) == 1, "legend line%s: %zu times", legend[k],
+			  count_substr(tab, legend[k]));
+	/* every column of the header is explained */
+	CHECK(strstr(tab, "<size>: ") && strstr(tab, "<pages>: ") && strstr(tab, "<slabs>: "));
+	/* the legend is under the rows */
+	CHECK(strstr(tab, "\n# <active> ") > strstr(tab, " empty cache"));
+	free(tab);
+
+	size_t len;
+	char *j = slabinfo_string(USLUB_FMT_JSON, &len);
+	CHECK(strstr(j, "{\"name\":\"stats-unused-cache\""));
+	CHECK_MSG(len > 0 && strchr(j, '\n') == j + len - 1, "JSON is not one line");
+	CHECK(!strstr(j, "<active>"));
+	free(j);
+	FILE *f = tmpfile();
+	CHECK(f);
+	uslub_slabinfo_print(f, USLUB_FMT_JSON_VALUE);
+	long vlen = ftell(f);
+	CHECK(vlen > 1);
+	char *v = calloc(1, (size_t)vlen + 1);
+	rewind(f);
+	CHECK(v && fread(v, 1, (size_t)vlen, f) == (size_t)vlen);
+	fclose(f);
+	CHECK_MSG(!strchr(v, '\n') && json_valid(v), "JSON_VALUE: not one value without a newline");
+	free(v);
+
+	/* used once, it has a row (its counters), even with no slab left */
+	uslub_cache_free(u, uslub_cache_alloc(u, 0));
+	uslub_cache_shrink(u);
+	tab = slabinfo_string(USLUB_FMT_TABLE, NULL);
+	CHECK_MSG(line_starting(tab, "stats-unused-cache "), "a used cache has no row:\n%s", tab);
+	free(tab);
+	CHECK_EQ(uslub_cache_destroy(u), 0);
+}
+
 int main(void)
 {
 	/* the validator itself must reject broken JSON */
@@ -598,6 +678,7 @@ int main(void)
 	test_sheaf_counts();
 	test_destroy_other_thread();
 	test_print();
+	test_print_layout();
 	test_print_names();
 	printf("stats: ok\n");
 	return 0;

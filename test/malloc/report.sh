@@ -40,6 +40,22 @@ pid=$(sed -n 's/^pid=//p' "$T/out")
 [ ! -s "$T/err" ] || fail "a good USLUB_REPORT printed on stderr"
 run -
 grep -q '^uslub report: pid ' "$T/err" || fail "USLUB_REPORT=-: no report on stderr"
+[ "$(grep -c '^uslub report' "$T/err")" = 1 ] || fail "USLUB_REPORT=-: not one header"
+grep -q '^# <live> ' "$T/err" || fail "USLUB_REPORT=-: no legend under the table"
+grep -q 'closed at exit' "$T/err" && fail "USLUB_REPORT=-: a note about a stderr that was open"
+# - when the program has closed stderr by then (coreutils' close_stdout):
+# the stderr it started with, and a note that says so
+env -i PATH=/usr/bin:/bin USLUB_REPORT=- "$prog" closestderr >"$T/out" 2>"$T/err" ||
+	fail "closestderr exited $?"
+grep -q '^uslub report: pid [0-9]* (its stderr was closed at exit: this is the stderr it started with)$' "$T/err" ||
+	fail "USLUB_REPORT=- and stderr closed at exit: no report on the stderr it started with"
+grep -q '^# <active> ' "$T/err" || fail "USLUB_REPORT=- and stderr closed at exit: a partial report"
+# - a process started with no stderr at all writes its report nowhere, and
+# runs as without USLUB_REPORT (its exit status, its output)
+env -i PATH=/usr/bin:/bin USLUB_REPORT=- "$prog" run 0 >"$T/out" 2>&- ||
+	fail "USLUB_REPORT=- with no stderr: exit status $?"
+grep -q '^pid=' "$T/out" || fail "USLUB_REPORT=- with no stderr: no output"
+grep -q 'uslub report' "$T/out" && fail "USLUB_REPORT=- with no stderr: the report went to stdout"
 # the value is kept from the start: a program that overwrites its
 # environment strings (setproctitle in redis-server) still gets its report
 env -i PATH=/usr/bin:/bin USLUB_REPORT="$T/clobbered" "$prog" clobberenv >"$T/out" 2>"$T/err" ||

@@ -19,6 +19,8 @@
  *   malloc_setuid_prog clobberenv    overwrite every environment string
  *                                    with zeros (as setproctitle does in
  *                                    redis-server), allocate, exit 0
+ *   malloc_setuid_prog closestderr   allocate, fclose(stderr) (as coreutils'
+ *                                    close_stdout does at exit), exit 0
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -69,6 +71,10 @@ int main(int argc, char **argv)
 			memset(*e, 0, strlen(*e));
 		f_free(f_malloc(100));
 		return 0;
+	}
+	if (argc == 2 && !strcmp(argv[1], "closestderr")) {
+		f_free(f_malloc(100));
+		return fclose(stderr) ? 3 : 0;
 	}
 	if (argc != 3 || strcmp(argv[1], "run"))
 		return 2;

@@ -2,7 +2,10 @@
 # The `uslub` command: usage, help listing every USLUB_* option of the
 # table in src/base/base.h, `uslub run` (exit status, exec failure, LD_PRELOAD,
 # --report, --report-file, --profile, signals, no temp files left behind),
-# slabinfo/allocinfo of a publishing process, bench from the build tree.
+# the report's layout (one header, the empty caches on one line, a legend)
+# and its way to the user (a CMD that closes stderr, one that ends with
+# _exit: its last snapshot), slabinfo/allocinfo of a publishing process and
+# their JSON (one document a line), bench from the build tree.
 #
 #   tool_test.sh <uslub> <libuslub-malloc.so> <src/base/base.h>
 set -u
@@ -99,7 +102,7 @@ expect 127 "run -- /nonexistent" "$USLUB" run -- /nonexistent
 has "$WORK/err" "/nonexistent" "exec failure names the command"
 expect 127 "run --report -- /nonexistent" "$USLUB" run --report -- /nonexistent
 has "$WORK/err" "/nonexistent" "exec failure names the command (--report)"
-grep -q "uslub report for pid" "$WORK/err" && fail "a report for a command that never ran"
+grep -q "uslub report: pid" "$WORK/err" && fail "a report for a command that never ran"
 USLUB_LIBRARY=$WORK/no-such-lib.so "$USLUB" run -- true 2>"$WORK/err"
 st=$?
 [ $st -ne 0 ] && grep -q "no-such-lib" "$WORK/err" && pass "USLUB_LIBRARY missing: error ($st)" ||
@@ -121,25 +124,88 @@ plain=$($PY -c "$prog")
 expect 0 "run --report -- python3" "$USLUB" run --report -- "$PY" -c "$prog"
 [ "$(cat "$WORK/out")" = "$plain" ] && pass "--report: same stdout as the plain run" ||
 	fail "--report: stdout '$(cat "$WORK/out")' != '$plain'"
-has "$WORK/err" "^uslub report for pid [0-9]+ \(" "--report: header line"
-has "$WORK/err" "kmalloc-" "--report: kmalloc cache lines"
+has "$WORK/err" "^uslub report: pid [0-9]+ \(.*python3" "--report: header line, with the command"
+[ "$(grep -c '^uslub report' "$WORK/err")" = 1 ] && pass "--report: one header" ||
+	fail "--report: $(grep -c '^uslub report' "$WORK/err") header lines"
+has "$WORK/err" "malloc-" "--report: malloc cache lines"
+# The caches with nothing in them are named on one line, not printed as
+# rows of zeros (python3 uses no kmalloc cache); every column is explained.
+has "$WORK/err" "^[0-9]+ empty caches? \(no slabs, no objects, no activity\): .*kmalloc-" \
+	"--report: the empty caches on one line"
+for col in active num_objs live objsz perslab partial mem_used; do
+	[ "$(grep -c "^# <$col> " "$WORK/err")" = 1 ] || fail "--report: no legend line for <$col>"
+done
 
 expect 0 "run --report --profile" "$USLUB" run --report --profile -- "$PY" -c "$prog"
 has "$WORK/err" "kmalloc-" "--profile: kmalloc cache lines"
 has "$WORK/err" "allocinfo" "--profile: allocinfo in the report"
+has "$WORK/err" "^# <bytes> " "--profile: a legend under allocinfo"
+[ "$(grep -c '^# <calls> ' "$WORK/err")" = 1 ] || fail "--profile: not one allocinfo legend"
 expect 0 "run --report --profile=sample:4096" "$USLUB" run --report --profile=sample:4096 -- "$PY" -c "$prog"
 has "$WORK/err" "sampled every 4096 bytes; figures are estimates" "--profile=sample: sampled allocinfo in the report"
 
-# (Not sh: dash leaves with _exit(), which runs no exit handler, so no report.)
 expect 5 "run --report: exit status of CMD" "$USLUB" run --report -- "$PY" -c 'import sys; sys.exit(5)'
-has "$WORK/err" "uslub report for pid" "--report after a non-zero exit"
+has "$WORK/err" "^uslub report: pid [0-9]+ \(" "--report after a non-zero exit"
 # A tree: CMD starts two children, each of which leaves its own report.
 expect 0 "run --report: a process tree" "$USLUB" run --report -- "$PY" -c \
 	'import subprocess, sys; [subprocess.run([sys.executable, "-c", "0"]) for i in range(2)]'
-has "$WORK/err" "uslub report for pid" "--report of a tree: CMD's report"
+has "$WORK/err" "^uslub report: pid [0-9]+ \(" "--report of a tree: CMD's report"
 has "$WORK/err" "2 other processes of the tree" "--report counts the other reports"
 expect 137 "run --report: CMD killed" "$USLUB" run --report -- sh -c 'kill -KILL $$'
-has "$WORK/err" "left no report" "--report: a killed CMD left no report"
+has "$WORK/err" "left no report.*killed by signal 9" "--report: a killed CMD left no report"
+
+# A CMD that ends with _exit() runs no exit handler, so it writes no report:
+# --report shows its last published snapshot instead (the tool runs CMD
+# with USLUB_PUBLISH_MS), says so, and removes the snapshot afterwards.
+SHM=${USLUB_PUBLISH_ROOT:-/dev/shm}/uslub-$(id -u)
+no_leftovers() {   # no_leftovers NAME: CMD's snapshot files are gone
+	local p
+	p=$(sed -n 's/^uslub report: pid \([0-9]*\) .*/\1/p' "$WORK/err" | head -1)
+	if [ -n "$p" ] && ls "$SHM/$p".* "$SHM/.$p".* >/dev/null 2>&1; then
+		fail "$1: the tool left the snapshot of $p in $SHM"
+	fi
+}
+# dash: `sleep` runs in a child, then `echo` (a builtin) and _exit().
+expect 0 "run --report -- sh -c (dash ends with _exit)" "$USLUB" run --report -- sh -c 'sleep 0.3; echo hi'
+[ "$(cat "$WORK/out")" = hi ] || fail "sh -c: stdout '$(cat "$WORK/out")'"
+has "$WORK/err" "^uslub report: pid [0-9]+ \(sh -c sleep 0.3; echo hi\), from its last snapshot \([0-9.]+ s before it ended\)$" \
+	"sh -c: the last snapshot stands in for the report"
+has "$WORK/err" "^\(it left no report at exit: it ended with _exit\(\)" "sh -c: it says why"
+has "$WORK/err" "^malloc-[0-9]+ " "sh -c: the snapshot's cache rows"
+[ "$(grep -c '^uslub report' "$WORK/err")" = 1 ] || fail "sh -c: not one header"
+grep -q "left no report (it did not run" "$WORK/err" && fail "sh -c: the old message"
+no_leftovers "sh -c"
+expect 3 "run --report: python3 ending with os._exit(3)" "$USLUB" run --report -- "$PY" -c \
+	'import os, time; time.sleep(0.3); os._exit(3)'
+has "$WORK/err" "^uslub report: pid [0-9]+ \(.*os._exit.*\), from its last snapshot" "os._exit: its last snapshot"
+no_leftovers "os._exit"
+# A CMD killed after it published: the message, then its last snapshot.
+expect 137 "run --report: CMD killed after a snapshot" "$USLUB" run --report -- sh -c 'sleep 0.3; kill -KILL $$'
+has "$WORK/err" "^\(it left no report at exit: killed by signal 9 \(Killed\)\)$" "killed: says so"
+has "$WORK/err" "^malloc-[0-9]+ " "killed: its last snapshot"
+# USLUB_PUBLISH_MS of the user's own is kept: 0 turns the stand-in off.
+USLUB_PUBLISH_MS=0 "$USLUB" run --report -- sh -c 'echo hi' >"$WORK/out" 2>"$WORK/err"
+has "$WORK/err" "left no report and published no snapshot.*USLUB_PUBLISH_MS turned off" \
+	"USLUB_PUBLISH_MS=0: no stand-in, and why"
+
+# A CMD that closes its stderr at exit (coreutils' close_stdout: ls).
+expect 0 "run --report -- ls (closes stderr at exit)" "$USLUB" run --report -- ls /
+has "$WORK/err" "^uslub report: pid [0-9]+ \(ls /\)$" "ls: its report"
+has "$WORK/err" "^# <live> " "ls: the whole report"
+# --report-file - (USLUB_REPORT=-): to the stderr ls started with.
+expect 0 "run --report-file - -- ls" "$USLUB" run --report-file - -- ls /
+has "$WORK/err" "^uslub report: pid [0-9]+ \(its stderr was closed at exit: this is the stderr it started with\)$" \
+	"--report-file - and ls: the report reaches the user"
+has "$WORK/err" "^# <live> " "--report-file - and ls: the whole report"
+expect 0 "run --report-file - -- python3 closing fd 2" "$USLUB" run --report-file - -- "$PY" -c \
+	'import os, sys; sys.stderr.close(); os.close(2)'
+has "$WORK/err" "^uslub report: pid [0-9]+ \(its stderr was closed" "fd 2 closed: the report reaches the user"
+# The kept descriptor is close-on-exec: what CMD execs (here without a
+# report of its own) has the descriptors it would have without uslub.
+sh -c 'exec ls /proc/self/fd' >"$WORK/fds.plain" 2>/dev/null
+"$USLUB" run --report-file - -- sh -c 'USLUB_REPORT= exec ls /proc/self/fd' >"$WORK/out" 2>/dev/null
+cmp -s "$WORK/out" "$WORK/fds.plain" && pass "no descriptor leaks into exec'd programs" ||
+	fail "descriptors seen by an exec'd program: $(tr '\n' ' ' <"$WORK/out"), not $(tr '\n' ' ' <"$WORK/fds.plain")"
 
 # --report-file: each process keeps its own file, %p its pid.
 expect 0 "run --report-file" "$USLUB" run --report-file "$WORK/rep.%p" -- "$PY" -c 'import os; print(os.getpid())'
@@ -168,7 +234,6 @@ left=$(ls -A "$TMPDIR")
 [ -z "$left" ] && pass "no temporary files left" || fail "left in TMPDIR: $left"
 
 # ---- slabinfo / allocinfo of a publishing process -------------------------
-SHM=${USLUB_PUBLISH_ROOT:-/dev/shm}/uslub-$(id -u)
 # (A Python that exits normally on SIGTERM, so that its snapshot is removed.)
 USLUB_PUBLISH_MS=50 USLUB_PROFILING=1 "$USLUB" run -- "$PY" -c \
 	'import signal, sys, time; signal.signal(signal.SIGTERM, lambda *a: sys.exit(0)); time.sleep(30)' &
@@ -182,7 +247,19 @@ has "$WORK/out" "kmalloc-" "slabinfo PID shows the kmalloc caches"
 expect 0 "slabinfo PID --json" "$USLUB" slabinfo $spid --json
 $PY -c 'import json,sys; json.load(open(sys.argv[1]))' "$WORK/out" && pass "slabinfo --json is JSON" ||
 	fail "slabinfo --json is not JSON"
+[ "$(wc -l <"$WORK/out")" = 1 ] && pass "slabinfo --json is one line" ||
+	fail "slabinfo --json spans $(wc -l <"$WORK/out") lines"
+has "$WORK/out" '"name":"kmalloc-96"' "slabinfo --json keeps the empty caches"
 expect 0 "top -n 2 -d 10" "$USLUB" top $spid -n 2 -d 10
+# --json streams JSON Lines: one document a line, each one whole.
+expect 0 "top --json -n 3 -d 10" "$USLUB" top $spid --json -n 3 -d 10
+$PY -c '
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) == 3, "%d lines" % len(lines)
+for l in lines:
+    assert "slabinfo" in json.loads(l)
+' "$WORK/out" && pass "top --json: JSON Lines" || fail "top --json: not 3 JSON documents, one a line"
 # allocinfo: shown when the snapshot has it, else a clear message (exit 1).
 for j in "" --json; do
 	"$USLUB" allocinfo $spid $j >"$WORK/out" 2>"$WORK/err"
@@ -191,6 +268,7 @@ for j in "" --json; do
 		has "$WORK/out" "allocinfo" "allocinfo $j"
 		[ -n "$j" ] && { $PY -c 'import json,sys; json.load(open(sys.argv[1]))' "$WORK/out" ||
 			fail "allocinfo --json is not JSON"; }
+		[ -n "$j" ] && { [ "$(wc -l <"$WORK/out")" = 1 ] || fail "allocinfo --json is not one line"; }
 	elif [ $st = 1 ] && grep -q "no allocinfo" "$WORK/err"; then
 		pass "allocinfo $j: not published (message)"
 	else
