@@ -70,6 +70,10 @@ const char top_help[] =
 	"    --json        the snapshots themselves, one JSON document per line\n"
 	"    --sort COL    memory, objects, alloc, free, slow, size or name\n"
 	"    --view VIEW   caches, allocinfo or groups; -r reverses the order\n"
+	"  Plain frames wait for the process's next snapshot (at most 2 s) so that the\n"
+	"  first one has rates. In the allocinfo view m, o, a and n sort by bytes,\n"
+	"  objects, growth per second and site; in the groups view m, f and n by usage,\n"
+	"  failcnt and path (--sort takes those names too).\n"
 	"  When the process exits or stops publishing, top says so and exits 0 (on a\n"
 	"  terminal after a key). Exit status 1 when there is no snapshot to start with.\n";
 
@@ -710,10 +714,11 @@ static void header(void)
 {
 	const struct frame *f = T.cur;
 	char ts[64], a[32], b[32], c[32], d[32];
-	add(&head, "uslub top - pid %ld (%s)  %s  every %.1f s%s%s%s%s", T.pid, T.cmdline,
+	/* (the command line last: on a narrow screen it is what is cut) */
+	add(&head, "uslub top - pid %ld  %s  every %.1f s%s%s%s%s  %s", T.pid,
 	    human_time(ts, sizeof(ts), f->time_ns), (double)T.delay_ms / 1000,
 	    T.paused ? "  " : "", T.paused ? ESC(REVERSE) : "", T.paused ? "PAUSED" : "",
-	    T.paused ? ESC(NORMAL) : "");
+	    T.paused ? ESC(NORMAL) : "", T.cmdline);
 	size_t shown = 0, idle = 0;
 	unsigned long long active = 0, total = 0, mem = 0, live = 0;
 	double ar = 0, fr = 0, dslow = 0;
@@ -785,8 +790,7 @@ static void caches_view(void)
 	}
 	free(rows);
 	add(&foot, "%zu idle caches (no objects, no activity)", idle);
-	add(&foot, "SLOW%% = allocations that missed the per-cpu fast path (cpu freelist or sheaf), "
-	    "%% of ALLOC/s; ACTIVE = objects in use or held per cpu");
+	add(&foot, "SLOW%% = %% of ALLOC/s that missed the per-cpu fast path (cpu freelist or sheaf)");
 }
 
 static void alloc_view(void)
@@ -888,12 +892,12 @@ static void compose(void)
 	if (!T.tty)
 		return;
 	if (T.help) {
-		add(&foot, "keys: q quit  space/p pause  s or > next sort column  < previous  "
-		    "r reverse  arrows/PgUp/PgDn scroll  h help off");
-		add(&foot, "sort: m memory  o objects  a alloc/s  f free/s  w slow%%  z object size  "
-		    "n name (allocinfo: m bytes  o objects  a growth  n site)");
-		add(&foot, "views: c caches  i allocinfo (call sites, when the process profiles)  "
-		    "g accounting groups");
+		add(&foot, "keys: q quit  space/p pause  s > < sort column  r reverse  "
+		    "arrows PgUp PgDn scroll  h close");
+		add(&foot, "sort: m memory/bytes/usage  o objects  a alloc/s/growth  f free/s/failcnt  "
+		    "w slow%%  z size  n name");
+		add(&foot, "views: c caches  i allocinfo (call sites)  g accounting groups  "
+		    "(ACTIVE: objects in use or cached per cpu)");
 	}
 	if (T.ended[0])
 		add(&foot, "%s%s: press any key to quit%s", ESC(REVERSE), T.ended, ESC(NORMAL));
@@ -1537,8 +1541,10 @@ int cmd_top(int argc, char **argv)
 			if (reload(0))
 				break;
 		}
-		if (T.ended[0]) {
-			printf("%s\n", T.ended);
+		if (T.ended[0]) {               /* gone meanwhile: what there was */
+			compose();
+			print_frame(1);
+			printf("\n%s\n", T.ended);
 			return 0;
 		}
 	}
