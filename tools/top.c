@@ -496,21 +496,22 @@ static void rates(struct frame *f, const struct frame *b)
 enum view { V_CACHES, V_ALLOC, V_GROUPS, NR_VIEWS };
 static const char *const view_names[NR_VIEWS] = { "caches", "allocinfo", "groups" };
 
+/* The sort columns of each view: figures largest first, names in order
+ * (r reverses either). */
 struct column {
 	char key;
-	const char *name;       /* for --sort and the header */
-	int desc;               /* largest first, unless reversed */
+	const char *name;       /* in the header */
 };
 
 static const struct column cache_cols[] = {
-	{ 'm', "memory", 1 }, { 'o', "objects", 1 }, { 'a', "alloc", 1 }, { 'f', "free", 1 },
-	{ 'w', "slow", 1 }, { 'z', "size", 1 }, { 'n', "name", 0 },
+	{ 'm', "memory" }, { 'o', "objects" }, { 'a', "alloc" }, { 'f', "free" },
+	{ 'w', "slow" }, { 'z', "size" }, { 'n', "name" },
 };
 static const struct column site_cols[] = {
-	{ 'm', "bytes", 1 }, { 'o', "objects", 1 }, { 'a', "growth", 1 }, { 'n', "site", 0 },
+	{ 'm', "bytes" }, { 'o', "objects" }, { 'a', "growth" }, { 'n', "site" },
 };
 static const struct column group_cols[] = {
-	{ 'm', "usage", 1 }, { 'f', "failcnt", 1 }, { 'n', "path", 0 },
+	{ 'm', "usage" }, { 'f', "failcnt" }, { 'n', "path" },
 };
 static const struct column *const view_cols[NR_VIEWS] = { cache_cols, site_cols, group_cols };
 static const int view_ncols[NR_VIEWS] = {
@@ -538,11 +539,10 @@ static int sort_key(void)
 	return view_cols[T.view][T.sort[T.view]].key;
 }
 
-/* The order of two rows: negative when @x comes first. */
-static int order(double x, double y, int desc)
+/* The order of two figures: negative when @x comes first (the larger). */
+static int order(double x, double y)
 {
-	int c = x < y ? -1 : x > y;
-	return desc ? -c : c;
+	return x > y ? -1 : x < y;
 }
 
 static int cmp_cache(const void *a, const void *b)
@@ -551,15 +551,15 @@ static int cmp_cache(const void *a, const void *b)
 	const struct column *col = &cache_cols[T.sort[V_CACHES]];
 	int c = 0;
 	switch (col->key) {
-	case 'm': c = order((double)x->mem, (double)y->mem, 1); break;
-	case 'o': c = order((double)x->active, (double)y->active, 1);
+	case 'm': c = order((double)x->mem, (double)y->mem); break;
+	case 'o': c = order((double)x->active, (double)y->active);
 		  if (!c)
-			  c = order((double)x->num_objs, (double)y->num_objs, 1);
+			  c = order((double)x->num_objs, (double)y->num_objs);
 		  break;
-	case 'a': c = order(x->arate, y->arate, 1); break;
-	case 'f': c = order(x->frate, y->frate, 1); break;
-	case 'w': c = order(x->slow_pct, y->slow_pct, 1); break;
-	case 'z': c = order((double)x->objsize, (double)y->objsize, 1); break;
+	case 'a': c = order(x->arate, y->arate); break;
+	case 'f': c = order(x->frate, y->frate); break;
+	case 'w': c = order(x->slow_pct, y->slow_pct); break;
+	case 'z': c = order((double)x->objsize, (double)y->objsize); break;
 	default: break;
 	}
 	if (!c)
@@ -574,10 +574,10 @@ static int cmp_site(const void *a, const void *b)
 	const struct site *x = *(const struct site *const *)a, *y = *(const struct site *const *)b;
 	int c = 0;
 	switch (site_cols[T.sort[V_ALLOC]].key) {
-	case 'm': c = order((double)x->bytes, (double)y->bytes, 1); break;
-	case 'o': c = order((double)x->calls, (double)y->calls, 1); break;
+	case 'm': c = order((double)x->bytes, (double)y->bytes); break;
+	case 'o': c = order((double)x->calls, (double)y->calls); break;
 	case 'a': c = order(isnan(x->brate) ? -1e300 : x->brate,
-			    isnan(y->brate) ? -1e300 : y->brate, 1);
+			    isnan(y->brate) ? -1e300 : y->brate);
 		  break;
 	default: break;
 	}
@@ -593,8 +593,8 @@ static int cmp_group(const void *a, const void *b)
 	const struct grp *x = *(const struct grp *const *)a, *y = *(const struct grp *const *)b;
 	int c = 0;
 	switch (group_cols[T.sort[V_GROUPS]].key) {
-	case 'm': c = order((double)x->usage, (double)y->usage, 1); break;
-	case 'f': c = order((double)x->failcnt, (double)y->failcnt, 1); break;
+	case 'm': c = order((double)x->usage, (double)y->usage); break;
+	case 'f': c = order((double)x->failcnt, (double)y->failcnt); break;
 	default: break;
 	}
 	if (!c)

@@ -13,7 +13,8 @@
 #   - a resize (SIGWINCH) redraws to the new size;
 #   - q exits 0 and restores the terminal: alternate screen left, cursor
 #     shown, echo and canonical mode back (stty); Ctrl-C and SIGTERM
-#     restore it too and end with the signal's status;
+#     restore it too and end with the signal's status; Ctrl-Z leaves the
+#     screen while stopped, fg brings it back;
 #   - the process exiting is said on the screen, any key quits (exit 0);
 #   - plain frames: -n, --once and a pipe print no escape sequence; --json
 #     prints one JSON document per line; a process that exits ends the
@@ -221,6 +222,23 @@ if [ -n "$tpid" ]; then
 else
 	fail "cannot find the pid of uslub top"
 fi
+
+# Ctrl-Z in a shell with job control: the terminal back while stopped, the
+# screen again after fg
+S=top5
+TM new-session -d -s $S -x 120 -y 40 "bash --norc --noprofile -i" || fail "tmux new-session (bash)"
+sleep 0.3
+TM send-keys -t $S "$(printf '%q ' "$USLUB" top $P -d 200)" Enter
+wait_for $S "top_busy" 50
+TM send-keys -t $S C-z
+wait_for $S "Stopped" 30 && [ "$(alt_on $S)" = 0 ] && pass "Ctrl-Z: stopped, alternate screen left" ||
+	{ fail "Ctrl-Z:"; screen $S | grep -v '^$' | sed 's/^/    /'; }
+TM send-keys -t $S "fg" Enter
+sleep 0.3
+wait_for $S "top_busy" 30 && [ "$(alt_on $S)" = 1 ] && pass "fg: the screen again" || fail "fg: no screen"
+TM send-keys -t $S q
+sleep 0.3
+[ "$(alt_on $S)" = 0 ] && pass "q after fg: alternate screen left" || fail "q after fg"
 
 # ---- plain frames --------------------------------------------------------------
 "$USLUB" top $P -n 2 -d 150 >"$WORK/plain" 2>"$WORK/err"
