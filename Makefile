@@ -2,8 +2,15 @@
 BUILD      ?= build
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
+# make install: where (PREFIX) and, for packaging, under which staging root
+# (DESTDIR: the files go to $(DESTDIR)$(PREFIX)/...)
+PREFIX     ?= /usr/local
+DESTDIR    ?=
+# Benchmark results: under the build folder, never in the source tree.
+BENCH_OUT  ?= $(BUILD)/bench-results
 
-.PHONY: all build test test-fast test-asan test-tsan test-clang bench bench-quick install clean
+.PHONY: all build test test-fast test-asan test-tsan test-clang bench bench-quick bench-publish \
+	install install-only clean
 
 all: build
 
@@ -18,13 +25,14 @@ test: test-fast test-asan test-tsan test-clang
 
 # The normal build's suite runs twice: as built (per-CPU sheaves, Linux
 # 7.0) and with every cache in the 6.x cpu-slab model (USLUB_CPU_SLABS=1;
-# the checks of the build itself, and the set-uid test, which sets its
-# own environment, run once).
+# the checks of the build itself, the install, options-consistency and
+# bench-publish checks, and the set-uid test, which sets its own
+# environment, run once).
 test-fast:
 	@$(MAKE) --no-print-directory build CMAKE_ARGS="$(CMAKE_ARGS) -DUSLUB_WERROR=ON"
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	cd $(BUILD) && USLUB_CPU_SLABS=1 ctest --output-on-failure -j $(JOBS) \
-		-E '^(layering|fastpath_size|tls_model|malloc_setuid)$$'
+		-E '^(layering|fastpath_size|tls_model|malloc_setuid|install|options_consistency|bench_publish)$$'
 
 test-asan:
 	@scripts/install-deps.sh
@@ -47,17 +55,33 @@ test-clang:
 	@cmake --build build-clang -j $(JOBS) -- --no-print-directory
 	cd build-clang && ctest --output-on-failure -j $(JOBS) -L unit
 
-# Benchmarks against the peers (installs missing peers when it can).
+# Benchmarks against the peers (installs missing peers when it can); the
+# results go to $(BENCH_OUT) (bench.json, bench.md, bench.png).
 bench: build
 	@bench/install-peers.sh $(BUILD)
 	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory
-	@python3 bench/run.py --build $(BUILD) $(BENCH_ARGS)
+	@python3 bench/run.py --build $(BUILD) --out $(BENCH_OUT) $(BENCH_ARGS)
 
 bench-quick:
 	@$(MAKE) --no-print-directory bench BENCH_ARGS=--quick
 
+# The README's table of published figures, from the last full `make bench`.
+bench-publish:
+	@python3 bench/run.py --publish $(BENCH_OUT)/bench.json
+
+# Installs under PREFIX (default /usr/local), staged under DESTDIR if set.
+# The installed uslub.pc and CMake package are relocatable (paths relative
+# to where they lie), so a staged or moved tree works where it lies.
+# As root without DESTDIR it then runs ldconfig: the loader finds a new
+# library in /usr/local/lib only through its cache.
 install: build
-	cmake --install $(BUILD)
+	@$(MAKE) --no-print-directory install-only
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && command -v ldconfig >/dev/null 2>&1; then \
+		ldconfig; fi
+
+# The same without building first (what is in $(BUILD) already).
+install-only:
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
 
 clean:
 	rm -rf build build-asan build-tsan build-clang

@@ -32,7 +32,10 @@ libuslub-malloc.so and libuslub-malloc-nomark.so: the same core with the
 free mark and compiled without it (USLUB_NO_FREE_MARK).
 R rounds interleaved round-robin across the peers, takes medians, prints a
 ratio table (uslub time / peer time) with the SPEC §3 targets, and writes
-bench/results/bench.json and bench/results/bench.png.
+bench.json, bench.md and bench.png to BUILD/bench-results/ (or --out DIR):
+results are never written into the source tree. `--publish JSON` runs
+nothing and rewrites the README's one table of published figures (between
+its bench markers) from a full run's bench.json (`make bench-publish`).
 
 Standard library only; matplotlib (for the PNG) is imported lazily, and if
 this interpreter lacks it the plot is drawn by /usr/bin/python3 instead.
@@ -2101,6 +2104,92 @@ def fmt_ns(x):
     return "%9.2f" % x if x is not None else "        -"
 
 
+def target_rows(data):
+    """Every target of @data (a run's results, as in bench.json) as a row:
+    bench, config ("64 B", "n 16..250" or ""), target, measured, verdict
+    and style (how the text table lays it out); benchmarks without a target
+    give one "note" row. The text table (print_table) and the README's
+    published table (publish_readme) are both made from these rows."""
+    rows = []
+
+    def row(bench, target, measured, verdict, style="plain", config="", size=""):
+        rows.append({"bench": bench, "config": config, "size": size, "target": target,
+                     "measured": measured, "verdict": verdict, "style": style})
+
+    for bench in BENCH_ORDER:
+        if bench not in data:
+            continue
+        if bench == "B2":
+            for rng, name, checks in b2_target_groups(data["B2"]):
+                measured = [t for t in checks if t["pass"] is not None]
+                failed = [t["n"] for t in checks if t["pass"] is False]
+                if failed:
+                    verdict = "MISS at n = %s" % ",".join(str(n) for n in failed)
+                elif measured and len(measured) == len(checks):
+                    verdict = "PASS"
+                else:
+                    verdict = "SKIP"
+                if measured:
+                    worst = max(measured, key=lambda t: t["ratio"])
+                    ratio = "max %.2fx (n %d)" % (worst["ratio"], worst["n"])
+                else:
+                    ratio = "not measured"
+                row("B2", name, ratio, verdict, "b2", rng)
+            continue
+        if bench == "B-meta":
+            row(bench, "no SPEC target (a layout report, above)", "", "", "note")
+            continue
+        if bench == "B-dfree":
+            row(bench, "no target (the double-free check's cost, above)",
+                "geomean cost " + ", ".join("%s %+.1f%%" % (b, g["cost_pct"])
+                          for b, g in data[bench].get("geomean", {}).items()), "", "note")
+            continue
+        if bench == "B6-acc":
+            for t in data[bench]["targets"]:
+                if t["pass"] is None:
+                    verdict, ratio = "SKIP", t.get("note", "")
+                else:
+                    verdict = "PASS" if t["pass"] else "MISS"
+                    ratio = "err %.1f%%" % (t["ratio"] * 100)
+                row(bench, t["target"], ratio, verdict)
+            continue
+        if bench == "B-rcu":
+            for t in data[bench]["targets"]:
+                row(bench, t["target"], "%.3fx" % t["ratio"], "PASS" if t["pass"] else "MISS")
+            continue
+        if bench in SUITE_BENCHES:
+            for t in data[bench]["targets"]:
+                if t["pass"] is None:
+                    verdict = "SKIP"
+                    ratio = ("%.2fx " % t["ratio"] if t.get("ratio") is not None else "") + \
+                        t.get("note", "")
+                else:
+                    verdict = "PASS" if t["pass"] else "MISS"
+                    if t.get("metric") == "returned":
+                        ratio = "%.0f%% of peak" % (t["ratio"] * 100)
+                    else:
+                        ratio = "%.3fx" % t["ratio"] if t.get("ratio") is not None else \
+                            t.get("note", "")
+                    if t.get("workload"):
+                        ratio += " (%s)" % t["workload"]
+                row(bench, t["target"], ratio, verdict)
+            continue
+        for size, s in data[bench]["sizes"].items():
+            for t in s["targets"]:
+                if t["pass"] is None:
+                    verdict, ratio = "SKIP", t.get("note", "")
+                elif t.get("informational"):
+                    verdict = "PASS (informational)" if t["pass"] else "MISS (informational)"
+                    ratio = "%.2fx" % t["ratio"]
+                else:
+                    verdict = "PASS" if t["pass"] else "MISS"
+                    ratio = "%.2fx" % t["ratio"]
+                    if bench == "B7":
+                        ratio = "%.2fx (saving %.1f%%)" % (t["ratio"], t["saving_pct"])
+                row(bench, t["target"], ratio, verdict, "size", "%s B" % size, size)
+    return rows
+
+
 def print_table(data):
     """Print the ratio table and return its lines (for bench.md)."""
     lines = []
@@ -2158,73 +2247,21 @@ def print_table(data):
                     fmt_ns(s["p75_ns"][p]), ratio, more)).rstrip())
     log("")
     log("targets (SPEC §3):")
-    width = max([36] + [len(t["target"]) for b in BENCH_ORDER if b in data and b != "B2"
-                        for s in data[b].get("sizes", {}).values()
-                        for t in s.get("targets", [])] +
-                [len(t["target"]) for b in SUITE_BENCHES + ("B6-acc",) if b in data
-                 for t in data[b].get("targets", [])])
-    bwidth = max([2] + [len(b) for b in BENCH_ORDER if b in data and b != "B2"
-                        and (data[b].get("sizes") or data[b].get("sites"))])
-    for bench in BENCH_ORDER:
-        if bench not in data:
-            continue
-        if bench == "B2":
-            print_b2_targets(data["B2"], log)
-            continue
-        if bench == "B-meta":
-            log("  B-meta      no SPEC target (a layout report, above)")
-            continue
-        if bench == "B-dfree":
-            log("  B-dfree     no target (the double-free check's cost, above)")
-            continue
-        if bench == "B6-acc":
-            for t in data[bench]["targets"]:
-                if t["pass"] is None:
-                    verdict, ratio = "SKIP", t.get("note", "")
-                else:
-                    verdict = "PASS" if t["pass"] else "MISS"
-                    ratio = "err %.1f%%" % (t["ratio"] * 100)
-                log("  %-*s %6s  %-*s %-8s %s" % (bwidth, bench, "", width, t["target"],
-                                                  ratio, verdict))
-            continue
-        if bench == "B-rcu":
-            for t in data[bench]["targets"]:
-                log("  %-*s %6s  %-*s %-8s %s" % (bwidth, bench, "", width, t["target"],
-                                                  "%.3fx" % t["ratio"],
-                                                  "PASS" if t["pass"] else "MISS"))
-            continue
-        if bench in SUITE_BENCHES:
-            for t in data[bench]["targets"]:
-                if t["pass"] is None:
-                    verdict = "SKIP"
-                    ratio = ("%.2fx " % t["ratio"] if t.get("ratio") is not None else "") + \
-                        t.get("note", "")
-                else:
-                    verdict = "PASS" if t["pass"] else "MISS"
-                    if t.get("metric") == "returned":
-                        ratio = "%.0f%% of peak" % (t["ratio"] * 100)
-                    else:
-                        ratio = "%.3fx" % t["ratio"] if t.get("ratio") is not None else \
-                            t.get("note", "")
-                    if t.get("workload"):
-                        ratio += " (%s)" % t["workload"]
-                log("  %-*s %6s  %-*s %-8s %s" % (bwidth, bench, "", width, t["target"],
-                                                  ratio, verdict))
-            continue
-        for size, s in data[bench]["sizes"].items():
-            for t in s["targets"]:
-                if t["pass"] is None:
-                    verdict, ratio = "SKIP", t.get("note", "")
-                elif t.get("informational"):
-                    verdict = "PASS (informational)" if t["pass"] else "MISS (informational)"
-                    ratio = "%.2fx" % t["ratio"]
-                else:
-                    verdict = "PASS" if t["pass"] else "MISS"
-                    ratio = "%.2fx" % t["ratio"]
-                    if bench == "B7":
-                        ratio = "%.2fx (saving %.1f%%)" % (t["ratio"], t["saving_pct"])
-                log("  %-*s %4s B  %-*s %-8s %s" % (bwidth, bench, size, width, t["target"],
-                                                    ratio, verdict))
+    rows = target_rows(data)
+    width = max([36] + [len(r["target"]) for r in rows if r["style"] in ("size", "plain")])
+    bwidth = max([2] + [len(r["bench"]) for r in rows if r["style"] in ("size", "plain")])
+    for r in rows:
+        if r["style"] == "b2":
+            log("  B2 %-9s %-57s %-19s %s" % (r["config"], r["target"], r["measured"],
+                                             r["verdict"]))
+        elif r["style"] == "note":
+            log("  %-11s %s" % (r["bench"], r["target"]))
+        elif r["style"] == "size":
+            log("  %-*s %4s B  %-*s %-8s %s" % (bwidth, r["bench"], r["size"], width,
+                                                r["target"], r["measured"], r["verdict"]))
+        else:
+            log("  %-*s %6s  %-*s %-8s %s" % (bwidth, r["bench"], "", width, r["target"],
+                                              r["measured"], r["verdict"]))
     return lines
 
 
@@ -2716,24 +2753,6 @@ def b2_target_groups(e):
     return out
 
 
-def print_b2_targets(e, log):
-    for rng, name, checks in b2_target_groups(e):
-        measured = [t for t in checks if t["pass"] is not None]
-        failed = [t["n"] for t in checks if t["pass"] is False]
-        if failed:
-            verdict = "MISS at n = %s" % ",".join(str(n) for n in failed)
-        elif measured and len(measured) == len(checks):
-            verdict = "PASS"
-        else:
-            verdict = "SKIP"
-        if measured:
-            worst = max(measured, key=lambda t: t["ratio"])
-            ratio = "max %.2fx (n %d)" % (worst["ratio"], worst["n"])
-        else:
-            ratio = "not measured"
-        log("  B2 %-9s %-57s %-19s %s" % (rng, name, ratio, verdict))
-
-
 def print_b3(e, log):
     log("")
     log("%s  %s  (%s)" % ("B3", e["title"], e["unit"]))
@@ -3171,8 +3190,15 @@ def main():
     ap.add_argument("--repeats", type=int, help="samples per process")
     ap.add_argument("--only", help="comma-separated benchmarks (%s)" % ",".join(BENCH_ORDER))
     ap.add_argument("--peers", help="comma-separated peers (%s)" % ",".join(PEER_ORDER))
-    ap.add_argument("--out", default=os.path.join(HERE, "results"),
-                    help="directory for bench.json and bench.png")
+    ap.add_argument("--out", help="directory for bench.json, bench.md and bench.png "
+                    "(default: BUILD/bench-results, never in the source tree)")
+    ap.add_argument("--publish", metavar="JSON",
+                    help="run nothing: rewrite the README's table of published figures "
+                    "(between its bench markers) from this bench.json of a full run")
+    ap.add_argument("--readme", default=os.path.join(REPO, "README.md"),
+                    help="the README --publish rewrites (default: the source tree's)")
+    ap.add_argument("--allow-quick", action="store_true",
+                    help="--publish a quick run's bench.json too")
     ap.add_argument("--b3-mib", type=float,
                     help="B3: MiB allocated per round (default: quick %d, full %d)" % (
                         MODES["quick"]["B3_bytes"] >> 20, MODES["full"]["B3_bytes"] >> 20))
@@ -3181,6 +3207,8 @@ def main():
     ap.add_argument("--png", help=argparse.SUPPRESS)
     args = ap.parse_args()
 
+    if args.publish:
+        return publish_readme(args.publish, args.readme, args.allow_quick)
     if args.plot_only:
         with open(args.plot_only) as f:
             data = json.load(f)
@@ -3220,6 +3248,8 @@ def main():
     if not os.path.isdir(build) and os.path.isdir(os.path.join(REPO, build)):
         build = os.path.join(REPO, build)
     build = os.path.abspath(build)
+    if not args.out:
+        args.out = os.path.join(build, "bench-results")
 
     log("bench: %s mode, %d rounds x %d samples per peer; build %s" % (
         mode_name, mode["rounds"], mode["repeats"], build))
@@ -3304,8 +3334,9 @@ def main():
     log("")
     log("bench: wrote %s" % shown(jpath))
     log("bench: wrote %s" % shown(mpath))
-    if mode_name == "full" and os.path.abspath(args.out) == os.path.join(REPO, "bench", "results"):
-        update_readme(table, info)
+    if mode_name == "full":
+        log("bench: to publish these figures in the README: python3 bench/run.py "
+            "--publish %s" % shown(jpath))
     if not args.no_plot:
         png = os.path.join(args.out, "bench.png")
         if make_plot(data, jpath, png):
@@ -3317,29 +3348,87 @@ def main():
     return 1 if crashed else 0
 
 
-README_BEGIN = "<!-- bench:begin (written by bench/run.py in full mode) -->"
+README_BEGIN = "<!-- bench:begin (generated by `make bench-publish` from a bench.json; do not edit) -->"
 README_END = "<!-- bench:end -->"
+README_BEGIN_PREFIX = "<!-- bench:begin"
 
 
-def update_readme(table, info):
-    """Put the measured table between the README's bench markers, so the
-    README shows the figures of the last full run, never typed ones."""
-    path = os.path.join(REPO, "README.md")
+def md_cell(text):
+    return str(text).replace("|", "\\|").strip()
+
+
+def published_table(data):
+    """The README's one table of figures: every target row of @data (a
+    full run's bench.json), with where and when it was measured."""
+    info = data.get("machine", {})
+    peers = info.get("peer_versions", {})
+    out = ["Last published run: `%s` (%s mode), %s, %s, %d CPUs, Linux %s, "
+           "commit %s%s, %s, %s." % (
+               "make bench" if data.get("mode") == "full" else "make bench-quick",
+               data.get("mode", "?"), info.get("date", "?")[:10],
+               info.get("cpu_model", "?"), info.get("nproc") or 0, info.get("kernel", "?"),
+               info.get("git_commit", "?")[:10], " (uncommitted changes)"
+               if info.get("git_dirty") else "", info.get("build_type", "?"),
+               info.get("compiler", "?"))]
+    if peers:
+        out[0] += " Peers: %s." % "; ".join(
+            "%s %s" % (p, v.split(" (")[0]) for p, v in peers.items())
+    out += ["",
+            "Each ratio is the figure of uslub (or of the variant the target names) over "
+            "the one its target compares it with (< 1.00x: faster or smaller); the "
+            "per-benchmark tables behind the rows are in the run's `bench.md`.",
+            "",
+            "| bench | size / n | target | measured | verdict |",
+            "|---|---|---|---|---|"]
+    for r in target_rows(data):
+        target, measured, verdict = r["target"], r["measured"], r["verdict"]
+        if r["style"] == "note":
+            target = data[r["bench"]].get("note", target)
+            verdict = "report"
+        out.append("| %s |" % " | ".join(md_cell(c) for c in (
+            r["bench"], r["config"], target, measured or "-", verdict)))
+    return out
+
+
+def publish_readme(json_path, readme, allow_quick=False):
+    """Rewrite the README's block between its bench markers with the table
+    of @json_path: the README's only figures, never typed by hand. 0, or 1
+    with a message."""
     try:
-        text = open(path).read()
-    except OSError:
-        return
-    a, b = text.find(README_BEGIN), text.find(README_END)
-    if a < 0 or b < a:
-        return
-    block = (README_BEGIN + "\n\nLast `make bench` (%s, %s, %d CPUs, commit %s):\n\n```\n%s\n```\n\n"
-             "![benchmarks](bench/results/bench.png)\n\n" % (
-                 info.get("date", "?")[:10], info.get("cpu_model", "?"),
-                 info.get("nproc") or 0, info.get("git_commit", "?")[:10],
-                 "\n".join(table).strip("\n")))
-    with open(path, "w") as f:
-        f.write(text[:a] + block + text[b:])
-    log("bench: updated the table in %s" % shown(path))
+        with open(json_path) as f:
+            data = json.load(f)
+    except (OSError, ValueError) as e:
+        log("bench: --publish: cannot read %s: %s" % (json_path, e))
+        return 1
+    if data.get("mode") != "full" and not allow_quick:
+        log("bench: --publish: %s comes from a %s run; the README publishes full runs "
+            "(`make bench`); --allow-quick to publish it anyway" % (
+                json_path, data.get("mode", "?")))
+        return 1
+    try:
+        with open(readme) as f:
+            text = f.read()
+    except OSError as e:
+        log("bench: --publish: %s" % e)
+        return 1
+    a = text.find(README_BEGIN_PREFIX)
+    b = text.find(README_END, a + 1) if a >= 0 else -1
+    if a < 0 or b < 0 or text.find(README_BEGIN_PREFIX, a + 1) >= 0:
+        log("bench: --publish: %s needs exactly one %s ... %s block" % (
+            readme, README_BEGIN_PREFIX, README_END))
+        return 1
+    block = README_BEGIN + "\n\n" + "\n".join(published_table(data)) + "\n\n"
+    new = text[:a] + block + text[b:]
+    if new != text:
+        tmp = readme + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(new)
+        os.replace(tmp, readme)
+        log("bench: published %d rows of %s in %s" % (
+            len(target_rows(data)), shown(json_path), shown(readme)))
+    else:
+        log("bench: %s already shows %s" % (shown(readme), shown(json_path)))
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what building and testing uslub needs on a fresh Debian machine
-# (compiler, clang, make, cmake, python3, sqlite3, redis-tools, tmux,
-# liburcu-dev; the sanitizer runtimes come with gcc). A no-op when everything is present.
+# (compiler, clang, make, cmake, pkg-config, python3, sqlite3, redis-tools,
+# tmux, liburcu-dev; the sanitizer runtimes come with gcc). A no-op when everything is present.
 # Called by `make build`, so the README's two commands work on a bare
 # machine.
 set -euo pipefail
@@ -10,6 +10,7 @@ command -v cc    >/dev/null 2>&1 || missing+=(build-essential)
 command -v make  >/dev/null 2>&1 || missing+=(make)
 command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
+command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)   # test/install
 command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)   # test/malloc/programs.sh
 # test/malloc/redis.sh: redis-tools has redis-benchmark, redis-cli and the
 # server binary itself (redis-check-rdb, run as redis-server); the

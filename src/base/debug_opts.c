@@ -12,8 +12,11 @@
  * a detected corruption), and '-' for none. O applies to the caches of its
  * block (the kernel's is global): their red zones, poison and owner
  * tracking are dropped where they would raise the minimum slab order. An
- * empty flag field (USLUB_DEBUG=, or ",cache") means the default set
- * F Z P U, as slub_debug with no options does.
+ * empty flag field in a block (",cache", or a block ";" of its own) means
+ * the default set F Z P U, as slub_debug with no options does; an empty or
+ * unset USLUB_DEBUG means no debugging at all (the variable cannot be
+ * given without a value, as slub_debug can: USLUB_DEBUG=FZPU or ";" asks
+ * for the default set on every cache).
  *
  * Unknown flag letters and empty cache names (",,", a trailing ',') are
  * ignored; _uslub_debug_check() finds them so that option parsing

@@ -291,6 +291,14 @@ static void test_debug(void)
 	CHECK_EQ(_uslub_debug_flags("FQ", "x"), USLUB_DBG_F);
 	CHECK_EQ(_uslub_debug_flags("F,,x", "x"), USLUB_DBG_F);
 	CHECK_EQ(_uslub_debug_flags("F,,x", ""), 0);
+	/* what the README says of empty: an empty or unset USLUB_DEBUG is no
+	 * debugging; an empty flag field in a block is F Z P U */
+	CHECK_EQ(_uslub_debug_flags("", "x"), 0);
+	CHECK_EQ(_uslub_debug_flags(NULL, "x"), 0);
+	CHECK_EQ(_uslub_debug_flags(";", "x"), USLUB_DBG_DEFAULT);
+	CHECK_EQ(_uslub_debug_flags(",x", "x"), USLUB_DBG_DEFAULT);
+	CHECK_EQ(_uslub_debug_flags(",x", "y"), 0);
+	CHECK_EQ(_uslub_debug_flags("X", "y"), USLUB_DBG_X);
 }
 
 static void test_str(void)
