@@ -1136,10 +1136,13 @@ static int reload(int json_out)
 	}
 	struct frame *f = parse(s.doc);
 	unload(&s);
-	if (!f) {
+	if (!f) {                       /* keep what there is, say so */
 		snprintf(T.note, sizeof(T.note), "the snapshot of process %ld is not uslub's JSON",
 			 T.pid);
-		return T.cur ? 0 : -1;
+		if (T.cur)
+			return 0;
+		fprintf(stderr, "uslub top: %s\n", T.note);
+		return -1;
 	}
 	if (T.cur && f->time_ns == T.cur->time_ns) {   /* not published again yet */
 		frame_free(f);
@@ -1520,7 +1523,7 @@ int cmd_top(int argc, char **argv)
 				nanosleep(&d, NULL);
 			}
 			if (reload(1)) {
-				if (!k)
+				if (!k || !T.ended[0])  /* none at all; or stdout failed */
 					return 1;
 				fprintf(stderr, "uslub top: %s\n", T.ended);
 				return 0;
