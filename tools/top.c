@@ -738,21 +738,21 @@ static void header(void)
 			dslow += r->arate * r->slow_pct / 100;
 		}
 	}
-	add(&head, "caches: %zu, %zu idle   objects: %s active / %s total   in slabs: %s   "
-	    "live bytes: %s", shown, idle, fmt_count(a, sizeof(a), (double)active),
+	/* (what matters first: a narrow screen cuts the ends of the lines) */
+	add(&head, "caches: %zu (%zu idle)  objects: %s/%s  in slabs: %s  live bytes: %s",
+	    shown, idle, fmt_count(a, sizeof(a), (double)active),
 	    fmt_count(b, sizeof(b), (double)total), fmt_bytes(c, sizeof(c), (double)mem),
 	    fmt_bytes(d, sizeof(d), (double)live));
+	char rate[128];
 	if (rated)
-		add(&head, "alloc/s: %s   free/s: %s   slow: %.1f%%   over %.1f s   reserved: %s   "
-		    "view: %s, sorted by %s%s", fmt_count(a, sizeof(a), ar), fmt_count(b, sizeof(b), fr),
-		    ar > 0 ? 100 * dslow / ar : 0.0, f->dt, fmt_bytes(c, sizeof(c), (double)f->reserved),
-		    view_names[T.view], view_cols[T.view][T.sort[T.view]].name,
-		    T.rev[T.view] ? " (reversed)" : "");
+		snprintf(rate, sizeof(rate), "alloc/s: %s  free/s: %s  slow: %.1f%%  over %.1f s",
+			 fmt_count(a, sizeof(a), ar), fmt_count(b, sizeof(b), fr),
+			 ar > 0 ? 100 * dslow / ar : 0.0, f->dt);
 	else
-		add(&head, "alloc/s: -   free/s: -   (rates from the next snapshot on)   reserved: %s   "
-		    "view: %s, sorted by %s%s", fmt_bytes(c, sizeof(c), (double)f->reserved),
-		    view_names[T.view], view_cols[T.view][T.sort[T.view]].name,
-		    T.rev[T.view] ? " (reversed)" : "");
+		snprintf(rate, sizeof(rate), "alloc/s: -  free/s: -  (rates from the next snapshot)");
+	add(&head, "%s  sort: %s%s  view: %s  reserved: %s", rate,
+	    view_cols[T.view][T.sort[T.view]].name, T.rev[T.view] ? " (reversed)" : "",
+	    view_names[T.view], fmt_bytes(c, sizeof(c), (double)f->reserved));
 	add(&head, "%s", "");
 }
 

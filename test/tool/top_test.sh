@@ -126,10 +126,10 @@ done
 [ "$big" = 0 ] && pass "top_big (idle after its start): alloc rate 0" || fail "top_big alloc rate '$big'"
 
 TM send-keys -t $S a
-wait_for $S "sorted by alloc" 30 && [ "$(first_name $S)" = top_busy ] && pass "key a: top_busy first" ||
+wait_for $S "sort: alloc" 30 && [ "$(first_name $S)" = top_busy ] && pass "key a: top_busy first" ||
 	fail "key a: first row '$(first_name $S)'"
 TM send-keys -t $S n
-wait_for $S "sorted by name" 30
+wait_for $S "sort: name" 30
 names=$(rows $S | awk '{ print $NF }')
 if [ "$(echo "$names" | LC_ALL=C sort)" = "$names" ] && [ "$(echo "$names" | wc -l)" -ge 2 ]; then
 	pass "key n: rows in name order"
@@ -137,16 +137,16 @@ else
 	fail "key n: rows not by name: $(echo $names)"
 fi
 TM send-keys -t $S r
-wait_for $S "sorted by name \(reversed\)" 30
+wait_for $S "sort: name \(reversed\)" 30
 names_r=$(rows $S | awk '{ print $NF }')
 [ "$names_r" = "$(echo "$names" | tac)" ] && pass "key r: reversed" || fail "key r: $(echo $names_r)"
 TM send-keys -t $S r m
-wait_for $S "sorted by memory" 30 && [ "$(first_name $S)" = top_big ] && pass "key m: top_big first again" ||
+wait_for $S "sort: memory" 30 && [ "$(first_name $S)" = top_big ] && pass "key m: top_big first again" ||
 	fail "key m: first row '$(first_name $S)'"
 TM send-keys -t $S s
-wait_for $S "sorted by objects" 30 && pass "key s: next column (objects)" || fail "key s"
+wait_for $S "sort: objects" 30 && pass "key s: next column (objects)" || fail "key s"
 TM send-keys -t $S '<'
-wait_for $S "sorted by memory" 30 && pass "key <: previous column" || fail "key <"
+wait_for $S "sort: memory" 30 && pass "key <: previous column" || fail "key <"
 
 # pause: the timestamp and the figures stay
 TM send-keys -t $S p
