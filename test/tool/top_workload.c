@@ -9,6 +9,7 @@
  * It prints its pid, then runs until SIGTERM or SIGINT, and returns from
  * main (the published files are removed at exit).
  */
+#define _GNU_SOURCE
 #include <uslub.h>
 
 #include <signal.h>
