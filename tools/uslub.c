@@ -5,8 +5,8 @@
  *                                    run CMD on the uslub malloc (LD_PRELOAD)
  *   uslub slabinfo PID [--json]      one snapshot of a running process
  *   uslub allocinfo PID [--json]     its allocation profile, when published
- *   uslub top PID [--json] [-d MS] [-n COUNT]
- *                                    slabinfo, refreshed in the terminal
+ *   uslub top PID [-d MS] [-n COUNT | --once] [--json] [--sort COL] [--view VIEW]
+ *                                    a full-screen view of it (tools/top.c)
  *   uslub bench [ARGS...]            the benchmark suite (from a build tree)
  *   uslub help [COMMAND]             usage and every USLUB_* option
  *
@@ -54,8 +54,10 @@
 /* uslub_options_fprint(): every USLUB_* option, its default and meaning.
  * Declarations only: no constructor (see above). */
 #include <uslub/types.h>
-/* The directory protocol shared with the publisher (header only, libc). */
+/* The directory protocol shared with the publisher (header only, libc),
+ * and what this file shares with tools/top.c. */
 #include "../src/observe/publish_dir.h"
+#include "tool.h"
 
 /* Baked in by CMake (CMakeLists.txt, target uslub_tool). */
 #ifndef USLUB_SOURCE_DIR
@@ -83,7 +85,6 @@
 #endif
 
 /* Exit statuses of the tool's own failures (those of CMD pass through). */
-#define EXIT_USAGE   2
 #define EXIT_TOOL    125   /* uslub itself failed (no library, no temp dir) */
 #define EXIT_SECURE  126   /* CMD is set-uid/set-gid/has file capabilities */
 #define EXIT_NOEXEC  127   /* CMD could not be executed                     */
@@ -92,7 +93,7 @@ static const char usage_text[] =
 	"usage: uslub run [--report | --report-file FILE] [--profile[=MODE]] [--] CMD [ARGS...]\n"
 	"       uslub slabinfo PID [--json]\n"
 	"       uslub allocinfo PID [--json]\n"
-	"       uslub top PID [--json] [-d MS] [-n COUNT]\n"
+	"       uslub top PID [-d MS] [-n COUNT | --once] [--json] [--sort COL] [--view VIEW]\n"
 	"       uslub bench [ARGS...]\n"
 	"       uslub help [COMMAND]\n";
 
@@ -125,10 +126,7 @@ static const char pid_help[] =
 	"uslub slabinfo PID [--json]       the caches of a running process (one snapshot)\n"
 	"uslub allocinfo PID [--json]      its live allocations by call site (needs\n"
 "                                  USLUB_PROFILING=1 or sample in the process)\n"
-	"uslub top PID [--json] [-d MS] [-n COUNT]\n"
-	"                                  slabinfo refreshed every MS milliseconds\n"
-	"                                  (default 1000), COUNT times (default: until\n"
-	"                                  Ctrl-C)\n"
+	"uslub top PID                     a full-screen view, refreshed (uslub help top)\n"
 	"  They read what the process publishes when started with USLUB_PUBLISH_MS=<ms>\n"
 	"  (/dev/shm/uslub-<euid>/<pid>.txt and .json, private to the process's effective\n"
 	"  uid: run them as that user or root), e.g.\n"
@@ -155,7 +153,7 @@ static void print_options(FILE *f)
 		USLUB_INSTALL_LIBDIR);
 }
 
-static int help(const char *topic)
+int help(const char *topic)
 {
 	if (!topic) {
 		fputs(usage_text, stdout);
@@ -163,6 +161,8 @@ static int help(const char *topic)
 		fputs(run_help, stdout);
 		fputs("\n", stdout);
 		fputs(pid_help, stdout);
+		fputs("\n", stdout);
+		fputs(top_help, stdout);
 		fputs("\n", stdout);
 		fputs(bench_help, stdout);
 		print_options(stdout);
@@ -173,7 +173,13 @@ static int help(const char *topic)
 		print_options(stdout);
 		return 0;
 	}
-	if (!strcmp(topic, "slabinfo") || !strcmp(topic, "allocinfo") || !strcmp(topic, "top")) {
+	if (!strcmp(topic, "slabinfo") || !strcmp(topic, "allocinfo")) {
+		fputs(pid_help, stdout);
+		return 0;
+	}
+	if (!strcmp(topic, "top")) {
+		fputs(top_help, stdout);
+		fputs("\n", stdout);
 		fputs(pid_help, stdout);
 		return 0;
 	}
@@ -189,8 +195,7 @@ static int help(const char *topic)
 }
 
 /* The usage on stderr, after a message when @fmt; EXIT_USAGE. */
-static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage(const char *fmt, ...)
+int usage(const char *fmt, ...)
 {
 	if (fmt) {
 		va_list ap;
@@ -238,16 +243,6 @@ static int exe_dir(char *buf, size_t len)
  * directory removes the stale files of other processes in it, as a
  * publisher does when it starts.
  */
-struct snapshot {
-	long pid;
-	unsigned int uid;
-	int dfd;                        /* the checked directory, or -1 */
-	char dir[PUBDIR_PATH_MAX];
-	char path[PUBDIR_PATH_MAX + 32];
-	char *doc;                      /* the file, NUL-terminated */
-	size_t len;
-};
-
 static int swept;
 
 /* Remove the stale files of @dfd, once per command. */
@@ -343,8 +338,6 @@ static char *slurp_fd(int fd, size_t *lenp)
 	return buf;
 }
 
-static int json_member(const char *doc, const char *key, const char **vs, const char **ve);
-
 /* The pid and start time the snapshot records: 0, or -1. */
 static int recorded(const struct snapshot *s, int json, long *pid, unsigned long long *start)
 {
@@ -368,7 +361,7 @@ static int recorded(const struct snapshot *s, int json, long *pid, unsigned long
 }
 
 /* Load and check the snapshot of @pid into @s: 0, or 1 with a message. */
-static int load(struct snapshot *s, long pid, int json)
+int load(struct snapshot *s, long pid, int json)
 {
 	char why[PUBDIR_PATH_MAX + 160];
 	unsigned long long start, rstart;
@@ -462,7 +455,7 @@ static int load(struct snapshot *s, long pid, int json)
 }
 
 /* Sweep the directory once (stale files of others) and let go of @s. */
-static void unload(struct snapshot *s)
+void unload(struct snapshot *s)
 {
 	sweep(s->dfd);
 	if (s->dfd >= 0)
@@ -483,26 +476,29 @@ static void unload(struct snapshot *s)
  * as '?'. JSON stays JSON: a raw control byte is invalid inside a JSON
  * string anyway, and escapes such as \u001b are plain text.
  */
-static void emit(const char *str, size_t n, FILE *out)
+size_t safe_char(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0];
+	if ((c >= 0x20 && c < 0x7f) || c == '\n' || c == '\t')
+		return 1;
+	size_t len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 && c <= 0xef ? 3 :
+		     c >= 0xc2 && c <= 0xdf ? 2 : 0;
+	unsigned long cp = len == 4 ? c & 0x07u : len == 3 ? c & 0x0fu : c & 0x1fu;
+	size_t k = 1;
+	for (; len && k < len && k < n && (s[k] & 0xc0) == 0x80; k++)
+		cp = cp << 6 | (s[k] & 0x3fu);
+	int ok = len && k == len && cp >= 0xa0 && cp <= 0x10ffff &&
+		 !(cp >= 0xd800 && cp <= 0xdfff) &&
+		 !(len == 3 && cp < 0x800) && !(len == 4 && cp < 0x10000);
+	return ok ? len : 0;
+}
+
+void emit(const char *str, size_t n, FILE *out)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	for (size_t i = 0; i < n;) {
-		unsigned char c = s[i];
-		if ((c >= 0x20 && c < 0x7f) || c == '\n' || c == '\t') {
-			putc(c, out);
-			i++;
-			continue;
-		}
-		size_t len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 && c <= 0xef ? 3 :
-			     c >= 0xc2 && c <= 0xdf ? 2 : 0;
-		unsigned long cp = len == 4 ? c & 0x07u : len == 3 ? c & 0x0fu : c & 0x1fu;
-		size_t k = 1;
-		for (; len && k < len && i + k < n && (s[i + k] & 0xc0) == 0x80; k++)
-			cp = cp << 6 | (s[i + k] & 0x3fu);
-		int ok = len && k == len && cp >= 0xa0 && cp <= 0x10ffff &&
-			 !(cp >= 0xd800 && cp <= 0xdfff) &&
-			 !(len == 3 && cp < 0x800) && !(len == 4 && cp < 0x10000);
-		if (ok) {
+		size_t len = safe_char(s + i, n - i);
+		if (len) {
 			fwrite(s + i, 1, len, out);
 			i += len;
 		} else {
@@ -525,7 +521,7 @@ static int show(long pid, int json)
 
 /* Minimal JSON scanning: the end of the value starting at @p (after
  * blanks), or NULL when it is malformed. */
-static const char *skip_ws(const char *p)
+const char *skip_ws(const char *p)
 {
 	while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
 		p++;
@@ -545,7 +541,7 @@ static const char *skip_string(const char *p)
 	return NULL;
 }
 
-static const char *skip_value(const char *p)
+const char *skip_value(const char *p)
 {
 	p = skip_ws(p);
 	if (*p == '"')
@@ -576,7 +572,7 @@ static const char *skip_value(const char *p)
 
 /* The value of the top-level @key of the object @doc: its start and end,
  * or 0 when absent (or @doc is not an object). */
-static int json_member(const char *doc, const char *key, const char **vs, const char **ve)
+int json_member(const char *doc, const char *key, const char **vs, const char **ve)
 {
 	const char *p = skip_ws(doc);
 	if (*p++ != '{')
@@ -678,21 +674,13 @@ static int cmd_pid(int argc, char **argv)
 {
 	const char *cmd = argv[1];
 	int json = 0;
-	long pid = -1, delay_ms = 1000, count = -1;
+	long pid = -1;
 	for (int i = 2; i < argc; i++) {
 		char *end;
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
 			return help(cmd);
 		if (!strcmp(argv[i], "--json")) {
 			json = 1;
-		} else if (!strcmp(cmd, "top") && !strcmp(argv[i], "-d") && i + 1 < argc) {
-			delay_ms = strtol(argv[++i], &end, 10);
-			if (*end || delay_ms <= 0)
-				return usage("top: -d takes a positive number of ms, not '%s'", argv[i]);
-		} else if (!strcmp(cmd, "top") && !strcmp(argv[i], "-n") && i + 1 < argc) {
-			count = strtol(argv[++i], &end, 10);
-			if (*end || count <= 0)
-				return usage("top: -n takes a positive count, not '%s'", argv[i]);
 		} else if (pid < 0 && argv[i][0] != '-') {
 			pid = strtol(argv[i], &end, 10);
 			if (*end || pid <= 0 || pid > INT_MAX)
@@ -705,26 +693,7 @@ static int cmd_pid(int argc, char **argv)
 		return usage("%s: which process? (PID)", cmd);
 	if (!strcmp(cmd, "slabinfo"))
 		return show(pid, json);
-	if (!strcmp(cmd, "allocinfo"))
-		return show_allocinfo(pid, json);
-	/* The screen is cleared only on a terminal: piped, top prints
-	 * no escape sequence of its own either. */
-	int tty = isatty(STDOUT_FILENO);
-	for (long k = 0; count < 0 || k < count; k++) {
-		if (!json && tty)
-			fputs("\033[H\033[2J", stdout);       /* home, clear */
-		if (show(pid, json))
-			return 1;
-		if (!json)
-			printf("\nuslub top %ld: refreshing every %ld ms (Ctrl-C to quit)\n", pid,
-			       delay_ms);
-		fflush(stdout);
-		if (count >= 0 && k + 1 >= count)
-			break;
-		struct timespec d = { delay_ms / 1000, (delay_ms % 1000) * 1000000 };
-		nanosleep(&d, NULL);
-	}
-	return 0;
+	return show_allocinfo(pid, json);
 }
 
 /* ------------------------------------------------------------------------
@@ -1368,8 +1337,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "run"))
 		return cmd_run(argc, argv);
-	if (!strcmp(cmd, "slabinfo") || !strcmp(cmd, "allocinfo") || !strcmp(cmd, "top"))
+	if (!strcmp(cmd, "slabinfo") || !strcmp(cmd, "allocinfo"))
 		return cmd_pid(argc, argv);
+	if (!strcmp(cmd, "top"))
+		return cmd_top(argc, argv);
 	if (!strcmp(cmd, "bench"))
 		return cmd_bench(argc, argv);
 	return usage("no command '%s'", cmd);

@@ -14,8 +14,9 @@
  *   foreign_dir     (root) the directory owned by nobody: the publisher
  *                   refuses, the reader refuses ("owned by uid ...").
  *   forged          a publishing process's snapshot replaced: with ESC
- *                   sequences and other control bytes (no control byte in
- *                   the output of slabinfo, allocinfo, top, with or
+ *                   sequences and other control bytes, raw and as JSON
+ *                   escapes (\u001b: top unescapes names) (no control byte
+ *                   in the output of slabinfo, allocinfo, top, with or
  *                   without --json); with a wrong start time (refused as
  *                   stale); owned by nobody (root: refused); a link
  *                   (refused).
@@ -515,7 +516,8 @@ static void forged(const char *self)
 	put_file(txt, content, 0600);
 	snprintf(content, sizeof(content),
 		 "{\"pid\":%d,\"start_time\":%llu,\"time_ns\":1,\"slabinfo\":{\"caches\":"
-		 "[{\"name\":\"evil-cache\033[2J\033]0;pwned\007\x9b\"}]},\"groups\":[],"
+		 "[{\"name\":\"evil-cache\033[2J\033]0;pwned\007\x9b\\u001b[2J\\u009b\",\"num_objs\":1}]},"
+		 "\"groups\":[],"
 		 "\"allocinfo\":[{\"site\":\"evil-site\033[31m\x7f\"}]}\n", (int)k.pid, st0);
 	put_file(json, content, 0600);
 	static const char *const cmds[] = {
