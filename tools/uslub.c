@@ -56,6 +56,7 @@
 #include <uslub/types.h>
 /* The directory protocol shared with the publisher (header only, libc). */
 #include "../src/observe/publish_dir.h"
+#include "resolve.h"
 
 /* Baked in by CMake (CMakeLists.txt, target uslub_tool). */
 #ifndef USLUB_SOURCE_DIR
@@ -645,7 +646,7 @@ static int show_allocinfo(long pid, int json)
 				printf(",");
 			}
 			printf("\"allocinfo\":");
-			emit(as, (size_t)(ae - as), stdout);
+			resolve_and_emit(as, (size_t)(ae - as), stdout, emit);
 			printf("}\n");
 		}
 	} else {
@@ -665,7 +666,7 @@ static int show_allocinfo(long pid, int json)
 				const char *nl = strchr(doc, '\n');
 				emit(doc, (size_t)(nl - doc) + 1, stdout);
 			}
-			emit(sec, (size_t)(end - sec), stdout);
+			resolve_and_emit(sec, (size_t)(end - sec), stdout, emit);
 		}
 	}
 	unload(&s);
@@ -825,6 +826,22 @@ static void describe(char *buf, size_t len, char **argv)
 			*c = ' ';
 }
 
+static void raw_write(const char *str, size_t n, FILE *out)
+{
+	fwrite(str, 1, n, out);
+}
+
+/* The report file @f to @out, its caller sites resolved (resolve.c). */
+static void emit_report(FILE *f, FILE *out)
+{
+	size_t len;
+	char *text = slurp_fd(fileno(f), &len);
+	if (text) {
+		resolve_and_emit(text, len, out, raw_write);
+		free(text);
+	}
+}
+
 static void print_report(const char *dir, pid_t pid, char **cmd, int status)
 {
 	char path[PATH_MAX + 32], what[256];
@@ -834,10 +851,7 @@ static void print_report(const char *dir, pid_t pid, char **cmd, int status)
 	FILE *f = fopen(path, "r");
 	if (f) {
 		fprintf(stderr, "uslub report for pid %d (%s)\n", (int)pid, what);
-		char buf[65536];
-		size_t n;
-		while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-			fwrite(buf, 1, n, stderr);
+		emit_report(f, stderr);
 		fclose(f);
 	} else if (WIFSIGNALED(status)) {
 		fprintf(stderr, "uslub: pid %d (%s) left no report: killed by signal %d (%s)\n",

@@ -1,0 +1,411 @@
+/*
+ * The `uslub` tool's symbolizer (resolve.h): caller sites to file:line.
+ *
+ * A process profiled under LD_PRELOAD names the program's malloc call
+ * sites by module and offset (ext/caller_tag.c: the return address less
+ * the module's load bias, which is what addr2line takes for a shared
+ * object, a PIE and a fixed-address executable alike). DWARF line tables
+ * are read here, outside the process: one `addr2line -f -C -e MODULE
+ * ADDR...` per module, on the address of the call instruction (the return
+ * address less one), with the tool's LD_PRELOAD removed from its
+ * environment.
+ */
+#define _GNU_SOURCE
+#include "resolve.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_SITES      8192
+#define ADDRS_PER_CALL 512
+
+struct site {
+	char *module;
+	unsigned long off;
+	char *file;             /* "path:line", NULL unknown */
+	char *func;             /* NULL unknown */
+};
+
+static struct site *sites;
+static size_t nr_sites;
+
+/* A text row's caller site: @line (to @end, no '\n') is
+ * "BYTES CALLS /module+0xOFF func:SYM"; the site's span and its module's
+ * length, or 0. */
+static int row_site(const char *line, const char *end, const char **ss, const char **se,
+		    size_t *modlen, unsigned long *off)
+{
+	const char *p = line;
+	for (int field = 0; field < 2; field++) {
+		while (p < end && *p == ' ')
+			p++;
+		if (p < end && *p == '-')
+			p++;
+		const char *d = p;
+		while (p < end && *p >= '0' && *p <= '9')
+			p++;
+		if (p == d || p >= end || *p != ' ')
+			return 0;
+	}
+	while (p < end && *p == ' ')
+		p++;
+	if (p >= end || *p != '/')
+		return 0;
+	const char *f = memmem(p, (size_t)(end - p), " func:", 6);
+	if (!f)
+		return 0;
+	const char *plus = NULL;
+	for (const char *q = p; q < f; q++)
+		if (*q == '+')
+			plus = q;
+	if (!plus || f - plus < 4 || plus[1] != '0' || plus[2] != 'x')
+		return 0;
+	unsigned long v = 0;
+	for (const char *q = plus + 3; q < f; q++) {
+		int c = *q, h = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+		if (h < 0)
+			return 0;
+		v = v << 4 | (unsigned long)h;
+	}
+	*ss = p;
+	*se = f;
+	*modlen = (size_t)(plus - p);
+	*off = v;
+	return 1;
+}
+
+/* A JSON site's "module":"PATH","offset":N at @p (which points at
+ * "\"module\":"): PATH decoded into @buf; the end of N, or NULL. */
+static const char *json_site(const char *p, const char *end, char *buf, size_t len,
+			     unsigned long *off)
+{
+	p += 10;                                /* "module": */
+	if (p >= end || *p != '"')
+		return NULL;
+	size_t k = 0;
+	for (p++; p < end && *p != '"'; p++) {
+		char c = *p;
+		if (c == '\\') {
+			if (++p >= end || (*p != '\\' && *p != '"' && *p != '/'))
+				return NULL;    /* other escapes: not a path we resolve */
+			c = *p;
+		}
+		if (k + 1 >= len)
+			return NULL;
+		buf[k++] = c;
+	}
+	buf[k] = 0;
+	if (p >= end || strncmp(p, "\",\"offset\":", 11))
+		return NULL;
+	p += 11;
+	const char *d = p;
+	unsigned long v = 0;
+	while (p < end && *p >= '0' && *p <= '9')
+		v = v * 10 + (unsigned long)(*p++ - '0');
+	if (p == d)
+		return NULL;
+	*off = v;
+	return p;
+}
+
+static struct site *find(const char *module, size_t modlen, unsigned long off)
+{
+	for (size_t i = 0; i < nr_sites; i++)
+		if (sites[i].off == off && strlen(sites[i].module) == modlen &&
+		    !memcmp(sites[i].module, module, modlen))
+			return &sites[i];
+	return NULL;
+}
+
+static void add(const char *module, size_t modlen, unsigned long off)
+{
+	if (nr_sites >= MAX_SITES || find(module, modlen, off))
+		return;
+	char *m = strndup(module, modlen);
+	if (!m)
+		return;
+	sites[nr_sites++] = (struct site){ m, off, NULL, NULL };
+}
+
+/* Every caller site @text names, into sites[]. */
+static void scan(const char *text, size_t len)
+{
+	const char *end = text + len;
+	char path[4096];
+	for (const char *l = text; l < end;) {
+		const char *nl = memchr(l, '\n', (size_t)(end - l));
+		const char *le = nl ? nl : end;
+		const char *ss, *se;
+		size_t modlen;
+		unsigned long off;
+		if (row_site(l, le, &ss, &se, &modlen, &off))
+			add(ss, modlen, off);
+		l = nl ? nl + 1 : end;
+	}
+	for (const char *p = text; (p = memmem(p, (size_t)(end - p), "\"module\":", 9)); p++) {
+		unsigned long off;
+		if (json_site(p, end, path, sizeof(path), &off))
+			add(path, strlen(path), off);
+	}
+}
+
+/* The path of @name in $PATH, or NULL. */
+static char *in_path(const char *name)
+{
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/bin:/bin";
+	static char buf[4096];
+	for (const char *p = path; *p;) {
+		const char *c = strchr(p, ':');
+		size_t n = c ? (size_t)(c - p) : strlen(p);
+		if (n && (size_t)snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, p, name) < sizeof(buf) &&
+		    access(buf, X_OK) == 0)
+			return buf;
+		p += n + (c ? 1 : 0);
+	}
+	return NULL;
+}
+
+/* Run addr2line on sites[idx[0..n)] (one module); fill file and func. */
+static void run_addr2line(const char *prog, size_t *idx, size_t n)
+{
+	char **argv = calloc(n + 7, sizeof(*argv));
+	char *addrs = malloc(n * 24);
+	if (!argv || !addrs)
+		goto out;
+	int a = 0;
+	argv[a++] = (char *)"addr2line";
+	argv[a++] = (char *)"-f";
+	argv[a++] = (char *)"-C";
+	argv[a++] = (char *)"-e";
+	argv[a++] = sites[idx[0]].module;
+	for (size_t i = 0; i < n; i++) {
+		unsigned long off = sites[idx[i]].off;
+		snprintf(addrs + i * 24, 24, "0x%lx", off ? off - 1 : 0);   /* the call */
+		argv[a++] = addrs + i * 24;
+	}
+	argv[a] = NULL;
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC))
+		goto out;
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		goto out;
+	}
+	if (pid == 0) {
+		int dn = open("/dev/null", O_RDWR);
+		if (dn >= 0) {
+			dup2(dn, 0);
+			dup2(dn, 2);
+		}
+		dup2(pfd[1], 1);
+		unsetenv("LD_PRELOAD");         /* `uslub run` set it for CMD */
+		unsetenv("USLUB_REPORT");
+		execv(prog, argv);
+		_exit(127);
+	}
+	close(pfd[1]);
+	size_t cap = 4096, len = 0;
+	char *out = malloc(cap);
+	for (ssize_t r = 1; out && r > 0;) {
+		if (len + 1024 > cap) {
+			char *o = realloc(out, cap * 2);
+			if (!o)
+				break;
+			out = o;
+			cap *= 2;
+		}
+		r = read(pfd[0], out + len, cap - len - 1);
+		if (r < 0 && errno == EINTR)
+			r = 1;
+		else if (r > 0)
+			len += (size_t)r;
+	}
+	close(pfd[0]);
+	int status;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!out)
+		goto out;
+	out[len] = 0;
+	/* two lines per address: the function, then FILE:LINE */
+	char *p = out;
+	for (size_t i = 0; i < n && *p; i++) {
+		char *fn = p, *e = strchr(p, '\n');
+		if (!e)
+			break;
+		*e = 0;
+		char *fl = e + 1;
+		e = strchr(fl, '\n');
+		if (!e)
+			break;
+		*e = 0;
+		p = e + 1;
+		char *disc = strstr(fl, " (discriminator");
+		if (disc)
+			*disc = 0;
+		struct site *s = &sites[idx[i]];
+		if (strcmp(fn, "??"))
+			s->func = strdup(fn);
+		char *colon = strrchr(fl, ':');
+		if (strncmp(fl, "??", 2) && colon && colon[1] >= '1' && colon[1] <= '9')
+			s->file = strdup(fl);
+	}
+	free(out);
+out:
+	free(argv);
+	free(addrs);
+}
+
+static int by_module(const void *a, const void *b)
+{
+	const struct site *x = &sites[*(const size_t *)a], *y = &sites[*(const size_t *)b];
+	int c = strcmp(x->module, y->module);
+	return c ? c : (x->off > y->off) - (x->off < y->off);
+}
+
+static void resolve_all(void)
+{
+	static int warned;
+	const char *prog = in_path("addr2line");
+	if (!prog) {
+		if (!warned++)
+			fprintf(stderr, "uslub: addr2line (binutils) is not installed: the program's "
+				"call sites are shown as module+offset and symbol, without "
+				"file:line\n");
+		return;
+	}
+	char progbuf[4096];
+	snprintf(progbuf, sizeof(progbuf), "%s", prog);
+	size_t *idx = malloc(nr_sites * sizeof(*idx));
+	if (!idx)
+		return;
+	for (size_t i = 0; i < nr_sites; i++)
+		idx[i] = i;
+	qsort(idx, nr_sites, sizeof(*idx), by_module);
+	for (size_t i = 0; i < nr_sites;) {
+		size_t j = i;
+		while (j < nr_sites && j - i < ADDRS_PER_CALL &&
+		       !strcmp(sites[idx[j]].module, sites[idx[i]].module))
+			j++;
+		if (access(sites[idx[i]].module, R_OK) == 0)
+			run_addr2line(progbuf, idx + i, j - i);
+		i = j;
+	}
+	free(idx);
+}
+
+static void emit_str(resolve_emit_fn emit, FILE *out, const char *s)
+{
+	emit(s, strlen(s), out);
+}
+
+/* @s as the contents of a JSON string. */
+static void emit_json_str(resolve_emit_fn emit, FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		char e[8];
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			snprintf(e, sizeof(e), "\\%c", c);
+		else if (c < 0x20)
+			snprintf(e, sizeof(e), "\\u%04x", c);
+		else
+			snprintf(e, sizeof(e), "%c", c);
+		emit_str(emit, out, e);
+	}
+}
+
+static void rewrite(const char *text, size_t len, FILE *out, resolve_emit_fn emit)
+{
+	const char *end = text + len, *done = text;
+	char path[4096];
+	for (const char *l = text; l < end;) {
+		const char *nl = memchr(l, '\n', (size_t)(end - l));
+		const char *le = nl ? nl : end;
+		const char *ss, *se;
+		size_t modlen;
+		unsigned long off;
+		struct site *s;
+		if (row_site(l, le, &ss, &se, &modlen, &off) && (s = find(ss, modlen, off)) &&
+		    (s->file || s->func)) {
+			const char *sym = se + 6;   /* after " func:" */
+			emit(done, (size_t)(ss - done), out);
+			if (s->file) {
+				emit_str(emit, out, s->file);
+				emit_str(emit, out, " func:");
+				emit_str(emit, out, s->func ? s->func : "?");
+				emit_str(emit, out, " (");
+				emit(ss, (size_t)(se - ss), out);
+				emit_str(emit, out, ")");
+			} else {                    /* the function only */
+				emit(ss, (size_t)(se - ss), out);
+				emit_str(emit, out, " func:");
+				if (le - sym == 1 && *sym == '?')
+					emit_str(emit, out, s->func);
+				else
+					emit(sym, (size_t)(le - sym), out);
+			}
+			done = le;
+		}
+		l = nl ? nl + 1 : end;
+	}
+	for (const char *p = done; (p = memmem(p, (size_t)(end - p), "\"module\":", 9)); p++) {
+		unsigned long off;
+		const char *e = json_site(p, end, path, sizeof(path), &off);
+		struct site *s;
+		if (!e || !(s = find(path, strlen(path), off)) || (!s->file && !s->func))
+			continue;
+		emit(done, (size_t)(e - done), out);
+		if (s->file) {
+			const char *colon = strrchr(s->file, ':');
+			emit_str(emit, out, ",\"source_file\":\"");
+			char *f = strndup(s->file, (size_t)(colon - s->file));
+			if (f)
+				emit_json_str(emit, out, f);
+			free(f);
+			emit_str(emit, out, "\",\"source_line\":");
+			char num[24];
+			snprintf(num, sizeof(num), "%lu", strtoul(colon + 1, NULL, 10));
+			emit_str(emit, out, num);
+		}
+		if (s->func) {
+			emit_str(emit, out, ",\"source_func\":\"");
+			emit_json_str(emit, out, s->func);
+			emit_str(emit, out, "\"");
+		}
+		done = e;
+		p = e - 1;
+	}
+	emit(done, (size_t)(end - done), out);
+}
+
+void resolve_and_emit(const char *text, size_t len, FILE *out, resolve_emit_fn emit)
+{
+	sites = calloc(MAX_SITES, sizeof(*sites));
+	nr_sites = 0;
+	if (sites)
+		scan(text, len);
+	if (nr_sites)
+		resolve_all();
+	if (nr_sites)
+		rewrite(text, len, out, emit);
+	else
+		emit(text, len, out);
+	for (size_t i = 0; i < nr_sites; i++) {
+		free(sites[i].module);
+		free(sites[i].file);
+		free(sites[i].func);
+	}
+	free(sites);
+	sites = NULL;
+	nr_sites = 0;
+}
