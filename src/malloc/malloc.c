@@ -125,9 +125,14 @@ static __always_inline void *malloc_inline(size_t size)
 	return malloc_slow(size, 1, 0);
 }
 
-/* A class miss (or no class): the cache's miss path, or malloc_slow(). */
-static __always_inline void *malloc_miss(struct kmem_cache *s, size_t size, uintptr_t caller)
+/* A class miss (or no class) of the entry point whose caller is @caller:
+ * its tag (profiling), then the cache's miss path, or malloc_slow(). Not
+ * inlined: the entry's hit path keeps no frame, its miss is a tail call
+ * (@size first: it stays in malloc's argument register). */
+static __noinline void *malloc_miss(size_t size, struct kmem_cache *s, uintptr_t caller)
 {
+	if (unlikely(_uslub_profiling | _uslub_sampling))
+		uslub_alloc_tag_cur = _uslub_caller_tag(caller);
 	if (likely(s))
 		return _uslub_slab_alloc_miss(s, 0, USLUB_NUMA_NO_NODE, size, caller);
 	return malloc_slow(size, 1, 0);
@@ -135,7 +140,7 @@ static __always_inline void *malloc_miss(struct kmem_cache *s, size_t size, uint
 
 /* malloc's hit path for the entry points (malloc, calloc, realloc(NULL),
  * operator new): the lookup and the inline pop; the allocation tag (the
- * caller's) is looked up only on a miss (profiling sends every
+ * caller's) is looked up only on a miss (malloc_miss()) (profiling sends every
  * allocation of a profiled cache there), so nothing is done on a hit.
  * A macro, so that USLUB_CALLER() is the return address of the entry
  * point it is expanded in. */
@@ -143,10 +148,8 @@ static __always_inline void *malloc_miss(struct kmem_cache *s, size_t size, uint
 	size_t __n = (size);                                                    \
 	struct kmem_cache *__s = malloc_cache(__n);                             \
 	void *__o = likely(__s) ? alloc_from_pcs(__s, this_cpu(__s)) : NULL;    \
-	if (unlikely(!__o)) {                                                   \
-		MALLOC_TAG();                                                   \
-		__o = malloc_miss(__s, __n, USLUB_CALLER());                    \
-	}                                                                       \
+	if (unlikely(!__o))                                                     \
+		__o = malloc_miss(__n, __s, USLUB_CALLER());                    \
 	__o; })
 
 /* malloc: the table lookup and the pop inline; the allocation tag (for
