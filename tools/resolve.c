@@ -83,7 +83,7 @@ static int row_site(const char *line, const char *end, const char **ss, const ch
 static const char *json_site(const char *p, const char *end, char *buf, size_t len,
 			     unsigned long *off)
 {
-	p += 10;                                /* "module": */
+	p += 9;                                 /* "module": */
 	if (p >= end || *p != '"')
 		return NULL;
 	size_t k = 0;
@@ -253,11 +253,14 @@ static void run_addr2line(const char *prog, size_t *idx, size_t n)
 		if (disc)
 			*disc = 0;
 		struct site *s = &sites[idx[i]];
-		if (strcmp(fn, "??"))
-			s->func = strdup(fn);
+		/* a function without a line is addr2line's guess from the
+		 * nearest symbol (a stripped module): dladdr's name stays */
 		char *colon = strrchr(fl, ':');
-		if (strncmp(fl, "??", 2) && colon && colon[1] >= '1' && colon[1] <= '9')
+		if (strncmp(fl, "??", 2) && colon && colon[1] >= '1' && colon[1] <= '9') {
 			s->file = strdup(fl);
+			if (strcmp(fn, "??"))
+				s->func = strdup(fn);
+		}
 	}
 	free(out);
 out:
@@ -336,24 +339,14 @@ static void rewrite(const char *text, size_t len, FILE *out, resolve_emit_fn emi
 		unsigned long off;
 		struct site *s;
 		if (row_site(l, le, &ss, &se, &modlen, &off) && (s = find(ss, modlen, off)) &&
-		    (s->file || s->func)) {
-			const char *sym = se + 6;   /* after " func:" */
+		    s->file) {
 			emit(done, (size_t)(ss - done), out);
-			if (s->file) {
-				emit_str(emit, out, s->file);
-				emit_str(emit, out, " func:");
-				emit_str(emit, out, s->func ? s->func : "?");
-				emit_str(emit, out, " (");
-				emit(ss, (size_t)(se - ss), out);
-				emit_str(emit, out, ")");
-			} else {                    /* the function only */
-				emit(ss, (size_t)(se - ss), out);
-				emit_str(emit, out, " func:");
-				if (le - sym == 1 && *sym == '?')
-					emit_str(emit, out, s->func);
-				else
-					emit(sym, (size_t)(le - sym), out);
-			}
+			emit_str(emit, out, s->file);
+			emit_str(emit, out, " func:");
+			emit_str(emit, out, s->func ? s->func : "?");
+			emit_str(emit, out, " (");
+			emit(ss, (size_t)(se - ss), out);
+			emit_str(emit, out, ")");
 			done = le;
 		}
 		l = nl ? nl + 1 : end;
@@ -362,21 +355,19 @@ static void rewrite(const char *text, size_t len, FILE *out, resolve_emit_fn emi
 		unsigned long off;
 		const char *e = json_site(p, end, path, sizeof(path), &off);
 		struct site *s;
-		if (!e || !(s = find(path, strlen(path), off)) || (!s->file && !s->func))
+		if (!e || !(s = find(path, strlen(path), off)) || !s->file)
 			continue;
 		emit(done, (size_t)(e - done), out);
-		if (s->file) {
-			const char *colon = strrchr(s->file, ':');
-			emit_str(emit, out, ",\"source_file\":\"");
-			char *f = strndup(s->file, (size_t)(colon - s->file));
-			if (f)
-				emit_json_str(emit, out, f);
-			free(f);
-			emit_str(emit, out, "\",\"source_line\":");
-			char num[24];
-			snprintf(num, sizeof(num), "%lu", strtoul(colon + 1, NULL, 10));
-			emit_str(emit, out, num);
-		}
+		const char *colon = strrchr(s->file, ':');
+		emit_str(emit, out, ",\"source_file\":\"");
+		char *f = strndup(s->file, (size_t)(colon - s->file));
+		if (f)
+			emit_json_str(emit, out, f);
+		free(f);
+		emit_str(emit, out, "\",\"source_line\":");
+		char num[24];
+		snprintf(num, sizeof(num), "%lu", strtoul(colon + 1, NULL, 10));
+		emit_str(emit, out, num);
 		if (s->func) {
 			emit_str(emit, out, ",\"source_func\":\"");
 			emit_json_str(emit, out, s->func);

@@ -18,8 +18,8 @@ typedef void (*resolve_emit_fn)(const char *str, size_t n, FILE *out);
  * resolved: a table row "BYTES CALLS /module+0xOFF func:SYM" becomes
  * "BYTES CALLS FILE:LINE func:FUNCTION (/module+0xOFF)" and a JSON site
  * gains "source_file", "source_line" and "source_func". Where addr2line is
- * missing (or knows nothing of an address), the text is left as it is;
- * a missing addr2line is said once on stderr.
+ * missing, or has no line for an address (no DWARF: a stripped module),
+ * the text is left as it is; a missing addr2line is said once on stderr.
  */
 void resolve_and_emit(const char *text, size_t len, FILE *out, resolve_emit_fn emit);
 

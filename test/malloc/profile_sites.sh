@@ -11,7 +11,12 @@
 #   - `uslub run --report --profile`: with addr2line (binutils) installed,
 #     the two rows name profile_sites.c and the line of each malloc call
 #     (the lines marked "SITE" in the source), with the function;
-#     without it, the tool says addr2line is missing.
+#     without it, the tool says addr2line is missing;
+#   - `uslub allocinfo PID --json` of the program held running (published
+#     snapshots, USLUB_PUBLISH_MS): small_site's site has "module" (the
+#     program) and "offset", and with addr2line "source_file",
+#     "source_line" (the marked line) and "source_func"; the table form
+#     names the file and line too.
 #
 #   profile_sites.sh PROG LIB TOOL SRC
 set -u
@@ -65,5 +70,35 @@ else
 	grep -q 'addr2line (binutils) is not installed' "$T/r" ||
 		fail "uslub run: addr2line is missing and the tool does not say so"
 	row "$T/r" small_site | grep -q . || fail "uslub run: no row for small_site"
+fi
+
+# a live process: `uslub allocinfo PID`, JSON and table
+env USLUB_PROFILING=1 USLUB_PUBLISH_MS=50 LD_PRELOAD="$lib" "$prog" hold "$T/go" >"$T/out" &
+pid=$!
+ok=
+for i in $(seq 200); do
+	if "$tool" allocinfo "$pid" --json >"$T/j" 2>/dev/null && grep -q '"func":"small_site+0x' "$T/j"; then
+		ok=1
+		break
+	fi
+	sleep 0.05
+done
+"$tool" allocinfo "$pid" >"$T/t" 2>&1
+touch "$T/go"
+wait "$pid"
+cp "$T/j" "$T/r"
+[ -n "$ok" ] || fail "uslub allocinfo $pid --json: no small_site site"
+site=$(grep -o '{[^{}]*"func":"small_site+0x[^{}]*}' "$T/j")
+echo "$site" | grep -q "\"module\":\"$prog\",\"offset\":[0-9]" ||
+	fail "allocinfo --json: small_site's site has no module and offset: $site"
+echo "$site" | grep -q '"bytes":'$((1000 * small))',"calls":1000,' ||
+	fail "allocinfo --json: small_site's bytes and calls: $site"
+if command -v addr2line >/dev/null; then
+	line=$(grep -n "SITE small" "$src" | cut -d: -f1)
+	echo "$site" | grep -Eq "\"source_file\":\"[^\"]*$(basename "$src")\",\"source_line\":$line,\"source_func\":\"small_site\"" ||
+		fail "allocinfo --json: small_site's site has no source_file/line/func: $site"
+	cp "$T/t" "$T/r"
+	grep -Eq "^ +[0-9]+ +1000 [^ ]*$(basename "$src"):$line func:small_site \(" "$T/t" ||
+		fail "uslub allocinfo $pid: no row $(basename "$src"):$line func:small_site"
 fi
 echo PASS
