@@ -4,8 +4,9 @@
 # (USLUB_PROFILING=0), sampled (--profile=sample), exact (--profile) and
 # exact with the report at exit (--report --profile: allocinfo's call sites
 # resolved with dladdr in the process and addr2line in the tool), as
-# medians of N interleaved runs (off, sample, exact, report, off, ...), and
-# each mode's ratio to off. Workloads: python3's json (the README's example) and,
+# medians of N interleaved runs (off, sample, exact, report, off, ...) of
+# the wall time and of the CPU time (user + sys: steadier on a loaded
+# machine), and each mode's ratio to off. Workloads: python3's json (the README's example) and,
 # when sqlite3 is installed, an in-memory sqlite3 build-index-and-query.
 # Prints a table; writes nothing.
 #
@@ -24,32 +25,36 @@ run_sql() { "$tool" run $1 -- sqlite3 :memory: "CREATE TABLE t(a, b, c); $sql"; 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 measure() {     # NAME FN
-	local name=$1 fn=$2 mode i t0 t1
-	declare -A times
+	local name=$1 fn=$2 mode i r u y
+	declare -A wall cpu
 	for ((i = 0; i < n; i++)); do
 		for mode in off sample exact report; do
 			case $mode in
 			off) opt=;; sample) opt=--profile=sample;; exact) opt=--profile;;
 			report) opt="--report --profile";;
 			esac
-			t0=$(date +%s%N)
-			if [ $mode = off ]; then
-				USLUB_PROFILING=0 $fn "" >/dev/null
-			else
-				$fn "$opt" >/dev/null 2>&1
-			fi
-			t1=$(date +%s%N)
-			times[$mode]+="$(( (t1 - t0) / 1000000 )) "
+			read -r r u y < <( { TIMEFORMAT='%3R %3U %3S'
+				if [ $mode = off ]; then
+					time USLUB_PROFILING=0 $fn "" >/dev/null 2>&1
+				else
+					time $fn "$opt" >/dev/null 2>&1
+				fi; } 2>&1 )
+			wall[$mode]+="$r "
+			cpu[$mode]+="$(awk -v u="$u" -v y="$y" 'BEGIN { print u + y }') "
 		done
 	done
-	local off sample exact report
-	off=$(echo ${times[off]} | tr ' ' '\n' | median)
-	sample=$(echo ${times[sample]} | tr ' ' '\n' | median)
-	exact=$(echo ${times[exact]} | tr ' ' '\n' | median)
-	report=$(echo ${times[report]} | tr ' ' '\n' | median)
-	awk -v n="$name" -v o="$off" -v s="$sample" -v e="$exact" -v r="$report" 'BEGIN {
-		printf "%-8s off %5d ms  sample %5d ms %.2fx  exact %5d ms %.2fx  exact+report %5d ms %.2fx\n",
-		       n, o, s, s / o, e, e / o, r, r / o }'
+	local m line="$name"
+	for m in off sample exact report; do
+		local w c
+		w=$(echo ${wall[$m]} | tr ' ' '\n' | median)
+		c=$(echo ${cpu[$m]} | tr ' ' '\n' | median)
+		line+=" $m $w $c"
+	done
+	echo "$line" | awk '{
+		printf "%-8s wall (s): off %.3f  sample %.3f %.2fx  exact %.3f %.2fx  exact+report %.3f %.2fx\n",
+		       $1, $3, $6, $6 / $3, $9, $9 / $3, $12, $12 / $3
+		printf "%-8s cpu  (s): off %.3f  sample %.3f %.2fx  exact %.3f %.2fx  exact+report %.3f %.2fx\n",
+		       "", $4, $7, $7 / $4, $10, $10 / $4, $13, $13 / $4 }'
 }
 echo "profiling cost under uslub run ($tool), medians of $n interleaved runs, $(nproc) cpus"
 measure python3 run_py

@@ -497,4 +497,5 @@ static void tags_postfork_parent(void)
 static void tags_postfork_child(void)
 {
 	uslub_mutex_reset(&tags_lock, RANK_TAGS);
+	_uslub_caller_tags_postfork_child();
 }

@@ -160,6 +160,15 @@ void _uslub_caller_tag_name(int slot, const char **site, const char **func)
 	*func = names[i].func;
 }
 
+/* fork child: a name another thread was resolving is resolved again
+ * (that thread is gone; a reporter would wait for it forever). */
+void _uslub_caller_tags_postfork_child(void)
+{
+	for (unsigned int i = 0; i < CALLER_TAGS; i++)
+		if (__atomic_load_n(&name_state[i], __ATOMIC_RELAXED) == NAME_BUSY)
+			__atomic_store_n(&name_state[i], NAME_NONE, __ATOMIC_RELAXED);
+}
+
 /* Tests (white-box): lower the table's limit to @n claimed slots (0:
  * back to the default); returns the slots claimed so far. */
 unsigned int _uslub_caller_tags_limit(unsigned int n)

@@ -97,6 +97,7 @@ __internal struct uslub_alloc_tag *_uslub_caller_tag(uintptr_t addr);
 __internal int _uslub_caller_tag_slot(const struct uslub_alloc_tag *tag);
 __internal void _uslub_caller_tag_name(int slot, const char **site, const char **func);
 __internal unsigned int _uslub_caller_tags_limit(unsigned int n);
+__internal void _uslub_caller_tags_postfork_child(void);
 __internal extern long _uslub_stock_max;     /* stock bytes kept on free: 2 x batch */
 __internal void _uslub_ext_init(void);
 
