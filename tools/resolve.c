@@ -327,29 +327,157 @@ static void emit_json_str(resolve_emit_fn emit, FILE *out, const char *s)
 	}
 }
 
-static void rewrite(const char *text, size_t len, FILE *out, resolve_emit_fn emit)
+/* A table row "BYTES CALLS REST" (uslub_allocinfo_print()'s "%14lld
+ * %10lld %s"): its numbers and where REST starts; 0 if @l is no row. */
+static int parse_row(const char *l, const char *le, long long *bytes, long long *calls,
+		     const char **rest)
 {
-	const char *end = text + len, *done = text;
-	char path[4096];
-	for (const char *l = text; l < end;) {
-		const char *nl = memchr(l, '\n', (size_t)(end - l));
-		const char *le = nl ? nl : end;
-		const char *ss, *se;
+	const char *p = l;
+	long long v[2];
+	for (int f = 0; f < 2; f++) {
+		while (p < le && *p == ' ')
+			p++;
+		int neg = p < le && *p == '-';
+		p += neg;
+		const char *d = p;
+		long long x = 0;
+		while (p < le && *p >= '0' && *p <= '9')
+			x = x * 10 + (*p++ - '0');
+		if (p == d || p >= le || *p != ' ')
+			return 0;
+		v[f] = neg ? -x : x;
+	}
+	if (++p >= le)
+		return 0;
+	*bytes = v[0];
+	*calls = v[1];
+	*rest = p;
+	return 1;
+}
+
+struct row {
+	long long bytes, calls;
+	char *key;              /* "FILE:LINE func:F" resolved, else the row's text */
+	char *site;             /* the first module+0xOFF merged here (resolved) */
+	int more;               /* other addresses merged into it */
+};
+
+static int by_bytes(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	if (x->calls != y->calls)
+		return x->calls > y->calls ? -1 : 1;
+	return strcmp(x->key, y->key);
+}
+
+/*
+ * A run of table rows [@bs, @be): the resolved ones written as
+ * "FILE:LINE func:FUNCTION (/module+0xOFF)"; rows that resolve to the same
+ * line and function (one source call site compiled to several calls:
+ * an unrolled loop, an inlined function) merged into one, bytes and
+ * objects added ("(/module+0xOFF, +N more)"), and the run sorted by bytes
+ * again. A run with nothing resolved is written as it is.
+ */
+static void flush_rows(const char *bs, const char *be, FILE *out, resolve_emit_fn emit)
+{
+	size_t n = 0, k = 0;
+	int any = 0;
+	for (const char *l = bs; l < be; l++)
+		n += *l == '\n';
+	struct row *rows = calloc(n + 1, sizeof(*rows));
+	if (!rows) {
+		emit(bs, (size_t)(be - bs), out);
+		return;
+	}
+	for (const char *l = bs; l < be;) {
+		const char *nl = memchr(l, '\n', (size_t)(be - l));
+		const char *le = nl ? nl : be, *rest, *ss, *se;
+		long long bytes, calls;
 		size_t modlen;
 		unsigned long off;
 		struct site *s;
+		char *key = NULL, *site = NULL;
+		if (!parse_row(l, le, &bytes, &calls, &rest))
+			break;                      /* cannot happen: a run of rows */
 		if (row_site(l, le, &ss, &se, &modlen, &off) && (s = find(ss, modlen, off)) &&
 		    s->file) {
-			emit(done, (size_t)(ss - done), out);
-			emit_str(emit, out, s->file);
-			emit_str(emit, out, " func:");
-			emit_str(emit, out, s->func ? s->func : "?");
-			emit_str(emit, out, " (");
-			emit(ss, (size_t)(se - ss), out);
-			emit_str(emit, out, ")");
-			done = le;
+			if (asprintf(&key, "%s func:%s", s->file, s->func ? s->func : "?") < 0)
+				key = NULL;
+			site = strndup(ss, (size_t)(se - ss));
+			any = 1;
+		} else {
+			key = strndup(rest, (size_t)(le - rest));
+		}
+		l = nl ? nl + 1 : be;
+		if (!key) {
+			free(site);
+			continue;
+		}
+		size_t i = 0;
+		while (i < k && strcmp(rows[i].key, key))
+			i++;
+		if (i < k) {                        /* the same source site */
+			rows[i].bytes += bytes;
+			rows[i].calls += calls;
+			rows[i].more += site != NULL;
+			free(key);
+			free(site);
+		} else {
+			rows[k++] = (struct row){ bytes, calls, key, site, 0 };
+		}
+	}
+	if (!any) {
+		emit(bs, (size_t)(be - bs), out);
+	} else {
+		qsort(rows, k, sizeof(*rows), by_bytes);
+		for (size_t i = 0; i < k; i++) {
+			char num[64];
+			snprintf(num, sizeof(num), "%14lld %10lld ", rows[i].bytes, rows[i].calls);
+			emit_str(emit, out, num);
+			emit_str(emit, out, rows[i].key);
+			if (rows[i].site) {
+				emit_str(emit, out, " (");
+				emit_str(emit, out, rows[i].site);
+				if (rows[i].more) {
+					snprintf(num, sizeof(num), ", +%d more", rows[i].more);
+					emit_str(emit, out, num);
+				}
+				emit_str(emit, out, ")");
+			}
+			emit_str(emit, out, "\n");
+		}
+	}
+	for (size_t i = 0; i < k; i++) {
+		free(rows[i].key);
+		free(rows[i].site);
+	}
+	free(rows);
+}
+
+static void rewrite(const char *text, size_t len, FILE *out, resolve_emit_fn emit)
+{
+	const char *end = text + len, *done = text, *run = NULL;
+	char path[4096];
+	for (const char *l = text; l < end;) {
+		const char *nl = memchr(l, '\n', (size_t)(end - l));
+		const char *le = nl ? nl : end, *rest;
+		long long bytes, calls;
+		int is_row = nl && parse_row(l, le, &bytes, &calls, &rest);
+		if (is_row && !run) {
+			emit(done, (size_t)(l - done), out);
+			run = l;
+		} else if (!is_row && run) {
+			flush_rows(run, l, out, emit);
+			done = l;
+			run = NULL;
 		}
 		l = nl ? nl + 1 : end;
+	}
+	if (run) {
+		flush_rows(run, end, out, emit);
+		done = end;
 	}
 	for (const char *p = done; (p = memmem(p, (size_t)(end - p), "\"module\":", 9)); p++) {
 		unsigned long off;

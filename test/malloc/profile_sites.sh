@@ -10,7 +10,8 @@
 #     within [1/2, 2] of the exact bytes;
 #   - `uslub run --report --profile`: with addr2line (binutils) installed,
 #     the two rows name profile_sites.c and the line of each malloc call
-#     (the lines marked "SITE" in the source), with the function;
+#     (the lines marked "SITE" in the source), with the function, one row
+#     per line with the exact bytes (an unrolled loop's calls merged);
 #     without it, the tool says addr2line is missing;
 #   - `uslub allocinfo PID --json` of the program held running (published
 #     snapshots, USLUB_PUBLISH_MS): small_site's site has "module" (the
@@ -25,8 +26,11 @@ T=$(mktemp -d) || exit 1
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; echo "--- report:"; cat "$T/r" 2>/dev/null | head -40; exit 1; }
 
-# the allocinfo row whose func is NAME+0x.. (in-process names)
-row() { awk -v f="func:$2+0x" 'index($4, f) == 1 { print; exit }' "$1"; }
+# the allocinfo rows whose func is NAME+0x.. (in-process names), added
+# up: "BYTES CALLS SITE" (SITE: the first row's; a compiler may unroll a
+# loop into several calls, each its own return address)
+row() { awk -v f="func:$2+0x" 'index($4, f) == 1 { b += $1; c += $2; if (!s) s = $3 }
+	END { if (s) print b, c, s }' "$1"; }
 
 env USLUB_PROFILING=1 USLUB_REPORT="$T/r" LD_PRELOAD="$lib" "$prog" >"$T/out" ||
 	fail "the program failed under LD_PRELOAD"
@@ -63,8 +67,20 @@ if command -v addr2line >/dev/null; then
 	base=$(basename "$src")
 	for name in small big; do
 		line=$(grep -n "SITE $name" "$src" | cut -d: -f1)
-		grep -Eq "^ +[0-9]+ +[0-9]+ [^ ]*$base:$line func:${name}_site \\($prog\\+0x[0-9a-f]+\\)$" "$T/r" ||
+		# one row per source line: several calls compiled from it are
+		# merged by the tool ("+N more")
+		grep -Eq "^ +[0-9]+ +[0-9]+ [^ ]*$base:$line func:${name}_site \\($prog\\+0x[0-9a-f]+(, \\+[0-9]+ more)?\\)$" "$T/r" ||
 			fail "uslub run: no row $base:$line func:${name}_site (module+offset)"
+		[ "$(grep -c "$base:$line func:${name}_site " "$T/r")" = 1 ] ||
+			fail "uslub run: $base:$line is not one row"
+	done
+	want_small=$((1000 * small)) want_big=$((10 * big))
+	for name in small big; do
+		line=$(grep -n "SITE $name" "$src" | cut -d: -f1)
+		eval want=\$want_$name
+		calls=$([ $name = small ] && echo 1000 || echo 10)
+		grep -Eq "^ +$want +$calls [^ ]*$base:$line func:${name}_site " "$T/r" ||
+			fail "uslub run: $base:$line: not $want bytes in $calls objects"
 	done
 else
 	grep -q 'addr2line (binutils) is not installed' "$T/r" ||
@@ -88,11 +104,14 @@ touch "$T/go"
 wait "$pid"
 cp "$T/j" "$T/r"
 [ -n "$ok" ] || fail "uslub allocinfo $pid --json: no small_site site"
-site=$(grep -o '{[^{}]*"func":"small_site+0x[^{}]*}' "$T/j")
+site=$(grep -o '{[^{}]*"func":"small_site+0x[^{}]*}' "$T/j" | head -1)
 echo "$site" | grep -q "\"module\":\"$prog\",\"offset\":[0-9]" ||
 	fail "allocinfo --json: small_site's site has no module and offset: $site"
-echo "$site" | grep -q '"bytes":'$((1000 * small))',"calls":1000,' ||
-	fail "allocinfo --json: small_site's bytes and calls: $site"
+sum=$(grep -o '{[^{}]*"func":"small_site+0x[^{}]*}' "$T/j" |
+	sed 's/.*"bytes":\([0-9]*\),"calls":\([0-9]*\),.*/\1 \2/' |
+	awk '{ b += $1; c += $2 } END { print b, c }')
+[ "$sum" = "$((1000 * small)) 1000" ] ||
+	fail "allocinfo --json: small_site's sites: $sum bytes and calls, want $((1000 * small)) 1000"
 if command -v addr2line >/dev/null; then
 	line=$(grep -n "SITE small" "$src" | cut -d: -f1)
 	echo "$site" | grep -Eq "\"source_file\":\"[^\"]*$(basename "$src")\",\"source_line\":$line,\"source_func\":\"small_site\"" ||
