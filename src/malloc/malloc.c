@@ -140,10 +140,10 @@ static __noinline void *malloc_miss(size_t size, struct kmem_cache *s, uintptr_t
 
 /* malloc's hit path for the entry points (malloc, calloc, realloc(NULL),
  * operator new): the lookup and the inline pop; the allocation tag (the
- * caller's) is looked up only on a miss (malloc_miss()) (profiling sends every
- * allocation of a profiled cache there), so nothing is done on a hit.
- * A macro, so that USLUB_CALLER() is the return address of the entry
- * point it is expanded in. */
+ * caller's) is looked up only on a miss, in malloc_miss() (profiling
+ * sends every allocation of a profiled cache there), so nothing is done
+ * on a hit. A macro, so that USLUB_CALLER() is the return address of the
+ * entry point it is expanded in. */
 #define MALLOC_INLINE(size) ({                                                  \
 	size_t __n = (size);                                                    \
 	struct kmem_cache *__s = malloc_cache(__n);                             \
