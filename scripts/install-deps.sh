@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what building and testing uslub needs on a fresh Debian machine
 # (compiler, clang, make, cmake, pkg-config, python3, sqlite3, redis-tools,
-# tmux, liburcu-dev; the sanitizer runtimes come with gcc). A no-op when everything is present.
+# tmux, binutils, liburcu-dev; the sanitizer runtimes come with gcc). A no-op when everything is present.
 # Called by `make build`, so the README's two commands work on a bare
 # machine.
 set -euo pipefail
@@ -17,6 +17,9 @@ command -v sqlite3 >/dev/null 2>&1 || missing+=(sqlite3)   # test/malloc/program
 # redis-server package would add only the system service that starts it.
 command -v redis-benchmark >/dev/null 2>&1 || missing+=(redis-tools)
 command -v tmux  >/dev/null 2>&1 || missing+=(tmux)      # the `uslub top` screen test
+# `uslub run --report --profile`'s file:line (addr2line) and
+# test/malloc/profile_sites.sh; also objdump (test/fastpath)
+command -v addr2line >/dev/null 2>&1 || missing+=(binutils)
 command -v clang >/dev/null 2>&1 || missing+=(clang)     # make test-clang
 # test/asan in the clang build: clang's ASan runtime (a recommendation of
 # clang's package, so missing where clang came without recommends)

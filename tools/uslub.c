@@ -58,6 +58,7 @@
  * and what this file shares with tools/top.c. */
 #include "../src/observe/publish_dir.h"
 #include "tool.h"
+#include "resolve.h"
 
 /* Baked in by CMake (CMakeLists.txt, target uslub_tool). */
 #ifndef USLUB_SOURCE_DIR
@@ -643,7 +644,7 @@ static int show_allocinfo(long pid, int json)
 				printf(",");
 			}
 			printf("\"allocinfo\":");
-			emit(as, (size_t)(ae - as), stdout);
+			resolve_and_emit(as, (size_t)(ae - as), stdout, emit);
 			printf("}\n");
 		}
 	} else {
@@ -663,7 +664,7 @@ static int show_allocinfo(long pid, int json)
 				const char *nl = strchr(doc, '\n');
 				emit(doc, (size_t)(nl - doc) + 1, stdout);
 			}
-			emit(sec, (size_t)(end - sec), stdout);
+			resolve_and_emit(sec, (size_t)(end - sec), stdout, emit);
 		}
 	}
 	unload(&s);
@@ -800,6 +801,11 @@ static void describe(char *buf, size_t len, char **argv)
 			*c = ' ';
 }
 
+static void raw_write(const char *str, size_t n, FILE *out)
+{
+	fwrite(str, 1, n, out);
+}
+
 /*
  * What CMD's publisher left (USLUB_PUBLISH_MS, set by run_and_report()):
  * its last snapshot, read after CMD ended and before it is reaped (a
@@ -907,7 +913,7 @@ static void print_snapshot_body(const struct last_snapshot *ls)
 		const char *nl = strchr(body, '\n');
 		body = nl ? nl + 1 : body + ls->len;
 	}
-	emit(body, ls->len - (size_t)(body - ls->text), stderr);
+	resolve_and_emit(body, ls->len - (size_t)(body - ls->text), stderr, emit);
 }
 
 /* "0.04 s before it ended", or "" when the snapshot's time is unknown. */
@@ -937,15 +943,19 @@ static void print_report(const char *dir, pid_t pid, char **cmd, int status,
 	snapshot_age(age, sizeof(age), ls, end_ns);
 	if (f) {
 		/* One header: the file's own first line ("uslub report: pid
-		 * N"), with the command added. */
-		char buf[65536], head[64];
+		 * N"), with the command added; the rest with its caller sites
+		 * resolved (resolve.c). */
+		size_t len;
+		char *text = slurp_fd(fileno(f), &len);
+		char head[64];
 		int n0 = snprintf(head, sizeof(head), "uslub report: pid %d\n", (int)pid);
-		size_t n = fread(buf, 1, (size_t)n0, f);
 		fprintf(stderr, "uslub report: pid %d (%s)\n", (int)pid, what);
-		if (n != (size_t)n0 || memcmp(buf, head, n))
-			fwrite(buf, 1, n, stderr);
-		while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-			fwrite(buf, 1, n, stderr);
+		if (text) {
+			size_t skip = len >= (size_t)n0 && !memcmp(text, head, (size_t)n0) ?
+				      (size_t)n0 : 0;
+			resolve_and_emit(text + skip, len - skip, stderr, raw_write);
+			free(text);
+		}
 		fclose(f);
 	} else {
 		/* Why there is no report file. */

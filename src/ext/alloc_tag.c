@@ -340,15 +340,29 @@ static struct uslub_allocinfo *collect(size_t *np, size_t *lenp)
 		}
 		if (!bytes && !calls)
 			continue;
-		out[k].file = tag->file;
-		out[k].func = tag->func;
-		out[k].line = tag->line;
+		int slot = _uslub_caller_tag_slot(tag);
+		if (slot != -1) {       /* a caller tag: named below, unlocked */
+			out[k].file = NULL;
+			out[k].func = NULL;
+			out[k].line = (unsigned int)(slot + 2);
+		} else {
+			out[k].file = tag->file;
+			out[k].func = tag->func;
+			out[k].line = tag->line;
+		}
 		out[k].bytes = bytes;
 		out[k].calls = calls;
 		k++;
 	}
 	uslub_mutex_unlock(&tags_lock, RANK_TAGS);
 	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
+	/* caller tags (the malloc family's call sites): "module+0xOFF" and
+	 * "symbol+0xOFF", line 0; dladdr() runs here, with no lock held */
+	for (size_t i = 0; i < k; i++)
+		if (!out[i].file) {
+			_uslub_caller_tag_name((int)out[i].line - 2, &out[i].file, &out[i].func);
+			out[i].line = 0;
+		}
 	if (out)
 		qsort(out, k, sizeof(*out), cmp_bytes);
 	*np = k;
@@ -375,8 +389,28 @@ static void allocinfo_legend(struct uslub_buf *b)
 	_uslub_buf_printf(b,
 		"# <bytes>  bytes allocated at the site and not freed yet%s\n"
 		"# <calls>  objects allocated at the site and not freed yet (each allocation counts once)\n"
-		"# <site>   the allocation call's file:line, <func> the function it is in\n",
+		"# <site>   the allocation call's file:line (a program's call site under LD_PRELOAD:\n"
+		"#          /module+0xOFF, which the uslub tool resolves), <func> the function it is in\n",
 		_uslub_sampling ? " (estimates: sampled allocations, scaled)" : "");
+}
+
+/* A caller tag's site "/module+0xOFF" (line 0) as JSON members the
+ * `uslub` tool resolves with addr2line: "module" (the path) and "offset"
+ * (the return address less the module's load bias). */
+static void print_caller_json(struct uslub_buf *b, const struct uslub_allocinfo *a)
+{
+	if (a->line || a->file[0] != '/')
+		return;
+	const char *plus = strrchr(a->file, '+');
+	if (!plus || plus[1] != '0' || plus[2] != 'x')
+		return;
+	char path[256];
+	size_t len = MIN((size_t)(plus - a->file), sizeof(path) - 1);
+	memcpy(path, a->file, len);
+	path[len] = 0;
+	_uslub_buf_printf(b, ",\"module\":");
+	_uslub_buf_json_string(b, path);
+	_uslub_buf_printf(b, ",\"offset\":%lu", strtoul(plus + 3, NULL, 16));
 }
 
 __public void uslub_allocinfo_print(FILE *f, int fmt)
@@ -409,6 +443,7 @@ __public void uslub_allocinfo_print(FILE *f, int fmt)
 			_uslub_buf_json_string(&b, all[i].file);
 			_uslub_buf_printf(&b, ",\"line\":%u,\"func\":", all[i].line);
 			_uslub_buf_json_string(&b, all[i].func);
+			print_caller_json(&b, &all[i]);
 			_uslub_buf_printf(&b, "}");
 		}
 		_uslub_buf_printf(&b, "]}%s", fmt == USLUB_FMT_JSON ? "\n" : "");
@@ -424,9 +459,14 @@ __public void uslub_allocinfo_print(FILE *f, int fmt)
 					  (long long)bytes, (long long)calls);
 		_uslub_buf_printf(&b, "# %12s %10s <site> <func>\n", "<bytes>", "<calls>");
 		for (size_t i = 0; i < n; i++)
-			_uslub_buf_printf(&b, "%14lld %10lld %s:%u func:%s\n",
-					  (long long)all[i].bytes, (long long)all[i].calls,
-					  all[i].file, all[i].line, all[i].func);
+			if (all[i].line)
+				_uslub_buf_printf(&b, "%14lld %10lld %s:%u func:%s\n",
+						  (long long)all[i].bytes, (long long)all[i].calls,
+						  all[i].file, all[i].line, all[i].func);
+			else    /* a caller tag: module+0xOFF (ext/caller_tag.c) */
+				_uslub_buf_printf(&b, "%14lld %10lld %s func:%s\n",
+						  (long long)all[i].bytes, (long long)all[i].calls,
+						  all[i].file, all[i].func);
 		if (n)
 			allocinfo_legend(&b);
 	}
@@ -470,4 +510,5 @@ static void tags_postfork_parent(void)
 static void tags_postfork_child(void)
 {
 	uslub_mutex_reset(&tags_lock, RANK_TAGS);
+	_uslub_caller_tags_postfork_child();
 }

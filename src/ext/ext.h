@@ -83,6 +83,21 @@ __internal bool _uslub_charge_slow(struct obj_cgroup *objcg, size_t bytes, uslub
 __internal void _uslub_uncharge_slow(struct obj_cgroup *objcg, size_t bytes);
 __internal struct obj_cgroup *_uslub_charge_nolock(size_t bytes, bool *refused);
 __internal void _uslub_tag_add_slow(struct uslub_alloc_tag *tag, int64_t bytes, int64_t calls);
+
+/*
+ * Caller tags (ext/caller_tag.c): one allocation tag per return address,
+ * for the malloc family (src/malloc), never freed. _uslub_caller_tag()
+ * finds or claims the slot of @addr without a lock or an allocation (the
+ * shared "other" tag when the table is full). _uslub_caller_tag_slot():
+ * the slot of a caller tag, -2 for "other", -1 for any other tag.
+ * _uslub_caller_tag_name(): the slot's "module+0xOFF" and "symbol+0xOFF",
+ * resolved once with dladdr(): never with a uslub lock held.
+ */
+__internal struct uslub_alloc_tag *_uslub_caller_tag(uintptr_t addr);
+__internal int _uslub_caller_tag_slot(const struct uslub_alloc_tag *tag);
+__internal void _uslub_caller_tag_name(int slot, const char **site, const char **func);
+__internal unsigned int _uslub_caller_tags_limit(unsigned int n);
+__internal void _uslub_caller_tags_postfork_child(void);
 __internal extern long _uslub_stock_max;     /* stock bytes kept on free: 2 x batch */
 __internal void _uslub_ext_init(void);
 

@@ -40,11 +40,16 @@ static bool fatal(void)
 	return _uslub_option(USLUB_OPT_MALLOC_ABORT) != 0;
 }
 
-/* The malloc entries below tag their call sites in this library's own
- * "uslub_alloc_tags" section: register it, as <uslub.h> does for a user
- * (the core's sources include only <uslub/types.h>, which registers
- * nothing). */
-USLUB_ALLOC_TAGS_REGISTRATION();
+/* The allocation tag of the malloc family, when profiling is on: the
+ * program's call site, a caller tag (ext/caller_tag.c) for the entry
+ * point's return address (USLUB_CALLER() where the macro is expanded: the
+ * public entry's caller), so allocinfo names the program's sites, not
+ * malloc's own. Off, nothing is looked up or stored (profiling is fixed
+ * at startup; a tag left in the slot is never read then). */
+#define MALLOC_TAG() do {                                                       \
+	if (unlikely(_uslub_profiling | _uslub_sampling))                      \
+		uslub_alloc_tag_cur = _uslub_caller_tag(USLUB_CALLER());        \
+} while (0)
 
 /* This library's kmalloc caches make bad frees fatal (see kmalloc.h). */
 bool _uslub_kmalloc_fatal_errors(void)
@@ -121,28 +126,31 @@ static __always_inline void *malloc_inline(size_t size)
 	return malloc_slow(size, 1, 0);
 }
 
-/* A class miss (or no class): the cache's miss path, or malloc_slow(). */
-static __always_inline void *malloc_miss(struct kmem_cache *s, size_t size, uintptr_t caller)
+/* A class miss (or no class) of the entry point whose caller is @caller:
+ * its tag (profiling), then the cache's miss path, or malloc_slow(). Not
+ * inlined: the entry's hit path keeps no frame, its miss is a tail call
+ * (@size first: it stays in malloc's argument register). */
+static __noinline void *malloc_miss(size_t size, struct kmem_cache *s, uintptr_t caller)
 {
+	if (unlikely(_uslub_profiling | _uslub_sampling))
+		uslub_alloc_tag_cur = _uslub_caller_tag(caller);
 	if (likely(s))
 		return _uslub_slab_alloc_miss(s, 0, USLUB_NUMA_NO_NODE, size, caller);
 	return malloc_slow(size, 1, 0);
 }
 
 /* malloc's hit path for the entry points (malloc, calloc, realloc(NULL),
- * operator new): the lookup and the inline pop; the entry point's
- * allocation tag is stored only on a miss (profiling sends every
- * allocation of a profiled cache there), so nothing is stored on a hit.
- * A macro, so that each entry point has its own tag (USLUB_TAG_HERE()
- * names the function it is expanded in). */
+ * operator new): the lookup and the inline pop; the allocation tag (the
+ * caller's) is looked up only on a miss, in malloc_miss() (profiling
+ * sends every allocation of a profiled cache there), so nothing is done
+ * on a hit. A macro, so that USLUB_CALLER() is the return address of the
+ * entry point it is expanded in. */
 #define MALLOC_INLINE(size) ({                                                  \
 	size_t __n = (size);                                                    \
 	struct kmem_cache *__s = malloc_cache(__n);                             \
 	void *__o = likely(__s) ? alloc_from_pcs(__s, this_cpu(__s)) : NULL;    \
-	if (unlikely(!__o)) {                                                   \
-		USLUB_TAG_HERE();                                               \
-		__o = malloc_miss(__s, __n, USLUB_CALLER());                    \
-	}                                                                       \
+	if (unlikely(!__o))                                                     \
+		__o = malloc_miss(__n, __s, USLUB_CALLER());                    \
 	__o; })
 
 /* malloc: the table lookup and the pop inline; the allocation tag (for
@@ -187,11 +195,20 @@ __public void *calloc(size_t n, size_t size)
 			memset(p, 0, bytes);
 		return p;
 	}
-	USLUB_TAG_HERE();
+	MALLOC_TAG();
 	return malloc_slow(bytes, 1, USLUB_GFP_ZERO);   /* page runs: zeroed; mmaps: fresh */
 }
 
-__public void *realloc(void *p, size_t size)
+/* realloc's new object, allocated as malloc's, with the tag realloc set
+ * (the program's call site, not this library's). */
+static void *realloc_alloc(size_t size)
+{
+	return malloc_inline(size);
+}
+
+/* realloc's body, inlined in realloc and reallocarray: USLUB_CALLER() is
+ * their caller. */
+static __always_inline void *realloc_inline(void *p, size_t size)
 {
 	if (!p)
 		return MALLOC_INLINE(size);
@@ -205,8 +222,13 @@ __public void *realloc(void *p, size_t size)
 			memcpy(q, p, MIN(size, boot_size(p)));
 		return q;
 	}
-	USLUB_TAG_HERE();
-	return _uslub_krealloc(p, size, 0, malloc);
+	MALLOC_TAG();
+	return _uslub_krealloc(p, size, 0, realloc_alloc);
+}
+
+__public void *realloc(void *p, size_t size)
+{
+	return realloc_inline(p, size);
 }
 
 __public void *reallocarray(void *p, size_t n, size_t size)
@@ -216,7 +238,7 @@ __public void *reallocarray(void *p, size_t n, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	return realloc(p, bytes);
+	return realloc_inline(p, bytes);
 }
 
 /* ------------------------------------------------------------------------
@@ -236,7 +258,7 @@ __public int posix_memalign(void **out, size_t align, size_t size)
 	if (!align || (align & (align - 1)) || align % sizeof(void *))
 		return EINVAL;
 	int e = errno;
-	USLUB_TAG_HERE();
+	MALLOC_TAG();
 	void *p = aligned(align, size);
 	errno = e;
 	if (!p)
@@ -251,7 +273,7 @@ __public void *aligned_alloc(size_t align, size_t size)
 		errno = EINVAL;
 		return NULL;
 	}
-	USLUB_TAG_HERE();
+	MALLOC_TAG();
 	return aligned(align, size);
 }
 
@@ -265,13 +287,13 @@ __public void *memalign(size_t align, size_t size)
 		}
 		align = 1ul << fls_u(align);
 	}
-	USLUB_TAG_HERE();
+	MALLOC_TAG();
 	return aligned(align, size);
 }
 
 __public void *valloc(size_t size)
 {
-	USLUB_TAG_HERE();
+	MALLOC_TAG();
 	return aligned(PAGE_SIZE, size);
 }
 
@@ -281,7 +303,7 @@ __public void *pvalloc(size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	USLUB_TAG_HERE();
+	MALLOC_TAG();
 	return aligned(PAGE_SIZE, size ? ALIGN_UP(size, PAGE_SIZE) : PAGE_SIZE);
 }
 
@@ -374,13 +396,13 @@ __public void *_ZnwmRKSt9nothrow_t(size_t n, const struct nothrow_t *t)
 __public void *_ZnamRKSt9nothrow_t(size_t n, const struct nothrow_t *t)
 { return CXX_NEW(n, true); }
 __public void *_ZnwmSt11align_val_t(size_t n, size_t a)
-{ USLUB_TAG_HERE(); return cxx_new_aligned(n, a, false); }
+{ MALLOC_TAG(); return cxx_new_aligned(n, a, false); }
 __public void *_ZnamSt11align_val_t(size_t n, size_t a)
-{ USLUB_TAG_HERE(); return cxx_new_aligned(n, a, false); }
+{ MALLOC_TAG(); return cxx_new_aligned(n, a, false); }
 __public void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t n, size_t a, const struct nothrow_t *t)
-{ USLUB_TAG_HERE(); return cxx_new_aligned(n, a, true); }
+{ MALLOC_TAG(); return cxx_new_aligned(n, a, true); }
 __public void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t n, size_t a, const struct nothrow_t *t)
-{ USLUB_TAG_HERE(); return cxx_new_aligned(n, a, true); }
+{ MALLOC_TAG(); return cxx_new_aligned(n, a, true); }
 
 __public void _ZdlPv(void *p) { free(p); }
 __public void _ZdaPv(void *p) { free(p); }

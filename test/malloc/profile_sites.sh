@@ -1,0 +1,123 @@
+#!/bin/bash
+# malloc_profile_sites: allocation profiling under LD_PRELOAD names the
+# program's own call sites (src/ext/caller_tag.c), not malloc's.
+#   - USLUB_PROFILING=1 (exact), the report at exit (USLUB_REPORT=FILE):
+#     small_site's row has exactly 1000 objects and 1000 x its class's
+#     bytes, big_site's 10 and 10 x 64 KiB, each by function name
+#     (symbol+offset: dladdr, the program is built with -rdynamic) and by
+#     module+offset (the program's path); no row names malloc.c;
+#   - USLUB_PROFILING=sample:4096 (fixed seed): both rows, with estimates
+#     within [1/2, 2] of the exact bytes;
+#   - `uslub run --report --profile`: with addr2line (binutils) installed,
+#     the two rows name profile_sites.c and the line of each malloc call
+#     (the lines marked "SITE" in the source), with the function, one row
+#     per line with the exact bytes (an unrolled loop's calls merged);
+#     without it, the tool says addr2line is missing;
+#   - `uslub allocinfo PID --json` of the program held running (published
+#     snapshots, USLUB_PUBLISH_MS): small_site's site has "module" (the
+#     program) and "offset", and with addr2line "source_file",
+#     "source_line" (the marked line) and "source_func"; the table form
+#     names the file and line too.
+#
+#   profile_sites.sh PROG LIB TOOL SRC
+set -u
+prog=$1 lib=$2 tool=$3 src=$4
+T=$(mktemp -d) || exit 1
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*"; echo "--- report:"; cat "$T/r" 2>/dev/null | head -40; exit 1; }
+
+# the allocinfo rows whose func is NAME+0x.. (in-process names), added
+# up: "BYTES CALLS SITE" (SITE: the first row's; a compiler may unroll a
+# loop into several calls, each its own return address)
+row() { awk -v f="func:$2+0x" 'index($4, f) == 1 { b += $1; c += $2; if (!s) s = $3 }
+	END { if (s) print b, c, s }' "$1"; }
+
+env USLUB_PROFILING=1 USLUB_REPORT="$T/r" LD_PRELOAD="$lib" "$prog" >"$T/out" ||
+	fail "the program failed under LD_PRELOAD"
+small=$(sed -n 's/^small //p' "$T/out")
+big=$(sed -n 's/^big //p' "$T/out")
+[ -n "$small" ] && [ -n "$big" ] || fail "no usable sizes printed (not on uslub?)"
+grep -q '^allocinfo - profiling on' "$T/r" || fail "exact: no allocinfo in the report"
+r=$(row "$T/r" small_site); set -- $r
+[ -n "$r" ] || fail "exact: no row for small_site"
+[ "$2" = 1000 ] && [ "$1" = $((1000 * small)) ] ||
+	fail "exact: small_site: $1 bytes in $2 objects, want $((1000 * small)) in 1000"
+case "$3" in "$prog"+0x*) ;; *) fail "exact: small_site's site is '$3', not $prog+0xOFF";; esac
+r=$(row "$T/r" big_site); set -- $r
+[ -n "$r" ] || fail "exact: no row for big_site"
+[ "$2" = 10 ] && [ "$1" = $((10 * big)) ] ||
+	fail "exact: big_site: $1 bytes in $2 objects, want $((10 * big)) in 10"
+! grep -q 'malloc/malloc.c' "$T/r" || fail "exact: a row still names malloc.c"
+
+env USLUB_PROFILING=sample:4096 USLUB_PROFILING_SEED=11 USLUB_REPORT="$T/r" LD_PRELOAD="$lib" \
+	"$prog" >"$T/out" || fail "the program failed (sampled)"
+grep -q '^allocinfo - profiling sampled every 4096 bytes' "$T/r" || fail "sampled: no allocinfo"
+for s in "small_site $((1000 * small))" "big_site $((10 * big))"; do
+	set -- $s
+	name=$1 want=$2
+	r=$(row "$T/r" "$name"); set -- $r
+	[ -n "$r" ] || fail "sampled: no row for $name"
+	[ "$1" -ge $((want / 2)) ] && [ "$1" -le $((want * 2)) ] ||
+		fail "sampled: $name: $1 bytes, want $want within [1/2, 2]"
+done
+
+# the tool: file:line through addr2line
+"$tool" run --report --profile -- "$prog" >"$T/out" 2>"$T/r" || fail "uslub run failed"
+if command -v addr2line >/dev/null; then
+	base=$(basename "$src")
+	for name in small big; do
+		line=$(grep -n "SITE $name" "$src" | cut -d: -f1)
+		# one row per source line: several calls compiled from it are
+		# merged by the tool ("+N more")
+		grep -Eq "^ +[0-9]+ +[0-9]+ [^ ]*$base:$line func:${name}_site \\($prog\\+0x[0-9a-f]+(, \\+[0-9]+ more)?\\)$" "$T/r" ||
+			fail "uslub run: no row $base:$line func:${name}_site (module+offset)"
+		[ "$(grep -c "$base:$line func:${name}_site " "$T/r")" = 1 ] ||
+			fail "uslub run: $base:$line is not one row"
+	done
+	want_small=$((1000 * small)) want_big=$((10 * big))
+	for name in small big; do
+		line=$(grep -n "SITE $name" "$src" | cut -d: -f1)
+		eval want=\$want_$name
+		calls=$([ $name = small ] && echo 1000 || echo 10)
+		grep -Eq "^ +$want +$calls [^ ]*$base:$line func:${name}_site " "$T/r" ||
+			fail "uslub run: $base:$line: not $want bytes in $calls objects"
+	done
+else
+	grep -q 'addr2line (binutils) is not installed' "$T/r" ||
+		fail "uslub run: addr2line is missing and the tool does not say so"
+	row "$T/r" small_site | grep -q . || fail "uslub run: no row for small_site"
+fi
+
+# a live process: `uslub allocinfo PID`, JSON and table
+env USLUB_PROFILING=1 USLUB_PUBLISH_MS=50 LD_PRELOAD="$lib" "$prog" hold "$T/go" >"$T/out" &
+pid=$!
+ok=
+for i in $(seq 200); do
+	if "$tool" allocinfo "$pid" --json >"$T/j" 2>/dev/null && grep -q '"func":"small_site+0x' "$T/j"; then
+		ok=1
+		break
+	fi
+	sleep 0.05
+done
+"$tool" allocinfo "$pid" >"$T/t" 2>&1
+touch "$T/go"
+wait "$pid"
+cp "$T/j" "$T/r"
+[ -n "$ok" ] || fail "uslub allocinfo $pid --json: no small_site site"
+site=$(grep -o '{[^{}]*"func":"small_site+0x[^{}]*}' "$T/j" | head -1)
+echo "$site" | grep -q "\"module\":\"$prog\",\"offset\":[0-9]" ||
+	fail "allocinfo --json: small_site's site has no module and offset: $site"
+sum=$(grep -o '{[^{}]*"func":"small_site+0x[^{}]*}' "$T/j" |
+	sed 's/.*"bytes":\([0-9]*\),"calls":\([0-9]*\),.*/\1 \2/' |
+	awk '{ b += $1; c += $2 } END { print b, c }')
+[ "$sum" = "$((1000 * small)) 1000" ] ||
+	fail "allocinfo --json: small_site's sites: $sum bytes and calls, want $((1000 * small)) 1000"
+if command -v addr2line >/dev/null; then
+	line=$(grep -n "SITE small" "$src" | cut -d: -f1)
+	echo "$site" | grep -Eq "\"source_file\":\"[^\"]*$(basename "$src")\",\"source_line\":$line,\"source_func\":\"small_site\"" ||
+		fail "allocinfo --json: small_site's site has no source_file/line/func: $site"
+	cp "$T/t" "$T/r"
+	grep -Eq "^ +[0-9]+ +1000 [^ ]*$(basename "$src"):$line func:small_site \(" "$T/t" ||
+		fail "uslub allocinfo $pid: no row $(basename "$src"):$line func:small_site"
+fi
+echo PASS

@@ -1,0 +1,530 @@
+/*
+ * The `uslub` tool's symbolizer (resolve.h): caller sites to file:line.
+ *
+ * A process profiled under LD_PRELOAD names the program's malloc call
+ * sites by module and offset (ext/caller_tag.c: the return address less
+ * the module's load bias, which is what addr2line takes for a shared
+ * object, a PIE and a fixed-address executable alike). DWARF line tables
+ * are read here, outside the process: one `addr2line -f -C -e MODULE
+ * ADDR...` per module, on the address of the call instruction (the return
+ * address less one), with the tool's LD_PRELOAD removed from its
+ * environment.
+ */
+#define _GNU_SOURCE
+#include "resolve.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_SITES      8192
+#define ADDRS_PER_CALL 512
+
+struct site {
+	char *module;
+	unsigned long off;
+	char *file;             /* "path:line", NULL unknown */
+	char *func;             /* NULL unknown */
+};
+
+static struct site *sites;
+static size_t nr_sites;
+
+/* A text row's caller site: @line (to @end, no '\n') is
+ * "BYTES CALLS /module+0xOFF func:SYM"; the site's span and its module's
+ * length, or 0. */
+static int row_site(const char *line, const char *end, const char **ss, const char **se,
+		    size_t *modlen, unsigned long *off)
+{
+	const char *p = line;
+	for (int field = 0; field < 2; field++) {
+		while (p < end && *p == ' ')
+			p++;
+		if (p < end && *p == '-')
+			p++;
+		const char *d = p;
+		while (p < end && *p >= '0' && *p <= '9')
+			p++;
+		if (p == d || p >= end || *p != ' ')
+			return 0;
+	}
+	while (p < end && *p == ' ')
+		p++;
+	if (p >= end || *p != '/')
+		return 0;
+	const char *f = memmem(p, (size_t)(end - p), " func:", 6);
+	if (!f)
+		return 0;
+	const char *plus = NULL;
+	for (const char *q = p; q < f; q++)
+		if (*q == '+')
+			plus = q;
+	if (!plus || f - plus < 4 || plus[1] != '0' || plus[2] != 'x')
+		return 0;
+	unsigned long v = 0;
+	for (const char *q = plus + 3; q < f; q++) {
+		int c = *q, h = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+		if (h < 0)
+			return 0;
+		v = v << 4 | (unsigned long)h;
+	}
+	*ss = p;
+	*se = f;
+	*modlen = (size_t)(plus - p);
+	*off = v;
+	return 1;
+}
+
+/* A JSON site's "module":"PATH","offset":N at @p (which points at
+ * "\"module\":"): PATH decoded into @buf; the end of N, or NULL. */
+static const char *json_site(const char *p, const char *end, char *buf, size_t len,
+			     unsigned long *off)
+{
+	p += 9;                                 /* "module": */
+	if (p >= end || *p != '"')
+		return NULL;
+	size_t k = 0;
+	for (p++; p < end && *p != '"'; p++) {
+		char c = *p;
+		if (c == '\\') {
+			if (++p >= end || (*p != '\\' && *p != '"' && *p != '/'))
+				return NULL;    /* other escapes: not a path we resolve */
+			c = *p;
+		}
+		if (k + 1 >= len)
+			return NULL;
+		buf[k++] = c;
+	}
+	buf[k] = 0;
+	if (p >= end || strncmp(p, "\",\"offset\":", 11))
+		return NULL;
+	p += 11;
+	const char *d = p;
+	unsigned long v = 0;
+	while (p < end && *p >= '0' && *p <= '9')
+		v = v * 10 + (unsigned long)(*p++ - '0');
+	if (p == d)
+		return NULL;
+	*off = v;
+	return p;
+}
+
+static struct site *find(const char *module, size_t modlen, unsigned long off)
+{
+	for (size_t i = 0; i < nr_sites; i++)
+		if (sites[i].off == off && strlen(sites[i].module) == modlen &&
+		    !memcmp(sites[i].module, module, modlen))
+			return &sites[i];
+	return NULL;
+}
+
+static void add(const char *module, size_t modlen, unsigned long off)
+{
+	if (nr_sites >= MAX_SITES || find(module, modlen, off))
+		return;
+	char *m = strndup(module, modlen);
+	if (!m)
+		return;
+	sites[nr_sites++] = (struct site){ m, off, NULL, NULL };
+}
+
+/* Every caller site @text names, into sites[]. */
+static void scan(const char *text, size_t len)
+{
+	const char *end = text + len;
+	char path[4096];
+	for (const char *l = text; l < end;) {
+		const char *nl = memchr(l, '\n', (size_t)(end - l));
+		const char *le = nl ? nl : end;
+		const char *ss, *se;
+		size_t modlen;
+		unsigned long off;
+		if (row_site(l, le, &ss, &se, &modlen, &off))
+			add(ss, modlen, off);
+		l = nl ? nl + 1 : end;
+	}
+	for (const char *p = text; (p = memmem(p, (size_t)(end - p), "\"module\":", 9)); p++) {
+		unsigned long off;
+		if (json_site(p, end, path, sizeof(path), &off))
+			add(path, strlen(path), off);
+	}
+}
+
+/* The path of @name in $PATH, or NULL. */
+static char *in_path(const char *name)
+{
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/bin:/bin";
+	static char buf[4096];
+	for (const char *p = path; *p;) {
+		const char *c = strchr(p, ':');
+		size_t n = c ? (size_t)(c - p) : strlen(p);
+		if (n && (size_t)snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, p, name) < sizeof(buf) &&
+		    access(buf, X_OK) == 0)
+			return buf;
+		p += n + (c ? 1 : 0);
+	}
+	return NULL;
+}
+
+/* Run addr2line on sites[idx[0..n)] (one module); fill file and func. */
+static void run_addr2line(const char *prog, size_t *idx, size_t n)
+{
+	char **argv = calloc(n + 7, sizeof(*argv));
+	char *addrs = malloc(n * 24);
+	if (!argv || !addrs)
+		goto out;
+	int a = 0;
+	argv[a++] = (char *)"addr2line";
+	argv[a++] = (char *)"-f";
+	argv[a++] = (char *)"-C";
+	argv[a++] = (char *)"-e";
+	argv[a++] = sites[idx[0]].module;
+	for (size_t i = 0; i < n; i++) {
+		unsigned long off = sites[idx[i]].off;
+		snprintf(addrs + i * 24, 24, "0x%lx", off ? off - 1 : 0);   /* the call */
+		argv[a++] = addrs + i * 24;
+	}
+	argv[a] = NULL;
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC))
+		goto out;
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		goto out;
+	}
+	if (pid == 0) {
+		int dn = open("/dev/null", O_RDWR);
+		if (dn >= 0) {
+			dup2(dn, 0);
+			dup2(dn, 2);
+		}
+		dup2(pfd[1], 1);
+		unsetenv("LD_PRELOAD");         /* `uslub run` set it for CMD */
+		unsetenv("USLUB_REPORT");
+		execv(prog, argv);
+		_exit(127);
+	}
+	close(pfd[1]);
+	size_t cap = 4096, len = 0;
+	char *out = malloc(cap);
+	for (ssize_t r = 1; out && r > 0;) {
+		if (len + 1024 > cap) {
+			char *o = realloc(out, cap * 2);
+			if (!o)
+				break;
+			out = o;
+			cap *= 2;
+		}
+		r = read(pfd[0], out + len, cap - len - 1);
+		if (r < 0 && errno == EINTR)
+			r = 1;
+		else if (r > 0)
+			len += (size_t)r;
+	}
+	close(pfd[0]);
+	int status;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!out)
+		goto out;
+	out[len] = 0;
+	/* two lines per address: the function, then FILE:LINE */
+	char *p = out;
+	for (size_t i = 0; i < n && *p; i++) {
+		char *fn = p, *e = strchr(p, '\n');
+		if (!e)
+			break;
+		*e = 0;
+		char *fl = e + 1;
+		e = strchr(fl, '\n');
+		if (!e)
+			break;
+		*e = 0;
+		p = e + 1;
+		char *disc = strstr(fl, " (discriminator");
+		if (disc)
+			*disc = 0;
+		struct site *s = &sites[idx[i]];
+		/* a function without a line is addr2line's guess from the
+		 * nearest symbol (a stripped module): dladdr's name stays */
+		char *colon = strrchr(fl, ':');
+		if (strncmp(fl, "??", 2) && colon && colon[1] >= '1' && colon[1] <= '9') {
+			s->file = strdup(fl);
+			if (strcmp(fn, "??"))
+				s->func = strdup(fn);
+		}
+	}
+	free(out);
+out:
+	free(argv);
+	free(addrs);
+}
+
+static int by_module(const void *a, const void *b)
+{
+	const struct site *x = &sites[*(const size_t *)a], *y = &sites[*(const size_t *)b];
+	int c = strcmp(x->module, y->module);
+	return c ? c : (x->off > y->off) - (x->off < y->off);
+}
+
+static void resolve_all(void)
+{
+	static int warned;
+	const char *prog = in_path("addr2line");
+	if (!prog) {
+		if (!warned++)
+			fprintf(stderr, "uslub: addr2line (binutils) is not installed: the program's "
+				"call sites are shown as module+offset and symbol, without "
+				"file:line\n");
+		return;
+	}
+	char progbuf[4096];
+	snprintf(progbuf, sizeof(progbuf), "%s", prog);
+	size_t *idx = malloc(nr_sites * sizeof(*idx));
+	if (!idx)
+		return;
+	for (size_t i = 0; i < nr_sites; i++)
+		idx[i] = i;
+	qsort(idx, nr_sites, sizeof(*idx), by_module);
+	for (size_t i = 0; i < nr_sites;) {
+		size_t j = i;
+		while (j < nr_sites && j - i < ADDRS_PER_CALL &&
+		       !strcmp(sites[idx[j]].module, sites[idx[i]].module))
+			j++;
+		if (access(sites[idx[i]].module, R_OK) == 0)
+			run_addr2line(progbuf, idx + i, j - i);
+		i = j;
+	}
+	free(idx);
+}
+
+static void emit_str(resolve_emit_fn emit, FILE *out, const char *s)
+{
+	emit(s, strlen(s), out);
+}
+
+/* @s as the contents of a JSON string. */
+static void emit_json_str(resolve_emit_fn emit, FILE *out, const char *s)
+{
+	for (; *s; s++) {
+		char e[8];
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			snprintf(e, sizeof(e), "\\%c", c);
+		else if (c < 0x20)
+			snprintf(e, sizeof(e), "\\u%04x", c);
+		else
+			snprintf(e, sizeof(e), "%c", c);
+		emit_str(emit, out, e);
+	}
+}
+
+/* A table row "BYTES CALLS REST" (uslub_allocinfo_print()'s "%14lld
+ * %10lld %s"): its numbers and where REST starts; 0 if @l is no row. */
+static int parse_row(const char *l, const char *le, long long *bytes, long long *calls,
+		     const char **rest)
+{
+	const char *p = l;
+	long long v[2];
+	for (int f = 0; f < 2; f++) {
+		while (p < le && *p == ' ')
+			p++;
+		int neg = p < le && *p == '-';
+		p += neg;
+		const char *d = p;
+		long long x = 0;
+		while (p < le && *p >= '0' && *p <= '9')
+			x = x * 10 + (*p++ - '0');
+		if (p == d || p >= le || *p != ' ')
+			return 0;
+		v[f] = neg ? -x : x;
+	}
+	if (++p >= le)
+		return 0;
+	*bytes = v[0];
+	*calls = v[1];
+	*rest = p;
+	return 1;
+}
+
+struct row {
+	long long bytes, calls;
+	char *key;              /* "FILE:LINE func:F" resolved, else the row's text */
+	char *site;             /* the first module+0xOFF merged here (resolved) */
+	int more;               /* other addresses merged into it */
+};
+
+static int by_bytes(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	if (x->calls != y->calls)
+		return x->calls > y->calls ? -1 : 1;
+	return strcmp(x->key, y->key);
+}
+
+/*
+ * A run of table rows [@bs, @be): the resolved ones written as
+ * "FILE:LINE func:FUNCTION (/module+0xOFF)"; rows that resolve to the same
+ * line and function (one source call site compiled to several calls:
+ * an unrolled loop, an inlined function) merged into one, bytes and
+ * objects added ("(/module+0xOFF, +N more)"), and the run sorted by bytes
+ * again. A run with nothing resolved is written as it is.
+ */
+static void flush_rows(const char *bs, const char *be, FILE *out, resolve_emit_fn emit)
+{
+	size_t n = 0, k = 0;
+	int any = 0;
+	for (const char *l = bs; l < be; l++)
+		n += *l == '\n';
+	struct row *rows = calloc(n + 1, sizeof(*rows));
+	if (!rows) {
+		emit(bs, (size_t)(be - bs), out);
+		return;
+	}
+	for (const char *l = bs; l < be;) {
+		const char *nl = memchr(l, '\n', (size_t)(be - l));
+		const char *le = nl ? nl : be, *rest, *ss, *se;
+		long long bytes, calls;
+		size_t modlen;
+		unsigned long off;
+		struct site *s;
+		char *key = NULL, *site = NULL;
+		if (!parse_row(l, le, &bytes, &calls, &rest))
+			break;                      /* cannot happen: a run of rows */
+		if (row_site(l, le, &ss, &se, &modlen, &off) && (s = find(ss, modlen, off)) &&
+		    s->file) {
+			if (asprintf(&key, "%s func:%s", s->file, s->func ? s->func : "?") < 0)
+				key = NULL;
+			site = strndup(ss, (size_t)(se - ss));
+			any = 1;
+		} else {
+			key = strndup(rest, (size_t)(le - rest));
+		}
+		l = nl ? nl + 1 : be;
+		if (!key) {
+			free(site);
+			continue;
+		}
+		size_t i = 0;
+		while (i < k && strcmp(rows[i].key, key))
+			i++;
+		if (i < k) {                        /* the same source site */
+			rows[i].bytes += bytes;
+			rows[i].calls += calls;
+			rows[i].more += site != NULL;
+			free(key);
+			free(site);
+		} else {
+			rows[k++] = (struct row){ bytes, calls, key, site, 0 };
+		}
+	}
+	if (!any) {
+		emit(bs, (size_t)(be - bs), out);
+	} else {
+		qsort(rows, k, sizeof(*rows), by_bytes);
+		for (size_t i = 0; i < k; i++) {
+			char num[64];
+			snprintf(num, sizeof(num), "%14lld %10lld ", rows[i].bytes, rows[i].calls);
+			emit_str(emit, out, num);
+			emit_str(emit, out, rows[i].key);
+			if (rows[i].site) {
+				emit_str(emit, out, " (");
+				emit_str(emit, out, rows[i].site);
+				if (rows[i].more) {
+					snprintf(num, sizeof(num), ", +%d more", rows[i].more);
+					emit_str(emit, out, num);
+				}
+				emit_str(emit, out, ")");
+			}
+			emit_str(emit, out, "\n");
+		}
+	}
+	for (size_t i = 0; i < k; i++) {
+		free(rows[i].key);
+		free(rows[i].site);
+	}
+	free(rows);
+}
+
+static void rewrite(const char *text, size_t len, FILE *out, resolve_emit_fn emit)
+{
+	const char *end = text + len, *done = text, *run = NULL;
+	char path[4096];
+	for (const char *l = text; l < end;) {
+		const char *nl = memchr(l, '\n', (size_t)(end - l));
+		const char *le = nl ? nl : end, *rest;
+		long long bytes, calls;
+		int is_row = nl && parse_row(l, le, &bytes, &calls, &rest);
+		if (is_row && !run) {
+			emit(done, (size_t)(l - done), out);
+			run = l;
+		} else if (!is_row && run) {
+			flush_rows(run, l, out, emit);
+			done = l;
+			run = NULL;
+		}
+		l = nl ? nl + 1 : end;
+	}
+	if (run) {
+		flush_rows(run, end, out, emit);
+		done = end;
+	}
+	for (const char *p = done; (p = memmem(p, (size_t)(end - p), "\"module\":", 9)); p++) {
+		unsigned long off;
+		const char *e = json_site(p, end, path, sizeof(path), &off);
+		struct site *s;
+		if (!e || !(s = find(path, strlen(path), off)) || !s->file)
+			continue;
+		emit(done, (size_t)(e - done), out);
+		const char *colon = strrchr(s->file, ':');
+		emit_str(emit, out, ",\"source_file\":\"");
+		char *f = strndup(s->file, (size_t)(colon - s->file));
+		if (f)
+			emit_json_str(emit, out, f);
+		free(f);
+		emit_str(emit, out, "\",\"source_line\":");
+		char num[24];
+		snprintf(num, sizeof(num), "%lu", strtoul(colon + 1, NULL, 10));
+		emit_str(emit, out, num);
+		if (s->func) {
+			emit_str(emit, out, ",\"source_func\":\"");
+			emit_json_str(emit, out, s->func);
+			emit_str(emit, out, "\"");
+		}
+		done = e;
+		p = e - 1;
+	}
+	emit(done, (size_t)(end - done), out);
+}
+
+void resolve_and_emit(const char *text, size_t len, FILE *out, resolve_emit_fn emit)
+{
+	sites = calloc(MAX_SITES, sizeof(*sites));
+	nr_sites = 0;
+	if (sites)
+		scan(text, len);
+	if (nr_sites)
+		resolve_all();
+	if (nr_sites)
+		rewrite(text, len, out, emit);
+	else
+		emit(text, len, out);
+	for (size_t i = 0; i < nr_sites; i++) {
+		free(sites[i].module);
+		free(sites[i].file);
+		free(sites[i].func);
+	}
+	free(sites);
+	sites = NULL;
+	nr_sites = 0;
+}

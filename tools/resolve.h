@@ -1,0 +1,26 @@
+/*
+ * The `uslub` tool's symbolizer: the malloc family's call sites in an
+ * allocinfo (caller tags, ext/caller_tag.c: "module+0xOFF" in the table,
+ * "module" and "offset" members in JSON) turned into file:line and
+ * function with binutils' addr2line, outside the profiled process.
+ */
+#ifndef USLUB_TOOL_RESOLVE_H
+#define USLUB_TOOL_RESOLVE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+typedef void (*resolve_emit_fn)(const char *str, size_t n, FILE *out);
+
+/*
+ * Write @len bytes of @text (a report, a snapshot or its allocinfo, table
+ * or JSON) to @out through @emit, with every caller site it names
+ * resolved: a table row "BYTES CALLS /module+0xOFF func:SYM" becomes
+ * "BYTES CALLS FILE:LINE func:FUNCTION (/module+0xOFF)" and a JSON site
+ * gains "source_file", "source_line" and "source_func". Where addr2line is
+ * missing, or has no line for an address (no DWARF: a stripped module),
+ * the text is left as it is; a missing addr2line is said once on stderr.
+ */
+void resolve_and_emit(const char *text, size_t len, FILE *out, resolve_emit_fn emit);
+
+#endif
