@@ -91,6 +91,16 @@ static void *xrealloc(void *p, size_t n)
 	return q;
 }
 
+/* @p (an array of @size-byte elements, @cap allocated) with room for
+ * element @n: doubled when full. */
+static void *room(void *p, size_t n, size_t *cap, size_t size)
+{
+	if (n < *cap)
+		return p;
+	*cap = *cap ? *cap * 2 : 16;
+	return xrealloc(p, *cap * size);
+}
+
 static char *xstrdup(const char *s)
 {
 	size_t n = strlen(s) + 1;
@@ -383,10 +393,7 @@ static struct frame *parse(const char *doc)
 		for (e = jfirst(vs); e; e = jnext(e)) {
 			if (*e != '{')
 				continue;
-			if (f->nc == cap) {
-				cap = cap ? cap * 2 : 64;
-				f->c = xrealloc(f->c, cap * sizeof(*f->c));
-			}
+			f->c = room(f->c, f->nc, &cap, sizeof(*f->c));
 			parse_cache(f, e);
 		}
 	if (json_member(doc, "allocinfo", &vs, &ve) && *vs == '{') {
@@ -401,10 +408,7 @@ static struct frame *parse(const char *doc)
 			for (e = jfirst(vs); e; e = jnext(e)) {
 				if (*e != '{')
 					continue;
-				if (f->ns == cap) {
-					cap = cap ? cap * 2 : 64;
-					f->s = xrealloc(f->s, cap * sizeof(*f->s));
-				}
+				f->s = room(f->s, f->ns, &cap, sizeof(*f->s));
 				parse_site(f, e);
 			}
 	}
@@ -415,10 +419,7 @@ static struct frame *parse(const char *doc)
 			for (e = jfirst(vs); e; e = jnext(e)) {
 				if (*e != '{')
 					continue;
-				if (f->ng == cap) {
-					cap = cap ? cap * 2 : 16;
-					f->g = xrealloc(f->g, cap * sizeof(*f->g));
-				}
+				f->g = room(f->g, f->ng, &cap, sizeof(*f->g));
 				struct grp *g = &f->g[f->ng++];
 				g->path = jstr(e, "path");
 				g->usage = jull(e, "usage");
@@ -433,10 +434,7 @@ static struct frame *parse(const char *doc)
 			for (e = jfirst(vs); e; e = jnext(e)) {
 				if (*e != '{')
 					continue;
-				if (f->nu == cap) {
-					cap = cap ? cap * 2 : 16;
-					f->u = xrealloc(f->u, cap * sizeof(*f->u));
-				}
+				f->u = room(f->u, f->nu, &cap, sizeof(*f->u));
 				struct gusage *u = &f->u[f->nu++];
 				u->group = jstr(e, "group");
 				u->cache = jstr(e, "cache");
@@ -666,10 +664,7 @@ static void add(struct lines *l, const char *fmt, ...)
 		exit(125);
 	}
 	va_end(ap);
-	if (l->n == l->cap) {
-		l->cap = l->cap ? l->cap * 2 : 64;
-		l->v = xrealloc(l->v, l->cap * sizeof(*l->v));
-	}
+	l->v = room(l->v, l->n, &l->cap, sizeof(*l->v));
 	l->v[l->n++] = s;
 }
 
