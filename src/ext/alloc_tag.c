@@ -158,7 +158,7 @@ void _uslub_tag_add_slow(struct uslub_alloc_tag *tag, int64_t bytes, int64_t cal
 		}
 		if (t->tagc) {
 			struct tag_counter *c = &t->tagc[idx];
-			if (calls >= 0) {
+			if (calls > 0 || (!calls && bytes >= 0)) {   /* a resize in place: calls 0 */
 				SINGLE_WRITER_INC(c->alloc_bytes, bytes);
 				SINGLE_WRITER_INC(c->alloc_calls, calls);
 			} else {

@@ -78,9 +78,36 @@ bool _uslub_kmalloc_init(void)
 }
 
 /* ------------------------------------------------------------------------
+ * Profiling of page runs and mappings. A block allocated with a caller
+ * tag (the malloc front end's call sites, ext/caller_tag.c: never
+ * unregistered, so the pointer stays good until the free) counts on it:
+ * its length in bytes, one call, exactly in sampled mode too (blocks this
+ * large are few, and a weight of 1 is an unbiased estimate). A page run
+ * keeps its tag in the head page's owner[1], a mapping in its table
+ * entry. A kernel-API call site's static tag lives in a module that may
+ * be unloaded (its objects' references are cleared then, alloc_tag.c),
+ * so such a block stays untagged.
+ * ---------------------------------------------------------------------- */
+static struct uslub_alloc_tag *large_tag(void)
+{
+	struct uslub_alloc_tag *tag = uslub_alloc_tag_cur;
+	uslub_alloc_tag_cur = NULL;
+	if (!tag || !(_uslub_profiling | _uslub_sampling) || _uslub_caller_tag_slot(tag) == -1)
+		return NULL;
+	return tag;
+}
+
+static void large_tag_add(struct uslub_alloc_tag *tag, int64_t bytes, int64_t calls)
+{
+	if (tag)
+		_uslub_tag_add_slow(tag, bytes, calls);
+}
+
+/* ------------------------------------------------------------------------
  * Page runs: 8 KiB < size <= 2 MiB
  * ---------------------------------------------------------------------- */
-static void *kmalloc_large(size_t size, size_t align, uslub_gfp_t gfp, int node)
+static void *kmalloc_large(size_t size, size_t align, uslub_gfp_t gfp, int node,
+			   struct uslub_alloc_tag *tag)
 {
 	unsigned int order = get_order(MAX(size, align));
 	if (node == USLUB_NUMA_NO_NODE)
@@ -90,9 +117,11 @@ static void *kmalloc_large(size_t size, size_t align, uslub_gfp_t gfp, int node)
 		if (likely(page)) {
 			_uslub_purge_poll();  /* an allocation: the purge thread may start here */
 			page->owner[0] = size;
+			page->owner[1] = (unsigned long)tag;
 			__atomic_store_n(&page->flags, page->flags | PG_large, __ATOMIC_RELEASE);
 			KSTAT_ADD(large_allocs, 1);
 			KSTAT_ADD(large_bytes, PAGE_SIZE << order);
+			large_tag_add(tag, (int64_t)(PAGE_SIZE << order), 1);
 			void *p = page_address(page);
 			if (gfp & USLUB_GFP_ZERO)
 				memset(p, 0, size);
@@ -110,6 +139,9 @@ static void free_large(struct page *head)
 {
 	KSTAT_ADD(large_frees, 1);
 	KSTAT_ADD(large_bytes, -(PAGE_SIZE << page_order(head)));
+	large_tag_add((struct uslub_alloc_tag *)head->owner[1],
+		      -(int64_t)(PAGE_SIZE << page_order(head)), -1);
+	head->owner[1] = 0;
 	__atomic_store_n(&head->flags, head->flags & ~PG_large, __ATOMIC_RELAXED);
 	_uslub_free_pages(head);
 }
@@ -123,6 +155,7 @@ struct huge_entry {
 	uintptr_t ptr;                   /* 0: empty, 1: tombstone */
 	size_t len;                      /* mapped bytes (a page multiple) */
 	size_t align;
+	struct uslub_alloc_tag *tag;     /* profiling: the caller tag, or NULL */
 };
 #define HUGE_EMPTY 0
 #define HUGE_TOMB  1
@@ -158,7 +191,8 @@ static void huge_put_locked(struct huge_entry *tab, size_t cap, const struct hug
 }
 
 /* Insert; false when the table cannot grow (no memory). */
-static bool huge_insert_locked(uintptr_t p, size_t len, size_t align)
+static bool huge_insert_locked(uintptr_t p, size_t len, size_t align,
+			       struct uslub_alloc_tag *tag)
 {
 	if ((hused + htomb + 1) * 4 > hcap * 3) {
 		size_t ncap = hcap ? hcap : 256;
@@ -177,7 +211,7 @@ static bool huge_insert_locked(uintptr_t p, size_t len, size_t align)
 		hcap = ncap;
 		htomb = 0;
 	}
-	struct huge_entry e = { p, len, align };
+	struct huge_entry e = { p, len, align, tag };
 	huge_put_locked(htab, hcap, &e);
 	hused++;
 	return true;
@@ -382,7 +416,7 @@ static void *hcache_take(size_t len, size_t *got, size_t *resident)
 	return p;
 }
 
-static void *huge_alloc(size_t size, size_t align, uslub_gfp_t gfp)
+static void *huge_alloc(size_t size, size_t align, uslub_gfp_t gfp, struct uslub_alloc_tag *tag)
 {
 	_uslub_purge_poll();         /* an allocation: the purge thread may start here */
 	if (size > USLUB_KMALLOC_MAX_SIZE || align > USLUB_KMALLOC_MAX_SIZE) {
@@ -396,13 +430,14 @@ static void *huge_alloc(size_t size, size_t align, uslub_gfp_t gfp)
 		void *p = hcache_take(len, &got, &resident);
 		if (p) {
 			uslub_mutex_lock(&huge_lock, RANK_HUGE);
-			bool ok = huge_insert_locked((uintptr_t)p, got, align);
+			bool ok = huge_insert_locked((uintptr_t)p, got, align, tag);
 			if (!ok)
 				huge_live -= got;
 			uslub_mutex_unlock(&huge_lock, RANK_HUGE);
 			if (ok) {
 				KSTAT_ADD(huge_allocs, 1);
 				KSTAT_ADD(huge_bytes, got);
+				large_tag_add(tag, (int64_t)got, 1);
 				if (gfp & USLUB_GFP_ZERO)
 					memset(p, 0, MIN(size, resident));
 				return p;
@@ -427,13 +462,14 @@ static void *huge_alloc(size_t size, size_t align, uslub_gfp_t gfp)
 			if (base + len + extra > p + len)
 				munmap(p + len, (size_t)(base + len + extra - (p + len)));
 			uslub_mutex_lock(&huge_lock, RANK_HUGE);
-			bool ok = huge_insert_locked((uintptr_t)p, len, align);
+			bool ok = huge_insert_locked((uintptr_t)p, len, align, tag);
 			if (ok)
 				huge_live_add_locked(len);
 			uslub_mutex_unlock(&huge_lock, RANK_HUGE);
 			if (ok) {
 				KSTAT_ADD(huge_allocs, 1);
 				KSTAT_ADD(huge_bytes, len);
+				large_tag_add(tag, (int64_t)len, 1);
 				return p;          /* fresh anonymous memory: zeroed */
 			}
 			munmap(p, len);
@@ -477,6 +513,7 @@ static bool huge_free(const void *p)
 	unsigned int k = 0;
 	size_t len = 0;
 	bool kept = false;
+	struct uslub_alloc_tag *tag = NULL;
 	bool may_keep = _uslub_option(USLUB_OPT_DECAY_MS) != 0;
 	if (may_keep)
 		_uslub_once(&huge_purge_once, huge_purge_register);
@@ -484,6 +521,7 @@ static bool huge_free(const void *p)
 	struct huge_entry *e = huge_find_locked((uintptr_t)p);
 	if (e) {
 		len = e->len;
+		tag = e->tag;
 		bool keep = may_keep && e->align <= PAGE_SIZE;
 		huge_remove_locked(e);
 		huge_live -= len;
@@ -513,6 +551,7 @@ static bool huge_free(const void *p)
 		munmap((void *)p, len);
 	KSTAT_ADD(huge_frees, 1);
 	KSTAT_ADD(huge_bytes, -len);
+	large_tag_add(tag, -(int64_t)len, -1);
 	if (kept)
 		_uslub_purge_notify();
 	return true;
@@ -526,6 +565,7 @@ static void *huge_resize(void *p, size_t new_size)
 	uslub_mutex_lock(&huge_lock, RANK_HUGE);
 	struct huge_entry *e = huge_find_locked((uintptr_t)p);
 	size_t len = e->len, align = e->align;
+	struct uslub_alloc_tag *tag = e->tag;
 	if (nlen <= len) {                       /* shrink: drop the tail */
 		e->len = nlen;
 		huge_live -= len - nlen;
@@ -533,6 +573,7 @@ static void *huge_resize(void *p, size_t new_size)
 		if (nlen < len) {
 			munmap((char *)p + nlen, len - nlen);
 			KSTAT_ADD(huge_bytes, -(len - nlen));
+			large_tag_add(tag, -(int64_t)(len - nlen), 0);
 		}
 		return p;
 	}
@@ -545,7 +586,7 @@ static void *huge_resize(void *p, size_t new_size)
 	uslub_mutex_lock(&huge_lock, RANK_HUGE);
 	e = huge_find_locked((uintptr_t)p);
 	huge_remove_locked(e);
-	bool ok = huge_insert_locked((uintptr_t)q, nlen, align);
+	bool ok = huge_insert_locked((uintptr_t)q, nlen, align, tag);
 	if (ok)
 		huge_live_add_locked(nlen - len);
 	else
@@ -553,9 +594,11 @@ static void *huge_resize(void *p, size_t new_size)
 	uslub_mutex_unlock(&huge_lock, RANK_HUGE);
 	if (!ok) {              /* no room to record it: undo as far as we can */
 		munmap(q, nlen);
+		large_tag_add(tag, -(int64_t)len, -1);   /* the block is gone */
 		return NULL;
 	}
 	KSTAT_ADD(huge_bytes, nlen - len);
+	large_tag_add(tag, (int64_t)(nlen - len), 0);
 	return q;
 }
 
@@ -600,10 +643,10 @@ void *_uslub_kmalloc_slow(size_t size, size_t align, uslub_gfp_t gfp, int node)
 			idx = 8;
 		return slab_alloc_node(_uslub_kmalloc_caches[idx], gfp, node, size ? size : 1);
 	}
-	uslub_alloc_tag_cur = NULL;              /* page runs and mappings are untagged */
+	struct uslub_alloc_tag *tag = large_tag();   /* before anything nests */
 	if (need <= KMALLOC_LARGE_MAX)
-		return kmalloc_large(size, align, gfp, node);
-	return huge_alloc(size, align, gfp);
+		return kmalloc_large(size, align, gfp, node, tag);
+	return huge_alloc(size, align, gfp, tag);
 }
 
 /* A free (or a realloc: @op) of @p that cannot be done: @why names the

@@ -6,8 +6,12 @@
 #     bytes, big_site's 10 and 10 x 64 KiB, each by function name
 #     (symbol+offset: dladdr, the program is built with -rdynamic) and by
 #     module+offset (the program's path); no row names malloc.c;
+#     run_site's kmalloc page runs (3 x 1 MiB) and map_site's mappings
+#     (5 MiB and, after a realloc in place, 3 MiB) count their lengths
+#     exactly, freed_site's freed runs nothing;
 #   - USLUB_PROFILING=sample:4096 (fixed seed): both rows, with estimates
-#     within [1/2, 2] of the exact bytes;
+#     within [1/2, 2] of the exact bytes; page runs and mappings exactly
+#     (every one is recorded);
 #   - `uslub run --report --profile`: with addr2line (binutils) installed,
 #     the two rows name profile_sites.c and the line of each malloc call
 #     (the lines marked "SITE" in the source), with the function, one row
@@ -48,6 +52,19 @@ r=$(row "$T/r" big_site); set -- $r
 [ "$2" = 10 ] && [ "$1" = $((10 * big)) ] ||
 	fail "exact: big_site: $1 bytes in $2 objects, want $((10 * big)) in 10"
 ! grep -q 'malloc/malloc.c' "$T/r" || fail "exact: a row still names malloc.c"
+run=$(sed -n 's/^run //p' "$T/out")
+map=$(sed -n 's/^map //p' "$T/out")
+# page runs and mappings: their lengths, exactly, in both modes
+large_rows() {     # MODE
+	local mode=$1 r
+	r=$(row "$T/r" run_site); set -- $r
+	[ "$1 $2" = "$run 3" ] || fail "$mode: run_site: '$r', want $run bytes in 3 blocks"
+	r=$(row "$T/r" map_site); set -- $r
+	[ "$1 $2" = "$map 2" ] || fail "$mode: map_site: '$r', want $map bytes in 2 blocks"
+	r=$(row "$T/r" freed_site); set -- $r
+	[ -z "$r" ] || [ "$1 $2" = "0 0" ] || fail "$mode: freed_site: '$r', want nothing"
+}
+large_rows exact
 
 env USLUB_PROFILING=sample:4096 USLUB_PROFILING_SEED=11 USLUB_REPORT="$T/r" LD_PRELOAD="$lib" \
 	"$prog" >"$T/out" || fail "the program failed (sampled)"
@@ -60,6 +77,7 @@ for s in "small_site $((1000 * small))" "big_site $((10 * big))"; do
 	[ "$1" -ge $((want / 2)) ] && [ "$1" -le $((want * 2)) ] ||
 		fail "sampled: $name: $1 bytes, want $want within [1/2, 2]"
 done
+large_rows sampled
 
 # the tool: file:line through addr2line
 "$tool" run --report --profile -- "$prog" >"$T/out" 2>"$T/r" || fail "uslub run failed"
