@@ -95,6 +95,7 @@ static const char usage_text[] =
 	"       uslub slabinfo PID [--json]\n"
 	"       uslub allocinfo PID [--json]\n"
 	"       uslub top PID [-d MS] [-n COUNT | --once] [--json] [--sort COL] [--view VIEW]\n"
+	"       uslub resolve [FILE...]\n"
 	"       uslub bench [ARGS...]\n"
 	"       uslub help [COMMAND]\n";
 
@@ -137,6 +138,15 @@ static const char pid_help[] =
 	"  a process that exec'd), remove stale snapshots of others when they may, and\n"
 	"  print no control character from the file (shown as '?').\n";
 
+static const char resolve_help[] =
+	"uslub resolve [FILE...]\n"
+	"  Print each FILE (standard input without one, or for -) with the program's\n"
+	"  call sites in its allocinfo resolved to source file, line and function by\n"
+	"  addr2line (binutils), as `uslub run --report` and `uslub allocinfo PID` do:\n"
+	"  for reports written with USLUB_REPORT=FILE or --report-file FILE, table or\n"
+	"  JSON. Control characters are shown as '?'. Exit status: 0, or 1 when a FILE\n"
+	"  cannot be read (the others are still printed).\n";
+
 static const char bench_help[] =
 	"uslub bench [ARGS...]\n"
 	"  Run the benchmark suite (bench/run.py of the source tree, on this build\n"
@@ -165,6 +175,8 @@ int help(const char *topic)
 		fputs("\n", stdout);
 		fputs(top_help, stdout);
 		fputs("\n", stdout);
+		fputs(resolve_help, stdout);
+		fputs("\n", stdout);
 		fputs(bench_help, stdout);
 		print_options(stdout);
 		return 0;
@@ -182,6 +194,10 @@ int help(const char *topic)
 		fputs(top_help, stdout);
 		fputs("\n", stdout);
 		fputs(pid_help, stdout);
+		return 0;
+	}
+	if (!strcmp(topic, "resolve")) {
+		fputs(resolve_help, stdout);
 		return 0;
 	}
 	if (!strcmp(topic, "bench")) {
@@ -1335,6 +1351,31 @@ static int cmd_bench(int argc, char **argv)
 	return EXIT_NOEXEC;
 }
 
+/* uslub resolve [FILE...]: reports written without the tool, resolved. */
+static int cmd_resolve(int argc, char **argv)
+{
+	int ret = 0, nfiles = argc - 2;
+	for (int i = 0; i < (nfiles ? nfiles : 1); i++) {
+		const char *name = nfiles ? argv[2 + i] : "-";
+		if (!strcmp(name, "--help") || !strcmp(name, "-h"))
+			return help("resolve");
+		int fd = strcmp(name, "-") ? open(name, O_RDONLY | O_CLOEXEC) : 0;
+		size_t len;
+		char *text = fd >= 0 ? slurp_fd(fd, &len) : NULL;
+		if (!text) {
+			fprintf(stderr, "uslub resolve: cannot read %s: %s\n",
+				strcmp(name, "-") ? name : "standard input", strerror(errno));
+			ret = 1;
+		} else {
+			resolve_and_emit(text, len, stdout, emit);
+			free(text);
+		}
+		if (fd > 0)
+			close(fd);
+	}
+	return fflush(stdout) ? 1 : ret;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -1351,6 +1392,8 @@ int main(int argc, char **argv)
 		return cmd_pid(argc, argv);
 	if (!strcmp(cmd, "top"))
 		return cmd_top(argc, argv);
+	if (!strcmp(cmd, "resolve"))
+		return cmd_resolve(argc, argv);
 	if (!strcmp(cmd, "bench"))
 		return cmd_bench(argc, argv);
 	return usage("no command '%s'", cmd);

@@ -12,6 +12,8 @@
 #   - USLUB_PROFILING=sample:4096 (fixed seed): both rows, with estimates
 #     within [1/2, 2] of the exact bytes; page runs and mappings exactly
 #     (every one is recorded);
+#   - `uslub resolve FILE` (and standard input) of that report: the rows
+#     name the file and line (with addr2line); a missing FILE exits 1;
 #   - `uslub run --report --profile`: with addr2line (binutils) installed,
 #     the two rows name profile_sites.c and the line of each malloc call
 #     (the lines marked "SITE" in the source), with the function, one row
@@ -65,6 +67,18 @@ large_rows() {     # MODE
 	[ -z "$r" ] || [ "$1 $2" = "0 0" ] || fail "$mode: freed_site: '$r', want nothing"
 }
 large_rows exact
+
+# a report written without the tool: `uslub resolve FILE` (and stdin)
+if command -v addr2line >/dev/null; then
+	cp "$T/r" "$T/raw"
+	line=$(grep -n "SITE small" "$src" | cut -d: -f1)
+	"$tool" resolve "$T/raw" >"$T/res" || fail "uslub resolve FILE failed"
+	grep -Eq "^ +[0-9]+ +1000 [^ ]*$(basename "$src"):$line func:small_site \($prog\+0x" "$T/res" ||
+		{ cp "$T/res" "$T/r"; fail "uslub resolve: no row $(basename "$src"):$line func:small_site"; }
+	"$tool" resolve <"$T/raw" | cmp -s - "$T/res" || fail "uslub resolve < FILE differs from FILE"
+	"$tool" resolve "$T/raw" "$T/none" >/dev/null 2>"$T/err"
+	[ $? = 1 ] && grep -q "cannot read $T/none" "$T/err" || fail "uslub resolve: a missing FILE is not an error"
+fi
 
 env USLUB_PROFILING=sample:4096 USLUB_PROFILING_SEED=11 USLUB_REPORT="$T/r" LD_PRELOAD="$lib" \
 	"$prog" >"$T/out" || fail "the program failed (sampled)"

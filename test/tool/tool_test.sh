@@ -65,7 +65,7 @@ for h in "--help" "help" "-h"; do
 		grep -q "USLUB_$o\b" "$WORK/help.$h" || missing="$missing USLUB_$o"
 	done
 	[ -z "$missing" ] && pass "uslub $h lists all $nopts options" || fail "uslub $h misses:$missing"
-	for c in "uslub run" "uslub slabinfo" "uslub allocinfo" "uslub top" "uslub bench"; do
+	for c in "uslub run" "uslub slabinfo" "uslub allocinfo" "uslub top" "uslub resolve" "uslub bench"; do
 		grep -q "$c" "$WORK/help.$h" || fail "uslub $h does not show '$c'"
 	done
 done
