@@ -123,9 +123,16 @@ fi
 # a live process: `uslub allocinfo PID`, JSON and table
 env USLUB_PROFILING=1 USLUB_PUBLISH_MS=50 LD_PRELOAD="$lib" "$prog" hold "$T/go" >"$T/out" &
 pid=$!
+# small_site's sites added up, from the JSON in $T/j: "BYTES CALLS"
+small_sum() { grep -o '{[^{}]*"func":"small_site+0x[^{}]*}' "$T/j" |
+	sed 's/.*"bytes":\([0-9]*\),"calls":\([0-9]*\),.*/\1 \2/' |
+	awk '{ b += $1; c += $2 } END { print b, c }'; }
+# a snapshot taken after the program allocated everything (it prints the
+# sizes then; a snapshot may also be taken halfway through small_site)
 ok=
 for i in $(seq 200); do
-	if "$tool" allocinfo "$pid" --json >"$T/j" 2>/dev/null && grep -q '"func":"small_site+0x' "$T/j"; then
+	if grep -q '^map ' "$T/out" && "$tool" allocinfo "$pid" --json >"$T/j" 2>/dev/null &&
+	   [ "$(small_sum)" = "$((1000 * small)) 1000" ]; then
 		ok=1
 		break
 	fi
@@ -135,15 +142,11 @@ done
 touch "$T/go"
 wait "$pid"
 cp "$T/j" "$T/r"
-[ -n "$ok" ] || fail "uslub allocinfo $pid --json: no small_site site"
+[ -n "$ok" ] ||
+	fail "allocinfo --json: small_site's sites: $(small_sum) bytes and calls after 10 s, want $((1000 * small)) 1000"
 site=$(grep -o '{[^{}]*"func":"small_site+0x[^{}]*}' "$T/j" | head -1)
 echo "$site" | grep -q "\"module\":\"$prog\",\"offset\":[0-9]" ||
 	fail "allocinfo --json: small_site's site has no module and offset: $site"
-sum=$(grep -o '{[^{}]*"func":"small_site+0x[^{}]*}' "$T/j" |
-	sed 's/.*"bytes":\([0-9]*\),"calls":\([0-9]*\),.*/\1 \2/' |
-	awk '{ b += $1; c += $2 } END { print b, c }')
-[ "$sum" = "$((1000 * small)) 1000" ] ||
-	fail "allocinfo --json: small_site's sites: $sum bytes and calls, want $((1000 * small)) 1000"
 if command -v addr2line >/dev/null; then
 	line=$(grep -n "SITE small" "$src" | cut -d: -f1)
 	echo "$site" | grep -Eq "\"source_file\":\"[^\"]*$(basename "$src")\",\"source_line\":$line,\"source_func\":\"small_site\"" ||
