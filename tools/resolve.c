@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -171,8 +172,9 @@ static char *in_path(const char *name)
 	return NULL;
 }
 
-/* Run addr2line on sites[idx[0..n)] (one module); fill file and func. */
-static void run_addr2line(const char *prog, size_t *idx, size_t n)
+/* Run addr2line on sites[idx[0..n)] (one module, read from @file); fill
+ * file and func. */
+static void run_addr2line(const char *prog, const char *file, size_t *idx, size_t n)
 {
 	char **argv = calloc(n + 7, sizeof(*argv));
 	char *addrs = malloc(n * 24);
@@ -183,7 +185,7 @@ static void run_addr2line(const char *prog, size_t *idx, size_t n)
 	argv[a++] = (char *)"-f";
 	argv[a++] = (char *)"-C";
 	argv[a++] = (char *)"-e";
-	argv[a++] = sites[idx[0]].module;
+	argv[a++] = (char *)file;
 	for (size_t i = 0; i < n; i++) {
 		unsigned long off = sites[idx[i]].off;
 		snprintf(addrs + i * 24, 24, "0x%lx", off ? off - 1 : 0);   /* the call */
@@ -275,9 +277,45 @@ static int by_module(const void *a, const void *b)
 	return c ? c : (x->off > y->off) - (x->off < y->off);
 }
 
+/*
+ * The file addr2line reads for @module, whose path comes from the profiled
+ * process (its report or published snapshot): the path itself when the
+ * tool runs as an ordinary user (it may read what that user may anyway).
+ * As root (uslub allocinfo PID of another user's process) it would parse a
+ * file that user chose with root's privileges: there only a regular file
+ * owned by root and writable by no one else (the system's programs and
+ * libraries) is read, opened here and checked on the descriptor, and
+ * addr2line gets /proc/self/fd/N (*@fd = N, inherited: the caller closes
+ * it), so the file cannot be swapped between the check and the read.
+ * NULL: skip it (*@refused counts those refused as root).
+ */
+static const char *module_file(const char *module, char *buf, size_t len, int *fd,
+			       int *refused)
+{
+	*fd = -1;
+	if (access(module, R_OK))
+		return NULL;
+	if (geteuid() != 0)
+		return module;
+	int f = open(module, O_RDONLY);          /* no O_CLOEXEC: addr2line reads it */
+	struct stat st;
+	if (f < 0)
+		return NULL;
+	if (fstat(f, &st) || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		close(f);
+		(*refused)++;
+		return NULL;
+	}
+	*fd = f;
+	snprintf(buf, len, "/proc/self/fd/%d", f);
+	return buf;
+}
+
 static void resolve_all(void)
 {
-	static int warned;
+	static int warned, warned_root;
+	int refused = 0;
 	const char *prog = in_path("addr2line");
 	if (!prog) {
 		if (!warned++)
@@ -299,11 +337,22 @@ static void resolve_all(void)
 		while (j < nr_sites && j - i < ADDRS_PER_CALL &&
 		       !strcmp(sites[idx[j]].module, sites[idx[i]].module))
 			j++;
-		if (access(sites[idx[i]].module, R_OK) == 0)
-			run_addr2line(progbuf, idx + i, j - i);
+		char fdpath[64];
+		int fd;
+		const char *file = module_file(sites[idx[i]].module, fdpath, sizeof(fdpath), &fd,
+					       &refused);
+		if (file)
+			run_addr2line(progbuf, file, idx + i, j - i);
+		if (fd >= 0)
+			close(fd);
 		i = j;
 	}
 	free(idx);
+	if (refused && !warned_root++)
+		fprintf(stderr, "uslub: %d module%s not owned by root (or writable by others) left "
+			"unresolved: run as root, the tool lets addr2line read only root's files; "
+			"run it as the process's user to resolve them\n", refused,
+			refused == 1 ? "" : "s");
 }
 
 static void emit_str(resolve_emit_fn emit, FILE *out, const char *s)

@@ -14,6 +14,9 @@
 #     (every one is recorded);
 #   - `uslub resolve FILE` (and standard input) of that report: the rows
 #     name the file and line (with addr2line); a missing FILE exits 1;
+#     as root, a copy of the program owned by another user, or writable
+#     by others, is left unresolved, with a note (addr2line parses only
+#     root's files for root);
 #   - `uslub run --report --profile`: with addr2line (binutils) installed,
 #     the two rows name profile_sites.c and the line of each malloc call
 #     (the lines marked "SITE" in the source), with the function, one row
@@ -78,6 +81,23 @@ if command -v addr2line >/dev/null; then
 	"$tool" resolve <"$T/raw" | cmp -s - "$T/res" || fail "uslub resolve < FILE differs from FILE"
 	"$tool" resolve "$T/raw" "$T/none" >/dev/null 2>"$T/err"
 	[ $? = 1 ] && grep -q "cannot read $T/none" "$T/err" || fail "uslub resolve: a missing FILE is not an error"
+fi
+
+# as root, addr2line reads only root's files: a program owned by another
+# user (or writable by others) stays unresolved, and the tool says why
+if command -v addr2line >/dev/null && [ "$(id -u)" = 0 ]; then
+	for how in owner mode; do
+		cp "$prog" "$T/other" && chmod 755 "$T/other"
+		if [ $how = owner ]; then chown 65534 "$T/other"; else chmod o+w "$T/other"; fi
+		env USLUB_PROFILING=1 USLUB_REPORT="$T/raw" LD_PRELOAD="$lib" "$T/other" >/dev/null ||
+			fail "the program's copy failed"
+		"$tool" resolve "$T/raw" >"$T/res" 2>"$T/err" || fail "uslub resolve ($how) failed"
+		grep -Eq "^ +[0-9]+ +1000 $T/other\+0x[0-9a-f]+ func:small_site\+0x" "$T/res" ||
+			{ cp "$T/res" "$T/r"; fail "uslub resolve as root resolved a module ($how) not root's"; }
+		grep -q "not owned by root (or writable by others) left unresolved" "$T/err" ||
+			fail "uslub resolve as root: no word on the module ($how) left unresolved"
+		rm -f "$T/other"
+	done
 fi
 
 env USLUB_PROFILING=sample:4096 USLUB_PROFILING_SEED=11 USLUB_REPORT="$T/r" LD_PRELOAD="$lib" \
