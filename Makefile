@@ -2,9 +2,10 @@
 BUILD      ?= build
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
-# make install: where (PREFIX) and, for packaging, under which staging root
-# (DESTDIR: the files go to $(DESTDIR)$(PREFIX)/...)
-PREFIX     ?= /usr/local
+# make install: where (PREFIX; unset: the build's CMAKE_INSTALL_PREFIX,
+# /usr/local unless configured otherwise) and, for packaging, under which
+# staging root (DESTDIR: the files go to $(DESTDIR)$(PREFIX)/...)
+PREFIX     ?=
 DESTDIR    ?=
 # Benchmark results: under the build folder, never in the source tree.
 BENCH_OUT  ?= $(BUILD)/bench-results
@@ -69,7 +70,8 @@ bench-quick:
 bench-publish:
 	@python3 bench/run.py --publish $(BENCH_OUT)/bench.json
 
-# Installs under PREFIX (default /usr/local), staged under DESTDIR if set.
+# Installs under PREFIX (default: the build's CMAKE_INSTALL_PREFIX, which
+# is /usr/local unless CMAKE_ARGS set it), staged under DESTDIR if set.
 # The installed uslub.pc and CMake package are relocatable (paths relative
 # to where they lie), so a staged or moved tree works where it lies.
 # As root without DESTDIR it then runs ldconfig: the loader finds a new
@@ -81,7 +83,7 @@ install: build
 
 # The same without building first (what is in $(BUILD) already).
 install-only:
-	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) $(if $(PREFIX),--prefix "$(PREFIX)")
 
 clean:
 	rm -rf build build-asan build-tsan build-clang

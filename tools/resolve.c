@@ -15,6 +15,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -113,23 +115,56 @@ static const char *json_site(const char *p, const char *end, char *buf, size_t l
 	return p;
 }
 
+/* FNV-1a over @n bytes of @s, from @h. */
+static uint64_t hash_bytes(uint64_t h, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* sites[] by (module, offset): open addressing, twice MAX_SITES slots,
+ * each a site's index + 1 (0: empty). */
+static unsigned int site_index[2 * MAX_SITES];
+
+static uint64_t site_hash(const char *module, size_t modlen, unsigned long off)
+{
+	return hash_bytes(0xcbf29ce484222325ull ^ off * 0x9e3779b97f4a7c15ull, module, modlen);
+}
+
+/* The slot of (module, offset) in site_index: its site's, or the empty
+ * one where it would go. */
+static unsigned int *site_slot(const char *module, size_t modlen, unsigned long off)
+{
+	size_t mask = 2 * MAX_SITES - 1, i = site_hash(module, modlen, off) & mask;
+	for (;; i = (i + 1) & mask) {
+		unsigned int k = site_index[i];
+		if (!k)
+			return &site_index[i];
+		const struct site *s = &sites[k - 1];
+		if (s->off == off && !strncmp(s->module, module, modlen) && !s->module[modlen])
+			return &site_index[i];
+	}
+}
+
 static struct site *find(const char *module, size_t modlen, unsigned long off)
 {
-	for (size_t i = 0; i < nr_sites; i++)
-		if (sites[i].off == off && strlen(sites[i].module) == modlen &&
-		    !memcmp(sites[i].module, module, modlen))
-			return &sites[i];
-	return NULL;
+	unsigned int k = *site_slot(module, modlen, off);
+	return k ? &sites[k - 1] : NULL;
 }
 
 static void add(const char *module, size_t modlen, unsigned long off)
 {
-	if (nr_sites >= MAX_SITES || find(module, modlen, off))
+	if (nr_sites >= MAX_SITES)
+		return;
+	unsigned int *slot = site_slot(module, modlen, off);
+	if (*slot)
 		return;
 	char *m = strndup(module, modlen);
 	if (!m)
 		return;
 	sites[nr_sites++] = (struct site){ m, off, NULL, NULL };
+	*slot = (unsigned int)nr_sites;
 }
 
 /* Every caller site @text names, into sites[]. */
@@ -279,36 +314,40 @@ static int by_module(const void *a, const void *b)
 
 /*
  * The file addr2line reads for @module, whose path comes from the profiled
- * process (its report or published snapshot): the path itself when the
- * tool runs as an ordinary user (it may read what that user may anyway).
- * As root (uslub allocinfo PID of another user's process) it would parse a
- * file that user chose with root's privileges: there only a regular file
- * owned by root and writable by no one else (the system's programs and
- * libraries) is read, opened here and checked on the descriptor, and
+ * process (its report or published snapshot). Only a regular file: the
+ * path is opened with O_PATH (which opens no device and waits on no FIFO)
+ * and checked on that descriptor. As an ordinary user that is all (the
+ * tool may read what that user may anyway). As root (uslub allocinfo PID
+ * of another user's process) it would parse a file that user chose with
+ * root's privileges: there the file must also be owned by root and
+ * writable by no one else (the system's programs and libraries). The
+ * checked file is then opened for reading through its descriptor and
  * addr2line gets /proc/self/fd/N (*@fd = N, inherited: the caller closes
- * it), so the file cannot be swapped between the check and the read.
- * NULL: skip it (*@refused counts those refused as root).
+ * it), so it cannot be swapped between the check and the read. NULL: skip
+ * it (*@refused counts those refused as root).
  */
 static const char *module_file(const char *module, char *buf, size_t len, int *fd,
 			       int *refused)
 {
 	*fd = -1;
-	if (access(module, R_OK))
+	int pf = open(module, O_PATH | O_CLOEXEC);
+	if (pf < 0)
 		return NULL;
-	if (geteuid() != 0)
-		return module;
-	int f = open(module, O_RDONLY);          /* no O_CLOEXEC: addr2line reads it */
 	struct stat st;
-	if (f < 0)
-		return NULL;
-	if (fstat(f, &st) || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
-	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
-		close(f);
+	int ok = !fstat(pf, &st) && S_ISREG(st.st_mode);
+	if (ok && geteuid() == 0 && (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))) {
 		(*refused)++;
-		return NULL;
+		ok = 0;
 	}
-	*fd = f;
-	snprintf(buf, len, "/proc/self/fd/%d", f);
+	if (ok) {
+		char self[64];
+		snprintf(self, sizeof(self), "/proc/self/fd/%d", pf);
+		*fd = open(self, O_RDONLY | O_NONBLOCK | O_NOCTTY);   /* no O_CLOEXEC */
+	}
+	close(pf);
+	if (*fd < 0)
+		return NULL;
+	snprintf(buf, len, "/proc/self/fd/%d", *fd);
 	return buf;
 }
 
@@ -390,8 +429,10 @@ static int parse_row(const char *l, const char *le, long long *bytes, long long 
 		p += neg;
 		const char *d = p;
 		long long x = 0;
-		while (p < le && *p >= '0' && *p <= '9')
-			x = x * 10 + (*p++ - '0');
+		while (p < le && *p >= '0' && *p <= '9') {
+			int dig = *p++ - '0';   /* saturates: a hostile row's 23 digits */
+			x = x > (LLONG_MAX - dig) / 10 ? LLONG_MAX : x * 10 + dig;
+		}
 		if (p == d || p >= le || *p != ' ')
 			return 0;
 		v[f] = neg ? -x : x;
@@ -402,6 +443,12 @@ static int parse_row(const char *l, const char *le, long long *bytes, long long 
 	*calls = v[1];
 	*rest = p;
 	return 1;
+}
+
+static long long sat_add(long long a, long long b)
+{
+	long long r;
+	return __builtin_add_overflow(a, b, &r) ? (b > 0 ? LLONG_MAX : LLONG_MIN) : r;
 }
 
 struct row {
@@ -436,7 +483,13 @@ static void flush_rows(const char *bs, const char *be, FILE *out, resolve_emit_f
 	for (const char *l = bs; l < be; l++)
 		n += *l == '\n';
 	struct row *rows = calloc(n + 1, sizeof(*rows));
-	if (!rows) {
+	size_t mask = 1;                     /* the rows by key: open addressing */
+	while (mask < 2 * (n + 1))
+		mask <<= 1;
+	size_t *by_key = calloc(mask--, sizeof(*by_key));   /* row index + 1 */
+	if (!rows || !by_key) {
+		free(rows);
+		free(by_key);
 		emit(bs, (size_t)(be - bs), out);
 		return;
 	}
@@ -464,17 +517,19 @@ static void flush_rows(const char *bs, const char *be, FILE *out, resolve_emit_f
 			free(site);
 			continue;
 		}
-		size_t i = 0;
-		while (i < k && strcmp(rows[i].key, key))
-			i++;
+		size_t h = (size_t)hash_bytes(0xcbf29ce484222325ull, key, strlen(key)) & mask;
+		while (by_key[h] && strcmp(rows[by_key[h] - 1].key, key))
+			h = (h + 1) & mask;
+		size_t i = by_key[h] ? by_key[h] - 1 : k;
 		if (i < k) {                        /* the same source site */
-			rows[i].bytes += bytes;
-			rows[i].calls += calls;
+			rows[i].bytes = sat_add(rows[i].bytes, bytes);
+			rows[i].calls = sat_add(rows[i].calls, calls);
 			rows[i].more += site != NULL;
 			free(key);
 			free(site);
 		} else {
 			rows[k++] = (struct row){ bytes, calls, key, site, 0 };
+			by_key[h] = k;
 		}
 	}
 	if (!any) {
@@ -503,6 +558,7 @@ static void flush_rows(const char *bs, const char *be, FILE *out, resolve_emit_f
 		free(rows[i].site);
 	}
 	free(rows);
+	free(by_key);
 }
 
 static void rewrite(const char *text, size_t len, FILE *out, resolve_emit_fn emit)
@@ -560,6 +616,7 @@ void resolve_and_emit(const char *text, size_t len, FILE *out, resolve_emit_fn e
 {
 	sites = calloc(MAX_SITES, sizeof(*sites));
 	nr_sites = 0;
+	memset(site_index, 0, sizeof(site_index));
 	if (sites)
 		scan(text, len);
 	if (nr_sites)
