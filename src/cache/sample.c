@@ -227,6 +227,7 @@ static void set_slab_pages(struct slab *slab, bool on)
  * call site's @tag. Under OOM (no extension array) it goes unsampled. */
 static void sample_object(struct kmem_cache *s, void *obj, struct uslub_alloc_tag *tag)
 {
+	tag = _uslub_tag_resolve(tag);          /* malloc's deferred caller (ext.h) */
 	struct slab *slab = virt_to_slab(obj);
 	if (unlikely(!slab) || (s->flags & SLAB_NO_OBJ_EXT))
 		return;

@@ -125,10 +125,14 @@ static void resolve(unsigned int i)
 		snprintf(nm->func, sizeof(nm->func), "?");
 		return;
 	}
-	char path[200];
+	char path[4096];
 	module_path(info.dli_fname, lm, path, sizeof(path));
-	snprintf(nm->site, sizeof(nm->site), "%s+0x%lx", path,
-		 (unsigned long)(addr - (uintptr_t)lm->l_addr));
+	/* a path too long for the name (a deep build tree): the address
+	 * alone, not a cut path that may name another file */
+	if ((size_t)snprintf(nm->site, sizeof(nm->site), "%s+0x%lx", path,
+			     (unsigned long)(addr - (uintptr_t)lm->l_addr)) >= sizeof(nm->site) ||
+	    strlen(path) >= sizeof(path) - 1)
+		snprintf(nm->site, sizeof(nm->site), "0x%lx", (unsigned long)addr);
 	if (info.dli_sname && info.dli_saddr)
 		snprintf(nm->func, sizeof(nm->func), "%.100s+0x%lx", info.dli_sname,
 			 (unsigned long)(addr - (uintptr_t)info.dli_saddr));

@@ -94,6 +94,23 @@ __internal void _uslub_tag_add_slow(struct uslub_alloc_tag *tag, int64_t bytes, 
  * resolved once with dladdr(): never with a uslub lock held.
  */
 __internal struct uslub_alloc_tag *_uslub_caller_tag(uintptr_t addr);
+/*
+ * In sampled mode the malloc front end leaves its caller's return address
+ * in the tag slot unresolved, with USLUB_CALLER_DEFERRED set (no
+ * user-space pointer has bit 63), so that an allocation that is not
+ * sampled (nearly all) pays one store for it, not a table lookup; whoever
+ * records the tag (a sample, a page run or mapping) resolves it with
+ * _uslub_tag_resolve(). Exact mode resolves at once: every allocation
+ * records its tag.
+ */
+#define USLUB_CALLER_DEFERRED ((uintptr_t)1 << 63)
+static inline struct uslub_alloc_tag *_uslub_tag_resolve(struct uslub_alloc_tag *tag)
+{
+	uintptr_t v = (uintptr_t)tag;
+	if (__builtin_expect((v & USLUB_CALLER_DEFERRED) != 0, 0))
+		return _uslub_caller_tag(v & ~USLUB_CALLER_DEFERRED);
+	return tag;
+}
 __internal int _uslub_caller_tag_slot(const struct uslub_alloc_tag *tag);
 __internal void _uslub_caller_tag_name(int slot, const char **site, const char **func);
 __internal unsigned int _uslub_caller_tags_limit(unsigned int n);

@@ -92,9 +92,10 @@ static struct uslub_alloc_tag *large_tag(void)
 {
 	struct uslub_alloc_tag *tag = uslub_alloc_tag_cur;
 	uslub_alloc_tag_cur = NULL;
-	if (!tag || !(_uslub_profiling | _uslub_sampling) || _uslub_caller_tag_slot(tag) == -1)
+	if (!tag || !(_uslub_profiling | _uslub_sampling))
 		return NULL;
-	return tag;
+	tag = _uslub_tag_resolve(tag);          /* malloc's deferred caller (ext.h) */
+	return _uslub_caller_tag_slot(tag) == -1 ? NULL : tag;
 }
 
 static void large_tag_add(struct uslub_alloc_tag *tag, int64_t bytes, int64_t calls)

@@ -44,11 +44,21 @@ static bool fatal(void)
  * program's call site, a caller tag (ext/caller_tag.c) for the entry
  * point's return address (USLUB_CALLER() where the macro is expanded: the
  * public entry's caller), so allocinfo names the program's sites, not
- * malloc's own. Off, nothing is looked up or stored (profiling is fixed
- * at startup; a tag left in the slot is never read then). */
+ * malloc's own. Exact mode looks it up at once (every allocation records
+ * it); sampled mode stores the address for the rare sample to resolve
+ * (USLUB_CALLER_DEFERRED, ext.h). Off, nothing is looked up or stored
+ * (profiling is fixed at startup; a tag left in the slot is never read
+ * then). */
+static __always_inline struct uslub_alloc_tag *malloc_tag(uintptr_t caller)
+{
+	if (_uslub_profiling)
+		return _uslub_caller_tag(caller);
+	return (struct uslub_alloc_tag *)(caller | USLUB_CALLER_DEFERRED);
+}
+
 #define MALLOC_TAG() do {                                                       \
 	if (unlikely(_uslub_profiling | _uslub_sampling))                      \
-		uslub_alloc_tag_cur = _uslub_caller_tag(USLUB_CALLER());        \
+		uslub_alloc_tag_cur = malloc_tag(USLUB_CALLER());               \
 } while (0)
 
 /* This library's kmalloc caches make bad frees fatal (see kmalloc.h). */
@@ -103,8 +113,10 @@ static size_t boot_size(const void *p)
 static __noinline void *malloc_slow(size_t size, size_t align, uslub_gfp_t gfp)
 {
 	if (unlikely(_uslub_tls.init_depth) &&
-	    !__atomic_load_n(&_uslub_kmalloc_caches[KMALLOC_SHIFT_HIGH], __ATOMIC_ACQUIRE))
+	    !__atomic_load_n(&_uslub_kmalloc_caches[KMALLOC_SHIFT_HIGH], __ATOMIC_ACQUIRE)) {
+		uslub_alloc_tag_cur = NULL;     /* boot blocks are never tagged */
 		return boot_alloc(size, align);
+	}
 	if (!size)
 		size = 1;
 	if (unlikely(!__atomic_load_n(&_uslub_malloc_direct[MALLOC_DIRECT_MAX / 8], __ATOMIC_ACQUIRE)) &&
@@ -133,7 +145,7 @@ static __always_inline void *malloc_inline(size_t size)
 static __noinline void *malloc_miss(size_t size, struct kmem_cache *s, uintptr_t caller)
 {
 	if (unlikely(_uslub_profiling | _uslub_sampling))
-		uslub_alloc_tag_cur = _uslub_caller_tag(caller);
+		uslub_alloc_tag_cur = malloc_tag(caller);
 	if (likely(s))
 		return _uslub_slab_alloc_miss(s, 0, USLUB_NUMA_NO_NODE, size, caller);
 	return malloc_slow(size, 1, 0);
@@ -223,7 +235,10 @@ static __always_inline void *realloc_inline(void *p, size_t size)
 		return q;
 	}
 	MALLOC_TAG();
-	return _uslub_krealloc(p, size, 0, realloc_alloc);
+	void *q = _uslub_krealloc(p, size, 0, realloc_alloc);
+	if (q == p)                     /* in place: no allocation took the tag */
+		uslub_alloc_tag_cur = NULL;
+	return q;
 }
 
 __public void *realloc(void *p, size_t size)
@@ -464,11 +479,28 @@ static void report_failed(const char *what, const char *path, bool cut, int err)
  * at exit the report goes to fd 2 when it is open, else to that duplicate
  * when it still is what it was, with a note saying so; else nowhere (the
  * process started with no stderr). The stdio stream stderr is never used
- * at exit: after fclose(stderr) it must not be.
+ * at exit: after fclose(stderr) it must not be. The duplicate is this
+ * process's only: a fork child closes it (lifecycle entry below), or a
+ * daemon child that pointed fds 0-2 at /dev/null would hold its parent's
+ * stderr pipe open for its whole life (`x=$(prog 2>&1)` would wait for it).
  */
 static int report_fd = -1;
 static dev_t report_dev;
 static ino_t report_ino;
+
+static void report_fd_postfork_child(void)
+{
+	if (report_fd >= 0) {
+		close(report_fd);
+		report_fd = -1;
+	}
+}
+
+static const struct uslub_lifecycle report_fd_lifecycle = {
+	.name = "USLUB_REPORT=- stderr copy",
+	.rank = LIFECYCLE_UNLOCKED,
+	.postfork_child = report_fd_postfork_child,
+};
 
 static void report_keep_stderr(void)
 {
@@ -480,6 +512,8 @@ static void report_keep_stderr(void)
 		report_fd = fcntl(2, F_DUPFD_CLOEXEC, from[i]);
 	report_dev = st.st_dev;
 	report_ino = st.st_ino;
+	if (report_fd >= 0)
+		_uslub_lifecycle_register(&report_fd_lifecycle);
 }
 
 static void report_to_stderr(void)

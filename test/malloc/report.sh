@@ -50,6 +50,14 @@ env -i PATH=/usr/bin:/bin USLUB_REPORT=- "$prog" closestderr >"$T/out" 2>"$T/err
 grep -q '^uslub report: pid [0-9]* (its stderr was closed at exit: this is the stderr it started with)$' "$T/err" ||
 	fail "USLUB_REPORT=- and stderr closed at exit: no report on the stderr it started with"
 grep -q '^# <active> ' "$T/err" || fail "USLUB_REPORT=- and stderr closed at exit: a partial report"
+# - the copy of stderr is the process's own: a daemon child (fds 0-2 on
+# /dev/null) does not hold its parent's stderr pipe open, so a pipeline
+# reading it ends when the parent exits, not when the daemon does (3 s)
+start=$(date +%s%N)
+env -i PATH=/usr/bin:/bin USLUB_REPORT=- "$prog" daemon 2>&1 | cat >"$T/err"
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+[ $ms -lt 2500 ] || fail "USLUB_REPORT=-: a daemon child held the stderr pipe open ($ms ms)"
+grep -q '^uslub report: pid' "$T/err" || fail "USLUB_REPORT=- with a daemon child: no report"
 # - a process started with no stderr at all writes its report nowhere, and
 # runs as without USLUB_REPORT (its exit status, its output)
 env -i PATH=/usr/bin:/bin USLUB_REPORT=- "$prog" run 0 >"$T/out" 2>&- ||

@@ -21,6 +21,9 @@
  *                                    redis-server), allocate, exit 0
  *   malloc_setuid_prog closestderr   allocate, fclose(stderr) (as coreutils'
  *                                    close_stdout does at exit), exit 0
+ *   malloc_setuid_prog daemon        fork a child that points fds 0-2 at
+ *                                    /dev/null and sleeps 3 s (a daemon),
+ *                                    exit 0 at once
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -29,6 +32,7 @@
 #include <sys/auxv.h>
 #include <sys/statvfs.h>
 #include <time.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 unsigned long uslub_failslab_injected(void);
@@ -71,6 +75,18 @@ int main(int argc, char **argv)
 			memset(*e, 0, strlen(*e));
 		f_free(f_malloc(100));
 		return 0;
+	}
+	if (argc == 2 && !strcmp(argv[1], "daemon")) {
+		f_free(f_malloc(100));
+		pid_t pid = fork();
+		if (pid == 0) {
+			int fd = open("/dev/null", O_RDWR);
+			for (int i = 0; i < 3 && fd >= 0; i++)
+				dup2(fd, i);
+			sleep(3);
+			_exit(0);
+		}
+		return pid > 0 ? 0 : 3;
 	}
 	if (argc == 2 && !strcmp(argv[1], "closestderr")) {
 		f_free(f_malloc(100));
