@@ -67,7 +67,9 @@ const char top_help[] =
 	"  h or ? the list of keys.\n"
 	"    -n COUNT      print COUNT plain text frames, then exit (no escapes)\n"
 	"    --once        one frame (-n 1); also plain frames when stdout is no terminal\n"
-	"    --json        the snapshots themselves, one JSON document per line\n"
+	"    --json        the snapshots themselves, one JSON document per line (a\n"
+	"                  snapshot printed already is not printed again, unless no\n"
+	"                  new one came for 2 s)\n"
 	"    --sort COL    memory, objects, alloc, free, slow, size or name\n"
 	"    --view VIEW   caches, allocinfo or groups; -r reverses the order\n"
 	"  Plain frames wait for the process's next snapshot (at most 2 s) so that the\n"
@@ -601,6 +603,7 @@ static struct {
 	char note[256];         /* a one-off message for the status line */
 	int rows, cols;
 	int json_printed;       /* --json: a document was printed, of json_time */
+	int json_again;         /* --json: print it even when it is that one */
 	unsigned long long json_time;
 } T;
 
@@ -1192,7 +1195,7 @@ static int reload(int json_out)
 		/* A snapshot already printed (the publisher did not write a
 		 * new one yet) is not printed again. */
 		unsigned long long t = jull(s.doc, "time_ns");
-		if (T.json_printed && t == T.json_time) {
+		if (T.json_printed && t == T.json_time && !T.json_again) {
 			unload(&s);
 			return 1;
 		}
@@ -1622,13 +1625,19 @@ int cmd_top(int argc, char **argv)
 
 	if (json) {
 		/* COUNT documents, each a new snapshot: one that did not change
-		 * since the last look is skipped (not counted). */
+		 * since the last look is skipped (not counted), for at most 2 s
+		 * (a process that writes none: the same one again, as the
+		 * plain frames do). */
+		long long printed = 0;
 		for (long k = 0, tries = 0; count < 0 || k < count; tries++) {
 			if (tries) {
 				struct timespec d = { T.delay_ms / 1000, (T.delay_ms % 1000) * 1000000 };
 				nanosleep(&d, NULL);
 			}
+			T.json_again = now_ms() - printed >= 2000;
 			int r = reload(1);
+			if (!r)
+				printed = now_ms();
 			if (r < 0) {
 				if (!k || !T.ended[0])  /* none at all; or stdout failed */
 					return 1;
