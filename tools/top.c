@@ -67,7 +67,9 @@ const char top_help[] =
 	"  h or ? the list of keys.\n"
 	"    -n COUNT      print COUNT plain text frames, then exit (no escapes)\n"
 	"    --once        one frame (-n 1); also plain frames when stdout is no terminal\n"
-	"    --json        the snapshots themselves, one JSON document per line\n"
+	"    --json        the snapshots themselves, one JSON document per line (a\n"
+	"                  snapshot printed already is not printed again, unless no\n"
+	"                  new one came for 2 s)\n"
 	"    --sort COL    memory, objects, alloc, free, slow, size or name\n"
 	"    --view VIEW   caches, allocinfo or groups; -r reverses the order\n"
 	"  Plain frames wait for the process's next snapshot (at most 2 s) so that the\n"
@@ -75,7 +77,10 @@ const char top_help[] =
 	"  objects, growth per second and site; in the groups view m, f and n by usage,\n"
 	"  failcnt and path (--sort takes those names too).\n"
 	"  When the process exits or stops publishing, top says so and exits 0 (on a\n"
-	"  terminal after a key). Exit status 1 when there is no snapshot to start with.\n";
+	"  terminal after a key, when keys are read from it). Exit status 1 when there\n"
+	"  is no snapshot to start with. Call sites without a line (\"/lib+0xOFF\", in a\n"
+	"  module without debug information at hand) are shown as they are: uslub\n"
+	"  allocinfo PID resolves them with addr2line.\n";
 
 /* ------------------------------------------------------------------------
  * strings and numbers from the snapshot
@@ -293,6 +298,7 @@ struct frame {
 	size_t ng;
 	struct gusage *u;
 	size_t nu;
+	size_t skip_c, skip_s, skip_g;  /* caches, sites, group rows past MAX_ROWS */
 	double dt;              /* seconds since the snapshot the rates are from; 0: none */
 };
 
@@ -330,9 +336,7 @@ static void parse_cache(struct frame *f, const char *e)
 {
 	struct crow *r = &f->c[f->nc];
 	memset(r, 0, sizeof(*r));
-	r->name = jstr(e, "name");
-	for (size_t i = 0; i < f->nc; i++)
-		r->dup += !strcmp(f->c[i].name, r->name);
+	r->name = jstr(e, "name");      /* (dup: by number_dups()) */
 	r->objsize = jull(e, "object_size");
 	r->num_objs = jull(e, "num_objs");
 	r->active = jull(e, "active_objs");
@@ -363,12 +367,56 @@ static void parse_site(struct frame *f, const char *e)
 	unsigned long long line = jull(e, "line");
 	size_t n = strlen(file) + 24;
 	s->where = xrealloc(NULL, n);
-	snprintf(s->where, n, "%s:%llu", file, line);
+	if (line)
+		snprintf(s->where, n, "%s:%llu", file, line);
+	else                    /* no line: "/module+0xOFF" (uslub allocinfo PID resolves it) */
+		snprintf(s->where, n, "%s", file);
 	free(file);
 	s->func = jstr(e, "func");
 	s->bytes = jll(e, "bytes");
 	s->calls = jll(e, "calls");
 	s->brate = NAN;
+}
+
+/*
+ * At most this many rows of each kind (caches, call sites, groups, group
+ * usage) are parsed from one snapshot: one written by a hostile process
+ * may hold millions, and each refresh must stay quick enough for q and
+ * the signals to be seen. The others are counted and said on the screen.
+ */
+#define MAX_ROWS 100000
+
+/* The caches of @f in name order, and in snapshot order among equal
+ * names: the order that number_dups() and rates() use. */
+static int cache_name_cmp(const void *a, const void *b)
+{
+	const struct crow *x = *(const struct crow *const *)a, *y = *(const struct crow *const *)b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : x->dup - y->dup;
+}
+
+static const struct crow **by_name(const struct frame *f)
+{
+	const struct crow **idx = xrealloc(NULL, (f->nc + 1) * sizeof(*idx));
+	for (size_t i = 0; i < f->nc; i++)
+		idx[i] = &f->c[i];
+	qsort(idx, f->nc, sizeof(*idx), cache_name_cmp);
+	return idx;
+}
+
+/* Number the caches of one name in snapshot order (crow.dup): sorted by
+ * name, then by position (dup holds the position until then). */
+static void number_dups(struct frame *f)
+{
+	for (size_t i = 0; i < f->nc; i++)
+		f->c[i].dup = (int)i;
+	const struct crow **idx = by_name(f);
+	int run = 0;
+	for (size_t i = 0; i < f->nc; i++) {
+		run = i && !strcmp(idx[i]->name, idx[i - 1]->name) ? run + 1 : 0;
+		((struct crow *)idx[i])->dup = run;
+	}
+	free(idx);
 }
 
 /* The snapshot @doc as a frame; NULL when it is not uslub's JSON. */
@@ -393,6 +441,10 @@ static struct frame *parse(const char *doc)
 		for (e = jfirst(vs); e; e = jnext(e)) {
 			if (*e != '{')
 				continue;
+			if (f->nc >= MAX_ROWS) {
+				f->skip_c++;
+				continue;
+			}
 			f->c = room(f->c, f->nc, &cap, sizeof(*f->c));
 			parse_cache(f, e);
 		}
@@ -408,6 +460,10 @@ static struct frame *parse(const char *doc)
 			for (e = jfirst(vs); e; e = jnext(e)) {
 				if (*e != '{')
 					continue;
+				if (f->ns >= MAX_ROWS) {
+					f->skip_s++;
+					continue;
+				}
 				f->s = room(f->s, f->ns, &cap, sizeof(*f->s));
 				parse_site(f, e);
 			}
@@ -419,6 +475,10 @@ static struct frame *parse(const char *doc)
 			for (e = jfirst(vs); e; e = jnext(e)) {
 				if (*e != '{')
 					continue;
+				if (f->ng >= MAX_ROWS) {
+					f->skip_g++;
+					continue;
+				}
 				f->g = room(f->g, f->ng, &cap, sizeof(*f->g));
 				struct grp *g = &f->g[f->ng++];
 				g->path = jstr(e, "path");
@@ -434,6 +494,10 @@ static struct frame *parse(const char *doc)
 			for (e = jfirst(vs); e; e = jnext(e)) {
 				if (*e != '{')
 					continue;
+				if (f->nu >= MAX_ROWS) {
+					f->skip_g++;
+					continue;
+				}
 				f->u = room(f->u, f->nu, &cap, sizeof(*f->u));
 				struct gusage *u = &f->u[f->nu++];
 				u->group = jstr(e, "group");
@@ -442,6 +506,7 @@ static struct frame *parse(const char *doc)
 				u->bytes = jull(e, "bytes");
 			}
 	}
+	number_dups(f);
 	return f;
 }
 
@@ -456,12 +521,16 @@ static int site_key_cmp(const void *a, const void *b)
 static void rates(struct frame *f, const struct frame *b)
 {
 	f->dt = b && f->time_ns > b->time_ns ? (double)(f->time_ns - b->time_ns) / 1e9 : 0;
+	/* The same cache in @b: the same name and the same dup (sorted). */
+	const struct crow **bidx = f->dt > 0 ? by_name(b) : NULL;
 	for (size_t i = 0; i < f->nc; i++) {
 		struct crow *r = &f->c[i];
 		const struct crow *o = NULL;
-		for (size_t j = 0; f->dt > 0 && j < b->nc && !o; j++)
-			if (b->c[j].dup == r->dup && !strcmp(b->c[j].name, r->name))
-				o = &b->c[j];
+		if (bidx) {
+			const struct crow *key = r, **hit;
+			hit = bsearch(&key, bidx, b->nc, sizeof(*bidx), cache_name_cmp);
+			o = hit ? *hit : NULL;
+		}
 		/* A counter that went back: another cache of that name now. */
 		if (o && r->allocs >= o->allocs && r->frees >= o->frees && r->slow >= o->slow) {
 			unsigned long long da = r->allocs - o->allocs;
@@ -473,6 +542,7 @@ static void rates(struct frame *f, const struct frame *b)
 		}
 		r->idle = !r->num_objs && !r->mem && r->arate <= 0 && r->frate <= 0;
 	}
+	free(bidx);
 	if (f->dt > 0 && f->ns && b->ns) {
 		const struct site **idx = xrealloc(NULL, b->ns * sizeof(*idx));
 		for (size_t j = 0; j < b->ns; j++)
@@ -481,7 +551,8 @@ static void rates(struct frame *f, const struct frame *b)
 		for (size_t i = 0; i < f->ns; i++) {
 			const struct site *key = &f->s[i];
 			const struct site **o = bsearch(&key, idx, b->ns, sizeof(*idx), site_key_cmp);
-			f->s[i].brate = (double)(f->s[i].bytes - (o ? (*o)->bytes : 0)) / f->dt;
+			/* (in double: the figures are the process's, any value) */
+			f->s[i].brate = ((double)f->s[i].bytes - (o ? (double)(*o)->bytes : 0)) / f->dt;
 		}
 		free(idx);
 	}
@@ -526,10 +597,14 @@ static struct {
 	int sort[NR_VIEWS];
 	int rev[NR_VIEWS];
 	int paused, help, tty;
+	int keys;               /* keys are read from stdin (a terminal) */
 	int scroll;
 	char ended[512];        /* why the process is gone; "" while it publishes */
 	char note[256];         /* a one-off message for the status line */
 	int rows, cols;
+	int json_printed;       /* --json: a document was printed, of json_time */
+	int json_again;         /* --json: print it even when it is that one */
+	unsigned long long json_time;
 } T;
 
 static int sort_key(void)
@@ -785,6 +860,9 @@ static void caches_view(void)
 	}
 	free(rows);
 	add(&foot, "%zu idle caches (no objects, no activity)", idle);
+	if (f->skip_c)
+		add(&foot, "%zu caches not shown (only the first %d of the snapshot are read)",
+		    f->skip_c, MAX_ROWS);
 	add(&foot, "SLOW%% = %% of ALLOC/s that missed the per-cpu fast path (cpu freelist or sheaf)");
 }
 
@@ -831,6 +909,9 @@ static void alloc_view(void)
 	}
 	free(rows);
 	add(&foot, "%s", "");
+	if (f->skip_s)
+		add(&foot, "%zu call sites not shown (only the first %d of the snapshot are read)",
+		    f->skip_s, MAX_ROWS);
 	add(&foot, "BYTES, OBJECTS: live at the call site; GROWTH/s: change of BYTES per second");
 }
 
@@ -867,6 +948,9 @@ static void groups_view(void)
 		    "(uslub_group_create()).");
 	}
 	add(&foot, "%s", "");
+	if (f->skip_g)
+		add(&foot, "%zu group rows not shown (only the first %d of each list are read)",
+		    f->skip_g, MAX_ROWS);
 	add(&foot, "USAGE: bytes charged to the group and its descendants; FAILCNT: charges "
 	    "refused at a limit");
 }
@@ -895,7 +979,8 @@ static void compose(void)
 		    "(ACTIVE: objects in use or cached per cpu)");
 	}
 	if (T.ended[0])
-		add(&foot, "%s%s: press any key to quit%s", ESC(REVERSE), T.ended, ESC(NORMAL));
+		add(&foot, "%s%s%s%s", ESC(REVERSE), T.ended, T.keys ? ": press any key to quit" : "",
+		    ESC(NORMAL));
 	else if (T.note[0])
 		add(&foot, "%s%s%s", ESC(REVERSE), T.note, ESC(NORMAL));
 	else if (!T.help)
@@ -1065,7 +1150,8 @@ static void why_gone(const char *detail)
 
 /*
  * Load the next snapshot: 0 (T.cur is the newest), or -1 when there is
- * none any more (T.ended says why). On the screen the messages of load()
+ * none any more (T.ended says why); with @json_out (print it as JSON
+ * Lines), 1 when it is the one printed last time (not printed again). On the screen the messages of load()
  * are caught (through a pipe in place of stderr) for the status line.
  */
 static int reload(int json_out)
@@ -1106,27 +1192,47 @@ static int reload(int json_out)
 		return -1;
 	}
 	if (json_out) {
-		/* One line: the whitespace between the tokens goes (JSON strings
-		 * hold no raw newline), the rest through emit(). */
-		char *w = s.doc;
+		/* A snapshot already printed (the publisher did not write a
+		 * new one yet) is not printed again. */
+		unsigned long long t = jull(s.doc, "time_ns");
+		if (T.json_printed && t == T.json_time && !T.json_again) {
+			unload(&s);
+			return 1;
+		}
+		/* One line: the whitespace between the tokens goes; a byte
+		 * below 0x20 inside a string (a raw newline or tab that the
+		 * process wrote, not valid JSON) becomes \u00XX, so that every
+		 * document is one line a JSON parser takes; the rest through
+		 * emit() ('?' for what is not printable). */
+		struct buf o = { 0 };
 		int in_str = 0;
 		for (const char *p = s.doc; *p; p++) {
+			unsigned char c = (unsigned char)*p;
 			if (in_str) {
-				if (*p == '\\' && p[1])
-					*w++ = *p++;
-				else if (*p == '"')
+				if (c == '\\' && p[1] && (unsigned char)p[1] >= 0x20) {
+					put(&o, p++, 1);
+				} else if (c == '"') {
 					in_str = 0;
-			} else if (*p == '"') {
+				} else if (c < 0x20) {
+					char u[8];
+					snprintf(u, sizeof(u), "\\u%04x", c);
+					puts_(&o, u);
+					continue;
+				}
+			} else if (c == '"') {
 				in_str = 1;
-			} else if (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t') {
+			} else if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
 				continue;
 			}
-			*w++ = *p;
+			put(&o, p, 1);
 		}
-		*w++ = '\n';
-		emit(s.doc, (size_t)(w - s.doc), stdout);
+		put(&o, "\n", 1);
+		emit(o.b, o.len, stdout);
+		free(o.b);
 		fflush(stdout);
 		unload(&s);
+		T.json_printed = 1;
+		T.json_time = t;
 		return ferror(stdout) ? -1 : 0;
 	}
 	struct frame *f = parse(s.doc);
@@ -1186,7 +1292,7 @@ static void read_cmdline(void)
  * ---------------------------------------------------------------------- */
 
 static struct termios saved_tio;
-static int tio_saved, screen_on;
+static int tio_fd = -1, tio_saved, screen_on;
 static int sig_pipe[2] = { -1, -1 };
 static const int term_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGWINCH, SIGTSTP, SIGCONT };
 #define NR_TERM_SIGNALS ((int)(sizeof(term_signals) / sizeof(term_signals[0])))
@@ -1215,12 +1321,15 @@ static void term_size(void)
  * screen, the cursor hidden. */
 static void screen_enter(void)
 {
-	if (isatty(STDIN_FILENO) && !tcgetattr(STDIN_FILENO, &saved_tio)) {
+	/* (stdin no terminal: keys typed at the screen, stdout's terminal,
+	 * are not read but would still echo over the frame) */
+	tio_fd = isatty(STDIN_FILENO) ? STDIN_FILENO : STDOUT_FILENO;
+	if (isatty(tio_fd) && !tcgetattr(tio_fd, &saved_tio)) {
 		struct termios t = saved_tio;
 		t.c_lflag &= (tcflag_t)~(ICANON | ECHO);
 		t.c_cc[VMIN] = 1;
 		t.c_cc[VTIME] = 0;
-		if (!tcsetattr(STDIN_FILENO, TCSANOW, &t))
+		if (!tcsetattr(tio_fd, TCSANOW, &t))
 			tio_saved = 1;
 	}
 	const char *on = "\033[?1049h\033[?25l\033[H\033[2J";
@@ -1238,7 +1347,7 @@ static void screen_leave(void)
 		screen_on = 0;
 	}
 	if (tio_saved) {
-		tcsetattr(STDIN_FILENO, TCSANOW, &saved_tio);
+		tcsetattr(tio_fd, TCSANOW, &saved_tio);
 		tio_saved = 0;
 	}
 }
@@ -1359,7 +1468,8 @@ static int interactive(void)
 		sigaction(term_signals[i], &sa, NULL);
 	atexit(screen_leave);
 	screen_enter();
-	int keys = isatty(STDIN_FILENO);
+	T.keys = isatty(STDIN_FILENO);
+	int keys = T.keys;
 	/* Without rates yet, the next snapshot is looked for sooner. */
 	long long next = now_ms() + (T.cur->dt <= 0 && T.delay_ms > 100 ? 100 : T.delay_ms);
 	int quit = 0, died = 0;
@@ -1367,6 +1477,8 @@ static int interactive(void)
 		compose();
 		if (draw())
 			break;                  /* the terminal is gone */
+		if (T.ended[0] && !keys)
+			break;                  /* no key will come: the end is drawn */
 		struct pollfd p[2] = { { sig_pipe[0], POLLIN, 0 }, { STDIN_FILENO, POLLIN, 0 } };
 		long long wait = T.ended[0] || T.paused ? -1 : next - now_ms();
 		if (wait < 0 && !T.ended[0] && !T.paused)
@@ -1390,7 +1502,7 @@ static int interactive(void)
 			unsigned char k[64];
 			ssize_t n = read(STDIN_FILENO, k, sizeof(k));
 			if (n <= 0) {
-				keys = 0;               /* no more keys: go on without */
+				keys = T.keys = 0;      /* no more keys: go on without */
 			} else {
 				int was_paused = T.paused;
 				for (size_t i = 0; i < (size_t)n && !quit;)
@@ -1512,17 +1624,27 @@ int cmd_top(int argc, char **argv)
 	read_cmdline();
 
 	if (json) {
-		for (long k = 0; count < 0 || k < count; k++) {
-			if (k) {
+		/* COUNT documents, each a new snapshot: one that did not change
+		 * since the last look is skipped (not counted), for at most 2 s
+		 * (a process that writes none: the same one again, as the
+		 * plain frames do). */
+		long long printed = 0;
+		for (long k = 0, tries = 0; count < 0 || k < count; tries++) {
+			if (tries) {
 				struct timespec d = { T.delay_ms / 1000, (T.delay_ms % 1000) * 1000000 };
 				nanosleep(&d, NULL);
 			}
-			if (reload(1)) {
+			T.json_again = now_ms() - printed >= 2000;
+			int r = reload(1);
+			if (!r)
+				printed = now_ms();
+			if (r < 0) {
 				if (!k || !T.ended[0])  /* none at all; or stdout failed */
 					return 1;
 				fprintf(stderr, "uslub top: %s\n", T.ended);
 				return 0;
 			}
+			k += !r;
 		}
 		return 0;
 	}

@@ -165,10 +165,13 @@ no_leftovers() {   # no_leftovers NAME: CMD's snapshot files are gone
 		fail "$1: the tool left the snapshot of $p in $SHM"
 	fi
 }
+# Until CMD (the shell: $$) has published its first snapshot, for at most
+# 10 s (a loaded machine may take more than a fixed sleep).
+WAIT_SNAP="i=0; while [ \$i -lt 200 ] && [ ! -e $(printf '%q' "$SHM")/\$\$.json ]; do sleep 0.05; i=\$((i + 1)); done"
 # dash: `sleep` runs in a child, then `echo` (a builtin) and _exit().
-expect 0 "run --report -- sh -c (dash ends with _exit)" "$USLUB" run --report -- sh -c 'sleep 0.3; echo hi'
+expect 0 "run --report -- sh -c (dash ends with _exit)" "$USLUB" run --report -- sh -c "$WAIT_SNAP; echo hi"
 [ "$(cat "$WORK/out")" = hi ] || fail "sh -c: stdout '$(cat "$WORK/out")'"
-has "$WORK/err" "^uslub report: pid [0-9]+ \(sh -c sleep 0.3; echo hi\), from its last snapshot \([0-9.]+ s before it ended\)$" \
+has "$WORK/err" "^uslub report: pid [0-9]+ \(sh -c i=0; while .*; echo hi\), from its last snapshot \([0-9.]+ s before it ended\)$" \
 	"sh -c: the last snapshot stands in for the report"
 has "$WORK/err" "^\(it left no report at exit: it ended with _exit\(\)" "sh -c: it says why"
 has "$WORK/err" "^malloc-[0-9]+ " "sh -c: the snapshot's cache rows"
@@ -176,11 +179,15 @@ has "$WORK/err" "^malloc-[0-9]+ " "sh -c: the snapshot's cache rows"
 grep -q "left no report (it did not run" "$WORK/err" && fail "sh -c: the old message"
 no_leftovers "sh -c"
 expect 3 "run --report: python3 ending with os._exit(3)" "$USLUB" run --report -- "$PY" -c \
-	'import os, time; time.sleep(0.3); os._exit(3)'
+	"import os, time
+for _ in range(200):
+    if os.path.exists('$SHM/%d.json' % os.getpid()): break
+    time.sleep(0.05)
+os._exit(3)"
 has "$WORK/err" "^uslub report: pid [0-9]+ \(.*os._exit.*\), from its last snapshot" "os._exit: its last snapshot"
 no_leftovers "os._exit"
 # A CMD killed after it published: the message, then its last snapshot.
-expect 137 "run --report: CMD killed after a snapshot" "$USLUB" run --report -- sh -c 'sleep 0.3; kill -KILL $$'
+expect 137 "run --report: CMD killed after a snapshot" "$USLUB" run --report -- sh -c "$WAIT_SNAP; kill -KILL \$\$"
 has "$WORK/err" "^\(it left no report at exit: killed by signal 9 \(Killed\)\)$" "killed: says so"
 has "$WORK/err" "^malloc-[0-9]+ " "killed: its last snapshot"
 # USLUB_PUBLISH_MS of the user's own is kept: 0 turns the stand-in off.

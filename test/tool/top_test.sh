@@ -37,10 +37,11 @@ PY=python3
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/uslub-top-test.XXXXXX")
 SOCK="uslub-top-test-$$"
 TM() { tmux -L "$SOCK" -f /dev/null "$@"; }
-wpid=""
+wpid="" fpid=""
 cleanup() {
 	TM kill-server 2>/dev/null
 	[ -n "$wpid" ] && kill "$wpid" 2>/dev/null && wait "$wpid" 2>/dev/null
+	[ -n "$fpid" ] && kill "$fpid" 2>/dev/null && wait "$fpid" 2>/dev/null
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -80,7 +81,7 @@ open_top() {   # open_top SESSION ARGS...
 	local s=$1
 	shift
 	TM new-session -d -s "$s" -x 120 -y 40 \
-		"trap '' INT; $(printf '%q ' "$USLUB" top "$@"); echo TOP-EXIT-\$?; stty -a | tr ' ' '\\n' | grep -E '^-?(icanon|echo)\$' | tr '\\n' ' '; echo; sleep 60" ||
+		"trap '' INT; ${TOP_PRE:-}$(printf '%q ' "$USLUB" top "$@") ${TOP_IN:-}; echo TOP-EXIT-\$?; stty -a | tr ' ' '\\n' | grep -E '^-?(icanon|echo)\$' | tr '\\n' ' '; echo; sleep 60" ||
 		{ fail "tmux new-session"; exit 1; }
 }
 stty_ok() {    # stty_ok SESSION NAME: canonical mode and echo restored
@@ -237,7 +238,7 @@ TM send-keys -t $S "fg" Enter
 sleep 0.3
 wait_for $S "top_busy" 30 && [ "$(alt_on $S)" = 1 ] && pass "fg: the screen again" || fail "fg: no screen"
 TM send-keys -t $S q
-sleep 0.3
+for _ in $(seq 50); do [ "$(alt_on $S)" = 0 ] && break; sleep 0.1; done
 [ "$(alt_on $S)" = 0 ] && pass "q after fg: alternate screen left" || fail "q after fg"
 
 # ---- plain frames --------------------------------------------------------------
@@ -250,7 +251,7 @@ grep -qE ' top_busy$' "$WORK/plain" && pass "-n 2: top_busy row" || fail "-n 2: 
 "$USLUB" top $P --once --view groups >"$WORK/once" 2>&1
 [ "$(grep -c '^uslub top - pid' "$WORK/once")" = 1 ] && grep -q '/top_group' "$WORK/once" &&
 	pass "--once --view groups: one frame with the group" || { fail "--once:"; sed 's/^/    /' "$WORK/once"; }
-timeout 1 "$USLUB" top $P -d 200 >"$WORK/pipe" 2>&1
+timeout 5 "$USLUB" top $P -d 200 >"$WORK/pipe" 2>&1
 grep -q '^uslub top - pid' "$WORK/pipe" && ! grep -q $'\033' "$WORK/pipe" &&
 	pass "stdout a pipe: plain frames" || fail "stdout a pipe: $(head -c 300 "$WORK/pipe" | cat -v)"
 "$USLUB" top $P --json -n 3 -d 150 >"$WORK/jsonl" 2>"$WORK/err"
@@ -273,7 +274,10 @@ open_top $S $P -d 200
 wait_for $S "top_busy" 50
 "$USLUB" top $P -n 100 -d 100 >"$WORK/batch" 2>"$WORK/batch.err" &
 bpid=$!
-sleep 0.5
+for _ in $(seq 100); do   # (its first frame: it has its first snapshot)
+	grep -q '^uslub top - pid' "$WORK/batch" && break
+	sleep 0.1
+done
 kill -TERM $P
 wait $P
 wpid=""
@@ -287,6 +291,113 @@ st=$?
 	{ fail "frames after the exit: exit $st"; tail -3 "$WORK/batch"; cat "$WORK/batch.err"; }
 "$USLUB" top $P --once >/dev/null 2>&1
 [ $? = 1 ] && pass "top of a process that is gone: exit 1" || fail "top of a gone process: not 1"
+
+# ---- crafted snapshots ---------------------------------------------------------
+# A forger publishes as itself, as the publisher does (src/observe/publish_dir.h):
+# its <pid>.lock held with a POSIX record lock, <pid>.json renamed into place.
+cat >"$WORK/forge.py" <<'EOF'
+# forge.py ROOT MODE: publish crafted snapshots every 0.2 s (a new time_ns)
+#   many:    120000 caches, half of them named "dup", counters growing:
+#            more than top reads (100000); quadratic work would take minutes
+#   hostile: a cache name with a raw newline, tab and ^A (not valid JSON), a
+#            call site without a line, one whose bytes swing between the ends
+#            of a long long
+import fcntl, os, sys, time
+root, mode = sys.argv[1], sys.argv[2]
+d = os.path.join(root, "uslub-%d" % os.geteuid())
+os.makedirs(d, mode=0o700, exist_ok=True)
+os.chmod(root, 0o700)
+os.chmod(d, 0o700)
+pid = os.getpid()
+start = int(open("/proc/self/stat").read().rsplit(")", 1)[1].split()[19])
+lk = os.open(os.path.join(d, "%d.lock" % pid), os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.lockf(lk, fcntl.LOCK_EX | fcntl.LOCK_NB)
+n = 0
+while True:
+    n += 1
+    sites = ""
+    if mode == "many":
+        caches = ",".join('{"name":"%s","object_size":8,"num_objs":1,"memory_used":4096,'
+                          '"stats":{"ALLOC_FASTPATH":%d}}' % ("dup" if i % 2 else "c%d" % i, n * i)
+                          for i in range(120000))
+    else:
+        caches = ('{"name":"evil\nname\tx\x01","object_size":8,"num_objs":1,"memory_used":4096},'
+                  '{"name":"plain","object_size":16,"num_objs":1,"memory_used":8192}')
+        big = "9223372036854775807" if n % 2 else "-9223372036854775808"
+        sites = (',"allocinfo":{"mode":"exact","total_bytes":1,"total_calls":1,"sites":['
+                 '{"file":"/lib/x.so+0x1234","line":0,"func":"","bytes":100,"calls":1},'
+                 '{"file":"src/a.c","line":7,"func":"f","bytes":%s,"calls":1}]}' % big)
+    doc = ('{"pid":%d,"start_time":%d,"time_ns":%d,"slabinfo":{"caches":[%s]}%s}\n'
+           % (pid, start, time.time_ns(), caches, sites))
+    tmp = os.path.join(d, ".%d.json.tmp" % pid)
+    with open(tmp, "w") as f:
+        f.write(doc)
+    os.chmod(tmp, 0o600)
+    os.rename(tmp, os.path.join(d, "%d.json" % pid))
+    time.sleep(0.2)
+EOF
+ROOT="$WORK/root"
+mkdir -p "$ROOT"
+forge() {      # forge MODE: sets fpid, once its first snapshot is there
+	USLUB_PUBLISH_ROOT="$ROOT" $PY "$WORK/forge.py" "$ROOT" "$1" &
+	fpid=$!
+	for _ in $(seq 300); do
+		[ -e "$ROOT/uslub-$(id -u)/$fpid.json" ] && return 0
+		sleep 0.05
+	done
+	fail "the forger ($1) publishes nothing"
+}
+TOP_PRE="env USLUB_PUBLISH_ROOT=$(printf '%q' "$ROOT") "
+
+# Many caches: every refresh O(n log n), at most 100000 read, q seen at once.
+forge many
+t0=$(date +%s)
+USLUB_PUBLISH_ROOT="$ROOT" "$USLUB" top $fpid -n 2 -d 200 >"$WORK/many" 2>"$WORK/err"
+st=$? t1=$(date +%s)
+[ $st = 0 ] && grep -q '^20000 caches not shown' "$WORK/many" &&
+	[ "$(grep -c ' dup$' "$WORK/many")" -ge 2 ] &&
+	pass "120000 caches: -n 2 in $((t1 - t0)) s, 20000 said not shown" ||
+	{ fail "120000 caches: exit $st after $((t1 - t0)) s"; tail -3 "$WORK/many"; cat "$WORK/err"; }
+[ $((t1 - t0)) -le 30 ] || fail "120000 caches: -n 2 took $((t1 - t0)) s"
+S=top6
+open_top $S $fpid -d 200
+wait_for $S "caches not shown" 300 && pass "120000 caches on the screen" ||
+	{ fail "120000 caches: no screen"; screen $S | tail -3 | sed 's/^/    /'; }
+sleep 1                 # (refreshes going on)
+TM send-keys -t $S q
+wait_for $S "TOP-EXIT-0" 50 && pass "120000 caches: q seen within 5 s" ||
+	{ fail "120000 caches: q not seen"; screen $S | tail -3 | sed 's/^/    /'; }
+kill $fpid; wait $fpid 2>/dev/null
+
+# A raw newline in a name: --json still writes one JSON document per line,
+# each a new snapshot (-d shorter than the publisher's 0.2 s).
+forge hostile
+USLUB_PUBLISH_ROOT="$ROOT" "$USLUB" top $fpid --json -n 3 -d 50 >"$WORK/hj" 2>"$WORK/err"
+st=$?
+[ $st = 0 ] && [ "$(wc -l <"$WORK/hj")" = 3 ] && $PY -c '
+import json, sys
+docs = [json.loads(line) for line in open(sys.argv[1])]
+assert docs[0]["slabinfo"]["caches"][0]["name"] == "evil\nname\tx\x01", docs[0]
+assert len({d["time_ns"] for d in docs}) == 3, [d["time_ns"] for d in docs]
+' "$WORK/hj" && pass "--json: a raw newline in a name escaped; 3 documents, 3 snapshots" ||
+	{ fail "--json with a raw newline (exit $st)"; head -c 600 "$WORK/hj" | cat -v; cat "$WORK/err"; }
+# A site without a line: no ":0"; growth of huge figures (UBSan: no overflow).
+USLUB_PUBLISH_ROOT="$ROOT" "$USLUB" top $fpid --view allocinfo -n 2 -d 200 >"$WORK/ai" 2>"$WORK/err"
+st=$?
+[ $st = 0 ] && grep -qE ' /lib/x\.so\+0x1234 *$' "$WORK/ai" && ! grep -q 'x1234:0' "$WORK/ai" &&
+	grep -qE ' src/a\.c:7 +f$' "$WORK/ai" && ! grep -q 'runtime error' "$WORK/err" &&
+	pass "allocinfo: a site without a line has no ':0'; huge growth fine" ||
+	{ fail "allocinfo of crafted sites (exit $st)"; sed 's/^/    /' "$WORK/ai" | tail -6; cat "$WORK/err"; }
+# stdin not a terminal: when the process exits, top ends by itself (exit 0).
+S=top7
+TOP_IN="</dev/null" open_top $S $fpid -d 200
+wait_for $S " plain$" 50 && pass "stdin /dev/null: the screen" || fail "stdin /dev/null: no screen"
+kill $fpid; wait $fpid 2>/dev/null; fpid=""
+wait_for $S "TOP-EXIT-0" 50 && pass "stdin /dev/null: exit 0 when the process is gone, no key" ||
+	{ fail "stdin /dev/null: top waits"; screen $S | tail -3 | sed 's/^/    /'; }
+[ "$(alt_on $S)" = 0 ] || fail "stdin /dev/null: still on the alternate screen"
+wait_for $S "icanon" 20
+stty_ok $S "stdin /dev/null"
 
 echo "$fails failure(s)"
 [ $fails = 0 ]
