@@ -171,7 +171,13 @@ static void test_barrier(void)
 		kfree_rcu(x, rcu);
 	}
 	CHECK_EQ(stat_get(dbg, USLUB_FREE_RCU_SHEAF_FAIL) - fail0, 3);
-	CHECK_EQ(live(sheaf), 3);
+	/* in a sheaf the three wait for the barrier; without sheaves
+	 * (USLUB_CPU_SLABS=1) each has its own grace period, which may end
+	 * any time (it did, under load) */
+	if (uslub_cache_sheaf_capacity(sheaf))
+		CHECK_EQ(live(sheaf), 3);
+	else
+		CHECK(live(sheaf) <= 3);
 	kvfree_rcu_barrier_on_cache(sheaf);
 	CHECK_EQ(live(sheaf), 0);
 	kvfree_rcu_barrier();
