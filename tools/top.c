@@ -299,6 +299,7 @@ struct frame {
 	struct gusage *u;
 	size_t nu;
 	size_t skip_c, skip_s, skip_g;  /* caches, sites, group rows past MAX_ROWS */
+	size_t cap_c, cap_s, cap_g, cap_u;      /* allocated rows (room()) */
 	double dt;              /* seconds since the snapshot the rates are from; 0: none */
 };
 
@@ -334,6 +335,7 @@ static unsigned long long stat_of(const char *stats, const char *name)
 
 static void parse_cache(struct frame *f, const char *e)
 {
+	f->c = room(f->c, f->nc, &f->cap_c, sizeof(*f->c));
 	struct crow *r = &f->c[f->nc];
 	memset(r, 0, sizeof(*r));
 	r->name = jstr(e, "name");      /* (dup: by number_dups()) */
@@ -362,6 +364,7 @@ static void parse_cache(struct frame *f, const char *e)
 
 static void parse_site(struct frame *f, const char *e)
 {
+	f->s = room(f->s, f->ns, &f->cap_s, sizeof(*f->s));
 	struct site *s = &f->s[f->ns++];
 	char *file = jstr(e, "file");
 	unsigned long long line = jull(e, "line");
@@ -419,10 +422,52 @@ static void number_dups(struct frame *f)
 	free(idx);
 }
 
+static void parse_group(struct frame *f, const char *e)
+{
+	f->g = room(f->g, f->ng, &f->cap_g, sizeof(*f->g));
+	struct grp *g = &f->g[f->ng++];
+	g->path = jstr(e, "path");
+	g->usage = jull(e, "usage");
+	const char *ls, *le;
+	g->limited = json_member(e, "limit", &ls, &le) && *ls >= '0' && *ls <= '9';
+	g->limit = jull(e, "limit");
+	g->failcnt = jull(e, "failcnt");
+	g->reclaims = jull(e, "reclaims");
+}
+
+static void parse_usage(struct frame *f, const char *e)
+{
+	f->u = room(f->u, f->nu, &f->cap_u, sizeof(*f->u));
+	struct gusage *u = &f->u[f->nu++];
+	u->group = jstr(e, "group");
+	u->cache = jstr(e, "cache");
+	u->objects = jull(e, "objects");
+	u->bytes = jull(e, "bytes");
+}
+
+/* Each object of the array member @key of @obj through @row (which adds
+ * one row to @f), the first MAX_ROWS of them (*@n: the rows so far); the
+ * rest counted in *@skipped. */
+static void each_row(struct frame *f, const char *obj, const char *key, const size_t *n,
+		     size_t *skipped, void (*row)(struct frame *f, const char *e))
+{
+	const char *vs, *ve;
+	if (!json_member(obj, key, &vs, &ve))
+		return;
+	for (const char *e = jfirst(vs); e; e = jnext(e)) {
+		if (*e != '{')
+			continue;
+		if (*n >= MAX_ROWS)
+			(*skipped)++;
+		else
+			row(f, e);
+	}
+}
+
 /* The snapshot @doc as a frame; NULL when it is not uslub's JSON. */
 static struct frame *parse(const char *doc)
 {
-	const char *vs, *ve, *e;
+	const char *vs, *ve;
 	struct frame *f = xrealloc(NULL, sizeof(*f));
 	memset(f, 0, sizeof(*f));
 	if (!json_member(doc, "time_ns", &vs, &ve) || !json_member(doc, "slabinfo", &vs, &ve)) {
@@ -436,18 +481,7 @@ static struct frame *parse(const char *doc)
 		f->in_slabs = jull(ps, "bytes_in_slabs");
 		f->reserved = jull(ps, "bytes_reserved");
 	}
-	size_t cap = 0;
-	if (json_member(si, "caches", &vs, &ve))
-		for (e = jfirst(vs); e; e = jnext(e)) {
-			if (*e != '{')
-				continue;
-			if (f->nc >= MAX_ROWS) {
-				f->skip_c++;
-				continue;
-			}
-			f->c = room(f->c, f->nc, &cap, sizeof(*f->c));
-			parse_cache(f, e);
-		}
+	each_row(f, si, "caches", &f->nc, &f->skip_c, parse_cache);
 	if (json_member(doc, "allocinfo", &vs, &ve) && *vs == '{') {
 		const char *ai = vs;
 		f->ai = 1;
@@ -455,56 +489,11 @@ static struct frame *parse(const char *doc)
 		f->ai_interval = jull(ai, "sample_interval");
 		f->ai_bytes = jll(ai, "total_bytes");
 		f->ai_calls = jll(ai, "total_calls");
-		cap = 0;
-		if (json_member(ai, "sites", &vs, &ve))
-			for (e = jfirst(vs); e; e = jnext(e)) {
-				if (*e != '{')
-					continue;
-				if (f->ns >= MAX_ROWS) {
-					f->skip_s++;
-					continue;
-				}
-				f->s = room(f->s, f->ns, &cap, sizeof(*f->s));
-				parse_site(f, e);
-			}
+		each_row(f, ai, "sites", &f->ns, &f->skip_s, parse_site);
 	}
 	if (json_member(doc, "groups", &vs, &ve) && *vs == '{') {
-		const char *gr = vs;
-		cap = 0;
-		if (json_member(gr, "groups", &vs, &ve))
-			for (e = jfirst(vs); e; e = jnext(e)) {
-				if (*e != '{')
-					continue;
-				if (f->ng >= MAX_ROWS) {
-					f->skip_g++;
-					continue;
-				}
-				f->g = room(f->g, f->ng, &cap, sizeof(*f->g));
-				struct grp *g = &f->g[f->ng++];
-				g->path = jstr(e, "path");
-				g->usage = jull(e, "usage");
-				const char *ls, *le;
-				g->limited = json_member(e, "limit", &ls, &le) && *ls >= '0' && *ls <= '9';
-				g->limit = jull(e, "limit");
-				g->failcnt = jull(e, "failcnt");
-				g->reclaims = jull(e, "reclaims");
-			}
-		cap = 0;
-		if (json_member(gr, "usage", &vs, &ve))
-			for (e = jfirst(vs); e; e = jnext(e)) {
-				if (*e != '{')
-					continue;
-				if (f->nu >= MAX_ROWS) {
-					f->skip_g++;
-					continue;
-				}
-				f->u = room(f->u, f->nu, &cap, sizeof(*f->u));
-				struct gusage *u = &f->u[f->nu++];
-				u->group = jstr(e, "group");
-				u->cache = jstr(e, "cache");
-				u->objects = jull(e, "objects");
-				u->bytes = jull(e, "bytes");
-			}
+		each_row(f, vs, "groups", &f->ng, &f->skip_g, parse_group);
+		each_row(f, vs, "usage", &f->nu, &f->skip_g, parse_usage);
 	}
 	number_dups(f);
 	return f;

@@ -48,13 +48,19 @@ trap cleanup EXIT
 unset USLUB_PUBLISH_MS USLUB_PROFILING USLUB_REPORT
 SHM=${USLUB_PUBLISH_ROOT:-/dev/shm}/uslub-$(id -u)
 
+# wait_file PATH: 0 once PATH exists, 1 after 15 s
+wait_file() {
+	for _ in $(seq 300); do
+		[ -e "$1" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 start_workload() {
 	USLUB_PUBLISH_MS=100 USLUB_PROFILING=1 "$WL" >"$WORK/wl.out" &
 	wpid=$!
-	for _ in $(seq 200); do
-		[ -e "$SHM/$wpid.json" ] && return 0
-		sleep 0.05
-	done
+	wait_file "$SHM/$wpid.json" && return 0
 	fail "the workload (pid $wpid) publishes nothing in $SHM"
 	exit 1
 }
@@ -341,11 +347,7 @@ mkdir -p "$ROOT"
 forge() {      # forge MODE: sets fpid, once its first snapshot is there
 	USLUB_PUBLISH_ROOT="$ROOT" $PY "$WORK/forge.py" "$ROOT" "$1" &
 	fpid=$!
-	for _ in $(seq 300); do
-		[ -e "$ROOT/uslub-$(id -u)/$fpid.json" ] && return 0
-		sleep 0.05
-	done
-	fail "the forger ($1) publishes nothing"
+	wait_file "$ROOT/uslub-$(id -u)/$fpid.json" || fail "the forger ($1) publishes nothing"
 }
 TOP_PRE="env USLUB_PUBLISH_ROOT=$(printf '%q' "$ROOT") "
 
