@@ -48,7 +48,13 @@ static const int halved[NSITES] = { 0, 1, 0, 0, 0, 1 };
 
 static uslub_cache_t *cache[NSITES];
 static void **objs[NSITES];
-static int site_line[NSITES];
+/* The sites' tags (registered on first use, as C++'s are): "lines" 1-6
+ * of this file, which no allocation of its own has. */
+static struct uslub_alloc_tag site_tag[NSITES] = {
+	{ __FILE__, "site", 1, 0, 0, 0 }, { __FILE__, "site", 2, 0, 0, 0 },
+	{ __FILE__, "site", 3, 0, 0, 0 }, { __FILE__, "site", 4, 0, 0, 0 },
+	{ __FILE__, "site", 5, 0, 0, 0 }, { __FILE__, "site", 6, 0, 0, 0 },
+};
 
 static void *free_odd(void *arg)
 {
@@ -90,44 +96,16 @@ static int child_run(void)
 	for (int r = 0; r < 100; r++) {
 		for (int i = 0; i < NSITES; i++) {
 			long lo = count[i] * r / 100, hi = count[i] * (r + 1) / 100;
-			switch (i) {
-			case 0:
-				for (long k = lo; k < hi; k++) {
-					site_line[0] = __LINE__ + 1;
-					objs[0][k] = uslub_cache_alloc(cache[0], 0);
+			/* each site its own tag, handed to the _noprof call as the
+			 * entry macros do (site 4 in bulk, 50 at a time) */
+			for (long k = lo; k < hi; k += i == 4 ? 50 : 1) {
+				uslub_alloc_tag_cur = &site_tag[i];
+				if (i != 4) {
+					objs[i][k] = uslub_cache_alloc_noprof(cache[i], 0);
+					continue;
 				}
-				break;
-			case 1:
-				for (long k = lo; k < hi; k++) {
-					site_line[1] = __LINE__ + 1;
-					objs[1][k] = uslub_cache_alloc(cache[1], 0);
-				}
-				break;
-			case 2:
-				for (long k = lo; k < hi; k++) {
-					site_line[2] = __LINE__ + 1;
-					objs[2][k] = uslub_cache_alloc(cache[2], 0);
-				}
-				break;
-			case 3:
-				for (long k = lo; k < hi; k++) {
-					site_line[3] = __LINE__ + 1;
-					objs[3][k] = uslub_cache_alloc(cache[3], 0);
-				}
-				break;
-			case 4:
-				for (long k = lo; k < hi; k += 50) {
-					int n = (int)(hi - k < 50 ? hi - k : 50);
-					site_line[4] = __LINE__ + 1;
-					CHECK_EQ(uslub_cache_alloc_bulk(cache[4], 0, (size_t)n, &objs[4][k]), n);
-				}
-				break;
-			case 5:
-				for (long k = lo; k < hi; k++) {
-					site_line[5] = __LINE__ + 1;
-					objs[5][k] = uslub_cache_alloc(cache[5], 0);
-				}
-				break;
+				int n = (int)(hi - k < 50 ? hi - k : 50);
+				CHECK_EQ(uslub_cache_alloc_bulk_noprof(cache[4], 0, (size_t)n, &objs[4][k]), n);
 			}
 			for (long k = lo; k < hi; k++)
 				CHECK(objs[i][k]);
@@ -145,7 +123,7 @@ static int child_run(void)
 		CHECK(uslub_cache_slabinfo(cache[i], &si) == 0);
 		long live = halved[i] ? (count[i] + 1) / 2 : count[i];
 		int64_t bytes, calls;
-		find_site(site_line[i], &bytes, &calls);
+		find_site((int)site_tag[i].line, &bytes, &calls);
 		printf("site %d %u %ld %lld %lld\n", i, (unsigned)si.size, live, (long long)bytes,
 		       (long long)calls);
 	}
@@ -177,7 +155,7 @@ static int child_run(void)
 	}
 	for (int i = 0; i < NSITES; i++) {
 		int64_t bytes, calls;
-		find_site(site_line[i], &bytes, &calls);
+		find_site((int)site_tag[i].line, &bytes, &calls);
 		CHECK_MSG(bytes == 0 && calls == 0, "site %d after free: %lld bytes %lld calls", i,
 			  (long long)bytes, (long long)calls);
 	}

@@ -76,16 +76,23 @@ static void all_cleared(int n)
 		CHECK_EQ(slab_bit(objs[i]), 0);
 }
 
-/* kmem_cache_free, in any order; a slab's bit comes back with its last */
-static void path_cache_free(struct kmem_cache *s)
+/* objs[0, N) from @s, all sampled (sample:1) at one call site, whose
+ * line it returns (the site holds the N objects). */
+static int alloc_all(struct kmem_cache *s)
 {
-	int line = 0;
+	int line = __LINE__ + 2;
 	for (int i = 0; i < N; i++) {
-		line = __LINE__ + 1;
 		objs[i] = uslub_cache_alloc(s, 0);
 		CHECK(objs[i]);
 	}
 	check_site(line, N, (int64_t)N * s->size);
+	return line;
+}
+
+/* kmem_cache_free, in any order; a slab's bit comes back with its last */
+static void path_cache_free(struct kmem_cache *s)
+{
+	int line = alloc_all(s);
 	all_cleared(N);
 	for (int i = N - 1; i >= 0; i--) {
 		struct slab *slab = virt_to_slab(objs[i]);
@@ -136,13 +143,7 @@ static void path_bulk(struct kmem_cache *s, bool with_cache)
 /* kfree_nolock: deferred (the untag takes list_lock), drained by shrink */
 static void path_nolock(struct kmem_cache *s)
 {
-	int line = 0;
-	for (int i = 0; i < N; i++) {
-		line = __LINE__ + 1;
-		objs[i] = uslub_cache_alloc(s, 0);
-		CHECK(objs[i]);
-	}
-	check_site(line, N, (int64_t)N * s->size);
+	int line = alloc_all(s);
 	for (int i = 0; i < N; i++)
 		uslub_kfree_nolock(objs[i]);
 	uslub_cache_shrink(s);
@@ -171,13 +172,7 @@ static void *remote_free(void *arg)
 /* frees from another thread (kmem_cache_free and kfree alternately) */
 static void path_remote(struct kmem_cache *s)
 {
-	int line = 0;
-	for (int i = 0; i < N; i++) {
-		line = __LINE__ + 1;
-		objs[i] = uslub_cache_alloc(s, 0);
-		CHECK(objs[i]);
-	}
-	check_site(line, N, (int64_t)N * s->size);
+	int line = alloc_all(s);
 	struct remote r = { s, N };
 	pthread_t t;
 	CHECK(pthread_create(&t, NULL, remote_free, &r) == 0);
