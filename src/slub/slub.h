@@ -344,6 +344,7 @@
 #include "uslub/types.h"
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 
 #define USLUB_MAX_CACHES   2048
 #define CPU_SLOT_SIZE      512     /* one kmem_cache_cpu per cache per thread */
@@ -1093,18 +1094,23 @@ static inline void node_unlock(struct kmem_cache_node *n)
 
 /* ALLOC_PCS of a slot (see kmem_cache_cpu.pcs_adjust): exact for the
  * owner; another thread retries while the owner rearms (a few stores),
- * boundedly: a fork child flushing a lost thread's slot may find it
- * stopped mid-way. */
+ * spinning a while, then yielding (the owner may have been preempted
+ * between its stores: on a loaded 2-core machine the spin alone ran out
+ * and returned a torn sum, a countdown near 2^63: stress_observers), and
+ * boundedly, after thousands of yields: a fork child flushing a lost
+ * thread's slot may find it stopped mid-way for good. */
 static inline uint64_t cpu_alloc_pcs(const struct kmem_cache_cpu *c)
 {
 	for (int tries = 0;; tries++) {
+		if (tries > 1000)
+			sched_yield();
 		/* a seqlock without fences (TSan has none): the writer's data
 		 * stores are releases after its odd seq, these loads acquires */
 		unsigned long seq = __atomic_load_n(&c->sample_seq, __ATOMIC_ACQUIRE);
 		uint64_t v = __atomic_load_n(&c->stat[USLUB_ALLOC_PCS], __ATOMIC_ACQUIRE) +
 			     (uint64_t)__atomic_load_n(&c->pcs_adjust, __ATOMIC_ACQUIRE);
 		if ((!(seq & 1) && __atomic_load_n(&c->sample_seq, __ATOMIC_RELAXED) == seq) ||
-		    tries > 100000)
+		    tries > 1000 + 20000)
 			return v;
 	}
 }
