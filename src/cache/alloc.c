@@ -131,7 +131,9 @@ static __always_inline void *alloc_from_sheaves_slow(struct kmem_cache *s, uslub
 /* The checked pops missed, or the call has gfp bits (zeroing, NOFAIL) or
  * a node to match: the cpu freelist once more (a corrupt head reported,
  * the node matched), else the sheaves' or the cpu slab's slow path, after
- * which the page layer's purge thread is started if it is wanted: here,
+ * which the page layer polls (_uslub_purge_poll(): its purge thread is
+ * started if it is wanted and allowed; without it, a purge pass once the
+ * decay deadline is past): here,
  * with the object taken and the cpu slot whole again, not in the page
  * allocation, whose caller (a refill) may be halfway through a change of
  * the slot that pthread_create's own malloc would enter (page.c). */

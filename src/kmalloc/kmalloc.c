@@ -116,7 +116,7 @@ static void *kmalloc_large(size_t size, size_t align, uslub_gfp_t gfp, int node,
 	for (;;) {
 		struct page *page = _uslub_alloc_pages(order, node);
 		if (likely(page)) {
-			_uslub_purge_poll();  /* an allocation: the purge thread may start here */
+			_uslub_purge_poll();  /* an allocation: the purge thread may start (or, without it, a due purge run) here */
 			page->owner[0] = size;
 			page->owner[1] = (unsigned long)tag;
 			__atomic_store_n(&page->flags, page->flags | PG_large, __ATOMIC_RELEASE);
@@ -419,7 +419,7 @@ static void *hcache_take(size_t len, size_t *got, size_t *resident)
 
 static void *huge_alloc(size_t size, size_t align, uslub_gfp_t gfp, struct uslub_alloc_tag *tag)
 {
-	_uslub_purge_poll();         /* an allocation: the purge thread may start here */
+	_uslub_purge_poll();         /* an allocation: the purge thread may start (or, without it, a due purge run) here */
 	if (size > USLUB_KMALLOC_MAX_SIZE || align > USLUB_KMALLOC_MAX_SIZE) {
 		errno = ENOMEM;
 		return NULL;

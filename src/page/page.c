@@ -7,30 +7,48 @@
  * blocks inside segments still in use are purged with MADV_DONTNEED (so a
  * few live objects do not pin the pages freed around them).
  *
- * Who purges (the contract): with USLUB_BACKGROUND_THREAD=1 (the default)
- * a thread, "uslub-purge", does it while the program sleeps. It is
- * wanted once a free left something purgeable (dirty free pages, an empty
- * segment, a kept kmalloc mapping: _uslub_purge_notify()) or a node has
- * BIG_NODE_SEGMENTS segments (16 MiB), and created by the next allocation
- * that refills from the page layer's side (a cache's refill rung, a
- * kmalloc page run or mapping: _uslub_purge_poll()) with no uslub lock
- * held and no cpu slot halfway through a change, outside uslub's
- * initialization (pthread_create may call malloc), never by a free
- * (glibc frees a dead thread's TLS holding the stack cache lock that
- * pthread_create takes: see purge_start()). So a program that grew past
- * 16 MiB, or allocated again after its first purgeable free, has its
- * memory returned while it idles; a smaller one returns it on its next
- * call (or malloc_trim). It has every
- * signal blocked, never allocates (so it has no per-thread caches), waits
- * on a CLOCK_MONOTONIC condition variable without a deadline while
- * nothing is dirty and with the earliest decay deadline otherwise, and
- * then makes one pass (purge_pass: every node, then the layers' purge
- * callbacks). While it runs, the page calls leave the purging to it.
- * Without it (option 0, decay 0, pthread_create failed, or a fork child
- * in the sanitized builds) the purge happens on the next page call, as
- * before. A fork child has no thread: it starts one again on its first
- * allocation once the thread is wanted. uslub_trim() / malloc_trim() purge and unmap
- * everything at once, with the rest of the current reservation.
+ * Who purges (the contract). A thread, "uslub-purge", while the program
+ * sleeps; or the allocator's own calls, against a deadline. The thread
+ * makes a process multi-threaded, and a single-threaded process may
+ * depend on being one (unshare(CLONE_NEWUSER) and setns() into a user
+ * namespace fail with EINVAL otherwise; sandboxes check it before they
+ * fork and exec), so USLUB_BACKGROUND_THREAD=2 (auto, the default) starts
+ * it only once the program has a thread of its own: the first slow path
+ * of a thread whose tid is not the pid (_uslub_purge_note_thread(), from
+ * the slub layer's thread init) says so; 1 starts it in any program, 0
+ * never. Once allowed, it is wanted once a free left something purgeable
+ * (dirty free pages, an empty segment, a kept kmalloc mapping:
+ * _uslub_purge_notify()) or a node has BIG_NODE_SEGMENTS segments
+ * (16 MiB), and created by the next allocation that refills from the
+ * page layer's side (a cache's refill rung, a kmalloc page run or
+ * mapping: _uslub_purge_poll()) with no uslub lock held and no cpu slot
+ * halfway through a change, outside uslub's initialization
+ * (pthread_create may call malloc), never by a free (glibc frees a dead
+ * thread's TLS holding the stack cache lock that pthread_create takes:
+ * see purge_start()). It has every signal blocked, never allocates (so
+ * it has no per-thread caches), waits on a CLOCK_MONOTONIC condition
+ * variable without a deadline while nothing is dirty and with the
+ * earliest decay deadline otherwise, and then makes one pass (purge_pass:
+ * every node, then the layers' purge callbacks). While it runs, the page
+ * calls leave the purging to it.
+ *
+ * Without it (a single-threaded program in auto mode, option 0, decay 0,
+ * pthread_create failed, or a fork child in the sanitized builds) the
+ * calls purge: a page allocation or free purges its own node's pages
+ * freed more than USLUB_DECAY_MS ago, and purge_due_ns holds the earliest
+ * decay deadline of everything (set by _uslub_purge_notify(), lowered to
+ * what a pass leaves): the allocation slow paths (_uslub_purge_poll())
+ * that find it past make one whole pass, kept kmalloc mappings and other
+ * nodes included (mimalloc's purge delay, checked on its slow paths). So
+ * a single-threaded program that frees everything and then sleeps keeps
+ * what it freed within the last USLUB_DECAY_MS (and what its frees did
+ * not reach the deadline for) until its next allocation that refills, or
+ * malloc_trim(); with USLUB_BACKGROUND_THREAD=1 it gets it back while it
+ * sleeps, at the price of the thread. A fork child has no thread (and
+ * one thread of its own): it starts one again on its first allocation
+ * once the thread is wanted and allowed. uslub_trim() / malloc_trim()
+ * purge and unmap everything at once, with the rest of the current
+ * reservation.
  *
  * Unmapping: an empty segment's blocks leave the free lists and its
  * ownership bit is cleared under the node lock, then it is unmapped with
@@ -390,7 +408,11 @@ static void node_deadline(struct page_node *n, uint64_t delay, uint64_t *next)
 #endif
 
 enum { PURGE_UNSTARTED, PURGE_STARTING, PURGE_RUNNING, PURGE_NEVER };
+/* USLUB_BACKGROUND_THREAD */
+enum { PURGE_OPT_NEVER, PURGE_OPT_ALWAYS, PURGE_OPT_AUTO };
 static int purge_state;                  /* atomic */
+static bool program_threaded;            /* atomic: a thread other than the main one allocated */
+static uint64_t purge_due_ns;            /* atomic: without the thread, the next deadline (0: none) */
 static bool (*purge_may_start)(void);    /* set by _uslub_init() when it is done */
 
 static pthread_mutex_t purge_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -496,6 +518,26 @@ static void *purge_thread(void *arg)
 	return NULL;
 }
 
+/* May the thread exist in this process (USLUB_BACKGROUND_THREAD)? In
+ * auto mode only once the program has a thread of its own: until then
+ * one thread more is something the program can see (Threads: in
+ * /proc/self/status, unshare(CLONE_NEWUSER) failing with EINVAL). */
+static bool purge_thread_allowed(void)
+{
+	long opt = _uslub_option(USLUB_OPT_BACKGROUND_THREAD);
+	return opt == PURGE_OPT_ALWAYS ||
+	       (opt == PURGE_OPT_AUTO && __atomic_load_n(&program_threaded, __ATOMIC_RELAXED));
+}
+
+void _uslub_purge_note_thread(void)
+{
+	if (__atomic_load_n(&program_threaded, __ATOMIC_RELAXED))
+		return;
+	/* the main thread's tid is the pid (a fork child's only thread too) */
+	if ((pid_t)syscall(SYS_gettid) != getpid())
+		__atomic_store_n(&program_threaded, true, __ATOMIC_RELAXED);
+}
+
 /* Start the thread if it is wanted and may be started here: with no uslub
  * lock held, outside uslub's initialization (pthread_create may call
  * malloc, which is uslub), never from the page allocation itself (its
@@ -514,7 +556,7 @@ static void *purge_thread(void *arg)
 static __noinline void purge_start(void)
 {
 	bool (*may)(void) = __atomic_load_n(&purge_may_start, __ATOMIC_ACQUIRE);
-	if (_uslub_locks_held || !may || !may() || !_uslub_option(USLUB_OPT_BACKGROUND_THREAD))
+	if (_uslub_locks_held || !may || !may() || !purge_thread_allowed())
 		return;
 	int expect = PURGE_UNSTARTED;
 	if (!__atomic_compare_exchange_n(&purge_state, &expect, PURGE_STARTING, false,
@@ -546,9 +588,47 @@ static __always_inline void purge_maybe_start(void)
 		purge_start();
 }
 
+/* Lower purge_due_ns to @t (lock-free: any lock may be held). */
+static void purge_due_lower(uint64_t t)
+{
+	uint64_t cur = __atomic_load_n(&purge_due_ns, __ATOMIC_RELAXED);
+	while (!cur || t < cur)
+		if (__atomic_compare_exchange_n(&purge_due_ns, &cur, t, true, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			break;
+}
+
+/* Without the thread: one pass once the earliest deadline is past (an
+ * allocation slow path, no uslub lock held). Whoever takes the deadline
+ * makes the pass (a poll nested in it, from a signal handler's malloc,
+ * finds none); a notify during the pass lowers it again, and the pass
+ * puts back what it left. */
+static __noinline void purge_due_check(void)
+{
+	uint64_t due = __atomic_load_n(&purge_due_ns, __ATOMIC_RELAXED);
+	if (purge_thread_running()) {    /* a deadline from before it started */
+		__atomic_store_n(&purge_due_ns, 0, __ATOMIC_RELAXED);
+		return;
+	}
+	if (!due || _uslub_locks_held || now_ns() < due)
+		return;
+	if (!__atomic_compare_exchange_n(&purge_due_ns, &due, 0, false, __ATOMIC_RELAXED,
+					 __ATOMIC_RELAXED))
+		return;
+	uint64_t next;
+	purge_pass(false, &next);
+	if (next)
+		purge_due_lower(next);
+}
+
 void _uslub_purge_notify(void)
 {
-	if (!_uslub_option(USLUB_OPT_BACKGROUND_THREAD) || !_uslub_option(USLUB_OPT_DECAY_MS))
+	long decay = _uslub_option(USLUB_OPT_DECAY_MS);
+	if (!decay)
+		return;                      /* purged by the free itself */
+	if (!purge_thread_running())
+		purge_due_lower(now_ns() + (uint64_t)decay * 1000000ull);
+	if (!_uslub_option(USLUB_OPT_BACKGROUND_THREAD))
 		return;
 	_uslub_page_init();
 	uslub_mutex_lock(&purge_lock, RANK_PURGE);
@@ -563,6 +643,8 @@ void _uslub_purge_notify(void)
 void _uslub_purge_poll(void)
 {
 	purge_maybe_start();
+	if (unlikely(__atomic_load_n(&purge_due_ns, __ATOMIC_RELAXED)))
+		purge_due_check();
 }
 
 static void purge_cond_init(void)
@@ -575,7 +657,8 @@ static void purge_cond_init(void)
 }
 
 /* fork: purge_lock (the innermost rank); the child has no thread: it is
- * started again by the child's first allocation once wanted (not in the sanitized
+ * started again by the child's first allocation once wanted and allowed
+ * (auto: once the child starts a thread of its own; not in the sanitized
  * builds, whose runtimes refuse or deadlock on a thread created in the
  * child of a multi-threaded parent: there the child purges on its calls) */
 static void purge_prefork(void)
@@ -594,10 +677,15 @@ static void purge_postfork_child(void)
 	purge_cond_init();
 	purge_idle = false;
 	purge_pending = true;
+	/* the child has one thread: the forking one, its tid the child's pid */
+	__atomic_store_n(&program_threaded, false, __ATOMIC_RELAXED);
+	int state = __atomic_load_n(&purge_state, __ATOMIC_RELAXED);
+	/* the parent's thread kept no deadline: the child's calls look at once */
+	if (state == PURGE_RUNNING || state == PURGE_STARTING)
+		__atomic_store_n(&purge_due_ns, now_ns(), __ATOMIC_RELAXED);
 #ifdef PURGE_SANITIZED
 	__atomic_store_n(&purge_state, PURGE_NEVER, __ATOMIC_RELAXED);
 #else
-	int state = __atomic_load_n(&purge_state, __ATOMIC_RELAXED);
 	if (state != PURGE_NEVER) {
 		/* the parent's thread (or its start) is not the child's */
 		__atomic_store_n(&purge_state, PURGE_UNSTARTED, __ATOMIC_RELAXED);

@@ -19,10 +19,12 @@
  * at trim: see "Unmapping" in page.c for what a racing invalid free sees).
  *
  * Freed memory goes back to the OS after USLUB_DECAY_MS, by the background
- * purge thread "uslub-purge" (USLUB_BACKGROUND_THREAD=1, the default:
- * started lazily, also while the program makes no call) or on the next
- * page call (0); at once with uslub_trim(). The contract is at the top of
- * page.c.
+ * purge thread "uslub-purge" (started lazily, also while the program makes
+ * no call: USLUB_BACKGROUND_THREAD=1 in any program, 2 = auto, the
+ * default, once the program has a thread of its own) or by the
+ * allocator's own calls past a deadline (a single-threaded program in
+ * auto mode, or 0); at once with uslub_trim(). The contract is at the top
+ * of page.c.
  *
  * Locks: one mutex per node (buddy free lists, segment lists, the empty
  * list), reserve_lock (the reservation cursor), taken in that order, and
@@ -189,13 +191,19 @@ __internal size_t _uslub_page_trim(void);
 __internal void _uslub_purge_register(size_t (*fn)(bool force, uint64_t *next));
 /* Something became purgeable (pages freed, a mapping kept): wakes the
  * thread, or marks it wanted (started by the next allocation, never by a
- * free). Any lock may be held. */
+ * free); without the thread, lowers the deadline _uslub_purge_poll()
+ * checks. Any lock may be held. */
 __internal void _uslub_purge_notify(void);
 /* An allocation path with no uslub lock held and no cpu slot halfway
  * through a change (pthread_create may call malloc): start the thread if
- * it is wanted (never called from a free path, nor from the page
- * allocation itself; see purge_start() in page.c). */
+ * it is wanted and allowed (never called from a free path, nor from the
+ * page allocation itself; see purge_start() in page.c); without the
+ * thread, one purge pass once the earliest decay deadline is past. */
 __internal void _uslub_purge_poll(void);
+/* A thread's first slow path (slub/thread.c, once per thread): a thread
+ * that is not the main one means the program has threads of its own, and
+ * USLUB_BACKGROUND_THREAD=2 (auto) lets the purge thread start. */
+__internal void _uslub_purge_note_thread(void);
 /* _uslub_init() says when a thread may be created: @may_start() is false
  * while the calling thread initializes uslub. No thread before it is set. */
 __internal void _uslub_purge_set_start_check(bool (*may_start)(void));

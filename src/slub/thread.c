@@ -94,6 +94,9 @@ bool _uslub_thread_init(void)
 	_uslub_tls.cpu_base = t->cpu_base;
 	_uslub_tls.state = THREAD_ACTIVE;
 	pthread_setspecific(thread_key, t);
+	/* a thread's first slow path: the page layer learns whether the
+	 * program has threads of its own (its purge thread's auto mode) */
+	_uslub_purge_note_thread();
 	return true;
 }
 

@@ -9,7 +9,8 @@
  *   - a loop of malloc(3..32 MiB), memset, free faults in a fraction of
  *     the pages it writes (every page, each time, before);
  *   - kept memory leaves the resident set after the decay with no call
- *     made, and at once with malloc_trim(0).
+ *     made (the purge thread: ctest sets USLUB_BACKGROUND_THREAD=1, this
+ *     program being single-threaded), and at once with malloc_trim(0).
  * The uslub-specific checks run only when uslub is the malloc.
  */
 #define _GNU_SOURCE

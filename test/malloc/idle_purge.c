@@ -5,7 +5,9 @@
  * touch them, free them all, then only sleep and read /proc/self/statm
  * (open/read into a stack buffer: no stdio, no malloc): the resident size
  * above the baseline must fall below half of its peak within the polling
- * window. Run with USLUB_DECAY_MS=200 (ctest sets it).
+ * window. Run with USLUB_DECAY_MS=200 and USLUB_BACKGROUND_THREAD=1
+ * (ctest sets them: the program is single-threaded, and the default,
+ * auto, starts no thread in it).
  *
  *   idle_purge          expect the drop, and a thread named uslub-purge
  *   idle_purge off      (USLUB_BACKGROUND_THREAD=0) expect no drop: with
