@@ -4,7 +4,8 @@
  * fully up, from inside the first malloc.
  *
  * Numeric options: decimal digits only, 0 up to the option's maximum (the
- * table in base.h), or ON/YES/TRUE = 1 and OFF/NO/FALSE = 0 (any case).
+ * table in base.h), or ON/YES/TRUE = 1 and OFF/NO/FALSE = 0 (any case);
+ * USLUB_BACKGROUND_THREAD also takes AUTO = 2, its default.
  * Anything else (empty, a sign, white space before or after, junk, a value
  * above the maximum, however many digits) is reported once, naming the
  * variable, the text and the reason, and the default is used. Options
@@ -160,6 +161,9 @@ bool _uslub_parse_option(enum uslub_option o, const char *text, long *out, char 
 		   word_is(text, len, "false")) {
 		*out = 0;
 		return true;
+	} else if (o == USLUB_OPT_BACKGROUND_THREAD && word_is(text, len, "auto")) {
+		*out = 2;                    /* page.c: the thread once the program has one */
+		return true;
 	} else {
 		bool neg = text[0] == '-' && len > 1;
 		uint64_t v;
@@ -169,7 +173,9 @@ bool _uslub_parse_option(enum uslub_option o, const char *text, long *out, char 
 			return true;
 		}
 		if (err == USLUB_NUM_JUNK) {
-			reason = "not a decimal number or on/off/yes/no/true/false";
+			reason = o == USLUB_OPT_BACKGROUND_THREAD ?
+				 "not a decimal number or on/off/yes/no/true/false/auto" :
+				 "not a decimal number or on/off/yes/no/true/false";
 		} else {
 			_uslub_str_append(why, whylen, "out of range (0..");
 			_uslub_str_append_long(why, whylen, d->max);

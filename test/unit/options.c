@@ -1,10 +1,11 @@
 /*
  * Option parsing (base/options.c, slub/failslab.c, base/debug_opts.c),
  * white box: every numeric option takes decimal digits within 0..max or
- * on/off/yes/no/true/false, nothing else (no white space, no sign, no
- * junk, no overflow); a USLUB_FAILSLAB spec with any bad field is rejected
- * as a whole; USLUB_DEBUG's unknown flags and empty cache names are found;
- * a secure-execution program reads no USLUB_ variable at all.
+ * on/off/yes/no/true/false (USLUB_BACKGROUND_THREAD also auto), nothing
+ * else (no white space, no sign, no junk, no overflow); a USLUB_FAILSLAB
+ * spec with any bad field is rejected as a whole; USLUB_DEBUG's unknown
+ * flags and empty cache names are found; a secure-execution program reads
+ * no USLUB_ variable at all.
  */
 #include "base/base.h"
 #include "slub/failslab.h"
@@ -60,6 +61,12 @@ static const struct {
 	{ OPT(CPU_PARTIAL), "o", false, 0, "not a decimal number" },
 	{ OPT(CPU_PARTIAL), "y", false, 0, "not a decimal number" },
 	{ OPT(DECAY_MS), "on", true, 1, NULL },
+	{ OPT(BACKGROUND_THREAD), "auto", true, 2, NULL },
+	{ OPT(BACKGROUND_THREAD), "Auto", true, 2, NULL },
+	{ OPT(BACKGROUND_THREAD), "on", true, 1, NULL },
+	{ OPT(BACKGROUND_THREAD), "3", false, 0, "out of range (0..2)" },
+	{ OPT(BACKGROUND_THREAD), "autox", false, 0, "true/false/auto" },
+	{ OPT(VERBOSE), "auto", false, 0, "not a decimal number" },
 	/* empty, white space, junk */
 	{ OPT(DECAY_MS), "", false, 0, "empty value" },
 	{ OPT(DECAY_MS), " 5", false, 0, "white space before" },
