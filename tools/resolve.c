@@ -31,10 +31,18 @@ struct site {
 	unsigned long off;
 	char *file;             /* "path:line", NULL unknown */
 	char *func;             /* NULL unknown */
+	int text;               /* @module as a text table shows it: escaped */
 };
 
 static struct site *sites;
 static size_t nr_sites;
+
+/* The value of the lowercase hex digit @c, or -1 (the library writes
+ * lowercase). */
+static int hexval(int c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
 
 /* A text row's caller site: @line (to @end, no '\n') is
  * "BYTES CALLS /module+0xOFF func:SYM"; the site's span and its module's
@@ -69,7 +77,7 @@ static int row_site(const char *line, const char *end, const char **ss, const ch
 		return 0;
 	unsigned long v = 0;
 	for (const char *q = plus + 3; q < f; q++) {
-		int c = *q, h = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+		int h = hexval(*q);
 		if (h < 0)
 			return 0;
 		v = v << 4 | (unsigned long)h;
@@ -153,7 +161,7 @@ static struct site *find(const char *module, size_t modlen, unsigned long off)
 	return k ? &sites[k - 1] : NULL;
 }
 
-static void add(const char *module, size_t modlen, unsigned long off)
+static void add(const char *module, size_t modlen, unsigned long off, int text)
 {
 	if (nr_sites >= MAX_SITES)
 		return;
@@ -163,7 +171,7 @@ static void add(const char *module, size_t modlen, unsigned long off)
 	char *m = strndup(module, modlen);
 	if (!m)
 		return;
-	sites[nr_sites++] = (struct site){ m, off, NULL, NULL };
+	sites[nr_sites++] = (struct site){ m, off, NULL, NULL, text };
 	*slot = (unsigned int)nr_sites;
 }
 
@@ -179,14 +187,49 @@ static void scan(const char *text, size_t len)
 		size_t modlen;
 		unsigned long off;
 		if (row_site(l, le, &ss, &se, &modlen, &off))
-			add(ss, modlen, off);
+			add(ss, modlen, off, 1);
 		l = nl ? nl + 1 : end;
 	}
 	for (const char *p = text; (p = memmem(p, (size_t)(end - p), "\"module\":", 9)); p++) {
 		unsigned long off;
 		if (json_site(p, end, path, sizeof(path), &off))
-			add(path, strlen(path), off);
+			add(path, strlen(path), off, 0);
 	}
+}
+
+/* A module's path as a text table shows it (the library escapes a name's
+ * control bytes and backslashes: \n \t \r \\ \xHH, base/report.c), as it
+ * is, in @buf; NULL when it does not fit or is no such text. */
+static const char *unescape(const char *s, char *buf, size_t len)
+{
+	size_t k = 0;
+	for (; *s; s++) {
+		char c = *s;
+		if (c == '\\') {
+			int hi, lo;
+			switch (*++s) {
+			case 'n': c = '\n'; break;
+			case 't': c = '\t'; break;
+			case 'r': c = '\r'; break;
+			case '\\': c = '\\'; break;
+			case 'x':
+				hi = hexval(s[1]);
+				lo = hi < 0 ? -1 : hexval(s[2]);
+				if (lo < 0)
+					return NULL;
+				c = (char)(hi << 4 | lo);
+				s += 2;
+				break;
+			default:
+				return NULL;
+			}
+		}
+		if (k + 1 >= len)
+			return NULL;
+		buf[k++] = c;
+	}
+	buf[k] = '\0';
+	return buf;
 }
 
 /* The path of @name in $PATH, or NULL. */
@@ -376,10 +419,13 @@ static void resolve_all(void)
 		while (j < nr_sites && j - i < ADDRS_PER_CALL &&
 		       !strcmp(sites[idx[j]].module, sites[idx[i]].module))
 			j++;
-		char fdpath[64];
-		int fd;
-		const char *file = module_file(sites[idx[i]].module, fdpath, sizeof(fdpath), &fd,
-					       &refused);
+		char fdpath[64], path[4096];
+		int fd = -1;
+		const char *module = sites[idx[i]].module, *file = NULL;
+		if (sites[idx[i]].text)
+			module = unescape(module, path, sizeof(path));
+		if (module)
+			file = module_file(module, fdpath, sizeof(fdpath), &fd, &refused);
 		if (file)
 			run_addr2line(progbuf, file, idx + i, j - i);
 		if (fd >= 0)

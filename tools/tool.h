@@ -34,6 +34,7 @@ void unload(struct snapshot *s);
  * printed as it is (printable ASCII, '\n', '\t', well-formed UTF-8 from
  * U+00A0 on), else 0: print '?' for the byte. emit() prints through it. */
 size_t safe_char(const unsigned char *s, size_t n);
+size_t _uslub_text_char(const unsigned char *s, size_t n);     /* src/base/report.c */
 void emit(const char *str, size_t n, FILE *out);
 
 /* JSON scanning: blanks skipped, the end of the value at @p (NULL when it

@@ -495,19 +495,9 @@ void unload(struct snapshot *s)
  */
 size_t safe_char(const unsigned char *s, size_t n)
 {
-	unsigned char c = s[0];
-	if ((c >= 0x20 && c < 0x7f) || c == '\n' || c == '\t')
+	if (s[0] == '\n' || s[0] == '\t')
 		return 1;
-	size_t len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 && c <= 0xef ? 3 :
-		     c >= 0xc2 && c <= 0xdf ? 2 : 0;
-	unsigned long cp = len == 4 ? c & 0x07u : len == 3 ? c & 0x0fu : c & 0x1fu;
-	size_t k = 1;
-	for (; len && k < len && k < n && (s[k] & 0xc0) == 0x80; k++)
-		cp = cp << 6 | (s[k] & 0x3fu);
-	int ok = len && k == len && cp >= 0xa0 && cp <= 0x10ffff &&
-		 !(cp >= 0xd800 && cp <= 0xdfff) &&
-		 !(len == 3 && cp < 0x800) && !(len == 4 && cp < 0x10000);
-	return ok ? len : 0;
+	return _uslub_text_char(s, n);     /* the library's test (base/report.c) */
 }
 
 void emit(const char *str, size_t n, FILE *out)
@@ -817,11 +807,6 @@ static void describe(char *buf, size_t len, char **argv)
 			*c = ' ';
 }
 
-static void raw_write(const char *str, size_t n, FILE *out)
-{
-	fwrite(str, 1, n, out);
-}
-
 /*
  * What CMD's publisher left (USLUB_PUBLISH_MS, set by run_and_report()):
  * its last snapshot, read after CMD ended and before it is reaped (a
@@ -969,7 +954,7 @@ static void print_report(const char *dir, pid_t pid, char **cmd, int status,
 		if (text) {
 			size_t skip = len >= (size_t)n0 && !memcmp(text, head, (size_t)n0) ?
 				      (size_t)n0 : 0;
-			resolve_and_emit(text + skip, len - skip, stderr, raw_write);
+			resolve_and_emit(text + skip, len - skip, stderr, emit);
 			free(text);
 		}
 		fclose(f);

@@ -946,7 +946,9 @@ const char *uslub_gp_provider(void);
  * thread's rcu_free sheaf (one @call per full sheaf); anything else gets
  * its own @call through @head (a two-word struct inside the object at
  * offset < 4096), or, with @head NULL, a @synchronize and a free now.
- * No provider: reported, and the object is never freed.
+ * No provider: reported, and the object is never freed. A pointer kfree()
+ * would refuse (not uslub's, inside a page run, freed) is reported at
+ * once, by the address given and with kfree()'s cause, and never queued.
  */
 void uslub_gp_kvfree(void *ptr, struct uslub_rcu_head *head);
 /* Hand every partly filled rcu_free sheaf (of @s, or of every cache when

@@ -371,6 +371,17 @@ __internal void _uslub_buf_printf(struct uslub_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 __internal void _uslub_buf_json_string(struct uslub_buf *b, const char *str);
 __internal void _uslub_buf_write(struct uslub_buf *b, FILE *f);
+/*
+ * Names the program chose, written as data (report.c): the bytes at @s
+ * (@n left) that may be printed as they are (printable ASCII, UTF-8 from
+ * U+00A0 on), or 0; every other byte is escaped (\n \t \r \\ \xHH).
+ * _uslub_escape(): at most @n bytes of @str (to its NUL) escaped into
+ * @out (@len bytes with the NUL, cut at a character): the length.
+ * _uslub_buf_text(): @str escaped, padded with blanks to @width bytes.
+ */
+__internal size_t _uslub_text_char(const unsigned char *s, size_t n);
+__internal size_t _uslub_escape(char *out, size_t len, const char *str, size_t n);
+__internal void _uslub_buf_text(struct uslub_buf *b, const char *str, unsigned int width);
 
 /* ------------------------------------------------------------------------
  * AddressSanitizer (KASAN's role, slub/kasan.c)

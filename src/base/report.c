@@ -130,6 +130,94 @@ void _uslub_buf_json_string(struct uslub_buf *b, const char *str)
 	buf_putc(b, '"');
 }
 
+/*
+ * Text outputs are data. A name the program chose (a cache's, a group's,
+ * a module's path, an allocation site's file or function) goes into
+ * tables that others read (the report file, published snapshots shown to
+ * root by `uslub slabinfo PID`): it must neither drive the reader's
+ * terminal (ESC and CSI sequences, other controls) nor start a line of
+ * its own (a fake row). _uslub_text_char() passes printable ASCII and
+ * well-formed UTF-8 from U+00A0 on (no C1 controls); escape_step() writes
+ * every other byte as \n \t \r or \xHH, and a backslash as \\, so
+ * that every backslash in the output starts an escape.
+ */
+size_t _uslub_text_char(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0];
+	if (c >= 0x20 && c < 0x7f)
+		return 1;
+	size_t len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 && c <= 0xef ? 3 :
+		     c >= 0xc2 && c <= 0xdf ? 2 : 0;
+	unsigned long cp = len == 4 ? c & 0x07u : len == 3 ? c & 0x0fu : c & 0x1fu;
+	size_t k = 1;
+	for (; len && k < len && k < n && (s[k] & 0xc0) == 0x80; k++)
+		cp = cp << 6 | (s[k] & 0x3fu);
+	bool ok = len && k == len && cp >= 0xa0 && cp <= 0x10ffff &&
+		  !(cp >= 0xd800 && cp <= 0xdfff) &&
+		  !(len == 3 && cp < 0x800) && !(len == 4 && cp < 0x10000);
+	return ok ? len : 0;
+}
+
+/* The next character of @s (@n > 0 bytes left) as it is written, in @e;
+ * its length. *@used: the bytes of @s it stands for. */
+static size_t escape_step(const unsigned char *s, size_t n, char e[4], size_t *used)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t k = s[0] == '\\' ? 0 : _uslub_text_char(s, n);
+	if (k) {
+		memcpy(e, s, k);
+		*used = k;
+		return k;
+	}
+	*used = 1;
+	e[0] = '\\';
+	switch (s[0]) {
+	case '\n': e[1] = 'n'; return 2;
+	case '\t': e[1] = 't'; return 2;
+	case '\r': e[1] = 'r'; return 2;
+	case '\\': e[1] = '\\'; return 2;
+	}
+	e[1] = 'x';
+	e[2] = hex[s[0] >> 4];
+	e[3] = hex[s[0] & 15];
+	return 4;
+}
+
+size_t _uslub_escape(char *out, size_t len, const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t w = 0;
+	if (!len)
+		return 0;
+	for (size_t i = 0, used; i < n && s[i]; i += used) {
+		char e[4];
+		size_t k = escape_step(s + i, n - i, e, &used);
+		if (w + k >= len)
+			break;                  /* cut at a character */
+		memcpy(out + w, e, k);
+		w += k;
+	}
+	out[w] = '\0';
+	return w;
+}
+
+void _uslub_buf_text(struct uslub_buf *b, const char *str, unsigned int width)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t n = strlen(str), w = 0;
+	for (size_t i = 0, used; i < n; i += used) {
+		char e[4];
+		size_t k = escape_step(s + i, n - i, e, &used);
+		if (!buf_reserve(b, k))
+			return;
+		memcpy(b->p + b->len, e, k);
+		b->len += k;
+		w += k;
+	}
+	for (; w < width; w++)                  /* as %-*s: left-justified */
+		buf_putc(b, ' ');
+}
+
 /* Write the text to @f (no uslub lock held) and free the buffer. */
 void _uslub_buf_write(struct uslub_buf *b, FILE *f)
 {

@@ -458,15 +458,18 @@ __public void uslub_allocinfo_print(FILE *f, int fmt)
 					  "off (USLUB_PROFILING=1 or sample)",
 					  (long long)bytes, (long long)calls);
 		_uslub_buf_printf(&b, "# %12s %10s <site> <func>\n", "<bytes>", "<calls>");
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
+			/* a file, a module's path (a caller tag: module+0xOFF,
+			 * ext/caller_tag.c) and a function are data (base.h) */
+			_uslub_buf_printf(&b, "%14lld %10lld ", (long long)all[i].bytes,
+					  (long long)all[i].calls);
+			_uslub_buf_text(&b, all[i].file, 0);
 			if (all[i].line)
-				_uslub_buf_printf(&b, "%14lld %10lld %s:%u func:%s\n",
-						  (long long)all[i].bytes, (long long)all[i].calls,
-						  all[i].file, all[i].line, all[i].func);
-			else    /* a caller tag: module+0xOFF (ext/caller_tag.c) */
-				_uslub_buf_printf(&b, "%14lld %10lld %s func:%s\n",
-						  (long long)all[i].bytes, (long long)all[i].calls,
-						  all[i].file, all[i].func);
+				_uslub_buf_printf(&b, ":%u", all[i].line);
+			_uslub_buf_printf(&b, " func:");
+			_uslub_buf_text(&b, all[i].func, 0);
+			_uslub_buf_printf(&b, "\n");
+		}
 		if (n)
 			allocinfo_legend(&b);
 	}

@@ -635,7 +635,8 @@ static void print_groups_locked(struct uslub_buf *b, bool json, struct uslub_gro
 			snprintf(lim, sizeof(lim), "max");
 		else
 			snprintf(lim, sizeof(lim), "%zu", limit);
-		_uslub_buf_printf(b, "%-32s %14zu %14s %8lu %8lu\n", path, READ_ONCE(g->usage), lim,
+		_uslub_buf_text(b, path, 32);           /* names are data (base.h) */
+		_uslub_buf_printf(b, " %14zu %14s %8lu %8lu\n", READ_ONCE(g->usage), lim,
 			READ_ONCE(g->failcnt), READ_ONCE(g->reclaims));
 	}
 	*first = false;
@@ -696,8 +697,10 @@ __public void uslub_group_report_print(FILE *f, int fmt)
 				_uslub_buf_json_string(&b, s->name);
 				_uslub_buf_printf(&b, ",\"objects\":%lu,\"bytes\":%zu}", n, n * (size_t)s->charge);
 			} else {
-				_uslub_buf_printf(&b, "%-32s %-24s %10lu %14zu\n", path, s->name, n,
-					n * (size_t)s->charge);
+				_uslub_buf_text(&b, path, 32);
+				_uslub_buf_printf(&b, " ");
+				_uslub_buf_text(&b, s->name, 24);
+				_uslub_buf_printf(&b, " %10lu %14zu\n", n, n * (size_t)s->charge);
 			}
 			first = false;
 		}

@@ -661,6 +661,24 @@ static __cold void invalid_op(const char *op, const void *p, const char *why, bo
 	}
 }
 
+/* Why @p, which is no slab object, no page run's start and no live huge
+ * mapping's start, cannot be freed (@head: its page, NULL outside the
+ * segments): one wording for every entry point (free, kfree, kfree_rcu). */
+static const char *not_freeable(const void *p, struct page *head)
+{
+	bool page_start = !((uintptr_t)p & (PAGE_SIZE - 1));
+	if (head && (__atomic_load_n(&head->flags, __ATOMIC_ACQUIRE) & PG_large))
+		return "inside a kmalloc page run, not its start";
+	if (!head && huge_freed_before(p))
+		return "double free of a huge block (a mapping above 2 MiB freed before)";
+	if ((head || _uslub_owns_segment(p)) && page_start)
+		return "nothing is allocated there: a double free of a kmalloc page run "
+		       "(8 KiB - 2 MiB), or a pointer into freed memory";
+	if (head || _uslub_owns_segment(p))
+		return "not inside any allocation (a pointer into freed memory)";
+	return "a pointer uslub did not allocate";
+}
+
 void _uslub_kfree_cold(const void *p, bool fatal)
 {
 	if (USLUB_ZERO_OR_NULL_PTR(p))
@@ -679,26 +697,23 @@ void _uslub_kfree_cold(const void *p, bool fatal)
 			free_large(head);
 			return;
 		}
-		invalid_op("free", p, (f & PG_large) ? "inside a kmalloc page run, not its start" :
-				!((uintptr_t)p & (PAGE_SIZE - 1)) ?
-				"nothing is allocated there: a double free of a kmalloc page run "
-				"(8 KiB - 2 MiB), or a pointer into freed memory" :
-				"not inside any allocation (a pointer into freed memory)", fatal);
+	} else if (huge_free(p)) {
 		return;
 	}
-	if (huge_free(p))
-		return;
-	if (huge_freed_before(p))
-		invalid_op("free", p, "double free of a huge block (a mapping above 2 MiB freed "
-			   "before)", fatal);
-	else if (_uslub_owns_segment(p) && !((uintptr_t)p & (PAGE_SIZE - 1)))
-		invalid_op("free", p, "nothing is allocated there: a double free of a kmalloc "
-			   "page run (8 KiB - 2 MiB), or a pointer into freed memory", fatal);
-	else if (_uslub_owns_segment(p))
-		invalid_op("free", p, "not inside any allocation (a pointer into freed memory)",
-			   fatal);
-	else
-		invalid_op("free", p, "a pointer uslub did not allocate", fatal);
+	invalid_op("free", p, not_freeable(p, head), fatal);
+}
+
+const char *_uslub_kfree_refused(const void *p)
+{
+	struct page *head = _uslub_virt_to_head_page(p);
+	if (head) {
+		unsigned long f = __atomic_load_n(&head->flags, __ATOMIC_ACQUIRE);
+		if ((f & PG_slab) || ((f & PG_large) && page_address(head) == p))
+			return NULL;
+	} else if (huge_len(p)) {
+		return NULL;
+	}
+	return not_freeable(p, head);
 }
 
 enum kind { K_INVALID, K_FREED, K_SLAB, K_LARGE, K_HUGE };

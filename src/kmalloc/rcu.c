@@ -15,6 +15,8 @@
  *                                              @head, whose callback kfree()s
  *                                              the object (FREE_RCU_SHEAF_FAIL)
  *   ... with @head NULL (kfree_rcu_mightsleep): synchronize, then kfree()
+ *   a pointer kfree() would refuse (not uslub's, inside a page run, freed):
+ *   reported at once, naming the pointer as passed; never queued
  *
  * The object's memory is not written before its grace period (readers
  * may still read it): the free mark is set by the sheaf's callback. The
@@ -106,6 +108,15 @@ __public void uslub_gp_kvfree(void *ptr, struct uslub_rcu_head *head)
 	const struct uslub_gp_ops *ops = __atomic_load_n(&_uslub_gp_ops, __ATOMIC_ACQUIRE);
 	if (unlikely(!ops)) {
 		no_provider(head ? "kfree_rcu" : "kfree_rcu_mightsleep", ptr);
+		return;
+	}
+	/* checked now, while the pointer is known: the callback gets only
+	 * @head, and would name the page it lies in (a global's address
+	 * rounded down) or free the start of a page run it lies inside */
+	const char *why = _uslub_kfree_refused(ptr);
+	if (unlikely(why)) {
+		_uslub_report_error("uslub: %s of %p: %s; left alone\n",
+				    head ? "kfree_rcu" : "kfree_rcu_mightsleep", ptr, why);
 		return;
 	}
 	_uslub_gp_drain();

@@ -458,16 +458,76 @@ static void write_report(FILE *f, const char *note)
 	}
 }
 
-/* Why USLUB_REPORT could not be written: the file and the cause (@err:
- * errno saved right after the call that failed). A path too long for one
- * report line is shown by its two ends. */
-static void report_failed(const char *what, const char *path, bool cut, int err)
+/* Why USLUB_REPORT could not be written: the file and the cause (@why,
+ * else strerror(@err), errno saved right after the call that failed). A
+ * path too long for one report line is shown by its two ends; its
+ * control characters escaped (base.h), as any name in a text output. */
+static void report_failed(const char *what, const char *path, bool cut, int err,
+			  const char *why)
 {
+	char head[4 * 200 + 1], tail[4 * 160 + 1];
 	size_t len = strlen(path);
-	int head = len > 400 || cut ? 200 : (int)len;
-	const char *tail = len > 400 ? path + len - 160 : "";
-	_uslub_report("uslub: USLUB_REPORT: cannot %s \"%.*s%s%s\": %s\n", what, head, path,
-		      len > 400 || cut ? "..." : "", tail, strerror(err));
+	bool two_ends = len > 400 || cut;
+	_uslub_escape(head, sizeof(head), path, two_ends ? 200 : len);
+	_uslub_escape(tail, sizeof(tail), len > 400 ? path + len - 160 : "", 160);
+	_uslub_report("uslub: USLUB_REPORT: cannot %s \"%s%s%s\": %s\n", what, head,
+		      two_ends ? "..." : "", tail, why ? why : strerror(err));
+}
+
+/*
+ * The report file, opened for writing without giving a hostile user a
+ * way to make the process write elsewhere. The name comes from the
+ * environment and is often predictable (/tmp/report.%p): another user
+ * may have put a symbolic link there to a file of ours (or root's), a
+ * hard link to one, or a file or FIFO of theirs. So: the last component
+ * is never followed (O_NOFOLLOW); the file is created 0600; an existing
+ * one is opened without O_TRUNC and truncated only after fstat() showed
+ * it is a regular file (or FIFO) of this process's effective user with
+ * no other link. A device is written as it is (/dev/null, /dev/tty:
+ * only root makes device nodes). O_NONBLOCK: opening a FIFO or a device
+ * never hangs the exit. The descriptor, or -1 after the message.
+ */
+static int report_open(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+	struct stat st;
+	char why[160];
+	if (fd < 0) {
+		int err = errno;
+		if (err == ELOOP && !lstat(path, &st) && S_ISLNK(st.st_mode))
+			report_failed("open", path, false, err, "it is a symbolic link, which "
+				      "uslub does not follow (name the file it points to); "
+				      "nothing written");
+		else
+			report_failed("open", path, false, err, NULL);
+		return -1;
+	}
+	why[0] = '\0';
+	if (fstat(fd, &st)) {
+		snprintf(why, sizeof(why), "%s", strerror(errno));
+	} else if (S_ISCHR(st.st_mode)) {
+		/* a device: written as it is, not truncated */
+	} else if (st.st_uid != geteuid()) {
+		snprintf(why, sizeof(why), "it belongs to uid %u, not to this process's "
+			 "user (uid %u); left as it was", (unsigned int)st.st_uid,
+			 (unsigned int)geteuid());
+	} else if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+		snprintf(why, sizeof(why), "not a regular file; left as it was");
+	} else if (S_ISREG(st.st_mode) && st.st_nlink > 1) {
+		snprintf(why, sizeof(why), "it has %lu hard links (another name may be "
+			 "another user's); left as it was", (unsigned long)st.st_nlink);
+	} else if (S_ISREG(st.st_mode) && ftruncate(fd, 0)) {
+		snprintf(why, sizeof(why), "%s", strerror(errno));
+	}
+	int fl = why[0] ? 0 : fcntl(fd, F_GETFL);
+	if (!why[0] && (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK)))
+		snprintf(why, sizeof(why), "%s", strerror(errno));
+	if (why[0]) {
+		close(fd);
+		report_failed("open", path, false, 0, why);
+		return -1;
+	}
+	return fd;
 }
 
 /*
@@ -559,12 +619,16 @@ static void report_at_exit(void)
 	}
 	path[k] = 0;
 	if (*c) {                   /* longer than any path can be */
-		report_failed("open", path, true, ENAMETOOLONG);
+		report_failed("open", path, true, ENAMETOOLONG, NULL);
 		return;
 	}
-	FILE *f = fopen(path, "w");
+	int fd = report_open(path);
+	if (fd < 0)
+		return;
+	FILE *f = fdopen(fd, "w");
 	if (!f) {
-		report_failed("open", path, false, errno);
+		report_failed("open", path, false, errno, NULL);
+		close(fd);
 		return;
 	}
 	errno = 0;
@@ -575,7 +639,7 @@ static void report_at_exit(void)
 	if (fclose(f) == EOF && !err)
 		err = errno ? errno : EIO;
 	if (err)
-		report_failed("write", path, false, err);
+		report_failed("write", path, false, err, NULL);
 }
 
 /* An exit handler registered from a constructor (never from inside

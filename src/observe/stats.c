@@ -247,11 +247,14 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 			}
 			_uslub_buf_printf(&b, "}}");
 		} else if (cache_unused(&si, st)) {
-			_uslub_buf_printf(&unused, "%s%s", nr_unused ? ", " : "", s->name);
+			if (nr_unused)
+				_uslub_buf_printf(&unused, ", ");
+			_uslub_buf_text(&unused, s->name, 0);
 			nr_unused++;
 		} else {
-			_uslub_buf_printf(&b, "%-22s %10lu %10lu %10lu %7zu %7zu %8u %8u %8lu %12lu %12lu\n",
-				s->name, si.active_objs, si.num_objs, si.live_objs, si.object_size,
+			_uslub_buf_text(&b, s->name, 22);   /* a name is data (base.h) */
+			_uslub_buf_printf(&b, " %10lu %10lu %10lu %7zu %7zu %8u %8u %8lu %12lu %12lu\n",
+				si.active_objs, si.num_objs, si.live_objs, si.object_size,
 				si.size, si.objs_per_slab, si.pages_per_slab, si.num_slabs,
 				si.nr_partial, si.memory_used);
 			if (si.sheaf_capacity)
@@ -287,10 +290,10 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 	if (json) {
 		_uslub_buf_printf(&b, "]}%s", fmt == USLUB_FMT_JSON ? "\n" : "");
 	} else {
-		if (nr_unused)          /* vsnprintf left unused.p NUL-terminated */
+		if (nr_unused)
 			_uslub_buf_printf(&b, "%lu empty cache%s (no slabs, no objects, no activity): "
-				"%s%s\n", nr_unused, nr_unused == 1 ? "" : "s",
-				unused.p ? unused.p : "", unused.cut ? ", ..." : "");
+				"%.*s%s\n", nr_unused, nr_unused == 1 ? "" : "s",
+				(int)unused.len, unused.p ? unused.p : "", unused.cut ? ", ..." : "");
 		slabinfo_legend(&b);
 	}
 	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
