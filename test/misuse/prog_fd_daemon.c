@@ -1,9 +1,9 @@
 /*
  * A program that does to its descriptors what daemons do, run under
  * LD_PRELOAD=libuslub-malloc.so with USLUB_PUBLISH_MS and a private
- * USLUB_PUBLISH_ROOT (or USLUB_REPORT=-) by fd_publish.sh and
- * fd_report.sh. Exit 0 when what the program itself can see held; the
- * scripts check the files and the messages.
+ * USLUB_PUBLISH_ROOT (or USLUB_REPORT=-) by the fd_*.sh tests. Exit 0
+ * when what the program itself can see held; the scripts check the files
+ * and the messages.
  *
  *   wait                  publish once, exit
  *   closerange DATADIR    publish; close_range(3, ~0U, 0); open DATADIR at
