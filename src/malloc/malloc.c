@@ -543,22 +543,60 @@ static int report_open(const char *path)
  * process's only: a fork child closes it (lifecycle entry below), or a
  * daemon child that pointed fds 0-2 at /dev/null would hold its parent's
  * stderr pipe open for its whole life (`x=$(prog 2>&1)` would wait for it).
+ *
+ * The number is the program's to take: it may close it (close_range) and
+ * get it back for a file of its own, or dup2() its own over it. So before
+ * each use and before it is closed the duplicate is checked to be still
+ * ours: close-on-exec as made (dup2 clears the flag), the same device
+ * and inode (not the status flags: they are shared with fd 2, which the
+ * program may make O_NONBLOCK). When it is not, uslub forgets the number
+ * (never writes or closes it) and says so once on fd 2, at the next fork
+ * (in the parent, so that children do not each say it) or at exit.
  */
 static int report_fd = -1;
 static dev_t report_dev;
 static ino_t report_ino;
+static bool report_lost_said;
+
+static bool report_fd_ours(void)
+{
+	struct stat st;
+	int fd = report_fd;
+	int fdfl = fd >= 0 ? fcntl(fd, F_GETFD) : -1;
+	return fdfl >= 0 && (fdfl & FD_CLOEXEC) && !fstat(fd, &st) && st.st_dev == report_dev &&
+	       st.st_ino == report_ino;
+}
+
+/* Forget a duplicate that is no longer ours, saying so once (@say). */
+static void report_fd_check(bool say)
+{
+	if (report_fd < 0 || report_fd_ours())
+		return;
+	if (say && !report_lost_said) {
+		report_lost_said = true;
+		_uslub_report("uslub: USLUB_REPORT=-: the program closed or reused fd %d, where "
+			      "uslub kept a copy of its stderr: left alone; the report goes to fd 2 "
+			      "only\n", report_fd);
+	}
+	report_fd = -1;
+}
+
+static void report_fd_prefork(void)
+{
+	report_fd_check(true);
+}
 
 static void report_fd_postfork_child(void)
 {
-	if (report_fd >= 0) {
+	if (report_fd >= 0 && report_fd_ours())
 		close(report_fd);
-		report_fd = -1;
-	}
+	report_fd = -1;
 }
 
 static const struct uslub_lifecycle report_fd_lifecycle = {
 	.name = "USLUB_REPORT=- stderr copy",
 	.rank = LIFECYCLE_UNLOCKED,
+	.prefork = report_fd_prefork,
 	.postfork_child = report_fd_postfork_child,
 };
 
@@ -580,10 +618,9 @@ static void report_to_stderr(void)
 {
 	const char *note = "";
 	int fd = 2;
-	struct stat st;
+	report_fd_check(fcntl(2, F_GETFD) >= 0);
 	if (fcntl(2, F_GETFD) < 0) {
-		if (report_fd < 0 || fstat(report_fd, &st) || st.st_dev != report_dev ||
-		    st.st_ino != report_ino)
+		if (report_fd < 0)
 			return;                 /* no stderr now, none kept */
 		fd = report_fd;
 		note = " (its stderr was closed at exit: this is the stderr it started with)";

@@ -19,6 +19,23 @@
  * every snapshot stamped with pid and start time, and <pid>.lock locked
  * (fcntl) for the publisher's lifetime.
  *
+ * Descriptors held inside someone else's process. The program may close
+ * ours (a daemon's close_range(3, ~0U, 0)) and get the numbers back for its
+ * own files, or dup2() its own over them. So the directory's and the lock
+ * file's descriptors are checked to be the same open file before each use
+ * and before they are closed (fd_is(): still close-on-exec as made, which
+ * dup2 clears; the same device and inode; the directory still pub_euid's,
+ * 0700). One that is not is forgotten, never written or closed; the
+ * publisher says so once, opens the directory again by its path (with
+ * every check) and takes its lock again. At exit it removes its own files
+ * the same way, through a checked descriptor only.
+ *
+ * A change of euid (a root daemon that drops privileges after it started
+ * publishing): the directory belongs to the old euid, so the publisher
+ * stops, says so once, removes what it still can and lets go of its lock
+ * so that the old uid's next sweep removes the rest. A fork child with the
+ * new euid publishes into the new euid's directory.
+ *
  * Locking: pub_lock is held only around system calls on the directory
  * (setup, rename, the removal at exit); never around stdio or anything
  * else that may allocate, nor around the sweep (readdir allocates). It is
@@ -40,10 +57,20 @@ static pthread_mutex_t pub_lock = PTHREAD_MUTEX_INITIALIZER; /* files, state */
 static bool stopping;
 static bool atexit_done;
 static bool refused;            /* the directory cannot be trusted: never again */
+static bool gave_up;            /* the euid changed: stopped publishing */
+static bool published;          /* set up: pub_pid's files may exist */
+static bool lost_said, write_said;     /* each said once */
+static int drop_err = -1;       /* what give_up() has to say, until said */
+static unsigned int drop_euid;  /* the euid it changed to */
 static long interval_ms;
 static pid_t pub_pid;           /* the process the state below belongs to */
-static int dir_fd = -1;         /* <root>/uslub-<euid>, checked */
+static unsigned int pub_euid;   /* the euid the directory was opened for */
+static int dir_fd = -1;         /* <root>/uslub-<pub_euid>, checked */
+static dev_t dir_dev;
+static ino_t dir_ino;
 static int lock_fd = -1;        /* <pid>.lock, write-locked while publishing */
+static dev_t lock_dev;
+static ino_t lock_ino;
 static unsigned long long pub_start;   /* start time of pub_pid, clock ticks */
 
 static unsigned long long now_ns(clockid_t clk)
@@ -53,34 +80,105 @@ static unsigned long long now_ns(clockid_t clk)
 	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 }
 
+/* Whether @fd is still the open file we made (see the top of the file). */
+static bool fd_is(int fd, dev_t dev, ino_t ino, struct stat *st)
+{
+	int fl = fd >= 0 ? fcntl(fd, F_GETFD) : -1;
+	return fl >= 0 && (fl & FD_CLOEXEC) && !fstat(fd, st) && st->st_dev == dev &&
+	       st->st_ino == ino;
+}
+
+static bool dir_ok(void)
+{
+	struct stat st;
+	return fd_is(dir_fd, dir_dev, dir_ino, &st) && S_ISDIR(st.st_mode) &&
+	       st.st_uid == pub_euid && !(st.st_mode & 077);
+}
+
+static bool lock_ok(void)
+{
+	struct stat st;
+	return fd_is(lock_fd, lock_dev, lock_ino, &st) && S_ISREG(st.st_mode);
+}
+
+/*
+ * Forget the descriptors that are no longer ours, saying so once; called
+ * with pub_lock held. The lock went with its descriptor (closing any
+ * descriptor of the lock file drops this process's lock on it).
+ */
+static void forget_lost(void)
+{
+	int lost_dir = -1, lost_lock = -1;
+	if (dir_fd >= 0 && !dir_ok()) {
+		lost_dir = dir_fd;
+		dir_fd = -1;
+	}
+	if (lock_fd >= 0 && !lock_ok()) {
+		lost_lock = lock_fd;
+		lock_fd = -1;
+	}
+	if ((lost_dir < 0 && lost_lock < 0) || lost_said)
+		return;
+	lost_said = true;
+	char path[PUBDIR_PATH_MAX], fds[64] = "";
+	_uslub_pubdir_path(path, sizeof(path), pub_euid);
+	if (lost_dir >= 0 && lost_lock >= 0)
+		snprintf(fds, sizeof(fds), "fds %d and %d", lost_dir, lost_lock);
+	else
+		snprintf(fds, sizeof(fds), "fd %d", lost_dir >= 0 ? lost_dir : lost_lock);
+	_uslub_report("uslub: USLUB_PUBLISH_MS: the program closed or reused %s, which uslub "
+		      "kept for %s: left alone; opening the directory again by its path\n",
+		      fds, path);
+}
+
 /* Write one snapshot through a fresh temporary and rename it into place. */
 static void write_file(pid_t self, int json)
 {
 	char name[32], tmp[32];
 	_uslub_pubdir_name(name, sizeof(name), json ? PUB_JSON : PUB_TXT, self);
 	_uslub_pubdir_name(tmp, sizeof(tmp), json ? PUB_JSON_TMP : PUB_TXT_TMP, self);
+	uslub_mutex_lock(&pub_lock, RANK_PUB);
+	int dfd = dir_ok() ? dir_fd : -1;      /* checked just before use */
+	uslub_mutex_unlock(&pub_lock, RANK_PUB);
+	if (dfd < 0)
+		return;
 	int fd = -1;
 	/* A temporary left by an earlier image of this pid (or a link
 	 * planted by name): O_EXCL|O_NOFOLLOW refuse it; remove, try again. */
 	for (int tries = 0; tries < 2; tries++) {
-		fd = openat(dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 			    0600);
 		if (fd >= 0 || errno != EEXIST)
 			break;
-		unlinkat(dir_fd, tmp, 0);
+		unlinkat(dfd, tmp, 0);
 	}
-	if (fd < 0)
+	if (fd < 0) {
+		int e = errno;
+		if (geteuid() != pub_euid)
+			return;                 /* the publisher stops: gave_up */
+		uslub_mutex_lock(&pub_lock, RANK_PUB);
+		bool say = !write_said;
+		write_said = true;
+		uslub_mutex_unlock(&pub_lock, RANK_PUB);
+		if (say) {
+			char path[PUBDIR_PATH_MAX];
+			_uslub_pubdir_path(path, sizeof(path), pub_euid);
+			_uslub_report("uslub: USLUB_PUBLISH_MS: cannot write %s/%s: %s (said "
+				      "once; still trying)\n", path, tmp, strerror(e));
+		}
 		return;
+	}
+	struct stat tst;
 	FILE *f = NULL;
-	if (fchmod(fd, 0600) || !(f = fdopen(fd, "w"))) {      /* whatever the umask */
-		close(fd);
-		unlinkat(dir_fd, tmp, 0);
+	if (fstat(fd, &tst) || fchmod(fd, 0600) || !(f = fdopen(fd, "w"))) {
+		close(fd);                      /* whatever the umask: 0600 */
+		unlinkat(dfd, tmp, 0);
 		return;
 	}
 	unsigned long long now = now_ns(CLOCK_REALTIME);
 	if (json) {
-		fprintf(f, "{\"pid\":%d,\"start_time\":%llu,\"time_ns\":%llu,\"slabinfo\":",
-			(int)self, pub_start, now);
+		fprintf(f, PUBDIR_JSON_HEAD "\"time_ns\":%llu,\"slabinfo\":", (int)self,
+			pub_start, now);
 		uslub_slabinfo_print(f, USLUB_FMT_JSON_VALUE);
 		fprintf(f, ",\"groups\":");
 		uslub_group_report_print(f, USLUB_FMT_JSON_VALUE);
@@ -90,8 +188,8 @@ static void write_file(pid_t self, int json)
 		}
 		fprintf(f, "}\n");
 	} else {
-		fprintf(f, "uslub pid %d (start time %llu ticks), snapshot at %llu.%03llu\n",
-			(int)self, pub_start, now / 1000000000ull, (now / 1000000ull) % 1000);
+		fprintf(f, PUBDIR_TXT_HEAD ", snapshot at %llu.%03llu\n", (int)self, pub_start,
+			now / 1000000000ull, (now / 1000000ull) % 1000);
 		uslub_slabinfo_print(f, USLUB_FMT_TABLE);
 		fprintf(f, "\n");
 		uslub_group_report_print(f, USLUB_FMT_TABLE);
@@ -101,13 +199,17 @@ static void write_file(pid_t self, int json)
 		}
 	}
 	int bad = fflush(f) || ferror(f);
-	if (fclose(f) || bad) {                 /* not written fully */
-		unlinkat(dir_fd, tmp, 0);
-		return;
-	}
+	bad |= fclose(f) != 0;
 	uslub_mutex_lock(&pub_lock, RANK_PUB);
-	if (READ_ONCE(stopping) || renameat(dir_fd, tmp, dir_fd, name))
-		unlinkat(dir_fd, tmp, 0);
+	/* The directory is checked again: the program may have taken the
+	 * number meanwhile. Our temporary is removed only where it is still
+	 * the file we wrote. */
+	struct stat now_st;
+	bool ours = dfd == dir_fd && dir_ok();
+	if (ours && (bad || READ_ONCE(stopping) || renameat(dfd, tmp, dfd, name)) &&
+	    !fstatat(dfd, tmp, &now_st, AT_SYMLINK_NOFOLLOW) && now_st.st_ino == tst.st_ino &&
+	    now_st.st_dev == tst.st_dev)
+		unlinkat(dfd, tmp, 0);
 	uslub_mutex_unlock(&pub_lock, RANK_PUB);
 }
 
@@ -138,9 +240,17 @@ static int open_dir(void)
 		return -1;
 	}
 	struct stat st;
-	if (!fstat(fd, &st) && (st.st_mode & 0700) != 0700)
+	if (fstat(fd, &st)) {
+		close(fd);
+		refuse("cannot fstat its directory");
+		return -1;
+	}
+	if ((st.st_mode & 0700) != 0700)
 		fchmod(fd, 0700);               /* made under a strict umask */
 	dir_fd = fd;
+	dir_dev = st.st_dev;
+	dir_ino = st.st_ino;
+	pub_euid = euid;
 	return 0;
 }
 
@@ -154,7 +264,7 @@ static int take_lock(pid_t self)
 	char name[32];
 	_uslub_pubdir_name(name, sizeof(name), PUB_LOCK, self);
 	for (int tries = 0; tries < 200; tries++) {
-		if (READ_ONCE(stopping))
+		if (READ_ONCE(stopping) || !dir_ok())
 			return -1;
 		int fd = openat(dir_fd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK |
 				O_CLOEXEC, 0600);
@@ -174,6 +284,8 @@ static int take_lock(pid_t self)
 			if (_uslub_pubdir_same(dir_fd, name, fd)) {
 				fchmod(fd, 0600);
 				lock_fd = fd;
+				lock_dev = st.st_dev;
+				lock_ino = st.st_ino;
 				return 0;
 			}
 			close(fd);              /* a sweeper removed it: again */
@@ -190,6 +302,95 @@ static int take_lock(pid_t self)
 	return -1;
 }
 
+/*
+ * Remove @pid's files from the directory, the lock file last: 0, or the
+ * errno of a removal that failed. Called with pub_lock held, on a checked
+ * descriptor.
+ */
+static int remove_own(int dfd, pid_t pid)
+{
+	char name[32];
+	int err = 0;
+	for (int k = PUB_TXT; k <= PUB_NR_KINDS; k++) {
+		int kind = k == PUB_NR_KINDS ? PUB_LOCK : k;
+		_uslub_pubdir_name(name, sizeof(name), kind, pid);
+		if (unlinkat(dfd, name, 0) && errno != ENOENT && !err)
+			err = errno;
+	}
+	return err;
+}
+
+/*
+ * The euid is no longer the one the directory was opened for (a program
+ * that drops privileges after it started): stop, remove what it still
+ * can, and drop the lock so that the old uid's next sweep may remove the
+ * rest. Called with pub_lock held; pub_unlock() says so, once (strerror
+ * is no call for under a lock).
+ */
+static void give_up(pid_t self)
+{
+	gave_up = true;
+	drop_euid = (unsigned int)geteuid();
+	drop_err = dir_ok() ? remove_own(dir_fd, self) : EBADF;
+	if (lock_ok())
+		close(lock_fd);                 /* the files are stale from now on */
+	lock_fd = -1;
+}
+
+/* Drop pub_lock, then say what give_up() did. */
+static void pub_unlock(pid_t self)
+{
+	int err = drop_err;
+	drop_err = -1;
+	uslub_mutex_unlock(&pub_lock, RANK_PUB);
+	if (err < 0)
+		return;
+	char path[PUBDIR_PATH_MAX], left[PUBDIR_PATH_MAX + 200] = "its files there are removed";
+	_uslub_pubdir_path(path, sizeof(path), pub_euid);
+	if (err)
+		snprintf(left, sizeof(left), "its files there (%d.txt, %d.json, %d.lock) cannot "
+			 "be removed now (%s): they are removed at its exit if its euid is %u "
+			 "again, else by the next sweep in that directory (a publisher of uid %u "
+			 "that starts, or a uslub reader)", (int)self, (int)self, (int)self,
+			 strerror(err), pub_euid, pub_euid);
+	_uslub_report("uslub: USLUB_PUBLISH_MS: the process's euid changed from %u to %u, "
+		      "which cannot write %s: stopped publishing; %s\n", pub_euid, drop_euid,
+		      path, left);
+}
+
+/*
+ * Make sure the directory and the lock are ours (called with pub_lock
+ * held, before each round of use): the lost ones forgotten, opened and
+ * taken again. 0 when the thread may publish.
+ */
+static int ensure(pid_t self)
+{
+	if (READ_ONCE(stopping) || refused || gave_up)
+		return -1;
+	if (dir_fd >= 0 && (unsigned int)geteuid() != pub_euid) {
+		give_up(self);
+		return -1;
+	}
+	forget_lost();
+	if (dir_fd < 0) {
+		/* The lock file lies in the directory: a new descriptor of
+		 * another directory by that path needs a new lock too. */
+		if (lock_fd >= 0)
+			close(lock_fd);         /* checked by forget_lost() */
+		lock_fd = -1;
+		if (open_dir())
+			return -1;
+	}
+	if (lock_fd < 0 && take_lock(self)) {
+		if (!READ_ONCE(stopping))
+			_uslub_report("uslub: USLUB_PUBLISH_MS: stopped publishing: cannot lock "
+				      "its lock file %d.lock\n", (int)self);
+		gave_up = true;
+		return -1;
+	}
+	return 0;
+}
+
 /* Directory, lock, own leftovers: 0 when the thread may publish. */
 static int setup(pid_t self)
 {
@@ -202,18 +403,28 @@ static int setup(pid_t self)
 	}
 	int ret = -1;
 	uslub_mutex_lock(&pub_lock, RANK_PUB);
-	if (READ_ONCE(stopping) || refused || (dir_fd < 0 && open_dir()))
-		goto out;
-	if (take_lock(self))
+	if (ensure(self))
 		goto out;
 	/* What an earlier image of this pid (before exec, or a dead process
 	 * whose pid this is now) left: ours now, and out of date. */
 	_uslub_pubdir_remove_files(dir_fd, self);
 	pub_start = start;
+	published = true;
 	ret = 0;
 out:
-	uslub_mutex_unlock(&pub_lock, RANK_PUB);
+	pub_unlock(self);
 	return ret;
+}
+
+/* Sweep the directory through its checked descriptor. */
+static void sweep(pid_t self)
+{
+	uslub_mutex_lock(&pub_lock, RANK_PUB);
+	int ok = !ensure(self);
+	int dfd = dir_fd;
+	pub_unlock(self);
+	if (ok)
+		_uslub_pubdir_sweep(dfd, self);   /* through its own descriptor */
 }
 
 static void *publisher(void *arg)
@@ -222,15 +433,18 @@ static void *publisher(void *arg)
 	pid_t self = getpid();
 	if (setup(self))
 		return NULL;
-	_uslub_pubdir_sweep(dir_fd, self);
+	sweep(self);
 	unsigned long long last_sweep = now_ns(CLOCK_MONOTONIC);
 	for (;;) {
-		if (READ_ONCE(stopping))
+		uslub_mutex_lock(&pub_lock, RANK_PUB);
+		int ok = !ensure(self);
+		pub_unlock(self);
+		if (!ok)
 			return NULL;
 		write_file(self, 0);
 		write_file(self, 1);
 		if (now_ns(CLOCK_MONOTONIC) - last_sweep >= SWEEP_INTERVAL_S * 1000000000ull) {
-			_uslub_pubdir_sweep(dir_fd, self);
+			sweep(self);
 			last_sweep = now_ns(CLOCK_MONOTONIC);
 		}
 		struct timespec d = { interval_ms / 1000, (interval_ms % 1000) * 1000000 };
@@ -238,16 +452,29 @@ static void *publisher(void *arg)
 	}
 }
 
-/* Remove this process's files; the lock file last, still locked. */
+/*
+ * Remove this process's files; the lock file last, still locked. Only
+ * through a descriptor checked to be the directory: when the program took
+ * ours, the directory is opened again by its path (with every check).
+ */
 static void at_exit(void)
 {
 	uslub_mutex_lock(&pub_lock, RANK_PUB);
 	WRITE_ONCE(stopping, true);
-	if (pub_pid == getpid() && lock_fd >= 0 && dir_fd >= 0) {
-		char name[32];
-		_uslub_pubdir_remove_files(dir_fd, pub_pid);
-		_uslub_pubdir_name(name, sizeof(name), PUB_LOCK, pub_pid);
-		unlinkat(dir_fd, name, 0);
+	if (pub_pid == getpid() && published && (unsigned int)geteuid() == pub_euid) {
+		forget_lost();
+		int dfd = dir_fd, fd = -1;
+		if (dfd < 0) {
+			char path[PUBDIR_PATH_MAX], why[PUBDIR_PATH_MAX + 160];
+			_uslub_pubdir_path(path, sizeof(path), pub_euid);
+			if (!_uslub_pubdir_open(path, pub_euid, "this process's euid", 077, &fd,
+						why, sizeof(why)))
+				dfd = fd;
+		}
+		if (dfd >= 0)
+			remove_own(dfd, pub_pid);
+		if (fd >= 0)
+			close(fd);
 	}
 	uslub_mutex_unlock(&pub_lock, RANK_PUB);
 }
@@ -281,10 +508,12 @@ void _uslub_publish_init(void)
 	start();
 }
 
-/* fork: pub_lock (RANK_PUB) */
+/* fork: pub_lock (RANK_PUB). Descriptors the program took are forgotten
+ * (and said) here, once, rather than again in every child. */
 static void pub_prefork(void)
 {
 	uslub_mutex_lock(&pub_lock, RANK_PUB);
+	forget_lost();
 }
 
 static void pub_postfork_parent(void)
@@ -301,18 +530,26 @@ static void pub_postfork_child(void)
  * fork, with no uslub lock held (LIFECYCLE_UNLOCKED: pthread_create may
  * allocate): the child has no publisher thread; start its own. The
  * parent's lock is not inherited (POSIX record locks belong to a
- * process); the descriptor is, and is closed here, which leaves the
- * parent's lock alone. The directory descriptor is kept: same directory,
- * same credentials.
+ * process); the descriptor is, and is closed here when it still is the
+ * lock file (which leaves the parent's lock alone): the program may have
+ * dup2()'d its own file over that number. The directory descriptor is
+ * kept when it still is the directory and the euid has not changed; a
+ * child whose euid changed publishes into its own euid's directory.
  */
 static void pub_restart_child(void)
 {
 	uslub_mutex_lock(&pub_lock, RANK_PUB);
-	if (lock_fd >= 0) {
+	if (lock_fd >= 0 && lock_ok())
 		close(lock_fd);
-		lock_fd = -1;
+	lock_fd = -1;
+	published = false;
+	if (dir_fd >= 0 && (unsigned int)geteuid() != pub_euid) {
+		if (dir_ok())
+			close(dir_fd);
+		dir_fd = -1;
+		gave_up = false;
 	}
-	bool again = interval_ms > 0 && !stopping && !refused;
+	bool again = interval_ms > 0 && !stopping && !refused && !gave_up;
 	uslub_mutex_unlock(&pub_lock, RANK_PUB);
 	if (again)
 		start();

@@ -228,26 +228,109 @@ int _uslub_pubdir_same(int dfd, const char *name, int fd)
 }
 
 /*
- * The files of @pid when nobody holds its lock: remove them (the lock file
- * last, while holding its lock). 1 when they were stale, else 0.
+ * The start time a snapshot of @pid claims in its header (@kind says which
+ * header): 1 and *@start, 0 when the content is not uslub's header for
+ * @pid. The header is built as the publisher writes it, then compared.
  */
-static int pubdir_reap(int dfd, pid_t pid)
+static int pubdir_header(const char *buf, int kind, pid_t pid, unsigned long long *start)
+{
+	char want[64];
+	int json = kind == PUB_JSON || kind == PUB_JSON_TMP;
+	/* Both headers end their fixed part right before the start time. */
+	if (json)
+		snprintf(want, sizeof(want), "{\"pid\":%d,\"start_time\":", (int)pid);
+	else
+		snprintf(want, sizeof(want), "uslub pid %d (start time ", (int)pid);
+	size_t n = strlen(want);
+	if (strncmp(buf, want, n))
+		return 0;
+	const char *p = buf + n;
+	unsigned long long v = 0;
+	if (*p < '0' || *p > '9')
+		return 0;
+	for (; *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (unsigned long long)(*p - '0');
+	if (json ? *p != ',' : strncmp(p, " ticks)", 7))
+		return 0;
+	*start = v;
+	return 1;
+}
+
+/*
+ * Whether @name (of @kind, @pid) in @dfd is provably a uslub file that may
+ * go (see "What a sweep may delete" in publish_dir.h): a regular file
+ * owned by @uid holding the header for @pid, or an empty temporary; with
+ * @dead, also no process @pid with the start time of the header.
+ */
+static int pubdir_proven(int dfd, const char *name, int kind, pid_t pid, uid_t uid, int dead)
+{
+	struct stat a, b;
+	if (fstatat(dfd, name, &a, AT_SYMLINK_NOFOLLOW) || !S_ISREG(a.st_mode) ||
+	    a.st_uid != uid)
+		return 0;
+	if (kind == PUB_LOCK)
+		return 1;
+	int tmp = kind == PUB_TXT_TMP || kind == PUB_JSON_TMP;
+	if (a.st_size == 0)
+		return tmp;
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	char buf[96];
+	ssize_t n = -1;
+	if (!fstat(fd, &b) && b.st_dev == a.st_dev && b.st_ino == a.st_ino)
+		n = pread(fd, buf, sizeof(buf) - 1, 0);
+	close(fd);
+	if (n < 0)
+		return 0;
+	buf[n] = '\0';
+	unsigned long long start, now;
+	if (!pubdir_header(buf, kind, pid, &start))
+		return 0;
+	if (!dead)
+		return 1;
+	if (_uslub_pubdir_start_time(pid, &now))
+		return errno == ENOENT || errno == ESRCH;
+	return now != start;
+}
+
+/* Remove those of @pid's snapshots and temporaries that prove uslub's. */
+static void pubdir_remove_proven(int dfd, pid_t pid, uid_t uid, int dead)
+{
+	char name[32];
+	for (int k = PUB_TXT; k < PUB_NR_KINDS; k++) {
+		_uslub_pubdir_name(name, sizeof(name), k, pid);
+		if (pubdir_proven(dfd, name, k, pid, uid, dead))
+			unlinkat(dfd, name, 0);
+	}
+}
+
+/*
+ * The files of @pid when nobody holds its lock: remove them (the lock file
+ * last, while holding its lock). 1 when they were stale, else 0; -1 when
+ * @pid has no lock file (none, or a link or another uid's file by that
+ * name, which is no lock: a link is removed).
+ */
+static int pubdir_reap(int dfd, pid_t pid, uid_t uid)
 {
 	char name[32];
 	_uslub_pubdir_name(name, sizeof(name), PUB_LOCK, pid);
-	int fd = openat(dfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno == ELOOP) {          /* a link by that name: no lock */
-			_uslub_pubdir_remove_files(dfd, pid);
-			unlinkat(dfd, name, 0);
-			return 1;
-		}
-		return 0;
+	struct stat st;
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return errno == ENOENT ? -1 : 0;
+	if (S_ISLNK(st.st_mode)) {
+		unlinkat(dfd, name, 0);
+		return -1;
 	}
+	if (!pubdir_proven(dfd, name, PUB_LOCK, pid, uid, 0))
+		return -1;
+	int fd = openat(dfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
 	struct flock l = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
 	int stale = 0;
 	if (!fcntl(fd, F_SETLK, &l) && _uslub_pubdir_same(dfd, name, fd)) {
-		_uslub_pubdir_remove_files(dfd, pid);
+		pubdir_remove_proven(dfd, pid, uid, 0);
 		unlinkat(dfd, name, 0);
 		stale = 1;
 	}
@@ -257,14 +340,25 @@ static int pubdir_reap(int dfd, pid_t pid)
 
 /*
  * Remove every stale file set of the directory but @self's: those whose
- * lock can be taken, and snapshots or temporaries without a lock file.
- * The number of file sets and lone files removed.
+ * lock can be taken, and snapshots or temporaries without a lock file of
+ * a process that is gone; only what proves uslub's (publish_dir.h). The
+ * number of file sets and lone files removed. Everything is done through
+ * the sweep's own descriptor of the directory, checked first.
  */
 int _uslub_pubdir_sweep(int dfd, pid_t self)
 {
 	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
+	struct stat dst;
+	uid_t uid = geteuid();
+	if (!fstat(fd, &dst) && uid == 0)
+		uid = dst.st_uid;               /* root sweeps as the owner */
+	if (fstat(fd, &dst) || !S_ISDIR(dst.st_mode) || dst.st_uid != uid ||
+	    (dst.st_mode & (S_IWGRP | S_IWOTH))) {
+		close(fd);
+		return 0;
+	}
 	DIR *d = fdopendir(fd);
 	if (!d) {
 		close(fd);
@@ -274,18 +368,22 @@ int _uslub_pubdir_sweep(int dfd, pid_t self)
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		pid_t pid;
-		int kind;
-		char lock[32];
-		struct stat st;
+		int kind, r;
 		if (!pubdir_parse(e->d_name, &pid, &kind) || pid == self)
 			continue;
 		if (kind == PUB_LOCK) {
-			swept += pubdir_reap(dfd, pid);
+			if (pubdir_reap(fd, pid, uid) > 0)
+				swept++;
 			continue;
 		}
+		char lock[32];
+		struct stat st;
 		_uslub_pubdir_name(lock, sizeof(lock), PUB_LOCK, pid);
-		if (fstatat(dfd, lock, &st, AT_SYMLINK_NOFOLLOW) && errno == ENOENT &&
-		    !unlinkat(dfd, e->d_name, 0))
+		r = fstatat(fd, lock, &st, AT_SYMLINK_NOFOLLOW);
+		if (!r && S_ISREG(st.st_mode) && st.st_uid == uid)
+			continue;               /* the lock file decides */
+		if (pubdir_proven(fd, e->d_name, kind, pid, uid, 1) &&
+		    !unlinkat(fd, e->d_name, 0))
 			swept++;
 	}
 	closedir(d);

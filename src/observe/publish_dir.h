@@ -51,7 +51,28 @@
  *     written while exit() removed the others) are stale too.
  *   - A reader asks F_GETLK who holds <pid>.lock: nobody, or another pid,
  *     means "stale snapshot: the process no longer publishes".
+ *
+ * What a sweep may delete. A name is no proof: the directory is only ever
+ * reached through a descriptor checked to be it (the publisher re-checks
+ * its own before each use, publish.c), and even there a sweep removes a
+ * file only when it proves it is a uslub file of a process that no longer
+ * publishes: the directory (fstat on the sweep's own descriptor) is owned
+ * by the sweeper's euid (any, for root) and has no group or other write
+ * bit; the file is a regular file (never followed) owned by the
+ * directory's owner; and
+ *   - <pid>.lock: its lock could be taken (and the name still is the inode
+ *     locked): the snapshots and temporaries of <pid> are then removed
+ *     when their content starts with the header below for that pid (an
+ *     empty temporary too: it holds nothing), the lock file last;
+ *   - a snapshot or temporary with no <pid>.lock: its content starts with
+ *     the header for that pid, and the start time in the header is not
+ *     the start time of a process <pid> now (no such process, or the pid
+ *     was reused); an empty temporary is removed as above. A <pid>.lock
+ *     that is not a regular file of that uid counts as no lock file (a
+ *     link by that name is removed: unlinking a link loses nothing).
+ * A file that fails any of these is left alone, whatever its name.
  */
+
 #ifndef USLUB_PUBLISH_DIR_H
 #define USLUB_PUBLISH_DIR_H
 
@@ -67,6 +88,11 @@
 
 #define PUBDIR_ROOT_DEFAULT	"/dev/shm"
 #define PUBDIR_PATH_MAX		512
+
+/* The first bytes of every snapshot (and temporary once written): the
+ * publisher writes them, the sweep parses them. */
+#define PUBDIR_TXT_HEAD		"uslub pid %d (start time %llu ticks)"
+#define PUBDIR_JSON_HEAD	"{\"pid\":%d,\"start_time\":%llu,"
 
 /* The kinds of file in the directory (pubdir_parse()). */
 enum { PUB_LOCK, PUB_TXT, PUB_JSON, PUB_TXT_TMP, PUB_JSON_TMP, PUB_NR_KINDS };
