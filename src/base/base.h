@@ -344,6 +344,12 @@ __internal void _uslub_lockdep_assert_unlocked(const char *what);
 static inline void _uslub_lockdep_assert_unlocked(const char *what) { (void)what; }
 #endif
 
+/* The text of errno @e for a report: glibc's untranslated description
+ * (a static string, no locale, no allocation), so it may run with a
+ * uslub lock held, where strerror() may not (a translated message is
+ * loaded with malloc). */
+__internal const char *_uslub_errstr(int e);
+
 /* Reports: formatted on the stack, written with write(2); never allocate. */
 __internal void _uslub_report(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));

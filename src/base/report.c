@@ -11,6 +11,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+const char *_uslub_errstr(int e)
+{
+	const char *s = strerrordesc_np(e);
+	return s ? s : "unknown error";
+}
+
 __thread unsigned int _uslub_locks_held __tls_ie;
 
 static void vreport(const char *fmt, va_list ap)

@@ -459,7 +459,7 @@ static void write_report(FILE *f, const char *note)
 }
 
 /* Why USLUB_REPORT could not be written: the file and the cause (@why,
- * else strerror(@err), errno saved right after the call that failed). A
+ * else _uslub_errstr(@err), errno saved right after the call that failed). A
  * path too long for one report line is shown by its two ends; its
  * control characters escaped (base.h), as any name in a text output. */
 static void report_failed(const char *what, const char *path, bool cut, int err,
@@ -471,7 +471,7 @@ static void report_failed(const char *what, const char *path, bool cut, int err,
 	_uslub_escape(head, sizeof(head), path, two_ends ? 200 : len);
 	_uslub_escape(tail, sizeof(tail), len > 400 ? path + len - 160 : "", 160);
 	_uslub_report("uslub: USLUB_REPORT: cannot %s \"%s%s%s\": %s\n", what, head,
-		      two_ends ? "..." : "", tail, why ? why : strerror(err));
+		      two_ends ? "..." : "", tail, why ? why : _uslub_errstr(err));
 }
 
 /*
@@ -504,7 +504,7 @@ static int report_open(const char *path)
 	}
 	why[0] = '\0';
 	if (fstat(fd, &st)) {
-		snprintf(why, sizeof(why), "%s", strerror(errno));
+		snprintf(why, sizeof(why), "%s", _uslub_errstr(errno));
 	} else if (S_ISCHR(st.st_mode)) {
 		/* a device: written as it is, not truncated */
 	} else if (st.st_uid != geteuid()) {
@@ -517,11 +517,11 @@ static int report_open(const char *path)
 		snprintf(why, sizeof(why), "it has %lu hard links (another name may be "
 			 "another user's); left as it was", (unsigned long)st.st_nlink);
 	} else if (S_ISREG(st.st_mode) && ftruncate(fd, 0)) {
-		snprintf(why, sizeof(why), "%s", strerror(errno));
+		snprintf(why, sizeof(why), "%s", _uslub_errstr(errno));
 	}
 	int fl = why[0] ? 0 : fcntl(fd, F_GETFL);
 	if (!why[0] && (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK)))
-		snprintf(why, sizeof(why), "%s", strerror(errno));
+		snprintf(why, sizeof(why), "%s", _uslub_errstr(errno));
 	if (why[0]) {
 		close(fd);
 		report_failed("open", path, false, 0, why);

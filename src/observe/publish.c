@@ -164,7 +164,7 @@ static void write_file(pid_t self, int json)
 			char path[PUBDIR_PATH_MAX];
 			_uslub_pubdir_path(path, sizeof(path), pub_euid);
 			_uslub_report("uslub: USLUB_PUBLISH_MS: cannot write %s/%s: %s (said "
-				      "once; still trying)\n", path, tmp, strerror(e));
+				      "once; still trying)\n", path, tmp, _uslub_errstr(e));
 		}
 		return;
 	}
@@ -230,7 +230,7 @@ static int open_dir(void)
 	unsigned int euid = (unsigned int)geteuid();
 	_uslub_pubdir_path(path, sizeof(path), euid);
 	if (mkdir(path, 0700) && errno != EEXIST) {
-		snprintf(why, sizeof(why), "cannot create %s: %s", path, strerror(errno));
+		snprintf(why, sizeof(why), "cannot create %s: %s", path, _uslub_errstr(errno));
 		refuse(why);
 		return -1;
 	}
@@ -324,8 +324,8 @@ static int remove_own(int dfd, pid_t pid)
  * The euid is no longer the one the directory was opened for (a program
  * that drops privileges after it started): stop, remove what it still
  * can, and drop the lock so that the old uid's next sweep may remove the
- * rest. Called with pub_lock held; pub_unlock() says so, once (strerror
- * is no call for under a lock).
+ * rest. Called with pub_lock held; pub_unlock() says so, once, after
+ * the lock is dropped.
  */
 static void give_up(pid_t self)
 {
@@ -352,7 +352,7 @@ static void pub_unlock(pid_t self)
 			 "be removed now (%s): they are removed at its exit if its euid is %u "
 			 "again, else by the next sweep in that directory (a publisher of uid %u "
 			 "that starts, or a uslub reader)", (int)self, (int)self, (int)self,
-			 strerror(err), pub_euid, pub_euid);
+			 _uslub_errstr(err), pub_euid, pub_euid);
 	_uslub_report("uslub: USLUB_PUBLISH_MS: the process's euid changed from %u to %u, "
 		      "which cannot write %s: stopped publishing; %s\n", pub_euid, drop_euid,
 		      path, left);
@@ -398,7 +398,7 @@ static int setup(pid_t self)
 	if (_uslub_pubdir_start_time(0, &start)) {
 		_uslub_report("uslub: USLUB_PUBLISH_MS: not publishing: cannot read the start "
 			      "time of pid %d from /proc/self/stat: %s\n", (int)self,
-			      strerror(errno));
+			      _uslub_errstr(errno));
 		return -1;
 	}
 	int ret = -1;

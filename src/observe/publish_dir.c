@@ -149,7 +149,7 @@ int _uslub_pubdir_open(const char *path, unsigned int uid, const char *whose,
 		slash[1] = '\0';
 	if (stat(root, &st)) {
 		int e = errno;
-		snprintf(why, wlen, "%s: %s", root, strerror(e));
+		snprintf(why, wlen, "%s: %s", root, _uslub_errstr(e));
 		errno = e;
 		return -1;
 	}
@@ -163,7 +163,7 @@ int _uslub_pubdir_open(const char *path, unsigned int uid, const char *whose,
 	}
 	if (lstat(path, &lst)) {
 		int e = errno;
-		snprintf(why, wlen, "%s: %s", path, strerror(e));
+		snprintf(why, wlen, "%s: %s", path, _uslub_errstr(e));
 		errno = e;
 		return -1;
 	}
@@ -180,7 +180,7 @@ int _uslub_pubdir_open(const char *path, unsigned int uid, const char *whose,
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
-		snprintf(why, wlen, "%s: %s", path, strerror(e));
+		snprintf(why, wlen, "%s: %s", path, _uslub_errstr(e));
 		errno = e == ELOOP || e == ENOTDIR ? EPERM : e;
 		return -1;
 	}

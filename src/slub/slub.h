@@ -116,7 +116,8 @@
  * FILE mallocs its buffer on first use, open_memstream reallocs), so the
  * uslub_*_print() reports build their text in a struct uslub_buf (mmap)
  * under the locks and write it to the FILE after; dladdr, dlopen, dlsym,
- * dlerror; qsort, strdup, strerror, localtime, backtrace, syslog;
+ * dlerror; qsort, strdup, strerror (_uslub_errstr() instead: static,
+ * untranslated), localtime, backtrace, syslog;
  * pthread_create, pthread_key_create, pthread_setspecific, pthread_atfork,
  * atexit; user callbacks (ctor, reclaim: _uslub_lockdep_assert_unlocked()
  * in the lockdep builds); and dynamic TLS: every thread-local variable is
