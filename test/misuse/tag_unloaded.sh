@@ -14,6 +14,11 @@
 #   - the kept module's 3 MiB by its real path and function (before: the
 #     main executable's path, the loader having "./misuse_mod_tag_kept.so");
 #   - no row names the newcomer (misuse_mod_tag_other.so, tag_other_spin);
+#   - a second newcomer, the gone module's code under another name, loaded
+#     in its place after a new call site was claimed, allocates 2 MiB from
+#     the gone module's very address: one row of its own, named by its
+#     path and function, the gone module's row still exactly 12 MiB
+#     (the slot of an unloaded module's address is retired, not reused);
 #   - `uslub resolve` (with addr2line) reads the right files: both rows
 #     name their module's source line (the lines marked SITE).
 #   tag_unloaded.sh MALLOC_LIB TOOL BINDIR
@@ -28,6 +33,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; echo "--- report:"; cat "$T/r" 2>/dev/null | head -40; exit 1; }
 
 gone=$dir/misuse_mod_tag_gone.so kept=$dir/misuse_mod_tag_kept.so
+again=$dir/misuse_mod_tag_again.so
 mib=$((1 << 20))
 # the rows whose site is MODULE+0x.., added up: "BYTES CALLS FUNC" (the
 # first row's func, from " func:" to the end of the line)
@@ -49,6 +55,10 @@ for mode in 1 sample:4096; do
 	case "$r" in "$((3 * mib)) 3 tag_kept_alloc+0x"*) ;;
 	*) fail "$mode: the kept module's sites: '$r', want $((3 * mib)) bytes in 3 at tag_kept_alloc";;
 	esac
+	r=$(rows "$T/r" "$again")
+	case "$r" in "$((2 * mib)) 2 tag_again_alloc+0x"*) ;;
+	*) fail "$mode: the second newcomer's sites: '$r', want $((2 * mib)) bytes in 2 at tag_again_alloc";;
+	esac
 	! grep -q 'misuse_mod_tag_other\|tag_other_spin' "$T/r" ||
 		fail "$mode: a row names the module loaded after the unload"
 	grep -q "$((12 * mib)) .*$prog+0x" "$T/r" && fail "$mode: the main program holds 12 MiB"
@@ -56,7 +66,7 @@ done
 
 if command -v addr2line >/dev/null; then
 	"$tool" resolve "$T/r" >"$T/res" 2>"$T/err" || fail "uslub resolve failed: $(cat "$T/err")"
-	for m in gone kept; do
+	for m in gone kept again; do
 		line=$(grep -n "SITE $m" "$src/mod_tag_$m.c" | cut -d: -f1)
 		grep -Eq "mod_tag_$m\.c:$line .*\($dir/misuse_mod_tag_$m\.so\+0x" "$T/res" ||
 			{ cp "$T/res" "$T/r"; fail "uslub resolve: no row mod_tag_$m.c:$line"; }
