@@ -33,7 +33,8 @@
  * only if the object dladdr finds there is still that module; one
  * unloaded is named "/real/path.so+0xOFF" (addr2line can still read the
  * file) and "<unloaded: /real/path.so>", never the newcomer's function.
- * A sweep (at a claim or a report, when the loader's unload count moved)
+ * A sweep (at a claim, a report, or a thread's every SWEEP_EVERY-th
+ * lookup, when the loader's unload count moved)
  * marks the modules that are gone and retires their slots' keys (bit 63:
  * no user address has it), so the address, reused by another module,
  * claims a slot of its own; the old slot and its tag stay, for the frees
@@ -58,6 +59,7 @@
 #define CALLER_PROBES     64
 #define CALLER_MODULES    256                         /* then unrecorded   */
 #define KEY_RETIRED       ((uintptr_t)1 << 63)        /* module unloaded   */
+#define SWEEP_EVERY       1024                        /* lookups a thread  */
 
 /* A slot's name, written once by the report that resolves it first. */
 struct caller_name {
@@ -93,6 +95,7 @@ static struct caller_module modules[CALLER_MODULES];
 static unsigned int nr_modules;
 static unsigned int sweeping;                        /* one sweep at once */
 static unsigned long long swept_subs;                /* dlpi_subs seen    */
+static __thread unsigned int lookups_left __tls_ie;  /* to its next sweep */
 
 static struct uslub_alloc_tag other = {
 	"<other call sites>", "(caller table full)", 0, 0, 0, 0
@@ -221,8 +224,21 @@ static __noinline void claimed(unsigned int i, uintptr_t addr)
 	note_module(i, addr);
 }
 
+/* A thread's every SWEEP_EVERY-th lookup: a module loaded where an
+ * unloaded one was, allocating from the same address, finds the old slot
+ * until a sweep retires it; this bounds that to a thread's next
+ * SWEEP_EVERY allocations (where no claim or report sweeps before). */
+static __noinline void sweep_due(void)
+{
+	lookups_left = SWEEP_EVERY;
+	if (!_uslub_locks_held)
+		sweep();
+}
+
 struct uslub_alloc_tag *_uslub_caller_tag(uintptr_t addr)
 {
+	if (unlikely(!lookups_left--))
+		sweep_due();
 	unsigned int i = slot_of(addr);
 	for (unsigned int n = 0; n < CALLER_PROBES; n++, i = (i + 1) & (CALLER_TAGS - 1)) {
 		uintptr_t k = __atomic_load_n(&keys[i], __ATOMIC_ACQUIRE);

@@ -280,7 +280,9 @@
  *     _uslub_locks_held == 0, else left to the report); the module table
  *     is written only inside those callbacks (the loader serializes them),
  *     published by a release store of its count; one sweep at a time (an
- *     exchange flag: a second caller skips, never waits). The tag is
+ *     exchange flag: a second caller skips, never waits), at a claim, a
+ *     report or a thread's every 1024th lookup, never with
+ *     _uslub_locks_held != 0. The tag is
  *     registered (an index) on its first count, under tags_lock, as a C++
  *     tag is. Its name is resolved by the first report that lists it (a
  *     per-slot state byte, CAS; a second reporter waits for it), with
