@@ -143,8 +143,11 @@ static void real_path(const struct dl_phdr_info *info, const ElfW(Phdr) *ph, cha
 	n = readlink(link, buf, len - 1);
 	if (n > 0 && (size_t)n < len - 1 && buf[0] == '/') {
 		buf[n] = 0;
-		if (n < 10 || strcmp(buf + n - 10, " (deleted)"))
-			return;
+		/* a file removed since: where it was (the kernel's suffix
+		 * would be taken for part of the name) */
+		if (n > 10 && !strcmp(buf + n - 10, " (deleted)"))
+			buf[n - 10] = 0;
+		return;
 	}
 	/* not readable here (an older kernel, a restricted /proc): the
 	 * current directory, which is the right one unless the program
