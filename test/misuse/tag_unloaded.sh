@@ -25,6 +25,11 @@
 set -u
 lib=$1 tool=$2 bindir=$3
 [ -n "$lib" ] || { echo "no preload library (sanitizer build): skipped"; exit 77; }
+# the real path of a module opened by a relative path, once the program
+# has left that directory, comes from /proc/self/map_files
+range=$(head -1 /proc/$$/maps | cut -d" " -f1)
+[ -n "$(readlink "/proc/$$/map_files/$range" 2>/dev/null)" ] ||
+	{ echo "/proc/self/map_files is not readable here: skipped"; exit 77; }
 src=$(cd "$(dirname "$0")" && pwd)
 dir=$(realpath "$bindir") || exit 1
 prog=$dir/misuse_prog_tag_unloaded
