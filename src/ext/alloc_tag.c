@@ -358,6 +358,8 @@ static struct uslub_allocinfo *collect(size_t *np, size_t *lenp)
 	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
 	/* caller tags (the malloc family's call sites): "module+0xOFF" and
 	 * "symbol+0xOFF", line 0; dladdr() runs here, with no lock held */
+	if (_uslub_profiling | _uslub_sampling)
+		_uslub_caller_tags_sweep();
 	for (size_t i = 0; i < k; i++)
 		if (!out[i].file) {
 			_uslub_caller_tag_name((int)out[i].line - 2, &out[i].file, &out[i].func);

@@ -13,16 +13,36 @@
  *
  * The table is bounded: past CALLER_TAGS_LIMIT slots (or a probe sequence
  * longer than CALLER_PROBES) a new address counts on one "other" tag.
- * Nothing here allocates or takes a lock; the table is .bss (pages that
- * are never touched cost nothing).
+ * Nothing here allocates or takes a uslub lock; the table is .bss (pages
+ * that are never touched cost nothing).
  *
  * Names: a report (allocinfo, never under a uslub lock) resolves each
- * slot once, with dladdr(), into "module+0xOFFSET" (the module's path and
- * the address less its load bias: what addr2line takes) and
+ * slot once, with dladdr(), into "module+0xOFFSET" (the module's real
+ * path and the address less its load bias: what addr2line takes) and
  * "symbol+0xOFFSET" ("?" where the dynamic symbol table has no name); the
- * `uslub` tool turns module+offset into file:line with addr2line. An
- * address whose module is unloaded later keeps the name it was resolved
- * to first (a slot is never reused, its key never changes).
+ * `uslub` tool turns module+offset into file:line with addr2line.
+ *
+ * Modules come and go (dlclose), and the report may come after: the
+ * address then lies in nothing, or in another module mapped there since,
+ * whose function dladdr would name. So the claim of a slot (the cold
+ * path: once per address) records the module the address is in, while
+ * the caller is running in it: dl_iterate_phdr() (the loader's list
+ * lock, never the loader's main lock, which dlopen holds while it
+ * allocates) finds the object, and a small table of modules keeps its
+ * identity (load bias and name) and real path. A report names the slot
+ * only if the object dladdr finds there is still that module; one
+ * unloaded is named "/real/path.so+0xOFF" (addr2line can still read the
+ * file) and "<unloaded: /real/path.so>", never the newcomer's function.
+ * A sweep (at a claim, a report, or a thread's every SWEEP_EVERY-th
+ * lookup, when the loader's unload count moved)
+ * marks the modules that are gone and retires their slots' keys (bit 63:
+ * no user address has it), so the address, reused by another module,
+ * claims a slot of its own; the old slot and its tag stay, for the frees
+ * of what the old module allocated. The real path: the loader keeps the
+ * name it was given, "./x.so" for dlopen("./x.so"), relative to a
+ * directory the program may have left since; the kernel's
+ * /proc/self/map_files/START-END link of the mapping names the file
+ * itself (getcwd() joined to the name where that is not readable).
  */
 #define _GNU_SOURCE
 #include "ext/ext.h"
@@ -37,6 +57,9 @@
 #define CALLER_TAGS       (1u << CALLER_TAGS_BITS)     /* slots             */
 #define CALLER_TAGS_LIMIT (CALLER_TAGS * 3 / 4)       /* then "other"      */
 #define CALLER_PROBES     64
+#define CALLER_MODULES    256                         /* then unrecorded   */
+#define KEY_RETIRED       ((uintptr_t)1 << 63)        /* module unloaded   */
+#define SWEEP_EVERY       1024                        /* lookups a thread  */
 
 /* A slot's name, written once by the report that resolves it first. */
 struct caller_name {
@@ -44,14 +67,35 @@ struct caller_name {
 	char func[128];        /* "symbol+0x1f", or "?"                 */
 };
 
+/*
+ * A module some slot's address was claimed in: its identity (the load
+ * bias and the loader's name for it: another object loaded at the same
+ * bias has another name; the same file loaded again there is the same
+ * code) and its real path. Written once, inside a dl_iterate_phdr()
+ * callback (the loader serializes them: its list lock), then published
+ * by nr_modules (release); @gone is set once, by a sweep.
+ */
+struct caller_module {
+	uintptr_t base;
+	uint64_t name_hash;
+	unsigned char gone;
+	char path[256];        /* real path, "" where too long or unknown */
+};
+
 enum { NAME_NONE, NAME_BUSY, NAME_DONE };
 
-static uintptr_t keys[CALLER_TAGS];                  /* 0: free; set once */
+static uintptr_t keys[CALLER_TAGS];                  /* 0 free, addr, then retired */
 static struct uslub_alloc_tag tags[CALLER_TAGS];
 static struct caller_name names[CALLER_TAGS];
 static unsigned char name_state[CALLER_TAGS];
+static unsigned short slot_module[CALLER_TAGS];      /* 0, or module + 1  */
 static unsigned int used;                            /* claimed slots     */
 static unsigned int limit = CALLER_TAGS_LIMIT;       /* tests lower it    */
+static struct caller_module modules[CALLER_MODULES];
+static unsigned int nr_modules;
+static unsigned int sweeping;                        /* one sweep at once */
+static unsigned long long swept_subs;                /* dlpi_subs seen    */
+static __thread unsigned int lookups_left __tls_ie;  /* to its next sweep */
 
 static struct uslub_alloc_tag other = {
 	"<other call sites>", "(caller table full)", 0, 0, 0, 0
@@ -62,8 +106,142 @@ static inline unsigned int slot_of(uintptr_t addr)
 	return (unsigned int)(((uint64_t)addr * 0x9e3779b97f4a7c15ull) >> (64 - CALLER_TAGS_BITS));
 }
 
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (; s && *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return h;
+}
+
+/* The real path of the object @info (@ph: one of its loadable segments)
+ * into @buf, or "" where it does not fit. */
+static void real_path(const struct dl_phdr_info *info, const ElfW(Phdr) *ph, char *buf,
+		      size_t len)
+{
+	const char *name = info->dlpi_name;
+	ssize_t n;
+	buf[0] = 0;
+	if (!name || !name[0]) {                /* the main program */
+		n = readlink("/proc/self/exe", buf, len - 1);
+		buf[n > 0 && (size_t)n < len - 1 ? n : 0] = 0;
+		return;
+	}
+	if (name[0] == '/' || !strchr(name, '/')) {
+		/* absolute; or no path at all (the vDSO): as the loader has it */
+		if (strlen(name) < len)
+			strcpy(buf, name);
+		return;
+	}
+	/* relative to the directory dlopen() ran in: the mapping's file */
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t start = (info->dlpi_addr + ph->p_vaddr) & ~(page - 1);
+	uintptr_t end = ALIGN_UP(info->dlpi_addr + ph->p_vaddr + ph->p_memsz, page);
+	char link[64];
+	snprintf(link, sizeof(link), "/proc/self/map_files/%lx-%lx", (unsigned long)start,
+		 (unsigned long)end);
+	n = readlink(link, buf, len - 1);
+	if (n > 0 && (size_t)n < len - 1 && buf[0] == '/') {
+		buf[n] = 0;
+		/* a file removed since: where it was (the kernel's suffix
+		 * would be taken for part of the name) */
+		if (n > 10 && !strcmp(buf + n - 10, " (deleted)"))
+			buf[n - 10] = 0;
+		return;
+	}
+	/* not readable here (an older kernel, a restricted /proc): the
+	 * current directory, which is the right one unless the program
+	 * changed it since */
+	buf[0] = 0;
+	if (!getcwd(buf, len))
+		buf[0] = 0;
+	size_t cl = strlen(buf);
+	while (name[0] == '.' && name[1] == '/')
+		name += 2;
+	if (!cl || cl + 1 + strlen(name) >= len) {
+		buf[0] = 0;
+		return;
+	}
+	if (buf[cl - 1] != '/')
+		buf[cl++] = '/';
+	strcpy(buf + cl, name);
+}
+
+struct find_ctx {
+	uintptr_t addr;
+	int module;             /* out: index + 1, 0 not found or no room */
+	bool found;
+};
+
+/* dl_iterate_phdr() callback: the object that holds ctx->addr, recorded
+ * (found or added) in the module table. */
+static int find_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct find_ctx *ctx = data;
+	for (unsigned int k = 0; k < info->dlpi_phnum; k++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[k];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type != PT_LOAD || ctx->addr - lo >= ph->p_memsz)
+			continue;
+		ctx->found = true;
+		uint64_t h = name_hash(info->dlpi_name);
+		unsigned int n = __atomic_load_n(&nr_modules, __ATOMIC_ACQUIRE);
+		for (unsigned int m = 0; m < n; m++)
+			if (modules[m].base == info->dlpi_addr && modules[m].name_hash == h &&
+			    !__atomic_load_n(&modules[m].gone, __ATOMIC_ACQUIRE)) {
+				ctx->module = (int)m + 1;
+				return 1;
+			}
+		if (n == CALLER_MODULES)
+			return 1;
+		struct caller_module *cm = &modules[n];
+		cm->base = info->dlpi_addr;
+		cm->name_hash = h;
+		real_path(info, ph, cm->path, sizeof(cm->path));
+		__atomic_store_n(&nr_modules, n + 1, __ATOMIC_RELEASE);
+		ctx->module = (int)n + 1;
+		return 1;
+	}
+	return 0;
+}
+
+/* Record the module of slot @i's address @addr (no uslub lock held: the
+ * loader's list lock is taken). */
+static void note_module(unsigned int i, uintptr_t addr)
+{
+	struct find_ctx ctx = { addr, 0, false };
+	dl_iterate_phdr(find_cb, &ctx);
+	if (ctx.module)
+		__atomic_store_n(&slot_module[i], (unsigned short)ctx.module, __ATOMIC_RELEASE);
+}
+
+static void sweep(void);
+
+/* The cold path of a claim: the address's module, while its code runs. */
+static __noinline void claimed(unsigned int i, uintptr_t addr)
+{
+	__atomic_add_fetch(&used, 1, __ATOMIC_RELAXED);
+	if (_uslub_locks_held)          /* never so from malloc; a report names it */
+		return;
+	sweep();
+	note_module(i, addr);
+}
+
+/* A thread's every SWEEP_EVERY-th lookup: a module loaded where an
+ * unloaded one was, allocating from the same address, finds the old slot
+ * until a sweep retires it; this bounds that to a thread's next
+ * SWEEP_EVERY allocations (where no claim or report sweeps before). */
+static __noinline void sweep_due(void)
+{
+	lookups_left = SWEEP_EVERY;
+	if (!_uslub_locks_held)
+		sweep();
+}
+
 struct uslub_alloc_tag *_uslub_caller_tag(uintptr_t addr)
 {
+	if (unlikely(!lookups_left--))
+		sweep_due();
 	unsigned int i = slot_of(addr);
 	for (unsigned int n = 0; n < CALLER_PROBES; n++, i = (i + 1) & (CALLER_TAGS - 1)) {
 		uintptr_t k = __atomic_load_n(&keys[i], __ATOMIC_ACQUIRE);
@@ -76,7 +254,7 @@ struct uslub_alloc_tag *_uslub_caller_tag(uintptr_t addr)
 			return &other;
 		if (__atomic_compare_exchange_n(&keys[i], &k, addr, false, __ATOMIC_ACQ_REL,
 						__ATOMIC_ACQUIRE)) {
-			__atomic_add_fetch(&used, 1, __ATOMIC_RELAXED);
+			claimed(i, addr);
 			return &tags[i];
 		}
 		if (k == addr)                  /* another thread claimed it for us */
@@ -94,44 +272,124 @@ int _uslub_caller_tag_slot(const struct uslub_alloc_tag *tag)
 	return (int)(tag - tags);
 }
 
-/* The module's path into @buf: the loader's name, or for the main
- * program (whose name the loader leaves empty) /proc/self/exe's target. */
-static void module_path(const char *fname, const struct link_map *lm, char *buf, size_t len)
+/* ---- unloaded modules --------------------------------------------------- */
+
+struct sweep_ctx {
+	unsigned int n;                         /* modules judged      */
+	bool first, skip;
+	unsigned long long subs;
+	unsigned char seen[CALLER_MODULES];
+};
+
+static int sweep_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
-	buf[0] = 0;
-	if (lm && lm->l_name && lm->l_name[0] == '/')
-		fname = lm->l_name;
-	if (fname && fname[0] == '/') {
-		snprintf(buf, len, "%s", fname);
-		return;
+	struct sweep_ctx *ctx = data;
+	if (ctx->first) {
+		ctx->first = false;
+		ctx->subs = info->dlpi_subs;
+		if (ctx->subs == __atomic_load_n(&swept_subs, __ATOMIC_RELAXED)) {
+			ctx->skip = true;       /* nothing unloaded since */
+			return 1;
+		}
 	}
-	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
-	if (n > 0) {
-		buf[n] = 0;
+	uint64_t h = name_hash(info->dlpi_name);
+	for (unsigned int m = 0; m < ctx->n; m++)
+		if (modules[m].base == info->dlpi_addr && modules[m].name_hash == h)
+			ctx->seen[m] = 1;
+	return 0;
+}
+
+/* When the loader's unload count moved since the last sweep: mark the
+ * recorded modules no longer loaded as gone and retire their slots'
+ * keys (a later allocation from the address claims a new slot). One
+ * sweep at a time; a caller that finds one running leaves it the work. */
+static void sweep(void)
+{
+	if (__atomic_exchange_n(&sweeping, 1, __ATOMIC_ACQUIRE))
 		return;
+	struct sweep_ctx ctx;
+	ctx.n = __atomic_load_n(&nr_modules, __ATOMIC_ACQUIRE);
+	ctx.first = true;
+	ctx.skip = false;
+	ctx.subs = 0;
+	memset(ctx.seen, 0, ctx.n);
+	dl_iterate_phdr(sweep_cb, &ctx);
+	if (!ctx.first && !ctx.skip) {
+		for (unsigned int m = 0; m < ctx.n; m++)
+			if (!ctx.seen[m])
+				__atomic_store_n(&modules[m].gone, 1, __ATOMIC_RELEASE);
+		/* every slot of a gone module (one a sweep cut short by a
+		 * fork left too) */
+		for (unsigned int i = 0; i < CALLER_TAGS; i++) {
+			unsigned int m = __atomic_load_n(&slot_module[i], __ATOMIC_ACQUIRE);
+			if (!m || !__atomic_load_n(&modules[m - 1].gone, __ATOMIC_ACQUIRE))
+				continue;
+			uintptr_t k = __atomic_load_n(&keys[i], __ATOMIC_ACQUIRE);
+			if (!(k & KEY_RETIRED))
+				__atomic_compare_exchange_n(&keys[i], &k, k | KEY_RETIRED, false,
+							    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+		}
+		__atomic_store_n(&swept_subs, ctx.subs, __ATOMIC_RELAXED);
 	}
-	snprintf(buf, len, "%s", fname && *fname ? fname : "?");
+	__atomic_store_n(&sweeping, 0, __ATOMIC_RELEASE);
+}
+
+/* Before a report names its slots (no uslub lock held). */
+void _uslub_caller_tags_sweep(void)
+{
+	_uslub_lockdep_assert_unlocked("dl_iterate_phdr()");
+	sweep();
+}
+
+static void name_unloaded(struct caller_name *nm, const struct caller_module *cm,
+			  uintptr_t addr)
+{
+	if (!cm->path[0] ||
+	    (size_t)snprintf(nm->site, sizeof(nm->site), "%s+0x%lx", cm->path,
+			     (unsigned long)(addr - cm->base)) >= sizeof(nm->site))
+		snprintf(nm->site, sizeof(nm->site), "0x%lx", (unsigned long)addr);
+	if (!cm->path[0] ||
+	    (size_t)snprintf(nm->func, sizeof(nm->func), "<unloaded: %s>", cm->path) >=
+	    sizeof(nm->func))
+		snprintf(nm->func, sizeof(nm->func), "<unloaded>");
 }
 
 static void resolve(unsigned int i)
 {
 	struct caller_name *nm = &names[i];
-	uintptr_t addr = __atomic_load_n(&keys[i], __ATOMIC_ACQUIRE);
+	uintptr_t addr = __atomic_load_n(&keys[i], __ATOMIC_ACQUIRE) & ~KEY_RETIRED;
 	Dl_info info;
 	struct link_map *lm = NULL;
 	_uslub_lockdep_assert_unlocked("dladdr()");
-	if (!dladdr1((void *)addr, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm) {
-		snprintf(nm->site, sizeof(nm->site), "0x%lx", (unsigned long)addr);
-		snprintf(nm->func, sizeof(nm->func), "?");
+	/* claimed with a lock held (or the module table full): the module
+	 * mapped there now */
+	if (!__atomic_load_n(&slot_module[i], __ATOMIC_ACQUIRE))
+		note_module(i, addr);
+	unsigned int m = __atomic_load_n(&slot_module[i], __ATOMIC_ACQUIRE);
+	const struct caller_module *cm = m ? &modules[m - 1] : NULL;
+	if (cm && __atomic_load_n(&cm->gone, __ATOMIC_ACQUIRE)) {
+		name_unloaded(nm, cm, addr);
 		return;
 	}
-	char path[4096];
-	module_path(info.dli_fname, lm, path, sizeof(path));
+	if (!dladdr1((void *)addr, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm || !cm) {
+		if (cm)                 /* unloaded since the sweep */
+			name_unloaded(nm, cm, addr);
+		else {
+			snprintf(nm->site, sizeof(nm->site), "0x%lx", (unsigned long)addr);
+			snprintf(nm->func, sizeof(nm->func), "?");
+		}
+		return;
+	}
+	/* another object mapped there since (not swept yet): not its name */
+	if ((uintptr_t)lm->l_addr != cm->base || name_hash(lm->l_name) != cm->name_hash) {
+		name_unloaded(nm, cm, addr);
+		return;
+	}
 	/* a path too long for the name (a deep build tree): the address
 	 * alone, not a cut path that may name another file */
-	if ((size_t)snprintf(nm->site, sizeof(nm->site), "%s+0x%lx", path,
-			     (unsigned long)(addr - (uintptr_t)lm->l_addr)) >= sizeof(nm->site) ||
-	    strlen(path) >= sizeof(path) - 1)
+	if (!cm->path[0] ||
+	    (size_t)snprintf(nm->site, sizeof(nm->site), "%s+0x%lx", cm->path,
+			     (unsigned long)(addr - (uintptr_t)lm->l_addr)) >= sizeof(nm->site))
 		snprintf(nm->site, sizeof(nm->site), "0x%lx", (unsigned long)addr);
 	if (info.dli_sname && info.dli_saddr)
 		snprintf(nm->func, sizeof(nm->func), "%.100s+0x%lx", info.dli_sname,
@@ -171,6 +429,7 @@ void _uslub_caller_tags_postfork_child(void)
 	for (unsigned int i = 0; i < CALLER_TAGS; i++)
 		if (__atomic_load_n(&name_state[i], __ATOMIC_RELAXED) == NAME_BUSY)
 			__atomic_store_n(&name_state[i], NAME_NONE, __ATOMIC_RELAXED);
+	__atomic_store_n(&sweeping, 0, __ATOMIC_RELAXED);   /* its sweeper is gone */
 }
 
 /* Tests (white-box): lower the table's limit to @n claimed slots (0:

@@ -90,8 +90,10 @@ __internal void _uslub_tag_add_slow(struct uslub_alloc_tag *tag, int64_t bytes, 
  * finds or claims the slot of @addr without a lock or an allocation (the
  * shared "other" tag when the table is full). _uslub_caller_tag_slot():
  * the slot of a caller tag, -2 for "other", -1 for any other tag.
- * _uslub_caller_tag_name(): the slot's "module+0xOFF" and "symbol+0xOFF",
- * resolved once with dladdr(): never with a uslub lock held.
+ * _uslub_caller_tag_name(): the slot's "module+0xOFF" and "symbol+0xOFF"
+ * ("<unloaded: PATH>" for a module unloaded before), resolved once with
+ * dladdr(): never with a uslub lock held; a report calls
+ * _uslub_caller_tags_sweep() first (retires the slots of unloaded modules).
  */
 __internal struct uslub_alloc_tag *_uslub_caller_tag(uintptr_t addr);
 /*
@@ -113,6 +115,7 @@ static inline struct uslub_alloc_tag *_uslub_tag_resolve(struct uslub_alloc_tag 
 }
 __internal int _uslub_caller_tag_slot(const struct uslub_alloc_tag *tag);
 __internal void _uslub_caller_tag_name(int slot, const char **site, const char **func);
+__internal void _uslub_caller_tags_sweep(void);
 __internal unsigned int _uslub_caller_tags_limit(unsigned int n);
 __internal void _uslub_caller_tags_postfork_child(void);
 __internal extern long _uslub_stock_max;     /* stock bytes kept on free: 2 x batch */

@@ -273,13 +273,22 @@
  *   - Caller tags (ext/caller_tag.c: the malloc family's allocation tags,
  *     one per return address, when profiling is on): a fixed table whose
  *     slot is claimed by a CAS of its key from 0 to the address (acquire
- *     on lookup); a key never changes again and a slot is never freed, so
- *     a tag pointer stored in an extension or a sample stays valid for
- *     the process's life. The tag is registered (an index) on its first
- *     count, under tags_lock, as a C++ tag is. Its name is resolved by the
- *     first report that lists it (a per-slot state byte, CAS; a second
- *     reporter waits for it), with dladdr(): only in collect()'s callers,
- *     after every uslub lock is dropped.
+ *     on lookup); a slot is never freed, so a tag pointer stored in an
+ *     extension or a sample stays valid for the process's life; its key
+ *     changes once more at most, retired (bit 63, CAS) by a sweep that
+ *     finds its module unloaded. The claim records the address's module
+ *     with dl_iterate_phdr() (the loader's list lock; only with
+ *     _uslub_locks_held == 0, else left to the report); the module table
+ *     is written only inside those callbacks (the loader serializes them),
+ *     published by a release store of its count; one sweep at a time (an
+ *     exchange flag: a second caller skips, never waits), at a claim, a
+ *     report or a thread's every 1024th lookup, never with
+ *     _uslub_locks_held != 0. The tag is
+ *     registered (an index) on its first count, under tags_lock, as a C++
+ *     tag is. Its name is resolved by the first report that lists it (a
+ *     per-slot state byte, CAS; a second reporter waits for it), with
+ *     dladdr(): only in collect()'s callers, after every uslub lock is
+ *     dropped.
  *
  * Freelist checks: c->freelist and every chain may hold a corrupted
  * pointer. The slow paths never follow or hand out a pointer from a chain

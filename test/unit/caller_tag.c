@@ -11,14 +11,23 @@
  *   - threads racing to claim the same new addresses all get the same tag
  *     per address (the lock-free claim);
  *   - names: an address in libc resolves to "/path/libc...+0xOFF" and
- *     "symbol+0xOFF" (line 0); an address outside any module to "0x...".
+ *     "symbol+0xOFF" (line 0); an address outside any module to "0x...";
+ *   - modules (issue 25): an address claimed in a module opened by a
+ *     relative path, named after the program left that directory, names
+ *     the module's real path; one claimed in a module unloaded before the
+ *     report is named "/real/path.so+0xOFF" and "<unloaded:
+ *     /real/path.so>", and after a sweep the address claims a new slot
+ *     (the old one retired, its tag unchanged).
  */
 #define _GNU_SOURCE
 #include "cache/internal.h"
 #include "unit.h"
 #include <dlfcn.h>
+#include <limits.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static struct uslub_allocinfo info[1024];
 
@@ -138,6 +147,51 @@ int main(void)
 	CHECK(strstr(func, "qsort") && strstr(func, "+0x4"));
 	_uslub_caller_tag_name(_uslub_caller_tag_slot(ta), &file, &func);
 	CHECK(!strcmp(file, "0x1000") && !strcmp(func, "?"));
+
+	/* modules: unit_caller_plugin.so, next to this program */
+	char dir[PATH_MAX], real[PATH_MAX + 32], want[PATH_MAX + 64];
+	ssize_t dn = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
+	CHECK(dn > 0);
+	dir[dn] = 0;
+	*strrchr(dir, '/') = 0;
+	CHECK(realpath(dir, real));
+	strcat(real, "/unit_caller_plugin.so");
+	char cwd[PATH_MAX];
+	CHECK(getcwd(cwd, sizeof(cwd)));
+	for (int round = 0; round < 2; round++) {
+		CHECK(chdir(dir) == 0);
+		void *h = dlopen("./unit_caller_plugin.so", RTLD_NOW | RTLD_LOCAL);
+		CHECK(h);
+		CHECK(chdir("/") == 0);       /* left before the claim */
+		uintptr_t fn = (uintptr_t)dlsym(h, "caller_plugin_fn");
+		CHECK(fn);
+		/* another address each round: a slot named once keeps it */
+		uintptr_t at = fn + 4 + (uintptr_t)round;
+		struct uslub_alloc_tag *tm = _uslub_caller_tag(at);
+		CHECK(_uslub_caller_tag_slot(tm) >= 0);
+		Dl_info di;
+		CHECK(dladdr((void *)fn, &di) && di.dli_fbase);
+		snprintf(want, sizeof(want), "%s+0x%lx", real,
+			 (unsigned long)(at - (uintptr_t)di.dli_fbase));
+		if (round == 0) {               /* named while loaded */
+			_uslub_caller_tag_name(_uslub_caller_tag_slot(tm), &file, &func);
+			CHECK(!strcmp(file, want));
+			CHECK(!strncmp(func, "caller_plugin_fn+0x", 19));
+			CHECK(dlclose(h) == 0);
+			continue;
+		}
+		CHECK(dlclose(h) == 0);         /* named after the unload */
+		CHECK(!dlopen(real, RTLD_NOW | RTLD_NOLOAD));
+		_uslub_caller_tags_sweep();
+		_uslub_caller_tag_name(_uslub_caller_tag_slot(tm), &file, &func);
+		CHECK(!strcmp(file, want));
+		snprintf(want, sizeof(want), "<unloaded: %s>", real);
+		CHECK(!strcmp(func, want));
+		struct uslub_alloc_tag *tn = _uslub_caller_tag(at);
+		CHECK(tn != tm && _uslub_caller_tag_slot(tn) >= 0);
+		CHECK(_uslub_caller_tag(at) == tn);
+	}
+	CHECK(chdir(cwd) == 0);
 	printf("unit_caller_tag: ok\n");
 	return 0;
 }
