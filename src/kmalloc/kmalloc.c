@@ -206,8 +206,9 @@ static bool huge_insert_locked(uintptr_t p, size_t len, size_t align,
 		for (size_t i = 0; i < hcap; i++)
 			if (htab[i].ptr > HUGE_TOMB)
 				huge_put_locked(ntab, ncap, &htab[i]);
-		if (htab)
-			munmap(htab, hcap * sizeof(*htab));
+		if (htab)       /* refused: counted, the old table's pages returned */
+			if (_uslub_sys_munmap(htab, hcap * sizeof(*htab)))
+				_uslub_sys_madvise_dontneed(htab, hcap * sizeof(*htab));
 		htab = ntab;
 		hcap = ncap;
 		htomb = 0;
@@ -330,10 +331,38 @@ static unsigned int hcache_expire_locked(bool all, void **out, size_t *lens, uin
 	return k;
 }
 
+static void huge_purge_register(void);
+
+/*
+ * Unmap [@p, @p + @len) (no lock held). When the kernel refuses
+ * (base/sys.c: a seccomp filter, vm.max_map_count), the range stays
+ * uslub's: kept like a freed mapping (its pages returned with
+ * MADV_DONTNEED where that is allowed), reused by a later request and
+ * unmapped again once it expires. Only with every keep slot taken is it
+ * left mapped, its pages returned (counted in release_failures).
+ */
+static void huge_unmap(void *p, size_t len)
+{
+	if (!_uslub_sys_munmap(p, len))
+		return;
+	_uslub_sys_madvise_dontneed(p, len);
+	bool kept = false;
+	uslub_mutex_lock(&huge_lock, RANK_HUGE);
+	if (hc_n < HUGE_KEEP_SLOTS) {
+		hcache_add_locked(p, len, monotonic_ns(CLOCK_MONOTONIC_COARSE));
+		kept = true;
+	}
+	uslub_mutex_unlock(&huge_lock, RANK_HUGE);
+	if (kept) {
+		_uslub_once(&huge_purge_once, huge_purge_register);
+		_uslub_purge_notify();   /* tried again after the decay */
+	}
+}
+
 static void unmap_all(void **p, size_t *lens, unsigned int n)
 {
 	for (unsigned int i = 0; i < n; i++)
-		munmap(p[i], lens[i]);
+		huge_unmap(p[i], lens[i]);
 }
 
 /* The page layer's purge callback (background thread, trim). */
@@ -404,7 +433,7 @@ static void *hcache_take(size_t len, size_t *got, size_t *resident)
 			}
 			uslub_mutex_unlock(&huge_lock, RANK_HUGE);
 			if (p)
-				munmap(p, grow_from);
+				huge_unmap(p, grow_from);
 			return NULL;
 		}
 		p = q;
@@ -443,7 +472,7 @@ static void *huge_alloc(size_t size, size_t align, uslub_gfp_t gfp, struct uslub
 					memset(p, 0, MIN(size, resident));
 				return p;
 			}
-			munmap(p, got);
+			huge_unmap(p, got);
 		}
 	}
 	bool retried = false;
@@ -458,10 +487,12 @@ static void *huge_alloc(size_t size, size_t align, uslub_gfp_t gfp, struct uslub
 			char *p = (char *)ALIGN_UP((uintptr_t)base, map_align);
 			if (thp)
 				_uslub_thp_advise(p, len);
+			/* the alignment slack; if refused it stays mapped,
+			 * untouched (address space, no memory), counted */
 			if (p > base)
-				munmap(base, (size_t)(p - base));
+				_uslub_sys_munmap(base, (size_t)(p - base));
 			if (base + len + extra > p + len)
-				munmap(p + len, (size_t)(base + len + extra - (p + len)));
+				_uslub_sys_munmap(p + len, (size_t)(base + len + extra - (p + len)));
 			uslub_mutex_lock(&huge_lock, RANK_HUGE);
 			bool ok = huge_insert_locked((uintptr_t)p, len, align, tag);
 			if (ok)
@@ -473,7 +504,7 @@ static void *huge_alloc(size_t size, size_t align, uslub_gfp_t gfp, struct uslub
 				large_tag_add(tag, (int64_t)len, 1);
 				return p;          /* fresh anonymous memory: zeroed */
 			}
-			munmap(p, len);
+			huge_unmap(p, len);
 		} else if (!retried) {
 			/* out of address space (RLIMIT_AS) or memory: give back
 			 * what is kept (mappings, empty segments) and try again */
@@ -549,7 +580,7 @@ static bool huge_free(const void *p)
 		return false;
 	unmap_all(old, lens, k);
 	if (!kept)
-		munmap((void *)p, len);
+		huge_unmap((void *)p, len);
 	KSTAT_ADD(huge_frees, 1);
 	KSTAT_ADD(huge_bytes, -len);
 	large_tag_add(tag, -(int64_t)len, -1);
@@ -572,7 +603,7 @@ static void *huge_resize(void *p, size_t new_size)
 		huge_live -= len - nlen;
 		uslub_mutex_unlock(&huge_lock, RANK_HUGE);
 		if (nlen < len) {
-			munmap((char *)p + nlen, len - nlen);
+			huge_unmap((char *)p + nlen, len - nlen);
 			KSTAT_ADD(huge_bytes, -(len - nlen));
 			large_tag_add(tag, -(int64_t)(len - nlen), 0);
 		}
@@ -594,7 +625,7 @@ static void *huge_resize(void *p, size_t new_size)
 		huge_live -= len;
 	uslub_mutex_unlock(&huge_lock, RANK_HUGE);
 	if (!ok) {              /* no room to record it: undo as far as we can */
-		munmap(q, nlen);
+		huge_unmap(q, nlen);
 		large_tag_add(tag, -(int64_t)len, -1);   /* the block is gone */
 		return NULL;
 	}
