@@ -504,8 +504,9 @@ static void *huge_alloc(size_t size, size_t align, uslub_gfp_t gfp, struct uslub
 				large_tag_add(tag, (int64_t)len, 1);
 				return p;          /* fresh anonymous memory: zeroed */
 			}
-			huge_unmap(p, len);
-		} else if (!retried) {
+			huge_unmap(p, len);        /* no memory for the table */
+		}
+		if (!retried) {
 			/* out of address space (RLIMIT_AS) or memory: give back
 			 * what is kept (mappings, empty segments) and try again */
 			retried = true;

@@ -46,6 +46,9 @@
  * decay; a refused MADV_DONTNEED leaves its blocks dirty. Nothing is
  * forgotten while still mapped (base/sys.c counts and reports).
  *
+ * Out of address space (RLIMIT_AS): a node that cannot grow gives back
+ * what uslub keeps unused (_uslub_page_trim()) and tries once more.
+ *
  * Purge state: a free block is "clean" (PG_clean) when its pages were
  * returned since it was last used; freeing a run makes its (merged) block
  * dirty. bytes_purged = the bytes of clean free blocks (a current amount).
@@ -689,6 +692,8 @@ static __always_inline struct page *alloc_pages(unsigned int order, int node, bo
 	struct page *page = NULL;
 	unsigned int o;
 
+	bool retried = false;
+
 	if (!nolock)
 		uslub_mutex_lock(&n->lock, RANK_PAGE_NODE);
 	else if (!uslub_mutex_trylock(&n->lock, RANK_PAGE_NODE))
@@ -701,8 +706,25 @@ static __always_inline struct page *alloc_pages(unsigned int order, int node, bo
 				break;
 		if (o <= MAX_PAGE_ORDER)
 			break;
-		if (nolock || !grow_node(n, node))
+		if (nolock)
 			goto out;
+		if (grow_node(n, node))
+			continue;
+		if (retried)
+			goto out;
+		/*
+		 * No address space (RLIMIT_AS) or memory for a segment: give
+		 * back what uslub keeps but does not use (kept huge mappings,
+		 * other nodes' empty segments, the rest of the reservation),
+		 * as the huge-mapping path does, and try once more. The
+		 * callers hold no lock ranked above this one, so the node lock
+		 * is dropped for it and every lock _uslub_page_trim() takes
+		 * ranks above those still held.
+		 */
+		retried = true;
+		uslub_mutex_unlock(&n->lock, RANK_PAGE_NODE);
+		_uslub_page_trim();
+		uslub_mutex_lock(&n->lock, RANK_PAGE_NODE);
 	}
 	page = list_entry(n->free_area[o].next, struct page, lru);
 	unsigned long clean = page->flags & PG_clean;
