@@ -522,7 +522,8 @@ static void *huge_alloc(size_t size, size_t align, uslub_gfp_t gfp, struct uslub
 }
 
 /* The starts of the last HUGE_FREED_RING mappings freed (huge_lock), so
- * that a second free of one is named a double free. */
+ * that a second free of one (or a realloc, a malloc_usable_size) is named
+ * a use of a freed block; so is the start of a page in a kept mapping. */
 #define HUGE_FREED_RING 64
 static uintptr_t hfreed[HUGE_FREED_RING];
 static unsigned int hfreed_next;
@@ -530,9 +531,14 @@ static unsigned int hfreed_next;
 static bool huge_freed_before(const void *p)
 {
 	bool found = false;
+	if ((uintptr_t)p & (PAGE_SIZE - 1))
+		return false;
 	uslub_mutex_lock(&huge_lock, RANK_HUGE);
 	for (unsigned int i = 0; i < HUGE_FREED_RING && !found; i++)
 		found = hfreed[i] == (uintptr_t)p;
+	for (unsigned int i = 0; i < hc_n && !found; i++)
+		found = (char *)p >= (char *)hcache[i].p &&
+			(char *)p < (char *)hcache[i].p + hcache[i].len;
 	uslub_mutex_unlock(&huge_lock, RANK_HUGE);
 	return found;
 }
@@ -682,11 +688,52 @@ void *_uslub_kmalloc_slow(size_t size, size_t align, uslub_gfp_t gfp, int node)
 	return huge_alloc(size, align, gfp, tag);
 }
 
-/* A free (or a realloc: @op) of @p that cannot be done: @why names the
- * cause. */
-static __cold void invalid_op(const char *op, const void *p, const char *why, bool fatal)
+/*
+ * Why @p, the start of no live block, cannot be freed, resized or sized:
+ * the same cause from every entry point (free, realloc, malloc_usable_size
+ * and ksize), so a freed huge block is not a double free to free() and "a
+ * pointer uslub did not allocate" to realloc(). Printed as pre, then
+ * (when the block was freed) the entry point's name for using it again,
+ * then post.
+ */
+struct invalid_cause {
+	const char *pre, *post;
+	bool freed;
+};
+
+static struct invalid_cause invalid_cause(const void *p)
 {
-	_uslub_report_error("uslub: %s of %p: %s; left alone\n", op, p, why);
+	bool page_start = !((uintptr_t)p & (PAGE_SIZE - 1));
+	struct page *head = _uslub_virt_to_head_page(p);
+	if (head) {
+		unsigned long f = __atomic_load_n(&head->flags, __ATOMIC_ACQUIRE);
+		if (f & PG_slab)
+			return (struct invalid_cause){ "inside a slab object, not its start", "", false };
+		if (f & PG_large)
+			return (struct invalid_cause){ "inside a kmalloc page run, not its start", "",
+						       false };
+	} else if (huge_freed_before(p)) {
+		return (struct invalid_cause){ "", " of a huge block (a mapping above 2 MiB freed "
+					       "before)", true };
+	}
+	if (_uslub_owns_segment(p) && page_start)
+		return (struct invalid_cause){ "nothing is allocated there: ", " of a kmalloc page "
+					       "run (8 KiB - 2 MiB), or a pointer into freed memory",
+					       true };
+	if (_uslub_owns_segment(p))
+		return (struct invalid_cause){ "not inside any allocation (a pointer into freed "
+					       "memory)", "", false };
+	return (struct invalid_cause){ "a pointer uslub did not allocate", "", false };
+}
+
+/* A free (or a realloc: @op) of @p that cannot be done, named by its
+ * cause; @again: what a use of a freed block is called there ("a double
+ * free", "a realloc after free"). */
+static __cold void invalid_op(const char *op, const char *again, const void *p, bool fatal)
+{
+	struct invalid_cause c = invalid_cause(p);
+	_uslub_report_error("uslub: %s of %p: %s%s%s; left alone\n", op, p, c.pre,
+			    c.freed ? again : "", c.post);
 	if (fatal) {
 		_uslub_report("uslub: aborting (USLUB_MALLOC_ABORT=0 reports and goes on)\n");
 		abort();
@@ -711,26 +758,10 @@ void _uslub_kfree_cold(const void *p, bool fatal)
 			free_large(head);
 			return;
 		}
-		invalid_op("free", p, (f & PG_large) ? "inside a kmalloc page run, not its start" :
-				!((uintptr_t)p & (PAGE_SIZE - 1)) ?
-				"nothing is allocated there: a double free of a kmalloc page run "
-				"(8 KiB - 2 MiB), or a pointer into freed memory" :
-				"not inside any allocation (a pointer into freed memory)", fatal);
+	} else if (huge_free(p)) {
 		return;
 	}
-	if (huge_free(p))
-		return;
-	if (huge_freed_before(p))
-		invalid_op("free", p, "double free of a huge block (a mapping above 2 MiB freed "
-			   "before)", fatal);
-	else if (_uslub_owns_segment(p) && !((uintptr_t)p & (PAGE_SIZE - 1)))
-		invalid_op("free", p, "nothing is allocated there: a double free of a kmalloc "
-			   "page run (8 KiB - 2 MiB), or a pointer into freed memory", fatal);
-	else if (_uslub_owns_segment(p))
-		invalid_op("free", p, "not inside any allocation (a pointer into freed memory)",
-			   fatal);
-	else
-		invalid_op("free", p, "a pointer uslub did not allocate", fatal);
+	invalid_op("free", "a double free", p, fatal);
 }
 
 enum kind { K_INVALID, K_FREED, K_SLAB, K_LARGE, K_HUGE };
@@ -796,11 +827,14 @@ size_t _uslub_ksize(const void *p, bool fatal)
 		if (fatal)
 			abort();
 		return 0;
-	default:
-		_uslub_report_error("uslub: size of %p asked, which uslub did not allocate\n", p);
+	default: {
+		struct invalid_cause c = invalid_cause(p);
+		_uslub_report_error("uslub: size of %p: %s%s%s\n", p, c.pre,
+				    c.freed ? "a use after free" : "", c.post);
 		if (fatal)
 			abort();
 		return 0;
+	}
 	}
 }
 
@@ -815,9 +849,18 @@ void *_uslub_krealloc(void *p, size_t new_size, uslub_gfp_t gfp, void *(*malloc_
 	struct kmem_cache *s = NULL;
 	enum kind k = classify(p, &usable, &s);
 	if (k == K_INVALID || k == K_FREED) {
-		invalid_op("realloc", p, k == K_FREED ? "the object is already free (a realloc "
-			   "after free)" : "a pointer uslub did not allocate",
-			     malloc_semantics && _uslub_option(USLUB_OPT_MALLOC_ABORT));
+		bool fatal = malloc_semantics && _uslub_option(USLUB_OPT_MALLOC_ABORT);
+		if (k == K_FREED) {
+			_uslub_report_error("uslub: realloc of %p: the object is already free (a "
+					    "realloc after free); left alone\n", p);
+			if (fatal) {
+				_uslub_report("uslub: aborting (USLUB_MALLOC_ABORT=0 reports and "
+					      "goes on)\n");
+				abort();
+			}
+		} else {
+			invalid_op("realloc", "a realloc after free", p, fatal);
+		}
 		errno = EINVAL;
 		return NULL;
 	}
