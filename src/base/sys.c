@@ -22,7 +22,7 @@ static const char *errno_name(int err)
 {
 	switch (err) {
 	case ENOMEM:
-		return "ENOMEM (vm.max_map_count reached?)";
+		return "ENOMEM";
 	case EPERM:
 		return "EPERM";
 	case EACCES:
@@ -32,7 +32,7 @@ static const char *errno_name(int err)
 	case ENOSYS:
 		return "ENOSYS";
 	default:
-		return "an error";
+		return "error";
 	}
 }
 
@@ -41,8 +41,8 @@ static int refused(const char *call, void *addr, size_t len, int err)
 	__atomic_add_fetch(&release_failures, 1, __ATOMIC_RELAXED);
 	if (!__atomic_exchange_n(&release_reported, true, __ATOMIC_RELAXED))
 		_uslub_report("uslub: the kernel refused %s(%p, %zu): %s (errno %d); uslub keeps "
-			      "that memory in use and tries again later (reported once; "
-			      "uslub_page_stats() counts every refusal)\n",
+			      "the range as it is, reuses what it can and tries again later "
+			      "(reported once; uslub_page_stats() counts every refusal)\n",
 			      call, addr, len, errno_name(err), err);
 	return err;
 }
