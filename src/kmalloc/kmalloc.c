@@ -341,10 +341,10 @@ static void huge_purge_register(void);
  * unmapped again once it expires. Only with every keep slot taken is it
  * left mapped, its pages returned (counted in release_failures).
  */
-static void huge_unmap(void *p, size_t len)
+static bool huge_unmap(void *p, size_t len)
 {
 	if (!_uslub_sys_munmap(p, len))
-		return;
+		return false;
 	_uslub_sys_madvise_dontneed(p, len);
 	bool kept = false;
 	uslub_mutex_lock(&huge_lock, RANK_HUGE);
@@ -357,12 +357,16 @@ static void huge_unmap(void *p, size_t len)
 		_uslub_once(&huge_purge_once, huge_purge_register);
 		_uslub_purge_notify();   /* tried again after the decay */
 	}
+	return kept;
 }
 
-static void unmap_all(void **p, size_t *lens, unsigned int n)
+/* Unmap them all; returns how many the kernel refused and were kept. */
+static unsigned int unmap_all(void **p, size_t *lens, unsigned int n)
 {
+	unsigned int kept = 0;
 	for (unsigned int i = 0; i < n; i++)
-		huge_unmap(p[i], lens[i]);
+		kept += huge_unmap(p[i], lens[i]);
+	return kept;
 }
 
 /* The page layer's purge callback (background thread, trim). */
@@ -391,8 +395,10 @@ static void *hcache_take(size_t len, size_t *got, size_t *resident)
 	void *old[HUGE_KEEP_SLOTS];
 	size_t lens[HUGE_KEEP_SLOTS];
 	void *p = NULL;
+	bool expire = true;
+again:
 	uslub_mutex_lock(&huge_lock, RANK_HUGE);
-	unsigned int k = hcache_expire_locked(false, old, lens, NULL);
+	unsigned int k = expire ? hcache_expire_locked(false, old, lens, NULL) : 0;
 	int best = -1, below = -1;
 	for (unsigned int i = 0; i < hc_n; i++) {
 		if (hcache[i].len >= len) {
@@ -420,7 +426,13 @@ static void *hcache_take(size_t len, size_t *got, size_t *resident)
 		hcache_del_locked((unsigned int)below);
 	}
 	uslub_mutex_unlock(&huge_lock, RANK_HUGE);
-	unmap_all(old, lens, k);
+	if (unmap_all(old, lens, k) && !p && expire) {
+		/* the kernel refused to unmap an expired one, kept again
+		 * (with USLUB_DECAY_MS=0 all of them expire at once): look
+		 * once more, so what it keeps is reused, not mapped anew */
+		expire = false;
+		goto again;
+	}
 	if (grow_from) {
 		/* outside the lock: the pages move, the new part is fresh */
 		void *q = mremap(p, grow_from, len, MREMAP_MAYMOVE);

@@ -12,9 +12,11 @@
  * memory owned and reusable: RSS stays within one round of the first
  * round's, and when madvise is allowed the pages still go back (RSS near
  * where it started); uslub_page_stats() counts the refusals and the
- * segments kept; the refusal is reported once.
+ * segments kept; the refusal is reported once. The third run refuses
+ * both with USLUB_DECAY_MS=0, where every kept range expires at once: a
+ * refused one must still be reused, not mapped anew.
  *
- *   as_munmap [munmap|both]   (no argument: runs both as children)
+ *   as_munmap DIR [munmap|both|both-decay0]   (none: all three, as children)
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -166,7 +168,9 @@ static int run(int madvise_too)
 	for (char *p = out; (p = strstr(p, "the kernel refused")); p++)
 		msgs++;
 
-	const char *mode = madvise_too ? "munmap and madvise refused" : "munmap refused";
+	const char *mode = !madvise_too ? "munmap refused" :
+			   getenv("USLUB_DECAY_MS") ? "munmap and madvise refused, decay 0" :
+			   "munmap and madvise refused";
 	printf("as_munmap (%s): RSS %ld KiB before, %ld after round 1, %ld after round %d; "
 	       "%lu segments kept, %lu refusals counted, %d messages\n", mode, rss0, rss[0],
 	       rss[ROUNDS - 1], ROUNDS, ps.segments_kept, ps.release_failures, msgs);
@@ -200,12 +204,18 @@ int main(int argc, char **argv)
 		return run(0);
 	if (argc > 2 && !strcmp(argv[2], "both"))
 		return run(1);
+	if (argc > 2 && !strcmp(argv[2], "both-decay0"))
+		return run(1);
 	int rc = 0;
-	const char *modes[] = { "munmap", "both" };
-	for (int i = 0; i < 2; i++) {
+	const char *modes[] = { "munmap", "both", "both-decay0" };
+	for (int i = 0; i < 3; i++) {
 		fflush(stdout);
 		pid_t pid = fork();
 		if (pid == 0) {
+			if (i == 2)
+				setenv("USLUB_DECAY_MS", "0", 1);
+			else
+				unsetenv("USLUB_DECAY_MS");
 			char *args[] = { argv[0], argc > 1 ? argv[1] : ".", (char *)modes[i], NULL };
 			execv("/proc/self/exe", args);
 			_exit(127);
