@@ -910,6 +910,14 @@ struct uslub_page_stats {
 	unsigned long bytes_purged;    /* free pages returned to the OS and not
 	                                  reused since (a current amount)     */
 	unsigned long purges;          /* madvise calls made                  */
+	unsigned long segments_kept;   /* times the kernel refused to unmap an
+	                                  empty segment (a seccomp filter,
+	                                  vm.max_map_count): it was kept, owned
+	                                  and reused, tried again after the
+	                                  decay                               */
+	unsigned long release_failures;/* every munmap/madvise(MADV_DONTNEED)
+	                                  the kernel refused (segments, kept
+	                                  mappings, purges); 0 normally        */
 };
 void uslub_page_stats(struct uslub_page_stats *out);
 

@@ -355,6 +355,18 @@ __internal void _uslub_report(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 __internal void _uslub_report_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
+/*
+ * The library's own releases of memory (base/sys.c): munmap(@addr, @len)
+ * and madvise(@addr, @len, MADV_DONTNEED). 0 when done; else the errno
+ * (a seccomp filter, vm.max_map_count), the refusal counted and the first
+ * one reported. The caller keeps what was not released, owned and
+ * reusable, and tries again later. errno is left as it was. Any lock may
+ * be held.
+ */
+__internal int _uslub_sys_munmap(void *addr, size_t len);
+__internal int _uslub_sys_madvise_dontneed(void *addr, size_t len);
+/* How many releases the kernel refused so far. */
+__internal unsigned long _uslub_release_failures(void);
 /* Count one error already reported line by line; abort() when
  * USLUB_ABORT_ON_ERROR is set or @abort_too. */
 __internal void _uslub_count_error(bool abort_too);

@@ -206,8 +206,9 @@ static bool huge_insert_locked(uintptr_t p, size_t len, size_t align,
 		for (size_t i = 0; i < hcap; i++)
 			if (htab[i].ptr > HUGE_TOMB)
 				huge_put_locked(ntab, ncap, &htab[i]);
-		if (htab)
-			munmap(htab, hcap * sizeof(*htab));
+		if (htab)       /* refused: counted, the old table's pages returned */
+			if (_uslub_sys_munmap(htab, hcap * sizeof(*htab)))
+				_uslub_sys_madvise_dontneed(htab, hcap * sizeof(*htab));
 		htab = ntab;
 		hcap = ncap;
 		htomb = 0;
@@ -330,10 +331,42 @@ static unsigned int hcache_expire_locked(bool all, void **out, size_t *lens, uin
 	return k;
 }
 
-static void unmap_all(void **p, size_t *lens, unsigned int n)
+static void huge_purge_register(void);
+
+/*
+ * Unmap [@p, @p + @len) (no lock held). When the kernel refuses
+ * (base/sys.c: a seccomp filter, vm.max_map_count), the range stays
+ * uslub's: kept like a freed mapping (its pages returned with
+ * MADV_DONTNEED where that is allowed), reused by a later request and
+ * unmapped again once it expires. Only with every keep slot taken is it
+ * left mapped, its pages returned (counted in release_failures).
+ */
+static bool huge_unmap(void *p, size_t len)
 {
+	if (!_uslub_sys_munmap(p, len))
+		return false;
+	_uslub_sys_madvise_dontneed(p, len);
+	bool kept = false;
+	uslub_mutex_lock(&huge_lock, RANK_HUGE);
+	if (hc_n < HUGE_KEEP_SLOTS) {
+		hcache_add_locked(p, len, monotonic_ns(CLOCK_MONOTONIC_COARSE));
+		kept = true;
+	}
+	uslub_mutex_unlock(&huge_lock, RANK_HUGE);
+	if (kept) {
+		_uslub_once(&huge_purge_once, huge_purge_register);
+		_uslub_purge_notify();   /* tried again after the decay */
+	}
+	return kept;
+}
+
+/* Unmap them all; returns how many the kernel refused and were kept. */
+static unsigned int unmap_all(void **p, size_t *lens, unsigned int n)
+{
+	unsigned int kept = 0;
 	for (unsigned int i = 0; i < n; i++)
-		munmap(p[i], lens[i]);
+		kept += huge_unmap(p[i], lens[i]);
+	return kept;
 }
 
 /* The page layer's purge callback (background thread, trim). */
@@ -362,8 +395,10 @@ static void *hcache_take(size_t len, size_t *got, size_t *resident)
 	void *old[HUGE_KEEP_SLOTS];
 	size_t lens[HUGE_KEEP_SLOTS];
 	void *p = NULL;
+	bool expire = true;
+again:
 	uslub_mutex_lock(&huge_lock, RANK_HUGE);
-	unsigned int k = hcache_expire_locked(false, old, lens, NULL);
+	unsigned int k = expire ? hcache_expire_locked(false, old, lens, NULL) : 0;
 	int best = -1, below = -1;
 	for (unsigned int i = 0; i < hc_n; i++) {
 		if (hcache[i].len >= len) {
@@ -391,7 +426,13 @@ static void *hcache_take(size_t len, size_t *got, size_t *resident)
 		hcache_del_locked((unsigned int)below);
 	}
 	uslub_mutex_unlock(&huge_lock, RANK_HUGE);
-	unmap_all(old, lens, k);
+	if (unmap_all(old, lens, k) && !p && expire) {
+		/* the kernel refused to unmap an expired one, kept again
+		 * (with USLUB_DECAY_MS=0 all of them expire at once): look
+		 * once more, so what it keeps is reused, not mapped anew */
+		expire = false;
+		goto again;
+	}
 	if (grow_from) {
 		/* outside the lock: the pages move, the new part is fresh */
 		void *q = mremap(p, grow_from, len, MREMAP_MAYMOVE);
@@ -404,7 +445,7 @@ static void *hcache_take(size_t len, size_t *got, size_t *resident)
 			}
 			uslub_mutex_unlock(&huge_lock, RANK_HUGE);
 			if (p)
-				munmap(p, grow_from);
+				huge_unmap(p, grow_from);
 			return NULL;
 		}
 		p = q;
@@ -443,7 +484,7 @@ static void *huge_alloc(size_t size, size_t align, uslub_gfp_t gfp, struct uslub
 					memset(p, 0, MIN(size, resident));
 				return p;
 			}
-			munmap(p, got);
+			huge_unmap(p, got);
 		}
 	}
 	bool retried = false;
@@ -458,10 +499,12 @@ static void *huge_alloc(size_t size, size_t align, uslub_gfp_t gfp, struct uslub
 			char *p = (char *)ALIGN_UP((uintptr_t)base, map_align);
 			if (thp)
 				_uslub_thp_advise(p, len);
+			/* the alignment slack; if refused it stays mapped,
+			 * untouched (address space, no memory), counted */
 			if (p > base)
-				munmap(base, (size_t)(p - base));
+				_uslub_sys_munmap(base, (size_t)(p - base));
 			if (base + len + extra > p + len)
-				munmap(p + len, (size_t)(base + len + extra - (p + len)));
+				_uslub_sys_munmap(p + len, (size_t)(base + len + extra - (p + len)));
 			uslub_mutex_lock(&huge_lock, RANK_HUGE);
 			bool ok = huge_insert_locked((uintptr_t)p, len, align, tag);
 			if (ok)
@@ -473,8 +516,9 @@ static void *huge_alloc(size_t size, size_t align, uslub_gfp_t gfp, struct uslub
 				large_tag_add(tag, (int64_t)len, 1);
 				return p;          /* fresh anonymous memory: zeroed */
 			}
-			munmap(p, len);
-		} else if (!retried) {
+			huge_unmap(p, len);        /* no memory for the table */
+		}
+		if (!retried) {
 			/* out of address space (RLIMIT_AS) or memory: give back
 			 * what is kept (mappings, empty segments) and try again */
 			retried = true;
@@ -490,7 +534,8 @@ static void *huge_alloc(size_t size, size_t align, uslub_gfp_t gfp, struct uslub
 }
 
 /* The starts of the last HUGE_FREED_RING mappings freed (huge_lock), so
- * that a second free of one is named a double free. */
+ * that a second free of one (or a realloc, a malloc_usable_size) is named
+ * a use of a freed block; so is the start of a page in a kept mapping. */
 #define HUGE_FREED_RING 64
 static uintptr_t hfreed[HUGE_FREED_RING];
 static unsigned int hfreed_next;
@@ -498,9 +543,14 @@ static unsigned int hfreed_next;
 static bool huge_freed_before(const void *p)
 {
 	bool found = false;
+	if ((uintptr_t)p & (PAGE_SIZE - 1))
+		return false;
 	uslub_mutex_lock(&huge_lock, RANK_HUGE);
 	for (unsigned int i = 0; i < HUGE_FREED_RING && !found; i++)
 		found = hfreed[i] == (uintptr_t)p;
+	for (unsigned int i = 0; i < hc_n && !found; i++)
+		found = (char *)p >= (char *)hcache[i].p &&
+			(char *)p < (char *)hcache[i].p + hcache[i].len;
 	uslub_mutex_unlock(&huge_lock, RANK_HUGE);
 	return found;
 }
@@ -549,7 +599,7 @@ static bool huge_free(const void *p)
 		return false;
 	unmap_all(old, lens, k);
 	if (!kept)
-		munmap((void *)p, len);
+		huge_unmap((void *)p, len);
 	KSTAT_ADD(huge_frees, 1);
 	KSTAT_ADD(huge_bytes, -len);
 	large_tag_add(tag, -(int64_t)len, -1);
@@ -572,7 +622,7 @@ static void *huge_resize(void *p, size_t new_size)
 		huge_live -= len - nlen;
 		uslub_mutex_unlock(&huge_lock, RANK_HUGE);
 		if (nlen < len) {
-			munmap((char *)p + nlen, len - nlen);
+			huge_unmap((char *)p + nlen, len - nlen);
 			KSTAT_ADD(huge_bytes, -(len - nlen));
 			large_tag_add(tag, -(int64_t)(len - nlen), 0);
 		}
@@ -594,7 +644,7 @@ static void *huge_resize(void *p, size_t new_size)
 		huge_live -= len;
 	uslub_mutex_unlock(&huge_lock, RANK_HUGE);
 	if (!ok) {              /* no room to record it: undo as far as we can */
-		munmap(q, nlen);
+		huge_unmap(q, nlen);
 		large_tag_add(tag, -(int64_t)len, -1);   /* the block is gone */
 		return NULL;
 	}
@@ -650,33 +700,56 @@ void *_uslub_kmalloc_slow(size_t size, size_t align, uslub_gfp_t gfp, int node)
 	return huge_alloc(size, align, gfp, tag);
 }
 
-/* A free (or a realloc: @op) of @p that cannot be done: @why names the
- * cause. */
-static __cold void invalid_op(const char *op, const void *p, const char *why, bool fatal)
+/*
+ * Why @p, the start of no live block, cannot be freed, resized or sized:
+ * the same cause from every entry point (free, realloc, malloc_usable_size
+ * and ksize), so a freed huge block is not a double free to free() and "a
+ * pointer uslub did not allocate" to realloc(). Printed as pre, then
+ * (when the block was freed) the entry point's name for using it again,
+ * then post.
+ */
+struct invalid_cause {
+	const char *pre, *post;
+	bool freed;
+};
+
+static struct invalid_cause invalid_cause(const void *p)
 {
-	_uslub_report_error("uslub: %s of %p: %s; left alone\n", op, p, why);
+	bool page_start = !((uintptr_t)p & (PAGE_SIZE - 1));
+	struct page *head = _uslub_virt_to_head_page(p);
+	if (head) {
+		unsigned long f = __atomic_load_n(&head->flags, __ATOMIC_ACQUIRE);
+		if (f & PG_slab)
+			return (struct invalid_cause){ "inside a slab object, not its start", "", false };
+		if (f & PG_large)
+			return (struct invalid_cause){ "inside a kmalloc page run, not its start", "",
+						       false };
+	} else if (huge_freed_before(p)) {
+		return (struct invalid_cause){ "", " of a huge block (a mapping above 2 MiB freed "
+					       "before)", true };
+	}
+	if (_uslub_owns_segment(p) && page_start)
+		return (struct invalid_cause){ "nothing is allocated there: ", " of a kmalloc page "
+					       "run (8 KiB - 2 MiB), or a pointer into freed memory",
+					       true };
+	if (_uslub_owns_segment(p))
+		return (struct invalid_cause){ "not inside any allocation (a pointer into freed "
+					       "memory)", "", false };
+	return (struct invalid_cause){ "a pointer uslub did not allocate", "", false };
+}
+
+/* A free (or a realloc: @op) of @p that cannot be done, named by its
+ * cause; @again: what a use of a freed block is called there ("a double
+ * free", "a realloc after free"). */
+static __cold void invalid_op(const char *op, const char *again, const void *p, bool fatal)
+{
+	struct invalid_cause c = invalid_cause(p);
+	_uslub_report_error("uslub: %s of %p: %s%s%s; left alone\n", op, p, c.pre,
+			    c.freed ? again : "", c.post);
 	if (fatal) {
 		_uslub_report("uslub: aborting (USLUB_MALLOC_ABORT=0 reports and goes on)\n");
 		abort();
 	}
-}
-
-/* Why @p, which is no slab object, no page run's start and no live huge
- * mapping's start, cannot be freed (@head: its page, NULL outside the
- * segments): one wording for every entry point (free, kfree, kfree_rcu). */
-static const char *not_freeable(const void *p, struct page *head)
-{
-	bool page_start = !((uintptr_t)p & (PAGE_SIZE - 1));
-	if (head && (__atomic_load_n(&head->flags, __ATOMIC_ACQUIRE) & PG_large))
-		return "inside a kmalloc page run, not its start";
-	if (!head && huge_freed_before(p))
-		return "double free of a huge block (a mapping above 2 MiB freed before)";
-	if ((head || _uslub_owns_segment(p)) && page_start)
-		return "nothing is allocated there: a double free of a kmalloc page run "
-		       "(8 KiB - 2 MiB), or a pointer into freed memory";
-	if (head || _uslub_owns_segment(p))
-		return "not inside any allocation (a pointer into freed memory)";
-	return "a pointer uslub did not allocate";
 }
 
 void _uslub_kfree_cold(const void *p, bool fatal)
@@ -700,20 +773,21 @@ void _uslub_kfree_cold(const void *p, bool fatal)
 	} else if (huge_free(p)) {
 		return;
 	}
-	invalid_op("free", p, not_freeable(p, head), fatal);
+	invalid_op("free", "a double free", p, fatal);
 }
 
-const char *_uslub_kfree_refused(const void *p)
+bool _uslub_kfree_refused(const void *p, const char *op)
 {
 	struct page *head = _uslub_virt_to_head_page(p);
 	if (head) {
 		unsigned long f = __atomic_load_n(&head->flags, __ATOMIC_ACQUIRE);
 		if ((f & PG_slab) || ((f & PG_large) && page_address(head) == p))
-			return NULL;
+			return false;
 	} else if (huge_len(p)) {
-		return NULL;
+		return false;
 	}
-	return not_freeable(p, head);
+	invalid_op(op, "a double free", p, false);
+	return true;
 }
 
 enum kind { K_INVALID, K_FREED, K_SLAB, K_LARGE, K_HUGE };
@@ -779,11 +853,14 @@ size_t _uslub_ksize(const void *p, bool fatal)
 		if (fatal)
 			abort();
 		return 0;
-	default:
-		_uslub_report_error("uslub: size of %p asked, which uslub did not allocate\n", p);
+	default: {
+		struct invalid_cause c = invalid_cause(p);
+		_uslub_report_error("uslub: size of %p: %s%s%s\n", p, c.pre,
+				    c.freed ? "a use after free" : "", c.post);
 		if (fatal)
 			abort();
 		return 0;
+	}
 	}
 }
 
@@ -798,9 +875,18 @@ void *_uslub_krealloc(void *p, size_t new_size, uslub_gfp_t gfp, void *(*malloc_
 	struct kmem_cache *s = NULL;
 	enum kind k = classify(p, &usable, &s);
 	if (k == K_INVALID || k == K_FREED) {
-		invalid_op("realloc", p, k == K_FREED ? "the object is already free (a realloc "
-			   "after free)" : "a pointer uslub did not allocate",
-			     malloc_semantics && _uslub_option(USLUB_OPT_MALLOC_ABORT));
+		bool fatal = malloc_semantics && _uslub_option(USLUB_OPT_MALLOC_ABORT);
+		if (k == K_FREED) {
+			_uslub_report_error("uslub: realloc of %p: the object is already free (a "
+					    "realloc after free); left alone\n", p);
+			if (fatal) {
+				_uslub_report("uslub: aborting (USLUB_MALLOC_ABORT=0 reports and "
+					      "goes on)\n");
+				abort();
+			}
+		} else {
+			invalid_op("realloc", "a realloc after free", p, fatal);
+		}
 		errno = EINVAL;
 		return NULL;
 	}

@@ -78,10 +78,10 @@ __internal void *_uslub_kmalloc_slow(size_t size, size_t align, uslub_gfp_t gfp,
  * ZERO_SIZE_PTR (nothing), page runs, huge mappings, invalid pointers
  * (reported; abort() with @fatal). */
 __internal void _uslub_kfree_cold(const void *p, bool fatal);
-/* NULL when kfree() could take @p (a slab page's address: the slab layer
- * checks the object; a page run's or a huge mapping's start), else why
- * not, in kfree()'s words. */
-__internal const char *_uslub_kfree_refused(const void *p);
+/* false when kfree() could take @p (a slab page's address: the slab layer
+ * checks the object; a page run's or a huge mapping's start); else true,
+ * after reporting why not as "@op of @p: <the cause kfree() names>". */
+__internal bool _uslub_kfree_refused(const void *p, const char *op);
 
 /* The usable size of @p; 0 for NULL/ZERO_SIZE_PTR. An invalid pointer is
  * reported (abort with @fatal) and gives 0. A slub_debug kmalloc cache

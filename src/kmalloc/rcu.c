@@ -113,12 +113,8 @@ __public void uslub_gp_kvfree(void *ptr, struct uslub_rcu_head *head)
 	/* checked now, while the pointer is known: the callback gets only
 	 * @head, and would name the page it lies in (a global's address
 	 * rounded down) or free the start of a page run it lies inside */
-	const char *why = _uslub_kfree_refused(ptr);
-	if (unlikely(why)) {
-		_uslub_report_error("uslub: %s of %p: %s; left alone\n",
-				    head ? "kfree_rcu" : "kfree_rcu_mightsleep", ptr, why);
+	if (unlikely(_uslub_kfree_refused(ptr, head ? "kfree_rcu" : "kfree_rcu_mightsleep")))
 		return;
-	}
 	_uslub_gp_drain();
 	if (free_to_rcu_sheaf(ptr))
 		return;

@@ -451,6 +451,10 @@ static void write_report(FILE *f, const char *note)
 		ls.huge_allocs, ls.huge_frees, ls.huge_bytes >> 10);
 	fprintf(f, "page provider: %lu segments, %lu KiB in use, %lu KiB returned to the OS\n",
 		ps.segments, ps.bytes_in_slabs >> 10, ps.bytes_purged >> 10);
+	if (ps.release_failures)
+		fprintf(f, "releases the kernel refused (munmap, madvise): %lu; uslub kept those "
+			"ranges and tries again (an empty segment kept %lu times)\n",
+			ps.release_failures, ps.segments_kept);
 	fprintf(f, "errors reported: %lu\n", uslub_error_count());
 	if (uslub_profiling_enabled()) {
 		fprintf(f, "\n");

@@ -57,7 +57,15 @@
  * it was cleared reads the descriptor of an unmapped segment and faults
  * (SIGSEGV) instead of being reported; one that comes later is reported
  * as "a pointer uslub did not allocate" (or, if the address space was
- * mapped again as a new segment, as whatever it finds there).
+ * mapped again as a new segment, as whatever it finds there). If the
+ * kernel refuses the munmap (a seccomp filter; ENOMEM splitting the
+ * reservation's mapping at vm.max_map_count), the segment is attached
+ * again (reattach_segment()): owned, reusable, tried again after the
+ * decay; a refused MADV_DONTNEED leaves its blocks dirty. Nothing is
+ * forgotten while still mapped (base/sys.c counts and reports).
+ *
+ * Out of address space (RLIMIT_AS): a node that cannot grow gives back
+ * what uslub keeps unused (_uslub_page_trim()) and tries once more.
  *
  * Purge state: a free block is "clean" (PG_clean) when its pages were
  * returned since it was last used; freeing a run makes its (merged) block
@@ -108,6 +116,7 @@ static char *reserve_cur, *reserve_end;
 
 static struct {
 	unsigned long segments, bytes_in_slabs, bytes_purged, purges;
+	unsigned long segments_kept;     /* munmap refused: back on their node */
 } pstats;
 
 static long fail_countdown = -1;
@@ -200,10 +209,12 @@ static char *reserve_segment(void)
 			goto out;
 		char *start = (char *)ALIGN_UP((uintptr_t)p, SEGMENT_SIZE);
 		char *end = start + nseg * SEGMENT_SIZE;
+		/* the alignment slack; if refused it stays mapped, untouched
+		 * (address space, no memory), counted */
 		if (start > p)
-			munmap(p, (size_t)(start - p));
+			_uslub_sys_munmap(p, (size_t)(start - p));
 		if (p + len > end)
-			munmap(end, (size_t)(p + len - end));
+			_uslub_sys_munmap(end, (size_t)(p + len - end));
 		reserve_cur = start;
 		reserve_end = end;
 	}
@@ -252,6 +263,30 @@ void _uslub_thp_advise(void *addr, size_t len)
 
 static bool purge_wanted;                /* atomic: something waits for the thread */
 
+/* Put the empty segment @seg (header set) on @n: its usable pages on the
+ * free lists (@clean: PG_clean, their pages returned), owned (node lock
+ * held). The reverse of detach_segment(). */
+static void attach_segment(struct page_node *n, struct segment *seg, unsigned long clean)
+{
+	list_add_tail(&seg->hdr.seg_link, &n->segments);
+	n->nr_segments++;
+	if (n->nr_segments >= BIG_NODE_SEGMENTS)
+		__atomic_store_n(&purge_wanted, true, __ATOMIC_RELAXED);
+	/* [16, 1024) decomposes into aligned blocks of orders 4..9. */
+	for (unsigned int idx = SEGMENT_META_PAGES; idx < SEGMENT_PAGES;) {
+		unsigned int order = (unsigned int)__builtin_ctz(idx);
+		if (order > MAX_PAGE_ORDER)
+			order = MAX_PAGE_ORDER;
+		set_free_block(n, &seg->pages[idx], order, clean);
+		idx += 1u << order;
+	}
+	if (clean)
+		ATOMIC_ADD(pstats.bytes_purged, SEGMENT_USABLE_PAGES * PAGE_SIZE);
+	uintptr_t bit = (uintptr_t)seg >> SEGMENT_SHIFT;
+	__atomic_fetch_or(&_uslub_owned_segments[bit / 64], 1ul << (bit % 64), __ATOMIC_RELEASE);
+	ATOMIC_ADD(pstats.segments, 1);
+}
+
 static bool grow_node(struct page_node *n, int node)
 {
 	char *base = reserve_segment();
@@ -266,28 +301,17 @@ static bool grow_node(struct page_node *n, int node)
 	seg->hdr.node = node;
 	seg->hdr.free_pages = SEGMENT_USABLE_PAGES;
 	INIT_LIST_HEAD(&seg->hdr.empty_link);
-	list_add_tail(&seg->hdr.seg_link, &n->segments);
-	n->nr_segments++;
-	if (n->nr_segments >= BIG_NODE_SEGMENTS)
-		__atomic_store_n(&purge_wanted, true, __ATOMIC_RELAXED);
-	/* [16, 1024) decomposes into aligned blocks of orders 4..9. */
-	for (unsigned int idx = SEGMENT_META_PAGES; idx < SEGMENT_PAGES;) {
-		unsigned int order = (unsigned int)__builtin_ctz(idx);
-		if (order > MAX_PAGE_ORDER)
-			order = MAX_PAGE_ORDER;
-		set_free_block(n, &seg->pages[idx], order, 0);  /* untouched: dirty, harmlessly */
-		idx += 1u << order;
-	}
-	uintptr_t bit = (uintptr_t)base >> SEGMENT_SHIFT;
-	__atomic_fetch_or(&_uslub_owned_segments[bit / 64], 1ul << (bit % 64), __ATOMIC_RELEASE);
-	ATOMIC_ADD(pstats.segments, 1);
+	attach_segment(n, seg, 0);      /* untouched: dirty, harmlessly */
 	return true;
 }
 
-static void purge_range(void *addr, size_t len)
+/* MADV_DONTNEED; false when the kernel refused it (the pages stay). */
+static bool purge_range(void *addr, size_t len)
 {
-	madvise(addr, len, MADV_DONTNEED);
+	if (_uslub_sys_madvise_dontneed(addr, len))
+		return false;
 	ATOMIC_ADD(pstats.purges, 1);
+	return true;
 }
 
 /* Mark the free block at @page clean (its pages were just purged). */
@@ -309,17 +333,24 @@ static size_t purge_dirty(struct page_node *n, bool force)
 	if (!force && delay && now_ns() - n->dirty_since_ns < delay)
 		return 0;
 	size_t bytes = 0;
+	unsigned long refused = 0;
 	for (unsigned int o = 0; o <= MAX_PAGE_ORDER; o++) {
 		struct page *page;
 		list_for_each_entry(page, &n->free_area[o], lru) {
 			if (page->flags & PG_clean)
 				continue;
-			purge_range(page_address(page), PAGE_SIZE << o);
+			if (!purge_range(page_address(page), PAGE_SIZE << o)) {
+				refused += 1ul << o;     /* stays dirty */
+				continue;
+			}
 			mark_clean(page);
 			bytes += PAGE_SIZE << o;
 		}
 	}
-	n->dirty_pages = 0;
+	/* what the kernel refused is tried again after another decay */
+	n->dirty_pages = refused;
+	if (refused)
+		n->dirty_since_ns = now_ns();
 	return bytes;
 }
 
@@ -369,12 +400,41 @@ static size_t purge_expired(struct page_node *n, bool force, struct list_head *o
 	return bytes;
 }
 
+/* A detached segment whose munmap the kernel refused (a seccomp filter;
+ * ENOMEM splitting the reservation's mapping at vm.max_map_count): it
+ * goes back on its node, owned and reusable, its pages returned with
+ * MADV_DONTNEED where that is allowed, and on the empty list from now,
+ * so the munmap is tried again after another decay (no lock held). */
+static void reattach_segment(struct segment *seg)
+{
+	struct page_node *n = &page_nodes[seg->hdr.node];
+	unsigned long clean = purge_range((char *)seg + SEGMENT_META_PAGES * PAGE_SIZE,
+					  SEGMENT_USABLE_PAGES * PAGE_SIZE) ? PG_clean : 0;
+	uslub_mutex_lock(&n->lock, RANK_PAGE_NODE);
+	attach_segment(n, seg, clean);
+	if (!clean) {
+		if (!n->dirty_pages)
+			n->dirty_since_ns = now_ns();
+		n->dirty_pages += SEGMENT_USABLE_PAGES;
+	}
+	seg->hdr.empty_since_ns = now_ns();
+	list_add_tail(&seg->hdr.empty_link, &n->empty);
+	uslub_mutex_unlock(&n->lock, RANK_PAGE_NODE);
+	ATOMIC_ADD(pstats.segments_kept, 1);
+	_uslub_purge_notify();           /* its next try has a deadline */
+}
+
 /* Unmap the segments purge_expired() detached (no lock held). */
 static void unmap_segments(struct list_head *list)
 {
 	struct list_head *pos, *tmp;
 	list_for_each_safe(pos, tmp, list) {
-		munmap(list_entry(pos, struct segment_hdr, empty_link), SEGMENT_SIZE);
+		struct segment_hdr *h = list_entry(pos, struct segment_hdr, empty_link);
+		list_del(&h->empty_link);
+		if (_uslub_sys_munmap(h, SEGMENT_SIZE)) {
+			reattach_segment((struct segment *)h);
+			continue;
+		}
 		ATOMIC_ADD(pstats.purges, 1);
 	}
 	INIT_LIST_HEAD(list);
@@ -720,6 +780,8 @@ static __always_inline struct page *alloc_pages(unsigned int order, int node, bo
 	struct page *page = NULL;
 	unsigned int o;
 
+	bool retried = false;
+
 	if (!nolock)
 		uslub_mutex_lock(&n->lock, RANK_PAGE_NODE);
 	else if (!uslub_mutex_trylock(&n->lock, RANK_PAGE_NODE))
@@ -732,8 +794,25 @@ static __always_inline struct page *alloc_pages(unsigned int order, int node, bo
 				break;
 		if (o <= MAX_PAGE_ORDER)
 			break;
-		if (nolock || !grow_node(n, node))
+		if (nolock)
 			goto out;
+		if (grow_node(n, node))
+			continue;
+		if (retried)
+			goto out;
+		/*
+		 * No address space (RLIMIT_AS) or memory for a segment: give
+		 * back what uslub keeps but does not use (kept huge mappings,
+		 * other nodes' empty segments, the rest of the reservation),
+		 * as the huge-mapping path does, and try once more. The
+		 * callers hold no lock ranked above this one, so the node lock
+		 * is dropped for it and every lock _uslub_page_trim() takes
+		 * ranks above those still held.
+		 */
+		retried = true;
+		uslub_mutex_unlock(&n->lock, RANK_PAGE_NODE);
+		_uslub_page_trim();
+		uslub_mutex_lock(&n->lock, RANK_PAGE_NODE);
 	}
 	page = list_entry(n->free_area[o].next, struct page, lru);
 	unsigned long clean = page->flags & PG_clean;
@@ -864,8 +943,15 @@ size_t _uslub_page_trim(void)
 	char *cur = reserve_cur, *end = reserve_end;
 	reserve_cur = reserve_end = NULL;
 	uslub_mutex_unlock(&reserve_lock, RANK_RESERVE);
-	if (end > cur)
-		munmap(cur, (size_t)(end - cur));
+	if (end > cur && _uslub_sys_munmap(cur, (size_t)(end - cur))) {
+		/* refused: it stays the reservation, unless a new one was made */
+		uslub_mutex_lock(&reserve_lock, RANK_RESERVE);
+		if (reserve_cur == reserve_end) {
+			reserve_cur = cur;
+			reserve_end = end;
+		}
+		uslub_mutex_unlock(&reserve_lock, RANK_RESERVE);
+	}
 	return bytes;
 }
 
@@ -937,4 +1023,6 @@ __public void uslub_page_stats(struct uslub_page_stats *out)
 	out->bytes_in_slabs = READ_ONCE(pstats.bytes_in_slabs);
 	out->bytes_purged = READ_ONCE(pstats.bytes_purged);
 	out->purges = READ_ONCE(pstats.purges);
+	out->segments_kept = READ_ONCE(pstats.segments_kept);
+	out->release_failures = _uslub_release_failures();
 }

@@ -157,7 +157,11 @@ static __always_inline struct page *_uslub_virt_to_head_page(const void *p)
 	return READ_ONCE(virt_to_page(p)->compound_head);
 }
 
-/* Allocate 2^order pages on @node; NULL if out of memory. */
+/* Allocate 2^order pages on @node; NULL if out of memory. When no
+ * segment can be mapped (RLIMIT_AS) it drops the node lock, gives back
+ * what uslub keeps unused (_uslub_page_trim(): every node lock in turn,
+ * the purge callbacks' locks, reserve_lock) and tries once more: the
+ * caller holds no lock ranked at or above RANK_PAGE_NODE. */
 __internal struct page *_uslub_alloc_pages(unsigned int order, int node);
 /* Any context (kmalloc_nolock): the node lock only tried, the node never
  * grown, nothing purged; NULL when that finds no free block. */
@@ -177,7 +181,9 @@ __internal void _uslub_for_each_run(void (*fn)(struct page *head, void *arg), vo
 /* Give back everything free now: dirty free blocks purged, empty segments
  * and the rest of the current reservation unmapped, every purge callback
  * run with force (kmalloc's kept mappings); returns the bytes. No uslub
- * lock held. */
+ * lock ranked at or above RANK_PAGE_NODE held: uslub_trim() holds none,
+ * the page allocation and a new thread's cpu area (out of address space)
+ * may hold lower ones. */
 __internal size_t _uslub_page_trim(void);
 
 /*
