@@ -10,6 +10,7 @@
  * counted (uslub_page_stats().release_failures); the first is reported,
  * once per process, since a filter that refuses one refuses them all.
  */
+#define _GNU_SOURCE         /* strerrorname_np */
 #include "base/base.h"
 #include <errno.h>
 #include <string.h>
@@ -18,22 +19,11 @@
 static unsigned long release_failures;  /* atomic */
 static bool release_reported;           /* atomic */
 
+/* ENOMEM, EPERM, ...: glibc's static name, no locale, no allocation */
 static const char *errno_name(int err)
 {
-	switch (err) {
-	case ENOMEM:
-		return "ENOMEM";
-	case EPERM:
-		return "EPERM";
-	case EACCES:
-		return "EACCES";
-	case EINVAL:
-		return "EINVAL";
-	case ENOSYS:
-		return "ENOSYS";
-	default:
-		return "error";
-	}
+	const char *n = strerrorname_np(err);
+	return n ? n : "error";
 }
 
 static int refused(const char *call, void *addr, size_t len, int err)

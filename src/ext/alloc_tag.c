@@ -50,9 +50,8 @@ static void at_exit(void)
 static void register_locked(struct uslub_alloc_tag *start, struct uslub_alloc_tag *stop)
 {
 	if (!tag_table) {
-		void *m = mmap(NULL, MAX_TAGS * sizeof(*tag_table), PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (m == MAP_FAILED)
+		void *m = _uslub_page_map(MAX_TAGS * sizeof(*tag_table));
+		if (!m)
 			return;
 		tag_table = m;
 	}
@@ -151,9 +150,8 @@ void _uslub_tag_add_slow(struct uslub_alloc_tag *tag, int64_t bytes, int64_t cal
 	}
 	if (t && idx) {
 		if (!t->tagc) {
-			void *m = mmap(NULL, TAGC_BYTES, PROT_READ | PROT_WRITE,
-				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-			if (m != MAP_FAILED)
+			void *m = _uslub_page_map(TAGC_BYTES);
+			if (m)
 				__atomic_store_n(&t->tagc, (struct tag_counter *)m, __ATOMIC_RELEASE);
 		}
 		if (t->tagc) {
@@ -319,9 +317,7 @@ static struct uslub_allocinfo *collect(size_t *np, size_t *lenp)
 	struct uslub_allocinfo *out = NULL;
 	size_t len = ((size_t)n + 1) * sizeof(*out);
 	if (n) {
-		void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (m != MAP_FAILED)
-			out = m;
+		out = _uslub_page_map(len);
 	}
 	size_t k = 0;
 	for (unsigned int i = 1; out && i <= n; i++) {

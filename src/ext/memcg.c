@@ -652,9 +652,7 @@ __public void uslub_group_report_print(FILE *f, int fmt)
 	_uslub_once(&caches_once, create_caches);
 	unsigned long *by_id = NULL;
 	size_t map_len = MAX_GROUP_IDS * sizeof(unsigned long);
-	void *m = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m != MAP_FAILED)
-		by_id = m;
+	by_id = _uslub_page_map(map_len);
 
 	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	groups_lock_take();

@@ -955,6 +955,23 @@ size_t _uslub_page_trim(void)
 	return bytes;
 }
 
+void *_uslub_page_map(size_t len)
+{
+	/* the order a trim would take its locks in, checked on every call
+	 * (a failure is rare, and its caller's locks are not) */
+	_uslub_lockdep_acquire(RANK_PAGE_NODE);
+	_uslub_lockdep_release(RANK_PAGE_NODE);
+	for (int retried = 0;; retried++) {
+		void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (p != MAP_FAILED)
+			return p;
+		if (retried || errno != ENOMEM)
+			return NULL;
+		_uslub_page_trim();
+	}
+}
+
 void _uslub_page_fail_after(long cnt)
 {
 	_uslub_page_init();

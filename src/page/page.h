@@ -186,6 +186,14 @@ __internal void _uslub_for_each_run(void (*fn)(struct page *head, void *arg), vo
  * may hold lower ones. */
 __internal size_t _uslub_page_trim(void);
 
+/* @len bytes of anonymous memory for a layer's own tables (a thread's cpu
+ * area, the profiling counters, a report's arrays), zeroed, mmap'd with
+ * MAP_NORESERVE (munmap to free); NULL when none. Out of address space
+ * (RLIMIT_AS) it gives back what uslub keeps unused (_uslub_page_trim())
+ * and tries once more, so the caller holds no lock ranked at or above
+ * RANK_PAGE_NODE: the lock-checking builds check that on every call. */
+__internal void *_uslub_page_map(size_t len);
+
 /*
  * The background purge (page.c, "uslub-purge"). A layer above that keeps
  * memory of its own for reuse registers @fn: called by the thread (and by

@@ -71,17 +71,10 @@ bool _uslub_thread_init(void)
 		t = list_entry(free_areas.next, struct uslub_thread, link);
 		list_del(&t->link);
 	} else {
-		void *p = mmap(NULL, THREAD_HDR_SIZE + CPU_AREA_SIZE, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (p == MAP_FAILED) {
-			/* no address space (RLIMIT_AS): once more after giving
-			 * back what uslub keeps unused (page.c; its locks rank
-			 * above this one) */
-			_uslub_page_trim();
-			p = mmap(NULL, THREAD_HDR_SIZE + CPU_AREA_SIZE, PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		}
-		if (p != MAP_FAILED) {
+		/* out of address space, it gives back what uslub keeps
+		 * unused first (the page layer's locks rank above this one) */
+		void *p = _uslub_page_map(THREAD_HDR_SIZE + CPU_AREA_SIZE);
+		if (p) {
 			t = p;
 			t->cpu_base = (char *)p + THREAD_HDR_SIZE;
 		}

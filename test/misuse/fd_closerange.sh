@@ -6,12 +6,7 @@
 # fork child's, which inherits the number); the snapshots keep going to the
 # publish root; the publisher says once what happened; at exit every
 # <pid>.* file of parent and child is gone from the publish root.
-MALLOC_LIB=$1 TOOL=$2 BINDIR=$3
-[ -n "$MALLOC_LIB" ] || { echo "skipped: no preload library in this build"; exit 77; }
-PROG=$BINDIR/misuse_prog_fd_daemon
-T=$(mktemp -d) || exit 1
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; for f in "$T"/err; do [ -f "$f" ] && sed 's/^/  stderr: /' "$f"; done; exit 1; }
+. "$(dirname "$0")/lib.sh" "$@"
 
 mkdir "$T/root" "$T/data" || exit 1
 printf 'one\n' >"$T/data/1.txt"

@@ -3,12 +3,7 @@
 # publisher must not close it (the child writes through it), the parent
 # keeps publishing (it takes its lock again), says so once (not again in
 # the child), and leaves nothing behind.
-MALLOC_LIB=$1 TOOL=$2 BINDIR=$3
-[ -n "$MALLOC_LIB" ] || { echo "skipped: no preload library in this build"; exit 77; }
-PROG=$BINDIR/misuse_prog_fd_daemon
-T=$(mktemp -d) || exit 1
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; [ -f "$T/err" ] && sed 's/^/  stderr: /' "$T/err"; exit 1; }
+. "$(dirname "$0")/lib.sh" "$@"
 
 mkdir "$T/root" || exit 1
 USLUB_PUBLISH_MS=20 USLUB_PUBLISH_ROOT="$T/root" LD_PRELOAD="$MALLOC_LIB" \

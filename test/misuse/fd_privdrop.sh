@@ -3,13 +3,9 @@
 # directory: it says so once, stops, and lets go of its lock, so root's
 # next sweep (here a publisher's start) removes the files it could not; after
 # seteuid back to root the exit removes them itself.
-MALLOC_LIB=$1 TOOL=$2 BINDIR=$3
-[ -n "$MALLOC_LIB" ] || { echo "skipped: no preload library in this build"; exit 77; }
+. "$(dirname "$0")/lib.sh" "$@"
 [ "$(id -u)" = 0 ] || { echo "skipped: needs root"; exit 77; }
-PROG=$BINDIR/misuse_prog_fd_daemon
-T=$(mktemp -d) || exit 1
 trap 'exec 3>&- 2>/dev/null; rm -rf "$T"' EXIT
-fail() { echo "FAIL ($how): $*"; [ -f "$T/err" ] && sed 's/^/  stderr: /' "$T/err"; exit 1; }
 D=$T/root/uslub-0
 mkdir "$T/root" || exit 1
 export USLUB_PUBLISH_ROOT="$T/root"

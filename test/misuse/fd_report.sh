@@ -3,12 +3,7 @@
 # child writes through the number), closes stderr and exits. The children
 # must find their descriptor open, the report never goes into the
 # program's file, and uslub says once (in the parent) what happened.
-MALLOC_LIB=$1 TOOL=$2 BINDIR=$3
-[ -n "$MALLOC_LIB" ] || { echo "skipped: no preload library in this build"; exit 77; }
-PROG=$BINDIR/misuse_prog_fd_daemon
-T=$(mktemp -d) || exit 1
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; [ -f "$T/err" ] && sed 's/^/  stderr: /' "$T/err"; exit 1; }
+. "$(dirname "$0")/lib.sh" "$@"
 
 USLUB_REPORT=- LD_PRELOAD="$MALLOC_LIB" "$PROG" dup2report "$T/file" >"$T/out" 2>"$T/err"
 rc=$?

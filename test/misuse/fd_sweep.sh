@@ -6,12 +6,7 @@
 # alone files that only look like snapshots by name, a snapshot of a live
 # process, another uid's file, a link, and a file next to a stale lock
 # that is not a snapshot.
-MALLOC_LIB=$1 TOOL=$2 BINDIR=$3
-[ -n "$MALLOC_LIB" ] || { echo "skipped: no preload library in this build"; exit 77; }
-PROG=$BINDIR/misuse_prog_fd_daemon
-T=$(mktemp -d) || exit 1
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; [ -f "$T/err" ] && sed 's/^/  stderr: /' "$T/err"; exit 1; }
+. "$(dirname "$0")/lib.sh" "$@"
 
 D=$T/root/uslub-$(id -u)
 mkdir -p "$T/root" && mkdir -m 700 "$D" || exit 1
