@@ -49,34 +49,6 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-/* Is there a thread of this process named @name? (after the measurement:
- * opendir allocates) */
-static int has_thread(const char *name)
-{
-	DIR *d = opendir("/proc/self/task");
-	if (!d)
-		return -1;
-	int found = 0;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		char path[300], comm[32] = { 0 };
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		int fd = open(path, O_RDONLY);
-		if (fd < 0)
-			continue;
-		ssize_t n = read(fd, comm, sizeof(comm) - 1);
-		close(fd);
-		if (n > 0 && comm[n - 1] == '\n')
-			comm[n - 1] = 0;
-		if (!strcmp(comm, name))
-			found = 1;
-	}
-	closedir(d);
-	return found;
-}
-
 static int run(int off)
 {
 	char msg[256];

@@ -20,23 +20,11 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include "../malloc/rss.h"
 
 #define NBLOCKS 8
 #define BLOCK   (16ul << 20)
 #define NOBJS   100
-
-static size_t vm_bytes(void)
-{
-	char buf[128];
-	FILE *f = fopen("/proc/self/statm", "r");
-	size_t pages = 0;
-	if (f) {
-		if (fgets(buf, sizeof(buf), f))
-			pages = strtoul(buf, NULL, 10);
-		fclose(f);
-	}
-	return pages * (size_t)sysconf(_SC_PAGESIZE);
-}
 
 static char fbuf[1 << 16];             /* the FILE's buffer: no malloc under the limit */
 

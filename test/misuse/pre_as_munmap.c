@@ -35,6 +35,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "../malloc/rss.h"
 
 #define ROUNDS  8
 #define SMALL   1000
@@ -54,21 +55,6 @@ struct page_stats {
 	unsigned long segments, bytes_reserved, bytes_in_slabs, bytes_purged, purges;
 	unsigned long segments_kept, release_failures;
 };
-
-static long rss_kib(void)
-{
-	char buf[128];
-	int fd = open("/proc/self/statm", O_RDONLY);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	char *p = strchr(buf, ' ');
-	return p ? strtol(p + 1, NULL, 10) * (sysconf(_SC_PAGESIZE) / 1024) : -1;
-}
 
 static int refuse(int madvise_too)
 {

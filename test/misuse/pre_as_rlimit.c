@@ -20,25 +20,12 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include "../malloc/rss.h"
 
 #define NBLOCKS 10
 #define BLOCK   (32ul << 20)         /* ten: 320 MiB kept after the frees */
 #define BUDGET  (400ul << 20)        /* the limit: mapped now + this */
 #define SMALL   1000
-
-/* The process's mapped bytes now (VmSize), from /proc without allocating. */
-static size_t vm_bytes(void)
-{
-	char buf[128];
-	FILE *f = fopen("/proc/self/statm", "r");
-	size_t pages = 0;
-	if (f) {
-		if (fgets(buf, sizeof(buf), f))
-			pages = strtoul(buf, NULL, 10);
-		fclose(f);
-	}
-	return pages * (size_t)sysconf(_SC_PAGESIZE);
-}
 
 int main(int argc, char **argv)
 {

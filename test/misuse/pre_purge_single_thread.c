@@ -48,6 +48,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "../malloc/rss.h"
 
 #define SMALL_BYTES (16ul << 20)
 #define LARGE_BYTES (8ul << 20)
@@ -106,35 +107,6 @@ static long status_field(const char *name)
 		if (!strncmp(p, name, n) && p[n] == ':')
 			return strtol(p + n + 1, NULL, 10);
 	return -1;
-}
-
-static long rss_kib(void)
-{
-	return status_field("VmRSS");
-}
-
-/* Is there a thread of this process named @name? (opendir allocates:
- * only where the test does not measure) */
-static int has_thread(const char *name)
-{
-	DIR *d = opendir("/proc/self/task");
-	if (!d)
-		return -1;
-	int found = 0;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		char path[300], comm[32];
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		if (read_file(path, comm, sizeof(comm)))
-			continue;
-		comm[strcspn(comm, "\n")] = 0;
-		if (!strcmp(comm, name))
-			found = 1;
-	}
-	closedir(d);
-	return found;
 }
 
 /* Allocate, touch and free small objects, large blocks and huge mappings
@@ -214,6 +186,49 @@ static int try_unshare(void)
 	return e;
 }
 
+/* Start and join a thread of the program's own, then allocate until the
+ * uslub-purge thread shows (USLUB_BACKGROUND_THREAD's auto allows it
+ * now): 1 when it did, 0 when not, -1 when no thread could be started. */
+static int own_thread_then_purge_thread(void)
+{
+	pthread_t t;
+	if (pthread_create(&t, NULL, worker, NULL))
+		return -1;
+	pthread_join(t, NULL);
+	int found = 0;
+	for (int i = 0; i < 50 && found != 1; i++) {
+		churn();
+		found = has_thread("uslub-purge");
+	}
+	return found;
+}
+
+/* (a) and (b) for @who ("auto"; "fork": the child of a threaded program):
+ * Threads: 1 after the churn, and unshare(CLONE_NEWUSER) works. */
+static void check_single_threaded(const char *who)
+{
+	char msg[256];
+	long threads = status_field("Threads");
+	snprintf(msg, sizeof(msg), "purge_single_thread: %s: Threads: %ld after the churn; "
+		 "uslub-purge thread: %d\n", who, threads, has_thread("uslub-purge"));
+	say(msg);
+	if (threads != 1) {
+		snprintf(msg, sizeof(msg), "%s: a single-threaded process has more than one "
+			 "thread under uslub\n", who);
+		fail(msg);
+	}
+	int e = try_unshare();
+	if (e > 0) {
+		snprintf(msg, sizeof(msg), "%s: unshare(CLONE_NEWUSER) failed: %s (a thread the "
+			 "program did not start?)\n", who, strerror(e));
+		fail(msg);
+	} else if (!e) {
+		snprintf(msg, sizeof(msg), "purge_single_thread: %s: unshare(CLONE_NEWUSER) "
+			 "succeeded\n", who);
+		say(msg);
+	}
+}
+
 static int run_auto(void)
 {
 	char msg[256];
@@ -223,22 +238,8 @@ static int run_auto(void)
 		return 77;
 	}
 	long peak = churn();
-	/* (a) */
-	long threads = status_field("Threads");
-	snprintf(msg, sizeof(msg), "purge_single_thread: auto: Threads: %ld after the churn; "
-		 "uslub-purge thread: %d\n", threads, has_thread("uslub-purge"));
-	say(msg);
-	if (threads != 1)
-		fail("a single-threaded program has more than one thread under uslub\n");
-	/* (b) */
-	int e = try_unshare();
-	if (e > 0) {
-		snprintf(msg, sizeof(msg), "unshare(CLONE_NEWUSER) failed: %s (a thread the program "
-			 "did not start?)\n", strerror(e));
-		fail(msg);
-	} else if (!e) {
-		say("purge_single_thread: auto: unshare(CLONE_NEWUSER) succeeded\n");
-	}
+	/* (a), (b) */
+	check_single_threaded("auto");
 	/* (c) after the decay, the slow paths purge: the huge mappings kept
 	 * for reuse too */
 	long rss = rss_kib();
@@ -271,16 +272,10 @@ static int run_auto(void)
 	if (status_field("Threads") != 1)
 		fail("a thread appeared in the single-threaded program\n");
 	/* (d) a thread of the program's own: now the purge thread may start */
-	pthread_t t;
-	if (pthread_create(&t, NULL, worker, NULL)) {
+	int found = own_thread_then_purge_thread();
+	if (found < 0) {
 		fail("pthread_create failed\n");
 		return 1;
-	}
-	pthread_join(t, NULL);
-	int found = 0;
-	for (int i = 0; i < 50 && found != 1; i++) {
-		churn();
-		found = has_thread("uslub-purge");
 	}
 	if (found != 1)
 		fail("the program started a thread of its own, and still no uslub-purge thread "
@@ -292,17 +287,10 @@ static int run_auto(void)
 
 static int run_fork(void)
 {
-	char msg[256];
-	pthread_t t;
-	if (pthread_create(&t, NULL, worker, NULL)) {
+	int found = own_thread_then_purge_thread();
+	if (found < 0) {
 		fail("pthread_create failed\n");
 		return 1;
-	}
-	pthread_join(t, NULL);
-	int found = 0;
-	for (int i = 0; i < 50 && found != 1; i++) {
-		churn();
-		found = has_thread("uslub-purge");
 	}
 	if (found != 1) {
 		fail("fork: no uslub-purge thread in the parent, which started a thread\n");
@@ -316,21 +304,7 @@ static int run_fork(void)
 	if (!pid) {
 		churn();
 		churn();
-		long threads = status_field("Threads");
-		snprintf(msg, sizeof(msg), "purge_single_thread: fork: the child has Threads: %ld "
-			 "after the churn\n", threads);
-		say(msg);
-		if (threads != 1)
-			fail("the fork child of a threaded program got a thread it did not start\n");
-		int e = try_unshare();
-		if (e > 0) {
-			snprintf(msg, sizeof(msg), "unshare(CLONE_NEWUSER) in the fork child failed: "
-				 "%s\n", strerror(e));
-			fail(msg);
-		} else if (!e) {
-			say("purge_single_thread: fork: unshare(CLONE_NEWUSER) succeeded in the "
-			    "child\n");
-		}
+		check_single_threaded("fork");
 		_exit(failures ? 1 : 0);
 	}
 	int st;
