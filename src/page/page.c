@@ -84,6 +84,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -128,6 +129,14 @@ static pthread_once_t page_once = PTHREAD_ONCE_INIT;
 static uint64_t now_ns(void)
 {
 	return monotonic_ns(CLOCK_MONOTONIC_COARSE);
+}
+
+/* RLIMIT_AS is finite (`ulimit -v`): asked when a segment becomes empty
+ * (the program may set it any time). */
+static bool as_limited(void)
+{
+	struct rlimit rl;
+	return !getrlimit(RLIMIT_AS, &rl) && rl.rlim_cur != RLIM_INFINITY;
 }
 
 static int count_sys_nodes(void)
@@ -970,13 +979,21 @@ void _uslub_free_pages(struct page *page)
 	if (!n->dirty_pages)
 		n->dirty_since_ns = now_ns();
 	n->dirty_pages += freed;
+	bool now = _uslub_option(USLUB_OPT_DECAY_MS) == 0, limited = false;
 	if (seg->hdr.free_pages == SEGMENT_USABLE_PAGES) {
 		seg->hdr.empty_since_ns = now_ns();
 		list_add_tail(&seg->hdr.empty_link, &n->empty);
 		became_purgeable = true;
+		/* under an address-space limit an empty segment goes at once:
+		 * kept, it is taken from the program's own mmaps and thread
+		 * stacks, which cannot give it back (320 MiB of small objects
+		 * freed under a 400 MiB budget: the program could map 74 MiB,
+		 * glibc 397) */
+		limited = as_limited();
 	}
-	bool now = _uslub_option(USLUB_OPT_DECAY_MS) == 0;
 	struct list_head unmap = LIST_HEAD_INIT(unmap);
+	if (limited)
+		purge_expired(n, true, &unmap);
 	if (now || !purge_thread_running()) {    /* else the thread's work */
 		purge_expired(n, now, &unmap);
 		purge_dirty(n, now);
