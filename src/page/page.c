@@ -649,7 +649,12 @@ static void purge_stop_thread(void)
 	purge_stop = true;
 	pthread_cond_signal(&purge_cond);
 	uslub_mutex_unlock(&purge_lock, RANK_PURGE);
+	/* pthread_join is a cancellation point: a thread with a cancel
+	 * pending that returned normally must not be cancelled in here */
+	int cancel;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	pthread_join(purge_tid, NULL);
+	pthread_setcancelstate(cancel, NULL);
 	uslub_mutex_lock(&purge_lock, RANK_PURGE);
 	purge_stop = false;
 	purge_idle = false;
