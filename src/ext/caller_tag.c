@@ -33,6 +33,9 @@
  * only if the object dladdr finds there is still that module; one
  * unloaded is named "/real/path.so+0xOFF" (addr2line can still read the
  * file) and "<unloaded: /real/path.so>", never the newcomer's function.
+ * The same path loaded again at the same bias is the same module only
+ * when it maps the same file (device, inode, mtime: file_id()): a plugin
+ * rebuilt and reloaded is another.
  * A sweep (at a claim, a report, or a thread's every SWEEP_EVERY-th
  * lookup, when the loader's unload count moved)
  * marks the modules that are gone and retires their slots' keys (bit 63:
@@ -45,6 +48,7 @@
  * itself (getcwd() joined to the name where that is not readable).
  */
 #define _GNU_SOURCE
+#include <sys/stat.h>         /* before slub.h, whose stat() is a macro */
 #include "ext/ext.h"
 #include <dlfcn.h>
 #include <link.h>
@@ -78,6 +82,7 @@ struct caller_name {
 struct caller_module {
 	uintptr_t base;
 	uint64_t name_hash;
+	uint64_t file_id;      /* the mapped file: file_id(); 0 unknown */
 	unsigned char gone;
 	char path[256];        /* real path, "" where too long or unknown */
 };
@@ -167,6 +172,57 @@ static void real_path(const struct dl_phdr_info *info, const ElfW(Phdr) *ph, cha
 	strcpy(buf + cl, name);
 }
 
+/*
+ * The identity of the file @info has mapped: its device, inode and
+ * modification time, hashed (0 where unknown: the vDSO, no
+ * /proc/self/map_files). The load bias and the loader's name do not tell
+ * a plugin rebuilt and reloaded from the same path from the one before:
+ * dlclose(), the file replaced (cp new.so x.so.new && mv x.so.new x.so,
+ * or a build writing it again), dlopen() of the same path loads the new
+ * code at the same bias, and the old module's live blocks were named
+ * after the new file's function at their offset (one that never
+ * allocates). The mapping's map_files link stats the file that is mapped,
+ * even where its name was removed or replaced since.
+ */
+static uint64_t file_id(const struct dl_phdr_info *info)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	for (unsigned int k = 0; k < info->dlpi_phnum; k++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[k];
+		if (ph->p_type != PT_LOAD || !ph->p_filesz)
+			continue;
+		uintptr_t start = (info->dlpi_addr + ph->p_vaddr) & ~(page - 1);
+		uintptr_t end = ALIGN_UP(info->dlpi_addr + ph->p_vaddr + ph->p_filesz, page);
+		char link[64];
+		struct stat st;
+		snprintf(link, sizeof(link), "/proc/self/map_files/%lx-%lx", (unsigned long)start,
+			 (unsigned long)end);
+		if ((stat)(link, &st))    /* slub.h has a stat() macro */
+			return 0;
+		uint64_t h = 0xcbf29ce484222325ull;
+		uint64_t v[4] = { (uint64_t)st.st_dev, (uint64_t)st.st_ino,
+				  (uint64_t)st.st_mtim.tv_sec, (uint64_t)st.st_mtim.tv_nsec };
+		for (unsigned int j = 0; j < 4; j++)
+			h = (h ^ v[j]) * 0x100000001b3ull;
+		return h | 1;
+	}
+	return 0;
+}
+
+/* Is the loaded object @info (its file id: *@fid, computed on first use,
+ * ~0 before) the module @cm? */
+static bool same_module(const struct caller_module *cm, const struct dl_phdr_info *info,
+			uint64_t h, uint64_t *fid)
+{
+	if (cm->base != info->dlpi_addr || cm->name_hash != h)
+		return false;
+	if (!cm->file_id)
+		return true;
+	if (*fid == ~0ull)
+		*fid = file_id(info);
+	return !*fid || *fid == cm->file_id;
+}
+
 struct find_ctx {
 	uintptr_t addr;
 	int module;             /* out: index + 1, 0 not found or no room */
@@ -184,10 +240,10 @@ static int find_cb(struct dl_phdr_info *info, size_t size, void *data)
 		if (ph->p_type != PT_LOAD || ctx->addr - lo >= ph->p_memsz)
 			continue;
 		ctx->found = true;
-		uint64_t h = name_hash(info->dlpi_name);
+		uint64_t h = name_hash(info->dlpi_name), fid = ~0ull;
 		unsigned int n = __atomic_load_n(&nr_modules, __ATOMIC_ACQUIRE);
 		for (unsigned int m = 0; m < n; m++)
-			if (modules[m].base == info->dlpi_addr && modules[m].name_hash == h &&
+			if (same_module(&modules[m], info, h, &fid) &&
 			    !__atomic_load_n(&modules[m].gone, __ATOMIC_ACQUIRE)) {
 				ctx->module = (int)m + 1;
 				return 1;
@@ -197,6 +253,7 @@ static int find_cb(struct dl_phdr_info *info, size_t size, void *data)
 		struct caller_module *cm = &modules[n];
 		cm->base = info->dlpi_addr;
 		cm->name_hash = h;
+		cm->file_id = fid == ~0ull ? file_id(info) : fid;
 		real_path(info, ph, cm->path, sizeof(cm->path));
 		__atomic_store_n(&nr_modules, n + 1, __ATOMIC_RELEASE);
 		ctx->module = (int)n + 1;
@@ -292,9 +349,9 @@ static int sweep_cb(struct dl_phdr_info *info, size_t size, void *data)
 			return 1;
 		}
 	}
-	uint64_t h = name_hash(info->dlpi_name);
+	uint64_t h = name_hash(info->dlpi_name), fid = ~0ull;
 	for (unsigned int m = 0; m < ctx->n; m++)
-		if (modules[m].base == info->dlpi_addr && modules[m].name_hash == h)
+		if (same_module(&modules[m], info, h, &fid))
 			ctx->seen[m] = 1;
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 struct kmem_cache *_uslub_kmalloc_caches[KMALLOC_SHIFT_HIGH + 1];
 
@@ -333,6 +334,14 @@ static unsigned int hcache_expire_locked(bool all, void **out, size_t *lens, uin
 
 static void huge_purge_register(void);
 
+/* RLIMIT_AS is finite (`ulimit -v`): asked at each free of a mapping (the
+ * program may set it any time; a system call beside a munmap). */
+static bool as_limited(void)
+{
+	struct rlimit rl;
+	return !getrlimit(RLIMIT_AS, &rl) && rl.rlim_cur != RLIM_INFINITY;
+}
+
 /*
  * Unmap [@p, @p + @len) (no lock held). When the kernel refuses
  * (base/sys.c: a seccomp filter, vm.max_map_count), the range stays
@@ -565,7 +574,12 @@ static bool huge_free(const void *p)
 	size_t len = 0;
 	bool kept = false;
 	struct uslub_alloc_tag *tag = NULL;
-	bool may_keep = _uslub_option(USLUB_OPT_DECAY_MS) != 0;
+	/* under an address-space limit nothing is kept: what uslub keeps is
+	 * taken from the program's own mmaps and thread stacks, which cannot
+	 * give it back (after freeing 320 of a 400 MiB budget in 64 MiB
+	 * blocks a program could map 77 MiB, glibc 400; 8 threads, glibc 33) */
+	bool limited = as_limited();
+	bool may_keep = _uslub_option(USLUB_OPT_DECAY_MS) != 0 && !limited;
 	if (may_keep)
 		_uslub_once(&huge_purge_once, huge_purge_register);
 	uslub_mutex_lock(&huge_lock, RANK_HUGE);
@@ -577,7 +591,7 @@ static bool huge_free(const void *p)
 		huge_remove_locked(e);
 		huge_live -= len;
 		hfreed[hfreed_next++ % HUGE_FREED_RING] = (uintptr_t)p;
-		k = hcache_expire_locked(false, old, lens, NULL);
+		k = hcache_expire_locked(limited, old, lens, NULL);
 		size_t limit = MAX(HUGE_KEEP_MIN, huge_peak);
 		keep = keep && len <= limit;
 		while (keep && (hc_n == HUGE_KEEP_SLOTS || hc_bytes + len > limit)) {

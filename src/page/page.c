@@ -16,7 +16,9 @@
  * it only once the program has a thread of its own: the first slow path
  * of a thread whose tid is not the pid (_uslub_purge_note_thread(), from
  * the slub layer's thread init) says so; 1 starts it in any program, 0
- * never. Once allowed, it is wanted once a free left something purgeable
+ * never. In auto mode it goes with the program's last thread of its own
+ * (_uslub_purge_note_thread_exit(): stopped and joined from that thread's
+ * key destructor, so the program's join returns to one thread). Once allowed, it is wanted once a free left something purgeable
  * (dirty free pages, an empty segment, a kept kmalloc mapping:
  * _uslub_purge_notify()) or a node has BIG_NODE_SEGMENTS segments
  * (16 MiB), and created by the next allocation that refills from the
@@ -82,6 +84,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -126,6 +129,14 @@ static pthread_once_t page_once = PTHREAD_ONCE_INIT;
 static uint64_t now_ns(void)
 {
 	return monotonic_ns(CLOCK_MONOTONIC_COARSE);
+}
+
+/* RLIMIT_AS is finite (`ulimit -v`): asked when a segment becomes empty
+ * (the program may set it any time). */
+static bool as_limited(void)
+{
+	struct rlimit rl;
+	return !getrlimit(RLIMIT_AS, &rl) && rl.rlim_cur != RLIM_INFINITY;
 }
 
 static int count_sys_nodes(void)
@@ -467,11 +478,12 @@ static void node_deadline(struct page_node *n, uint64_t delay, uint64_t *next)
 #endif
 #endif
 
-enum { PURGE_UNSTARTED, PURGE_STARTING, PURGE_RUNNING, PURGE_NEVER };
+enum { PURGE_UNSTARTED, PURGE_STARTING, PURGE_RUNNING, PURGE_NEVER, PURGE_STOPPING };
 /* USLUB_BACKGROUND_THREAD */
 enum { PURGE_OPT_NEVER, PURGE_OPT_ALWAYS, PURGE_OPT_AUTO };
 static int purge_state;                  /* atomic */
-static bool program_threaded;            /* atomic: a thread other than the main one allocated */
+static int program_threads;              /* atomic: live threads other than the main one that allocated */
+static pthread_t purge_tid;              /* the thread while RUNNING (joinable: purge_stop_thread) */
 static uint64_t purge_due_ns;            /* atomic: without the thread, the next deadline (0: none) */
 static bool (*purge_may_start)(void);    /* set by _uslub_init() when it is done */
 
@@ -479,6 +491,8 @@ static pthread_mutex_t purge_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t purge_cond;        /* on CLOCK_MONOTONIC (page_init_once) */
 static bool purge_pending;               /* purge_lock: new work since the last pass */
 static bool purge_idle;                  /* purge_lock: the thread waits without a deadline */
+static bool purge_stop;                  /* purge_lock: the thread is asked to exit */
+static uint64_t purge_restart_ns;        /* atomic: after a stop, no start before this time */
 
 #define PURGE_MAX_CALLBACKS 4
 static size_t (*purge_cbs[PURGE_MAX_CALLBACKS])(bool force, uint64_t *next);
@@ -487,6 +501,8 @@ static unsigned int nr_purge_cbs;        /* release-stored; purge_lock to add */
 /* A jiffy and a bit: deadlines are CLOCK_MONOTONIC_COARSE times, which lag
  * CLOCK_MONOTONIC (the wait's clock) by up to a tick. */
 #define PURGE_SLACK_NS (11ull * 1000000)
+
+static void purge_due_lower(uint64_t t);
 
 static bool purge_thread_running(void)
 {
@@ -512,6 +528,10 @@ void _uslub_purge_register(size_t (*fn)(bool force, uint64_t *next))
 void _uslub_purge_set_start_check(bool (*may_start)(void))
 {
 	__atomic_store_n(&purge_may_start, may_start, __ATOMIC_RELEASE);
+	/* 1: the thread in any program, so wanted at once: a program that
+	 * only maps large blocks, frees them and sleeps gets them back too */
+	if (_uslub_option(USLUB_OPT_BACKGROUND_THREAD) == PURGE_OPT_ALWAYS)
+		__atomic_store_n(&purge_wanted, true, __ATOMIC_RELAXED);
 }
 
 /*
@@ -556,6 +576,8 @@ static void *purge_thread(void *arg)
 	pthread_setname_np(pthread_self(), "uslub-purge");
 	uslub_mutex_lock(&purge_lock, RANK_PURGE);
 	for (;;) {
+		if (purge_stop)
+			break;               /* the program's last thread exited */
 		purge_pending = false;
 		uslub_mutex_unlock(&purge_lock, RANK_PURGE);
 		uint64_t next;
@@ -565,7 +587,7 @@ static void *purge_thread(void *arg)
 			continue;            /* new work during the pass: look again */
 		if (!next) {                 /* nothing dirty: no tick until there is */
 			purge_idle = true;
-			while (!purge_pending)
+			while (!purge_pending && !purge_stop)
 				pthread_cond_wait(&purge_cond, &purge_lock);
 			purge_idle = false;
 		} else {
@@ -575,6 +597,7 @@ static void *purge_thread(void *arg)
 			pthread_cond_timedwait(&purge_cond, &purge_lock, &ts);
 		}
 	}
+	uslub_mutex_unlock(&purge_lock, RANK_PURGE);
 	return NULL;
 }
 
@@ -586,16 +609,73 @@ static bool purge_thread_allowed(void)
 {
 	long opt = _uslub_option(USLUB_OPT_BACKGROUND_THREAD);
 	return opt == PURGE_OPT_ALWAYS ||
-	       (opt == PURGE_OPT_AUTO && __atomic_load_n(&program_threaded, __ATOMIC_RELAXED));
+	       (opt == PURGE_OPT_AUTO && __atomic_load_n(&program_threads, __ATOMIC_RELAXED) > 0);
+}
+
+/* the main thread's tid is the pid (a fork child's only thread too) */
+static bool main_thread(void)
+{
+	return (pid_t)syscall(SYS_gettid) == getpid();
 }
 
 void _uslub_purge_note_thread(void)
 {
-	if (__atomic_load_n(&program_threaded, __ATOMIC_RELAXED))
+	if (main_thread())
 		return;
-	/* the main thread's tid is the pid (a fork child's only thread too) */
-	if ((pid_t)syscall(SYS_gettid) != getpid())
-		__atomic_store_n(&program_threaded, true, __ATOMIC_RELAXED);
+	/* allowed now: wanted at once, so a program that frees and then
+	 * sleeps without another allocation still gets it back */
+	if (__atomic_fetch_add(&program_threads, 1, __ATOMIC_RELAXED) == 0)
+		__atomic_store_n(&purge_wanted, true, __ATOMIC_RELAXED);
+}
+
+/* The program's last thread of its own exits (auto): the process is about
+ * to be single-threaded again, so uslub's thread goes first. Joined here,
+ * in the exiting thread's key destructor (no uslub lock held), so by the
+ * time the program's pthread_join() returns the process has one thread
+ * and unshare(CLONE_NEWUSER) works as with glibc. The calls purge from
+ * here on (a deadline now: they look at their next slow path); a thread
+ * started later allocates and so starts it again, but not before
+ * USLUB_DECAY_MS after this stop: a program that creates and joins one
+ * worker after another would otherwise pay a pthread_create and a join of
+ * uslub's thread per worker (measured: 80 -> 130 us a cycle), and the
+ * calls purge meanwhile. */
+static void purge_stop_thread(void)
+{
+	int expect = PURGE_RUNNING;
+	if (!__atomic_compare_exchange_n(&purge_state, &expect, PURGE_STOPPING, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return;
+	uslub_mutex_lock(&purge_lock, RANK_PURGE);
+	purge_stop = true;
+	pthread_cond_signal(&purge_cond);
+	uslub_mutex_unlock(&purge_lock, RANK_PURGE);
+	/* pthread_join is a cancellation point: a thread with a cancel
+	 * pending that returned normally must not be cancelled in here */
+	int cancel;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+	pthread_join(purge_tid, NULL);
+	pthread_setcancelstate(cancel, NULL);
+	uslub_mutex_lock(&purge_lock, RANK_PURGE);
+	purge_stop = false;
+	purge_idle = false;
+	purge_pending = true;
+	uslub_mutex_unlock(&purge_lock, RANK_PURGE);
+	uint64_t now = now_ns();
+	purge_due_lower(now);
+	__atomic_store_n(&purge_restart_ns,
+			 now + (uint64_t)_uslub_option(USLUB_OPT_DECAY_MS) * 1000000ull, __ATOMIC_RELAXED);
+	__atomic_store_n(&purge_wanted, true, __ATOMIC_RELAXED);
+	__atomic_store_n(&purge_state, PURGE_UNSTARTED, __ATOMIC_RELEASE);
+}
+
+void _uslub_purge_note_thread_exit(void)
+{
+	if (main_thread())
+		return;
+	if (__atomic_sub_fetch(&program_threads, 1, __ATOMIC_ACQ_REL) > 0)
+		return;
+	if (_uslub_option(USLUB_OPT_BACKGROUND_THREAD) == PURGE_OPT_AUTO && !_uslub_locks_held)
+		purge_stop_thread();
 }
 
 /* Start the thread if it is wanted and may be started here: with no uslub
@@ -618,6 +698,9 @@ static __noinline void purge_start(void)
 	bool (*may)(void) = __atomic_load_n(&purge_may_start, __ATOMIC_ACQUIRE);
 	if (_uslub_locks_held || !may || !may() || !purge_thread_allowed())
 		return;
+	uint64_t after = __atomic_load_n(&purge_restart_ns, __ATOMIC_RELAXED);
+	if (after && now_ns() < after)
+		return;                      /* stopped less than a decay ago */
 	int expect = PURGE_UNSTARTED;
 	if (!__atomic_compare_exchange_n(&purge_state, &expect, PURGE_STARTING, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
@@ -630,15 +713,21 @@ static __noinline void purge_start(void)
 	pthread_t t;
 	int rc = pthread_attr_init(&attr);
 	if (!rc) {
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		/* joinable: purge_stop_thread() waits for its exit */
 		pthread_attr_setstacksize(&attr, 256 * 1024);   /* a few frames deep */
 		rc = pthread_create(&t, &attr, purge_thread, NULL);
+		if (!rc)
+			purge_tid = t;
 		pthread_attr_destroy(&attr);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	/* a thread that cannot be made: purging stays on the calls, as with
 	 * USLUB_BACKGROUND_THREAD=0 */
 	__atomic_store_n(&purge_state, rc ? PURGE_NEVER : PURGE_RUNNING, __ATOMIC_RELEASE);
+	/* the program's last thread may have exited while this one started
+	 * it (its exit found no running thread to stop): stop it here */
+	if (!rc && !purge_thread_allowed())
+		purge_stop_thread();
 }
 
 static __always_inline void purge_maybe_start(void)
@@ -736,12 +825,14 @@ static void purge_postfork_child(void)
 	uslub_mutex_reset(&purge_lock, RANK_PURGE);
 	purge_cond_init();
 	purge_idle = false;
+	purge_stop = false;
 	purge_pending = true;
+	__atomic_store_n(&purge_restart_ns, 0, __ATOMIC_RELAXED);
 	/* the child has one thread: the forking one, its tid the child's pid */
-	__atomic_store_n(&program_threaded, false, __ATOMIC_RELAXED);
+	__atomic_store_n(&program_threads, 0, __ATOMIC_RELAXED);
 	int state = __atomic_load_n(&purge_state, __ATOMIC_RELAXED);
 	/* the parent's thread kept no deadline: the child's calls look at once */
-	if (state == PURGE_RUNNING || state == PURGE_STARTING)
+	if (state == PURGE_RUNNING || state == PURGE_STARTING || state == PURGE_STOPPING)
 		__atomic_store_n(&purge_due_ns, now_ns(), __ATOMIC_RELAXED);
 #ifdef PURGE_SANITIZED
 	__atomic_store_n(&purge_state, PURGE_NEVER, __ATOMIC_RELAXED);
@@ -893,13 +984,21 @@ void _uslub_free_pages(struct page *page)
 	if (!n->dirty_pages)
 		n->dirty_since_ns = now_ns();
 	n->dirty_pages += freed;
+	bool now = _uslub_option(USLUB_OPT_DECAY_MS) == 0, limited = false;
 	if (seg->hdr.free_pages == SEGMENT_USABLE_PAGES) {
 		seg->hdr.empty_since_ns = now_ns();
 		list_add_tail(&seg->hdr.empty_link, &n->empty);
 		became_purgeable = true;
+		/* under an address-space limit an empty segment goes at once:
+		 * kept, it is taken from the program's own mmaps and thread
+		 * stacks, which cannot give it back (320 MiB of small objects
+		 * freed under a 400 MiB budget: the program could map 74 MiB,
+		 * glibc 397) */
+		limited = as_limited();
 	}
-	bool now = _uslub_option(USLUB_OPT_DECAY_MS) == 0;
 	struct list_head unmap = LIST_HEAD_INIT(unmap);
+	if (limited)
+		purge_expired(n, true, &unmap);
 	if (now || !purge_thread_running()) {    /* else the thread's work */
 		purge_expired(n, now, &unmap);
 		purge_dirty(n, now);

@@ -218,6 +218,10 @@ __internal void _uslub_purge_poll(void);
  * that is not the main one means the program has threads of its own, and
  * USLUB_BACKGROUND_THREAD=2 (auto) lets the purge thread start. */
 __internal void _uslub_purge_note_thread(void);
+/* That thread exits (its key destructor, no uslub lock held): when it was
+ * the program's last one of its own, auto mode stops the purge thread and
+ * waits for it, so the process is single-threaded again. */
+__internal void _uslub_purge_note_thread_exit(void);
 /* _uslub_init() says when a thread may be created: @may_start() is false
  * while the calling thread initializes uslub. No thread before it is set. */
 __internal void _uslub_purge_set_start_check(bool (*may_start)(void));

@@ -130,6 +130,8 @@ static void thread_exit(void *arg)
 	_uslub_tls.thread = NULL;
 	_uslub_tls.state = THREAD_DEAD;
 	_uslub_gp_drain();      /* the thread's rcu_free sheaves (rcu.c) */
+	/* last: the purge thread may go with the program's last thread */
+	_uslub_purge_note_thread_exit();
 }
 
 /* The other layers' folds (the ext layer's tag counters) and the flush of

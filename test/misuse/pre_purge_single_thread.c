@@ -22,8 +22,9 @@
  *               mappings included: only a whole purge pass unmaps them);
  *               and after a second round, malloc_trim(0) at once
  *           (d) once the program starts a thread (which allocates), the
- *               purge thread appears
- *   fork    (the default) a program with a thread of its own, and so
+ *               purge thread appears while that thread lives (the
+ *               r2_threads_exit test: it goes when the thread exits)
+ *   fork    (the default) a program with a live thread of its own, and so
  *           uslub's thread, forks (as a sandbox or container runtime
  *           does before unshare and exec): the child has one thread and
  *           stays so through the same churn (it used to start its own
@@ -162,11 +163,32 @@ static void activity(void)
 	free(malloc(64 << 10));
 }
 
+static int hold[2] = { -1, -1 };       /* a worker lives until hold[1] is closed */
+
 static void *worker(void *arg)
 {
 	for (int i = 0; i < 1000; i++)
 		free(malloc(32 + (size_t)(i % 32) * 16));
+	char c;
+	while (read(hold[0], &c, 1) > 0)
+		;
 	return arg;
+}
+
+/* A thread of the program's own that allocated and stays alive until
+ * worker_end(): uslub's thread goes with the program's last one */
+static int worker_start(pthread_t *t)
+{
+	if (pipe(hold) || pthread_create(t, NULL, worker, NULL))
+		return -1;
+	return 0;
+}
+
+static void worker_end(pthread_t t)
+{
+	close(hold[1]);
+	pthread_join(t, NULL);
+	close(hold[0]);
 }
 
 /* unshare(CLONE_NEWUSER): 0, or the errno; -1 where the kernel refuses it
@@ -186,15 +208,14 @@ static int try_unshare(void)
 	return e;
 }
 
-/* Start and join a thread of the program's own, then allocate until the
- * uslub-purge thread shows (USLUB_BACKGROUND_THREAD's auto allows it
- * now): 1 when it did, 0 when not, -1 when no thread could be started. */
-static int own_thread_then_purge_thread(void)
+/* Start a thread of the program's own (alive until worker_end(*@t)),
+ * then allocate until the uslub-purge thread shows (USLUB_BACKGROUND_
+ * THREAD's auto allows it now): 1 when it did, 0 when not, -1 when no
+ * thread could be started. */
+static int own_thread_then_purge_thread(pthread_t *t)
 {
-	pthread_t t;
-	if (pthread_create(&t, NULL, worker, NULL))
+	if (worker_start(t))
 		return -1;
-	pthread_join(t, NULL);
 	int found = 0;
 	for (int i = 0; i < 50 && found != 1; i++) {
 		churn();
@@ -272,7 +293,8 @@ static int run_auto(void)
 	if (status_field("Threads") != 1)
 		fail("a thread appeared in the single-threaded program\n");
 	/* (d) a thread of the program's own: now the purge thread may start */
-	int found = own_thread_then_purge_thread();
+	pthread_t t;
+	int found = own_thread_then_purge_thread(&t);
 	if (found < 0) {
 		fail("pthread_create failed\n");
 		return 1;
@@ -282,12 +304,14 @@ static int run_auto(void)
 		     "(USLUB_BACKGROUND_THREAD's default is auto)\n");
 	else
 		say("purge_single_thread: auto: uslub-purge started after the program's own thread\n");
+	worker_end(t);
 	return failures ? 1 : 0;
 }
 
 static int run_fork(void)
 {
-	int found = own_thread_then_purge_thread();
+	pthread_t t;
+	int found = own_thread_then_purge_thread(&t);
 	if (found < 0) {
 		fail("pthread_create failed\n");
 		return 1;
@@ -312,6 +336,7 @@ static int run_fork(void)
 		fail("fork: the child failed\n");
 		return 1;
 	}
+	worker_end(t);
 	return 0;
 }
 
