@@ -456,18 +456,29 @@ static void *publisher(void *arg)
  * Remove this process's files; the lock file last, still locked. Only
  * through a descriptor checked to be the directory: when the program took
  * ours, the directory is opened again by its path (with every check).
+ * Also when this image has not published yet: the files of this pid are
+ * then an earlier image's (a program that exec'd this one after it
+ * published: the lock went with its descriptor at exec), which this
+ * image's setup would have removed had it run before the exit (a fork
+ * child that execs a short program under uslub, `sh -c 'prog; ...'`,
+ * left them behind nine times in ten); an image that publishes nothing
+ * (USLUB_PUBLISH_MS unset after the exec) leaves them to the next sweep.
  */
 static void at_exit(void)
 {
 	uslub_mutex_lock(&pub_lock, RANK_PUB);
 	WRITE_ONCE(stopping, true);
-	if (pub_pid == getpid() && published && (unsigned int)geteuid() == pub_euid) {
-		forget_lost();
-		int dfd = dir_fd, fd = -1;
+	unsigned int euid = published ? pub_euid : (unsigned int)geteuid();
+	bool ours = published || (!refused && !gave_up && interval_ms > 0);
+	if (pub_pid == getpid() && ours && (unsigned int)geteuid() == euid) {
+		if (published)
+			forget_lost();
+		int dfd = published || (dir_fd >= 0 && pub_euid == euid && dir_ok()) ? dir_fd : -1;
+		int fd = -1;
 		if (dfd < 0) {
 			char path[PUBDIR_PATH_MAX], why[PUBDIR_PATH_MAX + 160];
-			_uslub_pubdir_path(path, sizeof(path), pub_euid);
-			if (!_uslub_pubdir_open(path, pub_euid, "this process's euid", 077, &fd,
+			_uslub_pubdir_path(path, sizeof(path), euid);
+			if (!_uslub_pubdir_open(path, euid, "this process's euid", 077, &fd,
 						why, sizeof(why)))
 				dfd = fd;
 		}
