@@ -45,6 +45,7 @@
 #define _GNU_SOURCE
 #include "observe/publish_dir.h"     /* first: slub.h defines a stat() macro */
 #include "slub/slub.h"
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -490,16 +491,29 @@ static void at_exit(void)
 	uslub_mutex_unlock(&pub_lock, RANK_PUB);
 }
 
+/*
+ * The publisher thread blocks every signal (it inherits the mask it is
+ * created with), as the purge thread does: a process-directed signal
+ * goes to a thread that does not block it, so a thread of uslub's that
+ * did not would run the program's handlers, and take the signals of a
+ * program that blocks them in its own threads to sigwait() for them
+ * (SIGTERM killed such a program instead of reaching its sigwait()).
+ */
 static void start(void)
 {
 	pthread_attr_t a;
 	pthread_t th;
+	sigset_t all, old;
 	pub_pid = getpid();
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&a);
 	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&th, &a, publisher, NULL))
-		_uslub_report("uslub: USLUB_PUBLISH_MS: cannot start the publisher thread\n");
+	int rc = pthread_create(&th, &a, publisher, NULL);
 	pthread_attr_destroy(&a);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc)
+		_uslub_report("uslub: USLUB_PUBLISH_MS: cannot start the publisher thread\n");
 }
 
 static const struct uslub_lifecycle pub_lifecycle, pub_restart_lifecycle;
