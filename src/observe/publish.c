@@ -348,7 +348,12 @@ static void pub_unlock(pid_t self)
 		return;
 	char path[PUBDIR_PATH_MAX], left[PUBDIR_PATH_MAX + 200] = "its files there are removed";
 	_uslub_pubdir_path(path, sizeof(path), pub_euid);
-	if (err)
+	if (err && READ_ONCE(stopping))         /* said at exit */
+		snprintf(left, sizeof(left), "its files there (%d.txt, %d.json, %d.lock) cannot "
+			 "be removed (%s): they are left to the next sweep in that directory (a "
+			 "publisher of uid %u that starts, or a uslub reader)", (int)self,
+			 (int)self, (int)self, _uslub_errstr(err), pub_euid);
+	else if (err)
 		snprintf(left, sizeof(left), "its files there (%d.txt, %d.json, %d.lock) cannot "
 			 "be removed now (%s): they are removed at its exit if its euid is %u "
 			 "again, else by the next sweep in that directory (a publisher of uid %u "
@@ -448,8 +453,11 @@ static void *publisher(void *arg)
 			sweep(self);
 			last_sweep = now_ns(CLOCK_MONOTONIC);
 		}
+		/* the whole interval: glibc's setxid signal (a setuid() of
+		 * any thread) interrupts it, and is no reason for a round */
 		struct timespec d = { interval_ms / 1000, (interval_ms % 1000) * 1000000 };
-		nanosleep(&d, NULL);
+		while (nanosleep(&d, &d) && errno == EINTR)
+			;
 	}
 }
 
@@ -469,6 +477,15 @@ static void at_exit(void)
 {
 	uslub_mutex_lock(&pub_lock, RANK_PUB);
 	WRITE_ONCE(stopping, true);
+	if (pub_pid == getpid() && published && !gave_up &&
+	    (unsigned int)geteuid() != pub_euid) {
+		/* The euid changed after the last round (a program that
+		 * drops privileges and exits): what the publisher would have
+		 * said and done at its next round, done now. */
+		give_up(pub_pid);
+		pub_unlock(pub_pid);
+		return;
+	}
 	unsigned int euid = published ? pub_euid : (unsigned int)geteuid();
 	bool ours = published || (!refused && !gave_up && interval_ms > 0);
 	if (pub_pid == getpid() && ours && (unsigned int)geteuid() == euid) {
