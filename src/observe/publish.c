@@ -138,23 +138,28 @@ static void write_file(pid_t self, int json)
 	char name[32], tmp[32];
 	_uslub_pubdir_name(name, sizeof(name), json ? PUB_JSON : PUB_TXT, self);
 	_uslub_pubdir_name(tmp, sizeof(tmp), json ? PUB_JSON_TMP : PUB_TXT_TMP, self);
+	/* The temporary is made under pub_lock, after a look at stopping:
+	 * at_exit() (which takes pub_lock, sets stopping and removes every
+	 * file of this pid, temporaries included) comes either before, and
+	 * nothing is made, or after, and removes it. Made outside, it could
+	 * appear after at_exit() and stay: python3 left .<pid>.json.tmp. */
 	uslub_mutex_lock(&pub_lock, RANK_PUB);
-	int dfd = dir_ok() ? dir_fd : -1;      /* checked just before use */
-	uslub_mutex_unlock(&pub_lock, RANK_PUB);
-	if (dfd < 0)
-		return;
-	int fd = -1;
+	int dfd = dir_ok() && !READ_ONCE(stopping) ? dir_fd : -1; /* checked just before use */
+	int fd = -1, e = 0;
 	/* A temporary left by an earlier image of this pid (or a link
 	 * planted by name): O_EXCL|O_NOFOLLOW refuse it; remove, try again. */
-	for (int tries = 0; tries < 2; tries++) {
+	for (int tries = 0; dfd >= 0 && tries < 2; tries++) {
 		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 			    0600);
-		if (fd >= 0 || errno != EEXIST)
+		e = errno;
+		if (fd >= 0 || e != EEXIST)
 			break;
 		unlinkat(dfd, tmp, 0);
 	}
+	uslub_mutex_unlock(&pub_lock, RANK_PUB);
+	if (dfd < 0)
+		return;
 	if (fd < 0) {
-		int e = errno;
 		if (geteuid() != pub_euid)
 			return;                 /* the publisher stops: gave_up */
 		uslub_mutex_lock(&pub_lock, RANK_PUB);
