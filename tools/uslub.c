@@ -802,9 +802,19 @@ static void describe(char *buf, size_t len, char **argv)
 		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? " " : "", argv[i]);
 	if (n >= len - 1 && len > 4)
 		strcpy(buf + len - 4, "...");
-	for (char *c = buf; *c; c++)            /* one line */
-		if ((unsigned char)*c < ' ')
-			*c = ' ';
+	/* One line, and text only, as emit() prints a snapshot: a control
+	 * byte is a space, DEL, a C1 control (raw, or U+0080..U+009F: U+009B
+	 * is CSI to a terminal that takes C1) and malformed UTF-8 are '?'. */
+	size_t blen = strlen(buf);
+	for (size_t i = 0; i < blen;) {
+		unsigned char c = (unsigned char)buf[i];
+		size_t k = safe_char((const unsigned char *)buf + i, blen - i);
+		if (k && c >= ' ') {
+			i += k;
+			continue;
+		}
+		buf[i++] = c < ' ' ? ' ' : '?';
+	}
 }
 
 /*

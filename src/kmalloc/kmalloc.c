@@ -564,6 +564,24 @@ static bool huge_freed_before(const void *p)
 	return found;
 }
 
+/* Where @p lies among the huge mappings when it starts none: 1 inside a
+ * live one, 2 inside a kept one (freed before), else 0. A scan of the
+ * tables: only for a message. */
+static int huge_inside(const void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+	int where = 0;
+	uslub_mutex_lock(&huge_lock, RANK_HUGE);
+	for (size_t i = 0; i < hcap && !where; i++)
+		if (htab[i].ptr > HUGE_TOMB && a > htab[i].ptr && a - htab[i].ptr < htab[i].len)
+			where = 1;
+	for (unsigned int i = 0; i < hc_n && !where; i++)
+		if (a >= (uintptr_t)hcache[i].p && a - (uintptr_t)hcache[i].p < hcache[i].len)
+			where = 2;
+	uslub_mutex_unlock(&huge_lock, RANK_HUGE);
+	return where;
+}
+
 static bool huge_free(const void *p)
 {
 	if ((uintptr_t)p & (PAGE_SIZE - 1))
@@ -741,6 +759,14 @@ static struct invalid_cause invalid_cause(const void *p)
 	} else if (huge_freed_before(p)) {
 		return (struct invalid_cause){ "", " of a huge block (a mapping above 2 MiB freed "
 					       "before)", true };
+	} else {
+		int where = huge_inside(p);
+		if (where == 1)
+			return (struct invalid_cause){ "inside a huge block (a mapping above 2 MiB), "
+						       "not its start", "", false };
+		if (where == 2)
+			return (struct invalid_cause){ "not inside any allocation (a pointer into a "
+						       "huge block freed before)", "", false };
 	}
 	if (_uslub_owns_segment(p) && page_start)
 		return (struct invalid_cause){ "nothing is allocated there: ", " of a kmalloc page "

@@ -30,6 +30,7 @@
 #include <sys/stat.h>            /* first: slub.h defines a stat() macro */
 #include "malloc/classes.h"
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -479,6 +480,88 @@ static void report_failed(const char *what, const char *path, bool cut, int err,
 }
 
 /*
+ * The directory the report file goes into, walked from "/" (or ".") one
+ * component at a time, each opened O_PATH relative to the one before:
+ * what the kernel's fs.protected_symlinks does, done here too because it
+ * may be off (it is a sysctl). A symbolic link among the directories is
+ * followed only when it is not another user's in a sticky directory that
+ * others may write (/tmp): when its owner is this process's effective
+ * user or the directory's owner. Else USLUB_REPORT=/tmp/x/shadow, /tmp/x
+ * being another user's link to /etc, made a root process truncate
+ * /etc/shadow (the last component's checks all passed: root's file, one
+ * link). A directory that is not a link must still be one when it is
+ * opened (O_NOFOLLOW: not swapped for a link meanwhile). A link that is
+ * followed is followed by the kernel, links in its target included.
+ * The directory's descriptor and *@last (the file's name in it), or -1
+ * with errno and, when the cause is not errno's, the reason in @why.
+ */
+static int report_dir(const char *path, const char **last, char *why, size_t wlen)
+{
+	why[0] = '\0';
+	const char *end = strrchr(path, '/');
+	*last = end ? end + 1 : path;
+	if (!**last)
+		*last = ".";                    /* "dir/": open fails, EISDIR */
+	int dfd = open(path[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 || !end)
+		return dfd;
+	uid_t euid = geteuid();
+	for (const char *c = path; c < end;) {
+		while (c < end && *c == '/')
+			c++;
+		const char *slash = memchr(c, '/', (size_t)(end - c));
+		size_t n = (size_t)((slash ? slash : end) - c);
+		char name[NAME_MAX + 1];
+		struct stat lst, dst, st;
+		if (!n)
+			break;
+		if (n > NAME_MAX) {
+			close(dfd);
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		memcpy(name, c, n);
+		name[n] = '\0';
+		c += n;
+		if (fstatat(dfd, name, &lst, AT_SYMLINK_NOFOLLOW) || fstat(dfd, &dst)) {
+			int e = errno;
+			close(dfd);
+			errno = e;
+			return -1;
+		}
+		bool link = S_ISLNK(lst.st_mode);
+		if (link && (dst.st_mode & S_ISVTX) && (dst.st_mode & S_IWOTH) &&
+		    lst.st_uid != euid && lst.st_uid != dst.st_uid) {
+			char esc[4 * 160 + 1];           /* its last 160 bytes, escaped */
+			size_t k = MIN((size_t)(c - path), (size_t)160);
+			_uslub_escape(esc, sizeof(esc), c - k, k);
+			snprintf(why, wlen, "%s%s is another user's symbolic link (uid %u) in a "
+				 "sticky directory others may write, which uslub does not follow "
+				 "(as the kernel's fs.protected_symlinks); nothing written",
+				 c - k > path ? "..." : "", esc, (unsigned int)lst.st_uid);
+			close(dfd);
+			errno = ELOOP;
+			return -1;
+		}
+		int nfd = openat(dfd, name, O_PATH | O_DIRECTORY | O_CLOEXEC | (link ? 0 : O_NOFOLLOW));
+		int e = errno;
+		close(dfd);
+		if (nfd < 0) {
+			errno = e;
+			return -1;
+		}
+		if (!link && (fstat(nfd, &st) || st.st_dev != lst.st_dev || st.st_ino != lst.st_ino)) {
+			close(nfd);
+			errno = ELOOP;
+			snprintf(why, wlen, "a directory on its path changed while it was opened");
+			return -1;
+		}
+		dfd = nfd;
+	}
+	return dfd;
+}
+
+/*
  * The report file, opened for writing without giving a hostile user a
  * way to make the process write elsewhere. The name comes from the
  * environment and is often predictable (/tmp/report.%p): another user
@@ -489,16 +572,27 @@ static void report_failed(const char *what, const char *path, bool cut, int err,
  * it is a regular file (or FIFO) of this process's effective user with
  * no other link. A device is written as it is (/dev/null, /dev/tty:
  * only root makes device nodes). O_NONBLOCK: opening a FIFO or a device
- * never hangs the exit. The descriptor, or -1 after the message.
+ * never hangs the exit. The directories on the way are walked one by one
+ * (report_dir()), so that another user's symbolic link among them is not
+ * followed either. The descriptor, or -1 after the message.
  */
 static int report_open(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+	char why[4 * 160 + 256];
+	const char *last;
+	int dfd = report_dir(path, &last, why, sizeof(why));
+	if (dfd < 0) {
+		report_failed("open", path, false, errno, why[0] ? why : NULL);
+		return -1;
+	}
+	int fd = openat(dfd, last, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
 	struct stat st;
-	char why[160];
 	if (fd < 0) {
 		int err = errno;
-		if (err == ELOOP && !lstat(path, &st) && S_ISLNK(st.st_mode))
+		bool link = err == ELOOP && !fstatat(dfd, last, &st, AT_SYMLINK_NOFOLLOW) &&
+			    S_ISLNK(st.st_mode);
+		close(dfd);
+		if (link)
 			report_failed("open", path, false, err, "it is a symbolic link, which "
 				      "uslub does not follow (name the file it points to); "
 				      "nothing written");
@@ -506,6 +600,7 @@ static int report_open(const char *path)
 			report_failed("open", path, false, err, NULL);
 		return -1;
 	}
+	close(dfd);
 	why[0] = '\0';
 	if (fstat(fd, &st)) {
 		snprintf(why, sizeof(why), "%s", _uslub_errstr(errno));

@@ -45,6 +45,7 @@
 #define _GNU_SOURCE
 #include "observe/publish_dir.h"     /* first: slub.h defines a stat() macro */
 #include "slub/slub.h"
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -137,23 +138,28 @@ static void write_file(pid_t self, int json)
 	char name[32], tmp[32];
 	_uslub_pubdir_name(name, sizeof(name), json ? PUB_JSON : PUB_TXT, self);
 	_uslub_pubdir_name(tmp, sizeof(tmp), json ? PUB_JSON_TMP : PUB_TXT_TMP, self);
+	/* The temporary is made under pub_lock, after a look at stopping:
+	 * at_exit() (which takes pub_lock, sets stopping and removes every
+	 * file of this pid, temporaries included) comes either before, and
+	 * nothing is made, or after, and removes it. Made outside, it could
+	 * appear after at_exit() and stay: python3 left .<pid>.json.tmp. */
 	uslub_mutex_lock(&pub_lock, RANK_PUB);
-	int dfd = dir_ok() ? dir_fd : -1;      /* checked just before use */
-	uslub_mutex_unlock(&pub_lock, RANK_PUB);
-	if (dfd < 0)
-		return;
-	int fd = -1;
+	int dfd = dir_ok() && !READ_ONCE(stopping) ? dir_fd : -1; /* checked just before use */
+	int fd = -1, e = 0;
 	/* A temporary left by an earlier image of this pid (or a link
 	 * planted by name): O_EXCL|O_NOFOLLOW refuse it; remove, try again. */
-	for (int tries = 0; tries < 2; tries++) {
+	for (int tries = 0; dfd >= 0 && tries < 2; tries++) {
 		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 			    0600);
-		if (fd >= 0 || errno != EEXIST)
+		e = errno;
+		if (fd >= 0 || e != EEXIST)
 			break;
 		unlinkat(dfd, tmp, 0);
 	}
+	uslub_mutex_unlock(&pub_lock, RANK_PUB);
+	if (dfd < 0)
+		return;
 	if (fd < 0) {
-		int e = errno;
 		if (geteuid() != pub_euid)
 			return;                 /* the publisher stops: gave_up */
 		uslub_mutex_lock(&pub_lock, RANK_PUB);
@@ -347,7 +353,12 @@ static void pub_unlock(pid_t self)
 		return;
 	char path[PUBDIR_PATH_MAX], left[PUBDIR_PATH_MAX + 200] = "its files there are removed";
 	_uslub_pubdir_path(path, sizeof(path), pub_euid);
-	if (err)
+	if (err && READ_ONCE(stopping))         /* said at exit */
+		snprintf(left, sizeof(left), "its files there (%d.txt, %d.json, %d.lock) cannot "
+			 "be removed (%s): they are left to the next sweep in that directory (a "
+			 "publisher of uid %u that starts, or a uslub reader)", (int)self,
+			 (int)self, (int)self, _uslub_errstr(err), pub_euid);
+	else if (err)
 		snprintf(left, sizeof(left), "its files there (%d.txt, %d.json, %d.lock) cannot "
 			 "be removed now (%s): they are removed at its exit if its euid is %u "
 			 "again, else by the next sweep in that directory (a publisher of uid %u "
@@ -447,8 +458,11 @@ static void *publisher(void *arg)
 			sweep(self);
 			last_sweep = now_ns(CLOCK_MONOTONIC);
 		}
+		/* the whole interval: glibc's setxid signal (a setuid() of
+		 * any thread) interrupts it, and is no reason for a round */
 		struct timespec d = { interval_ms / 1000, (interval_ms % 1000) * 1000000 };
-		nanosleep(&d, NULL);
+		while (nanosleep(&d, &d) && errno == EINTR)
+			;
 	}
 }
 
@@ -456,18 +470,38 @@ static void *publisher(void *arg)
  * Remove this process's files; the lock file last, still locked. Only
  * through a descriptor checked to be the directory: when the program took
  * ours, the directory is opened again by its path (with every check).
+ * Also when this image has not published yet: the files of this pid are
+ * then an earlier image's (a program that exec'd this one after it
+ * published: the lock went with its descriptor at exec), which this
+ * image's setup would have removed had it run before the exit (a fork
+ * child that execs a short program under uslub, `sh -c 'prog; ...'`,
+ * left them behind nine times in ten); an image that publishes nothing
+ * (USLUB_PUBLISH_MS unset after the exec) leaves them to the next sweep.
  */
 static void at_exit(void)
 {
 	uslub_mutex_lock(&pub_lock, RANK_PUB);
 	WRITE_ONCE(stopping, true);
-	if (pub_pid == getpid() && published && (unsigned int)geteuid() == pub_euid) {
-		forget_lost();
-		int dfd = dir_fd, fd = -1;
+	if (pub_pid == getpid() && published && !gave_up &&
+	    (unsigned int)geteuid() != pub_euid) {
+		/* The euid changed after the last round (a program that
+		 * drops privileges and exits): what the publisher would have
+		 * said and done at its next round, done now. */
+		give_up(pub_pid);
+		pub_unlock(pub_pid);
+		return;
+	}
+	unsigned int euid = published ? pub_euid : (unsigned int)geteuid();
+	bool ours = published || (!refused && !gave_up && interval_ms > 0);
+	if (pub_pid == getpid() && ours && (unsigned int)geteuid() == euid) {
+		if (published)
+			forget_lost();
+		int dfd = published || (dir_fd >= 0 && pub_euid == euid && dir_ok()) ? dir_fd : -1;
+		int fd = -1;
 		if (dfd < 0) {
 			char path[PUBDIR_PATH_MAX], why[PUBDIR_PATH_MAX + 160];
-			_uslub_pubdir_path(path, sizeof(path), pub_euid);
-			if (!_uslub_pubdir_open(path, pub_euid, "this process's euid", 077, &fd,
+			_uslub_pubdir_path(path, sizeof(path), euid);
+			if (!_uslub_pubdir_open(path, euid, "this process's euid", 077, &fd,
 						why, sizeof(why)))
 				dfd = fd;
 		}
@@ -479,16 +513,29 @@ static void at_exit(void)
 	uslub_mutex_unlock(&pub_lock, RANK_PUB);
 }
 
+/*
+ * The publisher thread blocks every signal (it inherits the mask it is
+ * created with), as the purge thread does: a process-directed signal
+ * goes to a thread that does not block it, so a thread of uslub's that
+ * did not would run the program's handlers, and take the signals of a
+ * program that blocks them in its own threads to sigwait() for them
+ * (SIGTERM killed such a program instead of reaching its sigwait()).
+ */
 static void start(void)
 {
 	pthread_attr_t a;
 	pthread_t th;
+	sigset_t all, old;
 	pub_pid = getpid();
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&a);
 	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&th, &a, publisher, NULL))
-		_uslub_report("uslub: USLUB_PUBLISH_MS: cannot start the publisher thread\n");
+	int rc = pthread_create(&th, &a, publisher, NULL);
 	pthread_attr_destroy(&a);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc)
+		_uslub_report("uslub: USLUB_PUBLISH_MS: cannot start the publisher thread\n");
 }
 
 static const struct uslub_lifecycle pub_lifecycle, pub_restart_lifecycle;

@@ -1,0 +1,34 @@
+/*
+ * Helper of misuse_r1_exit_tmp (review R1 of issue 25, item 1: files left
+ * in /dev/shm at exit). Run under LD_PRELOAD with USLUB_PUBLISH_MS=1 and a
+ * private USLUB_PUBLISH_ROOT, with misuse_mod_r1_exit_tmp.so preloaded
+ * after uslub: once its publisher writes a text snapshot (.<pid>.txt.tmp
+ * is there), call exit(); the module's exit handler, which runs after
+ * uslub's, watches for a temporary made after it. Prints its pid.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static char txt_tmp[600];
+
+int main(void)
+{
+	static void *keep;
+	keep = malloc(100);
+	const char *root = getenv("USLUB_PUBLISH_ROOT");
+	char dir[512];
+	struct stat st;
+	snprintf(dir, sizeof(dir), "%s/uslub-%u", root ? root : "/dev/shm", (unsigned)geteuid());
+	snprintf(txt_tmp, sizeof(txt_tmp), "%s/.%d.txt.tmp", dir, (int)getpid());
+	printf("%d\n", (int)getpid());
+	fflush(stdout);
+	for (int i = 0; i < 200000; i++)
+		if (!stat(txt_tmp, &st))
+			exit(0);
+	fprintf(stderr, "prog_r1_exit_tmp: never saw %s\n", txt_tmp);
+	return keep ? 2 : 3;
+}
