@@ -918,6 +918,12 @@ struct uslub_page_stats {
 	unsigned long release_failures;/* every munmap/madvise(MADV_DONTNEED)
 	                                  the kernel refused (segments, kept
 	                                  mappings, purges); 0 normally        */
+	unsigned long bytes_unreleased;/* address space whose munmap was
+	                                  refused and that nothing reuses (an
+	                                  alignment slack, a mapping no keep
+	                                  slot took): its pages returned where
+	                                  allowed, its munmap tried again by
+	                                  each purge pass; 0 normally          */
 };
 void uslub_page_stats(struct uslub_page_stats *out);
 

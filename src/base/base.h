@@ -365,6 +365,20 @@ __internal void _uslub_report_error(const char *fmt, ...)
  */
 __internal int _uslub_sys_munmap(void *addr, size_t len);
 __internal int _uslub_sys_madvise_dontneed(void *addr, size_t len);
+/* For a range nobody would keep (a slack, a mapping no slot keeps): when
+ * its munmap is refused, its pages are given back where allowed and it
+ * is parked (linked through its own first bytes: mapped read-write), its
+ * munmap tried again by _uslub_sys_retry_parked(), which returns the
+ * bytes that went. Any lock may be held. */
+__internal int _uslub_sys_munmap_or_park(void *addr, size_t len);
+/* Park a range whose munmap was refused already (its pages returned). */
+__internal void _uslub_sys_park(void *addr, size_t len);
+__internal size_t _uslub_sys_retry_parked(void);
+/* Address space parked now (uslub_page_stats().bytes_unreleased). */
+__internal size_t _uslub_sys_parked_bytes(void);
+/* Tests: the next @n releases (munmap, madvise) are refused as if by the
+ * kernel, without the call. */
+__internal void _uslub_sys_refuse_next(long n);
 /* How many releases the kernel refused so far. */
 __internal unsigned long _uslub_release_failures(void);
 /* Count one error already reported line by line; abort() when

@@ -207,9 +207,8 @@ static bool huge_insert_locked(uintptr_t p, size_t len, size_t align,
 		for (size_t i = 0; i < hcap; i++)
 			if (htab[i].ptr > HUGE_TOMB)
 				huge_put_locked(ntab, ncap, &htab[i]);
-		if (htab)       /* refused: counted, the old table's pages returned */
-			if (_uslub_sys_munmap(htab, hcap * sizeof(*htab)))
-				_uslub_sys_madvise_dontneed(htab, hcap * sizeof(*htab));
+		if (htab)       /* refused: parked, unmapped again later */
+			_uslub_sys_munmap_or_park(htab, hcap * sizeof(*htab));
 		htab = ntab;
 		hcap = ncap;
 		htomb = 0;
@@ -347,8 +346,9 @@ static bool as_limited(void)
  * (base/sys.c: a seccomp filter, vm.max_map_count), the range stays
  * uslub's: kept like a freed mapping (its pages returned with
  * MADV_DONTNEED where that is allowed), reused by a later request and
- * unmapped again once it expires. Only with every keep slot taken is it
- * left mapped, its pages returned (counted in release_failures).
+ * unmapped again once it expires. With every keep slot taken it is
+ * parked (base/sys.c): its pages returned, its munmap tried again by
+ * the next purge pass.
  */
 static bool huge_unmap(void *p, size_t len)
 {
@@ -362,10 +362,11 @@ static bool huge_unmap(void *p, size_t len)
 		kept = true;
 	}
 	uslub_mutex_unlock(&huge_lock, RANK_HUGE);
-	if (kept) {
+	if (kept)
 		_uslub_once(&huge_purge_once, huge_purge_register);
-		_uslub_purge_notify();   /* tried again after the decay */
-	}
+	else
+		_uslub_sys_park(p, len);
+	_uslub_purge_notify();           /* tried again after the decay */
 	return kept;
 }
 
@@ -508,12 +509,13 @@ static void *huge_alloc(size_t size, size_t align, uslub_gfp_t gfp, struct uslub
 			char *p = (char *)ALIGN_UP((uintptr_t)base, map_align);
 			if (thp)
 				_uslub_thp_advise(p, len);
-			/* the alignment slack; if refused it stays mapped,
-			 * untouched (address space, no memory), counted */
+			/* the alignment slack; if refused it is parked
+			 * (base/sys.c) and unmapped again later */
 			if (p > base)
-				_uslub_sys_munmap(base, (size_t)(p - base));
+				_uslub_sys_munmap_or_park(base, (size_t)(p - base));
 			if (base + len + extra > p + len)
-				_uslub_sys_munmap(p + len, (size_t)(base + len + extra - (p + len)));
+				_uslub_sys_munmap_or_park(p + len,
+							  (size_t)(base + len + extra - (p + len)));
 			uslub_mutex_lock(&huge_lock, RANK_HUGE);
 			bool ok = huge_insert_locked((uintptr_t)p, len, align, tag);
 			if (ok)

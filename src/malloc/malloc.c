@@ -453,9 +453,10 @@ static void write_report(FILE *f, const char *note)
 	fprintf(f, "page provider: %lu segments, %lu KiB in use, %lu KiB returned to the OS\n",
 		ps.segments, ps.bytes_in_slabs >> 10, ps.bytes_purged >> 10);
 	if (ps.release_failures)
-		fprintf(f, "releases the kernel refused (munmap, madvise): %lu; uslub kept those "
-			"ranges and tries again (an empty segment kept %lu times)\n",
-			ps.release_failures, ps.segments_kept);
+		fprintf(f, "releases the kernel refused (munmap, madvise): %lu; uslub keeps those "
+			"ranges, reuses what it can (an empty segment kept %lu times) and tries "
+			"their munmap again (%lu KiB of address space waiting now)\n",
+			ps.release_failures, ps.segments_kept, ps.bytes_unreleased >> 10);
 	fprintf(f, "errors reported: %lu\n", uslub_error_count());
 	if (uslub_profiling_enabled()) {
 		fprintf(f, "\n");

@@ -203,9 +203,10 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 	if (json)
 		_uslub_buf_printf(&b, "{\"page\":{\"segments\":%lu,\"bytes_reserved\":%lu,"
 			"\"bytes_in_slabs\":%lu,\"bytes_purged\":%lu,\"purges\":%lu,"
-			"\"segments_kept\":%lu,\"release_failures\":%lu},\"caches\":[",
+			"\"segments_kept\":%lu,\"release_failures\":%lu,\"bytes_unreleased\":%lu},"
+			"\"caches\":[",
 			ps.segments, ps.bytes_reserved, ps.bytes_in_slabs, ps.bytes_purged, ps.purges,
-			ps.segments_kept, ps.release_failures);
+			ps.segments_kept, ps.release_failures, ps.bytes_unreleased);
 	else
 		_uslub_buf_printf(&b, "# %-20s %10s %10s %10s %7s %7s %8s %8s %8s %12s %12s\n", "name",
 			"<active>", "<num_objs>", "<live>", "<objsz>", "<size>", "<perslab>",

@@ -220,12 +220,12 @@ static char *reserve_segment(void)
 			goto out;
 		char *start = (char *)ALIGN_UP((uintptr_t)p, SEGMENT_SIZE);
 		char *end = start + nseg * SEGMENT_SIZE;
-		/* the alignment slack; if refused it stays mapped, untouched
-		 * (address space, no memory), counted */
+		/* the alignment slack; if refused it is parked (base/sys.c)
+		 * and unmapped again by a later purge pass */
 		if (start > p)
-			_uslub_sys_munmap(p, (size_t)(start - p));
+			_uslub_sys_munmap_or_park(p, (size_t)(start - p));
 		if (p + len > end)
-			_uslub_sys_munmap(end, (size_t)(p + len - end));
+			_uslub_sys_munmap_or_park(end, (size_t)(p + len - end));
 		reserve_cur = start;
 		reserve_end = end;
 	}
@@ -537,7 +537,9 @@ void _uslub_purge_set_start_check(bool (*may_start)(void))
 /*
  * One pass: every node's expired empty segments unmapped and dirty free
  * blocks purged, then every registered callback (kmalloc's kept
- * mappings); all of it with @force. Returns the bytes given back; *@next
+ * mappings); all of it with @force. Ranges parked after a refused
+ * munmap (base/sys.c) are tried again, and while some wait the next pass
+ * is due after another decay. Returns the bytes given back; *@next
  * (when not NULL) the earliest CLOCK_MONOTONIC_COARSE time something left
  * becomes due, 0 when nothing is left to purge. Takes each node lock in
  * turn, with no uslub lock held.
@@ -565,6 +567,12 @@ static size_t purge_pass(bool force, uint64_t *next)
 		uint64_t t = 0;
 		bytes += purge_cbs[i](force, &t);
 		if (t && (!*next || t < *next))
+			*next = t;
+	}
+	bytes += _uslub_sys_retry_parked();
+	if (_uslub_sys_parked_bytes()) {
+		uint64_t t = now_ns() + (delay ? delay : 1000000000ull);
+		if (!*next || t < *next)
 			*next = t;
 	}
 	return bytes;
@@ -1141,4 +1149,5 @@ __public void uslub_page_stats(struct uslub_page_stats *out)
 	out->purges = READ_ONCE(pstats.purges);
 	out->segments_kept = READ_ONCE(pstats.segments_kept);
 	out->release_failures = _uslub_release_failures();
+	out->bytes_unreleased = _uslub_sys_parked_bytes();
 }

@@ -53,7 +53,7 @@
 /* mirrors struct uslub_page_stats (include/uslub/types.h) */
 struct page_stats {
 	unsigned long segments, bytes_reserved, bytes_in_slabs, bytes_purged, purges;
-	unsigned long segments_kept, release_failures;
+	unsigned long segments_kept, release_failures, bytes_unreleased;
 };
 
 static int refuse(int madvise_too)
