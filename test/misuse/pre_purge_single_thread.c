@@ -23,7 +23,7 @@
  *               and after a second round, malloc_trim(0) at once
  *           (d) once the program starts a thread (which allocates), the
  *               purge thread appears while that thread lives (the
- *               r2_threads_exit test: it goes when the thread exits)
+ *               purge_threads_exit test: it goes when the thread exits)
  *   fork    (the default) a program with a live thread of its own, and so
  *           uslub's thread, forks (as a sandbox or container runtime
  *           does before unshare and exec): the child has one thread and

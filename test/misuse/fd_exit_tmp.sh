@@ -1,5 +1,5 @@
 #!/bin/bash
-# misuse_r1_exit_tmp (review R1 of issue 25, item 1: files left in
+# misuse_fd_exit_tmp (review R1 of issue 25, item 1: files left in
 # /dev/shm at exit): the publisher makes no temporary once uslub's exit
 # handler has removed this process's files. Before the fix it checked
 # nothing before making the next one, so an exit that ended while it was
@@ -8,9 +8,9 @@
 # the process the moment such a temporary appears after uslub's exit
 # handler.
 #
-#   r1_exit_tmp.sh MALLOC_LIB TOOL BINDIR
+#   fd_exit_tmp.sh MALLOC_LIB TOOL BINDIR
 set -u
-lib=$1 prog=$3/misuse_prog_r1_exit_tmp mod=$3/misuse_mod_r1_exit_tmp.so
+lib=$1 prog=$3/misuse_prog_fd_exit_tmp mod=$3/misuse_mod_fd_exit_tmp.so
 [ -n "$lib" ] || exit 77          # sanitizer build: no preload library
 T=$(mktemp -d) || exit 1
 trap 'rm -rf "$T"' EXIT

@@ -1,5 +1,5 @@
 #!/bin/bash
-# misuse_r1_publisher_signals (review R1 of issue 25, item 1's class: a
+# misuse_fd_publisher_signals (review R1 of issue 25, item 1's class: a
 # thread of uslub's must not take what is the program's): the publisher
 # thread (USLUB_PUBLISH_MS) is created with every signal blocked, as the
 # purge thread is. A process-directed signal goes to some thread that does
@@ -10,9 +10,9 @@
 #
 # Before the fix: the helper died of SIGTERM (exit status 143).
 #
-#   r1_publisher_signals.sh MALLOC_LIB TOOL BINDIR
+#   fd_publisher_signals.sh MALLOC_LIB TOOL BINDIR
 set -u
-lib=$1 prog=$3/misuse_prog_r1_sigwait
+lib=$1 prog=$3/misuse_prog_fd_sigwait
 [ -n "$lib" ] || exit 77          # sanitizer build: no preload library
 T=$(mktemp -d) || exit 1
 trap 'rm -rf "$T"' EXIT

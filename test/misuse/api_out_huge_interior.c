@@ -1,5 +1,5 @@
 /*
- * misuse_r1_huge_interior (issue 25, item 8, review R1): a pointer inside
+ * misuse_out_huge_interior (issue 25, item 8, review R1): a pointer inside
  * a kmalloc mapping above 2 MiB (a huge block), not at its start, gets
  * the cause a pointer inside a page run gets ("inside ..., not its
  * start"), named as passed, from every entry point: kfree, ksize,

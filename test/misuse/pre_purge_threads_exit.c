@@ -1,5 +1,5 @@
 /*
- * misuse_r2_threads_exit (issue 25, item 2, variants the first fix
+ * misuse_purge_threads_exit (issue 25, item 2, variants the first fix
  * missed): uslub's purge thread exists only while the program has a
  * thread of its own, and a program that frees and then sleeps gets its
  * memory back wherever the docs say it does.
@@ -158,7 +158,7 @@ static int try_unshare(void)
 		return 0;
 	int e = errno;
 	if (e == EPERM || e == ENOSPC || e == ENOSYS || e == EUSERS) {
-		say("r2_threads_exit: unshare(CLONE_NEWUSER) refused here: not checked\n");
+		say("purge_threads_exit: unshare(CLONE_NEWUSER) refused here: not checked\n");
 		return -1;
 	}
 	return e;
@@ -187,7 +187,7 @@ static int run_exit(void)
 		}
 		worker_end(t);
 		long threads = status_field("Threads");
-		snprintf(msg, sizeof(msg), "r2_threads_exit: exit: round %d: Threads: %ld right "
+		snprintf(msg, sizeof(msg), "purge_threads_exit: exit: round %d: Threads: %ld right "
 			 "after the program joined its only thread\n", round, threads);
 		say(msg);
 		if (threads != 1)
@@ -231,7 +231,7 @@ static int run_asleep(const char *mode)
 		waited += DECAY_MS;
 		rss = status_field("VmRSS");
 	}
-	snprintf(msg, sizeof(msg), "r2_threads_exit: %s: baseline %ld KiB, peak %ld KiB, %ld KiB "
+	snprintf(msg, sizeof(msg), "purge_threads_exit: %s: baseline %ld KiB, peak %ld KiB, %ld KiB "
 		 "after %d ms asleep\n", mode, base, peak, rss, waited);
 	say(msg);
 	if ((rss - base) * 2 >= peak - base)
@@ -298,9 +298,9 @@ int main(int argc, char **argv)
 	if (a == 77 || b == 77 || c == 77)
 		return 77;
 	if (a || b || c) {
-		say("FAIL: r2_threads_exit\n");
+		say("FAIL: purge_threads_exit\n");
 		return 1;
 	}
-	say("r2_threads_exit: ok\n");
+	say("purge_threads_exit: ok\n");
 	return 0;
 }

@@ -1,5 +1,5 @@
 #!/bin/bash
-# misuse_r1_drop_exit (issue 25, item 8, review R1): a root process that
+# misuse_fd_privdrop_exit (issue 25, item 8, review R1): a root process that
 # publishes, drops privileges (setuid) and exits before its publisher's
 # next round. The publisher never saw the new euid, and the exit handler
 # removed files only with the euid unchanged: the process stopped
@@ -10,9 +10,9 @@
 #
 # Before the fix: nothing on stderr.
 #
-#   r1_drop_exit.sh MALLOC_LIB TOOL BINDIR
+#   fd_privdrop_exit.sh MALLOC_LIB TOOL BINDIR
 set -u
-lib=$1 prog=$3/misuse_prog_r1_drop next=$3/misuse_prog_fd_daemon
+lib=$1 prog=$3/misuse_prog_fd_drop next=$3/misuse_prog_fd_daemon
 [ -n "$lib" ] || exit 77          # sanitizer build: no preload library
 [ "$(id -u)" = 0 ] || { echo "skipped: needs root"; exit 77; }
 T=$(mktemp -d) || exit 1

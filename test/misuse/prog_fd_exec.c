@@ -1,15 +1,15 @@
 /*
- * Helper of misuse_r1_exec_leftover (issue 25, item 1, review R1): a
+ * Helper of misuse_fd_exec_leftover (issue 25, item 1, review R1): a
  * process that publishes, then execs a program under uslub that ends
  * before its own publisher is set up. Run under LD_PRELOAD with
  * USLUB_PUBLISH_MS and a private USLUB_PUBLISH_ROOT.
  *
- *   misuse_prog_r1_exec ROOT start   wait for its snapshot in ROOT; fork
+ *   misuse_prog_fd_exec ROOT start   wait for its snapshot in ROOT; fork
  *       a child that waits for the publisher's lock (<pid>.lock) and holds
  *       it once the exec has dropped it (so that the new image's publisher
  *       waits and is not set up when it exits); print "PID CHILD"; exec
  *       itself as "image"
- *   misuse_prog_r1_exec ROOT image CHILD   wait until CHILD holds the
+ *   misuse_prog_fd_exec ROOT image CHILD   wait until CHILD holds the
  *       lock; return from main (exit 5 when this image's publisher took the
  *       lock before the child: the test runs it again)
  *
@@ -69,7 +69,7 @@ int main(int argc, char **argv)
 		for (int i = 0; i < 500 && stat(snap, &st); i++)
 			sleep_ms(10);
 		if (stat(snap, &st)) {
-			fprintf(stderr, "prog_r1_exec: no snapshot %s\n", snap);
+			fprintf(stderr, "prog_fd_exec: no snapshot %s\n", snap);
 			return 2;
 		}
 		int pfd[2];
@@ -91,7 +91,7 @@ int main(int argc, char **argv)
 		}
 		char c;
 		if (read(pfd[0], &c, 1) != 1 || !waiting(child)) {
-			fprintf(stderr, "prog_r1_exec: the child does not wait for %s\n", lock);
+			fprintf(stderr, "prog_fd_exec: the child does not wait for %s\n", lock);
 			return 2;
 		}
 		printf("%d %d\n", (int)getpid(), (int)child);

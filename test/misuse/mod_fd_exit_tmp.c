@@ -1,5 +1,5 @@
 /*
- * Preloaded after libuslub-malloc.so by misuse_r1_exit_tmp (review R1 of
+ * Preloaded after libuslub-malloc.so by misuse_fd_exit_tmp (review R1 of
  * issue 25): the dynamic loader runs the constructors of LD_PRELOAD's
  * libraries last first, so this exit handler is registered before
  * uslub's and runs after it. It waits up to 300 ms for a

@@ -1,5 +1,5 @@
 /*
- * Helper of misuse_r1_publisher_signals (review R1 of issue 25): the
+ * Helper of misuse_fd_publisher_signals (review R1 of issue 25): the
  * sigwait() pattern. SIGTERM blocked in the program's only thread, sent
  * to the process once uslub's publisher runs (its first snapshot is
  * there), and taken with sigwait(). Run under LD_PRELOAD with
@@ -33,7 +33,7 @@ int main(void)
 		nanosleep(&d, NULL);
 	}
 	if (!keep || stat(snap, &st)) {
-		fprintf(stderr, "prog_r1_sigwait: no snapshot %s\n", snap);
+		fprintf(stderr, "prog_fd_sigwait: no snapshot %s\n", snap);
 		return 2;
 	}
 	int sig = 0;

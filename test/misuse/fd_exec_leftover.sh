@@ -1,5 +1,5 @@
 #!/bin/bash
-# misuse_r1_exec_leftover (issue 25, item 1, review R1): a process that
+# misuse_fd_exec_leftover (issue 25, item 1, review R1): a process that
 # published and then exec'd a program under uslub that ended before its
 # own publisher was set up (a fork child running a short program, as a
 # shell or python's subprocess does) left <pid>.txt, <pid>.json and
@@ -11,9 +11,9 @@
 # `sh -c 'prog'` run 40 times, 35 of 40 runs left them); the helper
 # makes the new image exit before its setup every time.
 #
-#   r1_exec_leftover.sh MALLOC_LIB TOOL BINDIR
+#   fd_exec_leftover.sh MALLOC_LIB TOOL BINDIR
 set -u
-lib=$1 prog=$3/misuse_prog_r1_exec
+lib=$1 prog=$3/misuse_prog_fd_exec
 [ -n "$lib" ] || exit 77          # sanitizer build: no preload library
 T=$(mktemp -d) || exit 1
 child=

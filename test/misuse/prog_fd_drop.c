@@ -1,5 +1,5 @@
 /*
- * Helper of misuse_r1_drop_exit (issue 25, item 8, review R1), run as
+ * Helper of misuse_fd_privdrop_exit (issue 25, item 8, review R1), run as
  * root under LD_PRELOAD with USLUB_PUBLISH_MS (long: the publisher sleeps
  * through what follows) and a private USLUB_PUBLISH_ROOT: wait for its
  * first snapshot, print its pid, drop to uid 65534 (setuid) and return
@@ -26,13 +26,13 @@ int main(void)
 		nanosleep(&d, NULL);
 	}
 	if (!keep || stat(snap, &st)) {
-		fprintf(stderr, "prog_r1_drop: no snapshot %s\n", snap);
+		fprintf(stderr, "prog_fd_drop: no snapshot %s\n", snap);
 		return 2;
 	}
 	printf("%d\n", (int)getpid());
 	fflush(stdout);
 	if (setgid(65534) || setuid(65534)) {
-		perror("prog_r1_drop: setuid");
+		perror("prog_fd_drop: setuid");
 		return 2;
 	}
 	return 0;

@@ -1,8 +1,8 @@
 /*
- * misuse_r2_tag_replaced's program (r2_tag_replaced.sh), under LD_PRELOAD
+ * misuse_tag_replaced's program (tag_replaced.sh), under LD_PRELOAD
  * with profiling on. argv[1]: a private directory holding plug.so and
- * same.so (both the first build, mod_r2_plug_v1), argv[2]: the second
- * build (mod_r2_plug_v2.so).
+ * same.so (both the first build, mod_tag_plug_v1), argv[2]: the second
+ * build (mod_tag_plug_v2.so).
  *   - plug.so allocates 12 x 1 MiB, kept live; it is dlclose()d, the file
  *     replaced by the second build (copied beside it, renamed over it, as
  *     an install or a rebuild does), and the same path loaded again (the
@@ -12,7 +12,7 @@
  *   - same.so is opened twice and closed once (still loaded): its 3 x 1 MiB
  *     stay named by its function.
  * Exits with everything live: the report at exit (USLUB_REPORT) must name
- * the 12 MiB "<unloaded: DIR/plug.so>", never r2_plug_never_allocates.
+ * the 12 MiB "<unloaded: DIR/plug.so>", never tag_plug_never_allocates.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -60,10 +60,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s\n", dlerror());
 		return 1;
 	}
-	alloc_fn a = (alloc_fn)dlsym(h, "r2_plug_alloc");
+	alloc_fn a = (alloc_fn)dlsym(h, "tag_plug_alloc");
 	for (int i = 0; i < 12; i++)
 		keep[i] = a(1 << 20);
-	void *before = dlsym(h, "r2_plug_alloc");
+	void *before = dlsym(h, "tag_plug_alloc");
 	dlclose(h);
 	if (copy(argv[2], next) || rename(next, plug)) {
 		perror("replace");
@@ -74,7 +74,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s\n", dlerror());
 		return 1;
 	}
-	int (*f)(int) = (int (*)(int))dlsym(h, "r2_plug_never_allocates");
+	int (*f)(int) = (int (*)(int))dlsym(h, "tag_plug_never_allocates");
 	if (!f || f(1) != 2)
 		return 1;
 	printf("same_place %d\n", (void *)f <= before && before < (void *)((char *)f + 256));
@@ -82,7 +82,7 @@ int main(int argc, char **argv)
 	void *s1 = dlopen(same, RTLD_NOW), *s2 = dlopen(same, RTLD_NOW);
 	if (!s1 || !s2)
 		return 1;
-	a = (alloc_fn)dlsym(s1, "r2_plug_alloc");
+	a = (alloc_fn)dlsym(s1, "tag_plug_alloc");
 	for (int i = 13; i < 16; i++)
 		keep[i] = a(1 << 20);
 	dlclose(s2);

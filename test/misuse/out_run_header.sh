@@ -1,5 +1,5 @@
 #!/bin/bash
-# misuse_r1_run_header (issue 25, item 7, review R1): `uslub run --report`
+# misuse_out_run_header (issue 25, item 7, review R1): `uslub run --report`
 # names the command in its header ("uslub report: pid N (CMD ARGS)") and
 # in its other lines; the command and its arguments are text like any
 # other name the tool prints: no control byte, no DEL, no C1 control
@@ -9,7 +9,7 @@
 # Before the fix: only bytes below 0x20 were replaced (by a space);
 # U+009B, 0x9b and DEL reached the terminal as they were.
 #
-#   r1_run_header.sh MALLOC_LIB TOOL BINDIR
+#   out_run_header.sh MALLOC_LIB TOOL BINDIR
 set -u
 lib=$1 tool=$2 prog=$3/misuse_prog_out_sites
 [ -n "$lib" ] || exit 77          # sanitizer build: no preload library

@@ -1,5 +1,5 @@
 #!/bin/bash
-# misuse_r1_report_dirlink (issue 25, item 6, review R1): the report file's
+# misuse_out_report_dirlink (issue 25, item 6, review R1): the report file's
 # directories are walked too. USLUB_REPORT=/tmp/x/shadow, /tmp/x being
 # another user's symbolic link to /etc in sticky, world-writable /tmp,
 # must not make a root process truncate /etc/shadow: the last component's
@@ -12,7 +12,7 @@
 # overwritten with the report, by USLUB_REPORT and `uslub run
 # --report-file` alike.
 #
-#   r1_report_dirlink.sh MALLOC_LIB TOOL BINDIR
+#   out_report_dirlink.sh MALLOC_LIB TOOL BINDIR
 set -u
 lib=$1 tool=$2 prog=$3/misuse_prog_out_sites
 [ -n "$lib" ] || exit 77          # sanitizer build: no preload library

@@ -1,5 +1,5 @@
 /*
- * misuse_r2_as_own_mmap (issue 25, item 3, a variant the first fix
+ * misuse_as_own_mmap (issue 25, item 3, a variant the first fix
  * missed): under an address-space limit (RLIMIT_AS, `ulimit -v`) what
  * uslub keeps after a free is taken from the program's own mappings,
  * which cannot give it back: its mmap()s, its thread stacks, dlopen. The
@@ -97,7 +97,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 5; i++)
 		free(big[i]);
 	int got = own_mmap();
-	printf("r2_as_own_mmap: after five 64 MiB blocks freed, the program maps %d MiB of 400\n",
+	printf("as_own_mmap: after five 64 MiB blocks freed, the program maps %d MiB of 400\n",
 	       got);
 	if (got < WANT) {
 		printf("FAIL: freed large blocks kept by uslub starve the program's own mmap\n");
@@ -110,7 +110,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < n; i++)
 		free(small[i]);
 	got = own_mmap();
-	printf("r2_as_own_mmap: after %zu MiB of 1000-byte objects freed, the program maps %d "
+	printf("as_own_mmap: after %zu MiB of 1000-byte objects freed, the program maps %d "
 	       "MiB of 400\n", n * 1000 >> 20, got);
 	if (got < WANT) {
 		printf("FAIL: empty segments kept by uslub starve the program's own mmap\n");

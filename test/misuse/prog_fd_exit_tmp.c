@@ -1,7 +1,7 @@
 /*
- * Helper of misuse_r1_exit_tmp (review R1 of issue 25, item 1: files left
+ * Helper of misuse_fd_exit_tmp (review R1 of issue 25, item 1: files left
  * in /dev/shm at exit). Run under LD_PRELOAD with USLUB_PUBLISH_MS=1 and a
- * private USLUB_PUBLISH_ROOT, with misuse_mod_r1_exit_tmp.so preloaded
+ * private USLUB_PUBLISH_ROOT, with misuse_mod_fd_exit_tmp.so preloaded
  * after uslub: once its publisher writes a text snapshot (.<pid>.txt.tmp
  * is there), call exit(); the module's exit handler, which runs after
  * uslub's, watches for a temporary made after it. Prints its pid.
@@ -29,6 +29,6 @@ int main(void)
 	for (int i = 0; i < 200000; i++)
 		if (!stat(txt_tmp, &st))
 			exit(0);
-	fprintf(stderr, "prog_r1_exit_tmp: never saw %s\n", txt_tmp);
+	fprintf(stderr, "prog_fd_exit_tmp: never saw %s\n", txt_tmp);
 	return keep ? 2 : 3;
 }
