@@ -45,6 +45,34 @@ static inline size_t vm_bytes(void)
 	return k > 0 ? (size_t)k << 10 : 0;
 }
 
+/* The whole of a small /proc file into @buf (NUL-terminated): 0, or -1. */
+static inline int read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t got = 0;
+	ssize_t n;
+	while (got + 1 < len && (n = read(fd, buf + got, len - 1 - got)) > 0)
+		got += (size_t)n;
+	close(fd);
+	buf[got] = 0;
+	return 0;
+}
+
+/* The number after "@name:" in /proc/self/status (Threads, VmRSS); -1. */
+static inline long status_field(const char *name)
+{
+	char buf[4096];
+	if (read_file("/proc/self/status", buf, sizeof(buf)))
+		return -1;
+	size_t n = strlen(name);
+	for (char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, name, n) && p[n] == ':')
+			return strtol(p + n + 1, NULL, 10);
+	return -1;
+}
+
 /* Is there a thread of this process named @name (its comm)? 1, 0, or -1
  * when /proc/self/task cannot be read. opendir allocates: call it only
  * where the test does not measure. */

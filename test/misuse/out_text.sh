@@ -38,7 +38,7 @@ mkdir -p "$dir" && cp "$bin/misuse_mod_out_site.so" "$dir/mod.so" || fail "setup
 check() {
 	tr -d '\n' <"$2" | LC_ALL=C grep -q '[[:cntrl:]]' && fail "$1: a raw control byte"
 	grep -q '^/etc/shadow' "$2" && fail "$1: a line of the program's making: $(grep -m1 '^/etc/shadow' "$2")"
-	grep -qF "$cache_esc" "$2" || fail "$1: no escaped cache name"
+	grep -qF "$cache_esc" "$2" || fail "$1: no escaped cache name in: $(head -c 4000 "$2")"
 	if [ $# -gt 2 ]; then
 		grep -qF "$dir_esc/mod.so+0x" "$2" || fail "$1: no escaped module path"
 	fi
@@ -75,8 +75,11 @@ coproc_pid=$PROG_PID
 read -r -t 20 line <&"${PROG[0]}"
 [ "$line" = ready ] || fail "prog did not start: '$line'"
 snap="$T/pub/uslub-$(id -u)/$coproc_pid.txt"
-for i in $(seq 200); do           # its first snapshot with the module's site
-	grep -qF "mod.so+0x" "$snap" 2>/dev/null && break
+# its first snapshot with the cache and the module's site: a snapshot's
+# sections are printed one after the other while the program runs, so its
+# slabinfo may predate the cache that its allocinfo's site came after
+for i in $(seq 200); do
+	grep -qF "mod.so+0x" "$snap" 2>/dev/null && grep -qF "$cache_esc" "$snap" && break
 	sleep 0.05
 done
 "$tool" slabinfo "$coproc_pid" >"$T/slabinfo" 2>&1 || fail "uslub slabinfo: $(cat "$T/slabinfo")"

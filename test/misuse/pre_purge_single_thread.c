@@ -49,7 +49,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "../malloc/rss.h"
+#include "misuse.h"
 
 #define SMALL_BYTES (16ul << 20)
 #define LARGE_BYTES (8ul << 20)
@@ -62,53 +62,6 @@
 static void *small[MAX_SMALL];
 static void *large[MAX_LARGE];
 static void *huge[NHUGE];
-static int failures;
-
-static void say(const char *s)
-{
-	ssize_t r = write(1, s, strlen(s));
-	(void)r;
-}
-
-static void fail(const char *s)
-{
-	say("FAIL: ");
-	say(s);
-	failures++;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
-	nanosleep(&ts, NULL);
-}
-
-/* The whole of a small /proc file into @buf (NUL-terminated); -1 if not. */
-static int read_file(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	size_t got = 0;
-	ssize_t n;
-	while (got + 1 < len && (n = read(fd, buf + got, len - 1 - got)) > 0)
-		got += (size_t)n;
-	close(fd);
-	buf[got] = 0;
-	return 0;
-}
-
-static long status_field(const char *name)
-{
-	char buf[4096];
-	if (read_file("/proc/self/status", buf, sizeof(buf)))
-		return -1;
-	size_t n = strlen(name);
-	for (char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, name, n) && p[n] == ':')
-			return strtol(p + n + 1, NULL, 10);
-	return -1;
-}
 
 /* Allocate, touch and free small objects, large blocks and huge mappings
  * (the huge ones live together, so all six are kept when freed); then
@@ -163,50 +116,6 @@ static void activity(void)
 	free(malloc(64 << 10));
 }
 
-static int hold[2] = { -1, -1 };       /* a worker lives until hold[1] is closed */
-
-static void *worker(void *arg)
-{
-	for (int i = 0; i < 1000; i++)
-		free(malloc(32 + (size_t)(i % 32) * 16));
-	char c;
-	while (read(hold[0], &c, 1) > 0)
-		;
-	return arg;
-}
-
-/* A thread of the program's own that allocated and stays alive until
- * worker_end(): uslub's thread goes with the program's last one */
-static int worker_start(pthread_t *t)
-{
-	if (pipe(hold) || pthread_create(t, NULL, worker, NULL))
-		return -1;
-	return 0;
-}
-
-static void worker_end(pthread_t t)
-{
-	close(hold[1]);
-	pthread_join(t, NULL);
-	close(hold[0]);
-}
-
-/* unshare(CLONE_NEWUSER): 0, or the errno; -1 where the kernel refuses it
- * to any process here (so it says nothing about threads) */
-static int try_unshare(void)
-{
-	if (!unshare(CLONE_NEWUSER))
-		return 0;
-	int e = errno;
-	if (e == EPERM || e == ENOSPC || e == ENOSYS || e == EUSERS) {
-		char msg[160];
-		snprintf(msg, sizeof(msg), "purge_single_thread: unshare(CLONE_NEWUSER) refused here "
-			 "(%s): not checked\n", strerror(e));
-		say(msg);
-		return -1;
-	}
-	return e;
-}
 
 /* Start a thread of the program's own (alive until worker_end(*@t)),
  * then allocate until the uslub-purge thread shows (USLUB_BACKGROUND_
@@ -369,37 +278,6 @@ static int run_always(void)
 	return failures ? 1 : 0;
 }
 
-extern char **environ;
-
-/* Run this program again as @mode, its environment without any
- * USLUB_BACKGROUND_THREAD or USLUB_DECAY_MS, plus @extra. */
-static int spawn(const char *self, const char *mode, const char *extra)
-{
-	static char *env[512];
-	int k = 0;
-	for (char **e = environ; *e && k < 508; e++)
-		if (strncmp(*e, "USLUB_BACKGROUND_THREAD=", 24) && strncmp(*e, "USLUB_DECAY_MS=", 15))
-			env[k++] = *e;
-	env[k++] = "USLUB_DECAY_MS=100";
-	if (extra)
-		env[k++] = (char *)extra;
-	env[k] = NULL;
-	pid_t pid = fork();
-	if (pid < 0)
-		return 1;
-	if (!pid) {
-		char *argv[] = { (char *)self, (char *)mode, (char *)mode, NULL };
-		execve(self, argv, env);
-		_exit(126);
-	}
-	int st;
-	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st)) {
-		say("FAIL: a run did not exit normally\n");
-		return 1;
-	}
-	return WEXITSTATUS(st);
-}
-
 int main(int argc, char **argv)
 {
 	if (argc > 2 && !strcmp(argv[2], "auto"))
@@ -413,9 +291,9 @@ int main(int argc, char **argv)
 		say("SKIP: not under uslub's LD_PRELOAD\n");
 		return 77;
 	}
-	int a = spawn("/proc/self/exe", "auto", NULL);
-	int f = spawn("/proc/self/exe", "fork", NULL);
-	int b = spawn("/proc/self/exe", "always", "USLUB_BACKGROUND_THREAD=1");
+	int a = spawn("auto", NULL);
+	int f = spawn("fork", NULL);
+	int b = spawn("always", "USLUB_BACKGROUND_THREAD=1");
 	if (a == 77)
 		return 77;
 	if (a || f || b) {

@@ -37,80 +37,12 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "misuse.h"
 
 #define DECAY_MS 100
 #define NBIG     4
 #define BIG      (16ul << 20)
 
-static int failures;
-
-static void say(const char *s)
-{
-	ssize_t r = write(1, s, strlen(s));
-	(void)r;
-}
-
-static void fail(const char *s)
-{
-	say("FAIL: ");
-	say(s);
-	failures++;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
-	nanosleep(&ts, NULL);
-}
-
-static int read_file(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	size_t got = 0;
-	ssize_t n;
-	while (got + 1 < len && (n = read(fd, buf + got, len - 1 - got)) > 0)
-		got += (size_t)n;
-	close(fd);
-	buf[got] = 0;
-	return 0;
-}
-
-static long status_field(const char *name)
-{
-	char buf[4096];
-	if (read_file("/proc/self/status", buf, sizeof(buf)))
-		return -1;
-	size_t n = strlen(name);
-	for (char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, name, n) && p[n] == ':')
-			return strtol(p + n + 1, NULL, 10);
-	return -1;
-}
-
-/* Is there a thread of this process named @name? (opendir allocates) */
-static int has_thread(const char *name)
-{
-	DIR *d = opendir("/proc/self/task");
-	if (!d)
-		return -1;
-	int found = 0;
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		char path[300], comm[32];
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		if (read_file(path, comm, sizeof(comm)))
-			continue;
-		comm[strcspn(comm, "\n")] = 0;
-		if (!strcmp(comm, name))
-			found = 1;
-	}
-	closedir(d);
-	return found;
-}
 
 static void churn(void)
 {
@@ -122,47 +54,6 @@ static void churn(void)
 	free(malloc(64 << 10));
 }
 
-static int hold[2] = { -1, -1 };
-
-static void *worker(void *arg)
-{
-	for (int i = 0; i < 1000; i++)
-		free(malloc(32 + (size_t)(i % 32) * 16));
-	char c;
-	while (read(hold[0], &c, 1) > 0)
-		;
-	return arg;
-}
-
-static int worker_start(pthread_t *t)
-{
-	if (pipe(hold) || pthread_create(t, NULL, worker, NULL)) {
-		fail("pipe or pthread_create failed\n");
-		return -1;
-	}
-	return 0;
-}
-
-static void worker_end(pthread_t t)
-{
-	close(hold[1]);
-	pthread_join(t, NULL);
-	close(hold[0]);
-}
-
-/* 0: unshare(CLONE_NEWUSER) worked; the errno; -1 where this kernel
- * refuses it to any process (says nothing about threads) */
-static int try_unshare(void)
-{
-	if (!unshare(CLONE_NEWUSER))
-		return 0;
-	int e = errno;
-	if (e == EPERM || e == ENOSPC || e == ENOSYS || e == EUSERS) {
-		say("purge_threads_exit: unshare(CLONE_NEWUSER) refused here: not checked\n");
-		return -1;
-	}
-	return e;
-}
 
 static int run_exit(void)
 {
@@ -248,35 +139,6 @@ static int run_asleep_threaded(void)
 	int rc = run_asleep("asleep");
 	worker_end(t);
 	return rc;
-}
-
-extern char **environ;
-
-static int spawn(const char *mode, const char *extra)
-{
-	static char *env[512];
-	int k = 0;
-	for (char **e = environ; *e && k < 508; e++)
-		if (strncmp(*e, "USLUB_BACKGROUND_THREAD=", 24) && strncmp(*e, "USLUB_DECAY_MS=", 15))
-			env[k++] = *e;
-	env[k++] = "USLUB_DECAY_MS=100";
-	if (extra)
-		env[k++] = (char *)extra;
-	env[k] = NULL;
-	pid_t pid = fork();
-	if (pid < 0)
-		return 1;
-	if (!pid) {
-		char *argv[] = { "/proc/self/exe", (char *)mode, (char *)mode, NULL };
-		execve("/proc/self/exe", argv, env);
-		_exit(126);
-	}
-	int st;
-	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st)) {
-		say("FAIL: a run did not exit normally\n");
-		return 1;
-	}
-	return WEXITSTATUS(st);
 }
 
 int main(int argc, char **argv)
