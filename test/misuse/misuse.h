@@ -10,38 +10,6 @@
 
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE          /* unshare */
-extern char **environ;
-
-/* Run this program again as @mode (argv[2]), its environment without any
- * USLUB_BACKGROUND_THREAD or USLUB_DECAY_MS, plus USLUB_DECAY_MS=100 and
- * @extra: its exit status, 1 when it did not exit normally. */
-static inline int spawn(const char *mode, const char *extra)
-{
-	static char *env[512];
-	int k = 0;
-	for (char **e = environ; *e && k < 508; e++)
-		if (strncmp(*e, "USLUB_BACKGROUND_THREAD=", 24) && strncmp(*e, "USLUB_DECAY_MS=", 15))
-			env[k++] = *e;
-	env[k++] = "USLUB_DECAY_MS=100";
-	if (extra)
-		env[k++] = (char *)extra;
-	env[k] = NULL;
-	pid_t pid = fork();
-	if (pid < 0)
-		return 1;
-	if (!pid) {
-		char *argv[] = { "/proc/self/exe", (char *)mode, (char *)mode, NULL };
-		execve("/proc/self/exe", argv, env);
-		_exit(126);
-	}
-	int st;
-	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st)) {
-		say("FAIL: a run did not exit normally\n");
-		return 1;
-	}
-	return WEXITSTATUS(st);
-}
-
 #endif
 #include <errno.h>
 #include <pthread.h>
