@@ -360,7 +360,7 @@ static int recorded(const struct snapshot *s, int json, long *pid, unsigned long
 {
 	if (!json) {
 		int p;
-		if (sscanf(s->doc, "uslub pid %d (start time %llu ticks)", &p, start) != 2)
+		if (sscanf(s->doc, PUBDIR_TXT_HEAD, &p, start) != 2)
 			return -1;
 		*pid = p;
 		return 0;

@@ -379,6 +379,12 @@ __internal size_t _uslub_sys_parked_bytes(void);
 /* Tests: the next @n releases (munmap, madvise) are refused as if by the
  * kernel, without the call. */
 __internal void _uslub_sys_refuse_next(long n);
+/* Whether @fd, a descriptor uslub made close-on-exec, is still that open
+ * file: still close-on-exec (dup2 clears the flag), the same device and
+ * inode (@dev, @ino: what fstat said when it was made); *@st its fstat.
+ * The program may have closed the number and taken it for its own. */
+struct stat;
+__internal bool _uslub_fd_is(int fd, unsigned long dev, unsigned long ino, struct stat *st);
 /* How many releases the kernel refused so far. */
 __internal unsigned long _uslub_release_failures(void);
 /* Count one error already reported line by line; abort() when

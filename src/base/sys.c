@@ -23,7 +23,9 @@
 #include "base/base.h"
 #include <errno.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 static unsigned long release_failures;  /* atomic */
 static bool release_reported;           /* atomic */
@@ -156,4 +158,11 @@ int _uslub_sys_madvise_dontneed(void *addr, size_t len)
 unsigned long _uslub_release_failures(void)
 {
 	return __atomic_load_n(&release_failures, __ATOMIC_RELAXED);
+}
+
+bool _uslub_fd_is(int fd, unsigned long dev, unsigned long ino, struct stat *st)
+{
+	int fl = fd >= 0 ? fcntl(fd, F_GETFD) : -1;
+	return fl >= 0 && (fl & FD_CLOEXEC) && !fstat(fd, st) && st->st_dev == dev &&
+	       st->st_ino == ino;
 }

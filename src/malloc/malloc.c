@@ -656,15 +656,11 @@ static int report_open(const char *path)
 static int report_fd = -1;
 static dev_t report_dev;
 static ino_t report_ino;
-static bool report_lost_said;
 
 static bool report_fd_ours(void)
 {
 	struct stat st;
-	int fd = report_fd;
-	int fdfl = fd >= 0 ? fcntl(fd, F_GETFD) : -1;
-	return fdfl >= 0 && (fdfl & FD_CLOEXEC) && !fstat(fd, &st) && st.st_dev == report_dev &&
-	       st.st_ino == report_ino;
+	return _uslub_fd_is(report_fd, report_dev, report_ino, &st);
 }
 
 /* Forget a duplicate that is no longer ours, saying so once (@say). */
@@ -672,12 +668,10 @@ static void report_fd_check(bool say)
 {
 	if (report_fd < 0 || report_fd_ours())
 		return;
-	if (say && !report_lost_said) {
-		report_lost_said = true;
+	if (say)                        /* once: the number is forgotten */
 		_uslub_report("uslub: USLUB_REPORT=-: the program closed or reused fd %d, where "
 			      "uslub kept a copy of its stderr: left alone; the report goes to fd 2 "
 			      "only\n", report_fd);
-	}
 	report_fd = -1;
 }
 
@@ -718,8 +712,9 @@ static void report_to_stderr(void)
 {
 	const char *note = "";
 	int fd = 2;
-	report_fd_check(fcntl(2, F_GETFD) >= 0);
-	if (fcntl(2, F_GETFD) < 0) {
+	bool have2 = fcntl(2, F_GETFD) >= 0;
+	report_fd_check(have2);
+	if (!have2) {
 		if (report_fd < 0)
 			return;                 /* no stderr now, none kept */
 		fd = report_fd;

@@ -23,7 +23,7 @@
  * ours (a daemon's close_range(3, ~0U, 0)) and get the numbers back for its
  * own files, or dup2() its own over them. So the directory's and the lock
  * file's descriptors are checked to be the same open file before each use
- * and before they are closed (fd_is(): still close-on-exec as made, which
+ * and before they are closed (_uslub_fd_is(): still close-on-exec as made, which
  * dup2 clears; the same device and inode; the directory still pub_euid's,
  * 0700). One that is not is forgotten, never written or closed; the
  * publisher says so once, opens the directory again by its path (with
@@ -58,7 +58,8 @@ static pthread_mutex_t pub_lock = PTHREAD_MUTEX_INITIALIZER; /* files, state */
 static bool stopping;
 static bool atexit_done;
 static bool refused;            /* the directory cannot be trusted: never again */
-static bool gave_up;            /* the euid changed: stopped publishing */
+static bool gave_up;            /* stopped publishing: the euid changed, or
+				 * the lock file could not be locked */
 static bool published;          /* set up: pub_pid's files may exist */
 static bool lost_said, write_said;     /* each said once */
 static int drop_err = -1;       /* what give_up() has to say, until said */
@@ -81,25 +82,17 @@ static unsigned long long now_ns(clockid_t clk)
 	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 }
 
-/* Whether @fd is still the open file we made (see the top of the file). */
-static bool fd_is(int fd, dev_t dev, ino_t ino, struct stat *st)
-{
-	int fl = fd >= 0 ? fcntl(fd, F_GETFD) : -1;
-	return fl >= 0 && (fl & FD_CLOEXEC) && !fstat(fd, st) && st->st_dev == dev &&
-	       st->st_ino == ino;
-}
-
 static bool dir_ok(void)
 {
 	struct stat st;
-	return fd_is(dir_fd, dir_dev, dir_ino, &st) && S_ISDIR(st.st_mode) &&
+	return _uslub_fd_is(dir_fd, dir_dev, dir_ino, &st) && S_ISDIR(st.st_mode) &&
 	       st.st_uid == pub_euid && !(st.st_mode & 077);
 }
 
 static bool lock_ok(void)
 {
 	struct stat st;
-	return fd_is(lock_fd, lock_dev, lock_ino, &st) && S_ISREG(st.st_mode);
+	return _uslub_fd_is(lock_fd, lock_dev, lock_ino, &st) && S_ISREG(st.st_mode);
 }
 
 /*
@@ -176,10 +169,14 @@ static void write_file(pid_t self, int json)
 	}
 	struct stat tst;
 	FILE *f = NULL;
-	if (fstat(fd, &tst) || fchmod(fd, 0600) || !(f = fdopen(fd, "w"))) {
-		close(fd);                      /* whatever the umask: 0600 */
-		unlinkat(dfd, tmp, 0);
+	if (fstat(fd, &tst)) {
+		close(fd);                      /* the next round's O_EXCL removes it */
 		return;
+	}
+	int bad = 1;
+	if (fchmod(fd, 0600) || !(f = fdopen(fd, "w"))) {
+		close(fd);                      /* whatever the umask: 0600 */
+		goto done;
 	}
 	unsigned long long now = now_ns(CLOCK_REALTIME);
 	if (json) {
@@ -204,8 +201,9 @@ static void write_file(pid_t self, int json)
 			uslub_allocinfo_print(f, USLUB_FMT_TABLE);
 		}
 	}
-	int bad = fflush(f) || ferror(f);
+	bad = fflush(f) || ferror(f);
 	bad |= fclose(f) != 0;
+done:
 	uslub_mutex_lock(&pub_lock, RANK_PUB);
 	/* The directory is checked again: the program may have taken the
 	 * number meanwhile. Our temporary is removed only where it is still
@@ -315,14 +313,11 @@ static int take_lock(pid_t self)
  */
 static int remove_own(int dfd, pid_t pid)
 {
-	char name[32];
-	int err = 0;
-	for (int k = PUB_TXT; k <= PUB_NR_KINDS; k++) {
-		int kind = k == PUB_NR_KINDS ? PUB_LOCK : k;
-		_uslub_pubdir_name(name, sizeof(name), kind, pid);
-		if (unlinkat(dfd, name, 0) && errno != ENOENT && !err)
-			err = errno;
-	}
+	char lock[32];
+	int err = _uslub_pubdir_remove_files(dfd, pid);
+	_uslub_pubdir_name(lock, sizeof(lock), PUB_LOCK, pid);
+	if (unlinkat(dfd, lock, 0) && errno != ENOENT && !err)
+		err = errno;
 	return err;
 }
 
@@ -341,6 +336,9 @@ static void give_up(pid_t self)
 	if (lock_ok())
 		close(lock_fd);                 /* the files are stale from now on */
 	lock_fd = -1;
+	if (dir_ok())                   /* at_exit() opens it by its path */
+		close(dir_fd);
+	dir_fd = -1;
 }
 
 /* Drop pub_lock, then say what give_up() did. */
@@ -590,11 +588,11 @@ static void pub_restart_child(void)
 		close(lock_fd);
 	lock_fd = -1;
 	published = false;
+	gave_up = false;                /* its own lock file; ensure() looks again */
 	if (dir_fd >= 0 && (unsigned int)geteuid() != pub_euid) {
 		if (dir_ok())
 			close(dir_fd);
 		dir_fd = -1;
-		gave_up = false;
 	}
 	bool again = interval_ms > 0 && !stopping && !refused && !gave_up;
 	uslub_mutex_unlock(&pub_lock, RANK_PUB);

@@ -209,14 +209,18 @@ int _uslub_pubdir_open(const char *path, unsigned int uid, const char *whose,
 	return 0;
 }
 
-/* Remove the snapshots and temporaries of @pid (not its lock file). */
-void _uslub_pubdir_remove_files(int dfd, pid_t pid)
+/* Remove the snapshots and temporaries of @pid (not its lock file): 0,
+ * or the errno of the first removal that failed other than ENOENT. */
+int _uslub_pubdir_remove_files(int dfd, pid_t pid)
 {
 	char name[32];
+	int err = 0;
 	for (int k = PUB_TXT; k < PUB_NR_KINDS; k++) {
 		_uslub_pubdir_name(name, sizeof(name), k, pid);
-		unlinkat(dfd, name, 0);
+		if (unlinkat(dfd, name, 0) && errno != ENOENT && !err)
+			err = errno;
 	}
+	return err;
 }
 
 /* Whether @fd (open, locked) is still what @name refers to in @dfd. */
@@ -230,27 +234,28 @@ int _uslub_pubdir_same(int dfd, const char *name, int fd)
 /*
  * The start time a snapshot of @pid claims in its header (@kind says which
  * header): 1 and *@start, 0 when the content is not uslub's header for
- * @pid. The header is built as the publisher writes it, then compared.
+ * @pid. The start time is read where the header has it, then the whole
+ * header is built with the publisher's own format and compared.
  */
 static int pubdir_header(const char *buf, int kind, pid_t pid, unsigned long long *start)
 {
-	char want[64];
 	int json = kind == PUB_JSON || kind == PUB_JSON_TMP;
-	/* Both headers end their fixed part right before the start time. */
-	if (json)
-		snprintf(want, sizeof(want), "{\"pid\":%d,\"start_time\":", (int)pid);
-	else
-		snprintf(want, sizeof(want), "uslub pid %d (start time ", (int)pid);
-	size_t n = strlen(want);
-	if (strncmp(buf, want, n))
-		return 0;
-	const char *p = buf + n;
-	unsigned long long v = 0;
+	const char *fmt = json ? PUBDIR_JSON_HEAD : PUBDIR_TXT_HEAD;
+	const char *p = buf;
+	int colons = json ? 2 : 0;              /* after "pid": and "start_time": */
+	if (json) {
+		while (*p && colons)
+			colons -= *p++ == ':';
+	} else {
+		p = strstr(buf, "(start time ");
+		p = p ? p + 12 : "";
+	}
 	if (*p < '0' || *p > '9')
 		return 0;
-	for (; *p >= '0' && *p <= '9'; p++)
-		v = v * 10 + (unsigned long long)(*p - '0');
-	if (json ? *p != ',' : strncmp(p, " ticks)", 7))
+	unsigned long long v = strtoull(p, NULL, 10);
+	char want[96];
+	snprintf(want, sizeof(want), fmt, (int)pid, v);
+	if (strncmp(buf, want, strlen(want)))
 		return 0;
 	*start = v;
 	return 1;
@@ -268,8 +273,6 @@ static int pubdir_proven(int dfd, const char *name, int kind, pid_t pid, uid_t u
 	if (fstatat(dfd, name, &a, AT_SYMLINK_NOFOLLOW) || !S_ISREG(a.st_mode) ||
 	    a.st_uid != uid)
 		return 0;
-	if (kind == PUB_LOCK)
-		return 1;
 	int tmp = kind == PUB_TXT_TMP || kind == PUB_JSON_TMP;
 	if (a.st_size == 0)
 		return tmp;
@@ -322,7 +325,7 @@ static int pubdir_reap(int dfd, pid_t pid, uid_t uid)
 		unlinkat(dfd, name, 0);
 		return -1;
 	}
-	if (!pubdir_proven(dfd, name, PUB_LOCK, pid, uid, 0))
+	if (!S_ISREG(st.st_mode) || st.st_uid != uid)   /* a lock file proves no more */
 		return -1;
 	int fd = openat(dfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
@@ -352,9 +355,10 @@ int _uslub_pubdir_sweep(int dfd, pid_t self)
 		return 0;
 	struct stat dst;
 	uid_t uid = geteuid();
-	if (!fstat(fd, &dst) && uid == 0)
+	bool ok = !fstat(fd, &dst);
+	if (ok && uid == 0)
 		uid = dst.st_uid;               /* root sweeps as the owner */
-	if (fstat(fd, &dst) || !S_ISDIR(dst.st_mode) || dst.st_uid != uid ||
+	if (!ok || !S_ISDIR(dst.st_mode) || dst.st_uid != uid ||
 	    (dst.st_mode & (S_IWGRP | S_IWOTH))) {
 		close(fd);
 		return 0;

@@ -106,7 +106,7 @@ PUBDIR_API ssize_t _uslub_pubdir_read_proc(pid_t pid, const char *file, char *bu
 PUBDIR_API int _uslub_pubdir_start_time(pid_t pid, unsigned long long *start);
 PUBDIR_API int _uslub_pubdir_open(const char *path, unsigned int uid, const char *whose,
 				     mode_t forbidden, int *dfd, char *why, size_t wlen);
-PUBDIR_API void _uslub_pubdir_remove_files(int dfd, pid_t pid);
+PUBDIR_API int _uslub_pubdir_remove_files(int dfd, pid_t pid);
 PUBDIR_API int _uslub_pubdir_same(int dfd, const char *name, int fd);
 PUBDIR_API int _uslub_pubdir_sweep(int dfd, pid_t self);
 PUBDIR_API pid_t _uslub_pubdir_lock_holder(int dfd, pid_t pid);
