@@ -154,6 +154,9 @@ enum uslub_option {
 	USLUB_NR_OPTIONS
 };
 
+/* USLUB_BACKGROUND_THREAD's values (page.c: who purges) */
+enum { USLUB_BG_NEVER, USLUB_BG_ALWAYS, USLUB_BG_AUTO };
+
 __internal void _uslub_options_init(void);
 __internal long _uslub_option(enum uslub_option o);
 __internal long _uslub_option_default(enum uslub_option o);

@@ -162,7 +162,7 @@ bool _uslub_parse_option(enum uslub_option o, const char *text, long *out, char 
 		*out = 0;
 		return true;
 	} else if (o == USLUB_OPT_BACKGROUND_THREAD && word_is(text, len, "auto")) {
-		*out = 2;                    /* page.c: the thread once the program has one */
+		*out = USLUB_BG_AUTO;        /* page.c: the thread once the program has one */
 		return true;
 	} else {
 		bool neg = text[0] == '-' && len > 1;

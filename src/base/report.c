@@ -233,7 +233,7 @@ void _uslub_buf_write(struct uslub_buf *b, FILE *f)
 	if (b->cut)
 		fputs("\n(uslub: out of memory: output cut short)\n", f);
 	if (b->p)
-		munmap(b->p, b->cap);
+		_uslub_sys_munmap_or_park(b->p, b->cap);
 	b->p = NULL;
 	b->len = b->cap = 0;
 	b->cut = false;

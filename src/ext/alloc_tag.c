@@ -354,8 +354,6 @@ static struct uslub_allocinfo *collect(size_t *np, size_t *lenp)
 	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
 	/* caller tags (the malloc family's call sites): "module+0xOFF" and
 	 * "symbol+0xOFF", line 0; dladdr() runs here, with no lock held */
-	if (_uslub_profiling | _uslub_sampling)
-		_uslub_caller_tags_sweep();
 	for (size_t i = 0; i < k; i++)
 		if (!out[i].file) {
 			_uslub_caller_tag_name((int)out[i].line - 2, &out[i].file, &out[i].func);
@@ -376,7 +374,7 @@ __public size_t uslub_allocinfo(struct uslub_allocinfo *out, size_t max)
 	if (all) {
 		if (out)
 			memcpy(out, all, MIN(n, max) * sizeof(*out));
-		munmap(all, len);
+		_uslub_sys_munmap_or_park(all, len);
 	}
 	return n;
 }
@@ -472,7 +470,7 @@ __public void uslub_allocinfo_print(FILE *f, int fmt)
 			allocinfo_legend(&b);
 	}
 	if (all)
-		munmap(all, len);
+		_uslub_sys_munmap_or_park(all, len);
 	_uslub_buf_write(&b, f);
 }
 

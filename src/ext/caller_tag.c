@@ -51,6 +51,7 @@
 #include <sys/stat.h>         /* before slub.h, whose stat() is a macro */
 #include "ext/ext.h"
 #include <dlfcn.h>
+#include <errno.h>
 #include <link.h>
 #include <sched.h>
 #include <stdio.h>
@@ -111,12 +112,31 @@ static inline unsigned int slot_of(uintptr_t addr)
 	return (unsigned int)(((uint64_t)addr * 0x9e3779b97f4a7c15ull) >> (64 - CALLER_TAGS_BITS));
 }
 
+#define FNV_OFFSET 0xcbf29ce484222325ull
+
+/* FNV-1a of @n bytes at @p onto @h */
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+	for (const unsigned char *c = p; n--; c++)
+		h = (h ^ *c) * 0x100000001b3ull;
+	return h;
+}
+
 static uint64_t name_hash(const char *s)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (; s && *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h;
+	return fnv1a(FNV_OFFSET, s ? s : "", s ? strlen(s) : 0);
+}
+
+/* The /proc/self/map_files link of the part of @info's loadable segment
+ * @ph that its file backs. */
+static void map_files_link(const struct dl_phdr_info *info, const ElfW(Phdr) *ph, char *link,
+			   size_t len)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t start = (info->dlpi_addr + ph->p_vaddr) & ~(page - 1);
+	uintptr_t end = ALIGN_UP(info->dlpi_addr + ph->p_vaddr + ph->p_filesz, page);
+	snprintf(link, len, "/proc/self/map_files/%lx-%lx", (unsigned long)start,
+		 (unsigned long)end);
 }
 
 /* The real path of the object @info (@ph: one of its loadable segments)
@@ -139,12 +159,8 @@ static void real_path(const struct dl_phdr_info *info, const ElfW(Phdr) *ph, cha
 		return;
 	}
 	/* relative to the directory dlopen() ran in: the mapping's file */
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t start = (info->dlpi_addr + ph->p_vaddr) & ~(page - 1);
-	uintptr_t end = ALIGN_UP(info->dlpi_addr + ph->p_vaddr + ph->p_memsz, page);
 	char link[64];
-	snprintf(link, sizeof(link), "/proc/self/map_files/%lx-%lx", (unsigned long)start,
-		 (unsigned long)end);
+	map_files_link(info, ph, link, sizeof(link));
 	n = readlink(link, buf, len - 1);
 	if (n > 0 && (size_t)n < len - 1 && buf[0] == '/') {
 		buf[n] = 0;
@@ -184,27 +200,23 @@ static void real_path(const struct dl_phdr_info *info, const ElfW(Phdr) *ph, cha
  * allocates). The mapping's map_files link stats the file that is mapped,
  * even where its name was removed or replaced since.
  */
-static uint64_t file_id(const struct dl_phdr_info *info)
+static uint64_t file_id(const struct dl_phdr_info *info, const char *path)
 {
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	for (unsigned int k = 0; k < info->dlpi_phnum; k++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[k];
 		if (ph->p_type != PT_LOAD || !ph->p_filesz)
 			continue;
-		uintptr_t start = (info->dlpi_addr + ph->p_vaddr) & ~(page - 1);
-		uintptr_t end = ALIGN_UP(info->dlpi_addr + ph->p_vaddr + ph->p_filesz, page);
 		char link[64];
 		struct stat st;
-		snprintf(link, sizeof(link), "/proc/self/map_files/%lx-%lx", (unsigned long)start,
-			 (unsigned long)end);
-		if ((stat)(link, &st))    /* slub.h has a stat() macro */
+		map_files_link(info, ph, link, sizeof(link));
+		/* following the link takes CAP_SYS_ADMIN (readlink does not):
+		 * unprivileged, the file at the module's real path, the one
+		 * mapped unless replaced in between (slub.h has a stat() macro) */
+		if ((stat)(link, &st) && (!path || path[0] != '/' || (stat)(path, &st)))
 			return 0;
-		uint64_t h = 0xcbf29ce484222325ull;
 		uint64_t v[4] = { (uint64_t)st.st_dev, (uint64_t)st.st_ino,
 				  (uint64_t)st.st_mtim.tv_sec, (uint64_t)st.st_mtim.tv_nsec };
-		for (unsigned int j = 0; j < 4; j++)
-			h = (h ^ v[j]) * 0x100000001b3ull;
-		return h | 1;
+		return fnv1a(FNV_OFFSET, v, sizeof(v)) | 1;
 	}
 	return 0;
 }
@@ -219,7 +231,7 @@ static bool same_module(const struct caller_module *cm, const struct dl_phdr_inf
 	if (!cm->file_id)
 		return true;
 	if (*fid == ~0ull)
-		*fid = file_id(info);
+		*fid = file_id(info, cm->path);
 	return !*fid || *fid == cm->file_id;
 }
 
@@ -253,8 +265,8 @@ static int find_cb(struct dl_phdr_info *info, size_t size, void *data)
 		struct caller_module *cm = &modules[n];
 		cm->base = info->dlpi_addr;
 		cm->name_hash = h;
-		cm->file_id = fid == ~0ull ? file_id(info) : fid;
 		real_path(info, ph, cm->path, sizeof(cm->path));
+		cm->file_id = fid == ~0ull ? file_id(info, cm->path) : fid;
 		__atomic_store_n(&nr_modules, n + 1, __ATOMIC_RELEASE);
 		ctx->module = (int)n + 1;
 		return 1;
@@ -280,8 +292,10 @@ static __noinline void claimed(unsigned int i, uintptr_t addr)
 	__atomic_add_fetch(&used, 1, __ATOMIC_RELAXED);
 	if (_uslub_locks_held)          /* never so from malloc; a report names it */
 		return;
+	int saved = errno;              /* inside malloc: stat, readlink */
 	sweep();
 	note_module(i, addr);
+	errno = saved;
 }
 
 /* A thread's every SWEEP_EVERY-th lookup: a module loaded where an
@@ -291,8 +305,11 @@ static __noinline void claimed(unsigned int i, uintptr_t addr)
 static __noinline void sweep_due(void)
 {
 	lookups_left = SWEEP_EVERY;
-	if (!_uslub_locks_held)
+	if (!_uslub_locks_held) {
+		int saved = errno;
 		sweep();
+		errno = saved;
+	}
 }
 
 struct uslub_alloc_tag *_uslub_caller_tag(uintptr_t addr)
@@ -391,7 +408,8 @@ static void sweep(void)
 	__atomic_store_n(&sweeping, 0, __ATOMIC_RELEASE);
 }
 
-/* Before a report names its slots (no uslub lock held). */
+/* A sweep now (no uslub lock held): resolve() makes its own; the tests
+ * call it to retire slots at a point of their choosing. */
 void _uslub_caller_tags_sweep(void)
 {
 	_uslub_lockdep_assert_unlocked("dl_iterate_phdr()");
@@ -418,6 +436,7 @@ static void resolve(unsigned int i)
 	Dl_info info;
 	struct link_map *lm = NULL;
 	_uslub_lockdep_assert_unlocked("dladdr()");
+	sweep();                        /* modules unloaded since: gone */
 	/* claimed with a lock held (or the module table full): the module
 	 * mapped there now */
 	if (!__atomic_load_n(&slot_module[i], __ATOMIC_ACQUIRE))
@@ -428,7 +447,7 @@ static void resolve(unsigned int i)
 		name_unloaded(nm, cm, addr);
 		return;
 	}
-	if (!dladdr1((void *)addr, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm || !cm) {
+	if (!dladdr1((void *)addr, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm) {
 		if (cm)                 /* unloaded since the sweep */
 			name_unloaded(nm, cm, addr);
 		else {
@@ -438,14 +457,16 @@ static void resolve(unsigned int i)
 		return;
 	}
 	/* another object mapped there since (not swept yet): not its name */
-	if ((uintptr_t)lm->l_addr != cm->base || name_hash(lm->l_name) != cm->name_hash) {
+	if (cm && ((uintptr_t)lm->l_addr != cm->base || name_hash(lm->l_name) != cm->name_hash)) {
 		name_unloaded(nm, cm, addr);
 		return;
 	}
+	/* no room was left in the module table: the loader's name for it */
+	const char *path = cm ? cm->path : lm->l_name[0] ? lm->l_name : info.dli_fname;
 	/* a path too long for the name (a deep build tree): the address
 	 * alone, not a cut path that may name another file */
-	if (!cm->path[0] ||
-	    (size_t)snprintf(nm->site, sizeof(nm->site), "%s+0x%lx", cm->path,
+	if (!path || !path[0] ||
+	    (size_t)snprintf(nm->site, sizeof(nm->site), "%s+0x%lx", path,
 			     (unsigned long)(addr - (uintptr_t)lm->l_addr)) >= sizeof(nm->site))
 		snprintf(nm->site, sizeof(nm->site), "0x%lx", (unsigned long)addr);
 	if (info.dli_sname && info.dli_saddr)

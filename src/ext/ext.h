@@ -92,8 +92,8 @@ __internal void _uslub_tag_add_slow(struct uslub_alloc_tag *tag, int64_t bytes, 
  * the slot of a caller tag, -2 for "other", -1 for any other tag.
  * _uslub_caller_tag_name(): the slot's "module+0xOFF" and "symbol+0xOFF"
  * ("<unloaded: PATH>" for a module unloaded before), resolved once with
- * dladdr(): never with a uslub lock held; a report calls
- * _uslub_caller_tags_sweep() first (retires the slots of unloaded modules).
+ * dladdr(): never with a uslub lock held, after a sweep (which retires
+ * the slots of unloaded modules; _uslub_caller_tags_sweep() makes one).
  */
 __internal struct uslub_alloc_tag *_uslub_caller_tag(uintptr_t addr);
 /*

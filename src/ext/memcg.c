@@ -716,7 +716,7 @@ __public void uslub_group_report_print(FILE *f, int fmt)
 	groups_lock_drop();
 	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	if (by_id)
-		munmap(by_id, map_len);
+		_uslub_sys_munmap_or_park(by_id, map_len);
 	_uslub_buf_write(&b, f);     /* no lock held: a FILE may malloc() */
 }
 

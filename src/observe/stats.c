@@ -302,6 +302,6 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
 	if (unused.p)
-		munmap(unused.p, unused.cap);
+		_uslub_sys_munmap_or_park(unused.p, unused.cap);
 	_uslub_buf_write(&b, f);
 }

@@ -479,8 +479,6 @@ static void node_deadline(struct page_node *n, uint64_t delay, uint64_t *next)
 #endif
 
 enum { PURGE_UNSTARTED, PURGE_STARTING, PURGE_RUNNING, PURGE_NEVER, PURGE_STOPPING };
-/* USLUB_BACKGROUND_THREAD */
-enum { PURGE_OPT_NEVER, PURGE_OPT_ALWAYS, PURGE_OPT_AUTO };
 static int purge_state;                  /* atomic */
 static int program_threads;              /* atomic: live threads other than the main one that allocated */
 static pthread_t purge_tid;              /* the thread while RUNNING (joinable: purge_stop_thread) */
@@ -530,7 +528,7 @@ void _uslub_purge_set_start_check(bool (*may_start)(void))
 	__atomic_store_n(&purge_may_start, may_start, __ATOMIC_RELEASE);
 	/* 1: the thread in any program, so wanted at once: a program that
 	 * only maps large blocks, frees them and sleeps gets them back too */
-	if (_uslub_option(USLUB_OPT_BACKGROUND_THREAD) == PURGE_OPT_ALWAYS)
+	if (_uslub_option(USLUB_OPT_BACKGROUND_THREAD) == USLUB_BG_ALWAYS)
 		__atomic_store_n(&purge_wanted, true, __ATOMIC_RELAXED);
 }
 
@@ -616,8 +614,8 @@ static void *purge_thread(void *arg)
 static bool purge_thread_allowed(void)
 {
 	long opt = _uslub_option(USLUB_OPT_BACKGROUND_THREAD);
-	return opt == PURGE_OPT_ALWAYS ||
-	       (opt == PURGE_OPT_AUTO && __atomic_load_n(&program_threads, __ATOMIC_RELAXED) > 0);
+	return opt == USLUB_BG_ALWAYS ||
+	       (opt == USLUB_BG_AUTO && __atomic_load_n(&program_threads, __ATOMIC_RELAXED) > 0);
 }
 
 /* the main thread's tid is the pid (a fork child's only thread too) */
@@ -682,7 +680,7 @@ void _uslub_purge_note_thread_exit(void)
 		return;
 	if (__atomic_sub_fetch(&program_threads, 1, __ATOMIC_ACQ_REL) > 0)
 		return;
-	if (_uslub_option(USLUB_OPT_BACKGROUND_THREAD) == PURGE_OPT_AUTO && !_uslub_locks_held)
+	if (_uslub_option(USLUB_OPT_BACKGROUND_THREAD) == USLUB_BG_AUTO && !_uslub_locks_held)
 		purge_stop_thread();
 }
 

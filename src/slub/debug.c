@@ -124,7 +124,7 @@ void _uslub_debug_flush(void)
 	uslub_mutex_lock(&flush_lock, RANK_FLUSH);
 	write_all(out, n);
 	uslub_mutex_unlock(&flush_lock, RANK_FLUSH);
-	munmap(out, 2 * RBUF_SIZE);
+	_uslub_sys_munmap_or_park(out, 2 * RBUF_SIZE);
 }
 
 void _uslub_debug_emit(const char *fmt, ...)
