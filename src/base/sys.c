@@ -19,7 +19,6 @@
  * trim) tries its munmap again, so a refusal loses no address space for
  * good either. uslub_page_stats().bytes_unreleased says how much waits.
  */
-#define _GNU_SOURCE         /* strerrorname_np */
 #include "base/base.h"
 #include <errno.h>
 #include <string.h>
@@ -38,13 +37,6 @@ struct parked_range {
 static struct parked_range *parked;     /* atomic: a Treiber stack */
 static size_t parked_bytes;             /* atomic */
 
-/* ENOMEM, EPERM, ...: glibc's static name, no locale, no allocation */
-static const char *errno_name(int err)
-{
-	const char *n = strerrorname_np(err);
-	return n ? n : "error";
-}
-
 static int refused(const char *call, void *addr, size_t len, int err)
 {
 	__atomic_add_fetch(&release_failures, 1, __ATOMIC_RELAXED);
@@ -52,7 +44,7 @@ static int refused(const char *call, void *addr, size_t len, int err)
 		_uslub_report("uslub: the kernel refused %s(%p, %zu): %s (errno %d); uslub keeps "
 			      "the range as it is, reuses what it can and tries again later "
 			      "(reported once; uslub_page_stats() counts every refusal)\n",
-			      call, addr, len, errno_name(err), err);
+			      call, addr, len, _uslub_errstr(err), err);
 	return err;
 }
 

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 
 struct kmem_cache *_uslub_kmalloc_caches[KMALLOC_SHIFT_HIGH + 1];
 
@@ -333,13 +332,6 @@ static unsigned int hcache_expire_locked(bool all, void **out, size_t *lens, uin
 
 static void huge_purge_register(void);
 
-/* RLIMIT_AS is finite (`ulimit -v`): asked at each free of a mapping (the
- * program may set it any time; a system call beside a munmap). */
-static bool as_limited(void)
-{
-	struct rlimit rl;
-	return !getrlimit(RLIMIT_AS, &rl) && rl.rlim_cur != RLIM_INFINITY;
-}
 
 /*
  * Unmap [@p, @p + @len) (no lock held). When the kernel refuses
@@ -350,10 +342,12 @@ static bool as_limited(void)
  * parked (base/sys.c): its pages returned, its munmap tried again by
  * the next purge pass.
  */
-static bool huge_unmap(void *p, size_t len)
+enum huge_unmapped { HUGE_UNMAPPED, HUGE_KEPT, HUGE_PARKED };
+
+static enum huge_unmapped huge_unmap(void *p, size_t len)
 {
 	if (!_uslub_sys_munmap(p, len))
-		return false;
+		return HUGE_UNMAPPED;
 	_uslub_sys_madvise_dontneed(p, len);
 	bool kept = false;
 	uslub_mutex_lock(&huge_lock, RANK_HUGE);
@@ -367,15 +361,20 @@ static bool huge_unmap(void *p, size_t len)
 	else
 		_uslub_sys_park(p, len);
 	_uslub_purge_notify();           /* tried again after the decay */
-	return kept;
+	return kept ? HUGE_KEPT : HUGE_PARKED;
 }
 
-/* Unmap them all; returns how many the kernel refused and were kept. */
-static unsigned int unmap_all(void **p, size_t *lens, unsigned int n)
+/* Unmap them all; returns how many the kernel refused and were kept,
+ * and adds the bytes it did unmap to *@bytes (when not NULL). */
+static unsigned int unmap_all(void **p, size_t *lens, unsigned int n, size_t *bytes)
 {
 	unsigned int kept = 0;
-	for (unsigned int i = 0; i < n; i++)
-		kept += huge_unmap(p[i], lens[i]);
+	for (unsigned int i = 0; i < n; i++) {
+		enum huge_unmapped r = huge_unmap(p[i], lens[i]);
+		kept += r == HUGE_KEPT;
+		if (bytes && r == HUGE_UNMAPPED)
+			*bytes += lens[i];
+	}
 	return kept;
 }
 
@@ -387,9 +386,7 @@ static size_t huge_purge(bool force, uint64_t *next)
 	uslub_mutex_lock(&huge_lock, RANK_HUGE);
 	unsigned int k = hcache_expire_locked(force, old, lens, next);
 	uslub_mutex_unlock(&huge_lock, RANK_HUGE);
-	unmap_all(old, lens, k);
-	for (unsigned int i = 0; i < k; i++)
-		bytes += lens[i];
+	unmap_all(old, lens, k, &bytes);
 	return bytes;
 }
 
@@ -436,7 +433,7 @@ again:
 		hcache_del_locked((unsigned int)below);
 	}
 	uslub_mutex_unlock(&huge_lock, RANK_HUGE);
-	if (unmap_all(old, lens, k) && !p && expire) {
+	if (unmap_all(old, lens, k, NULL) && !p && expire) {
 		/* the kernel refused to unmap an expired one, kept again
 		 * (with USLUB_DECAY_MS=0 all of them expire at once): look
 		 * once more, so what it keeps is reused, not mapped anew */
@@ -598,7 +595,7 @@ static bool huge_free(const void *p)
 	 * taken from the program's own mmaps and thread stacks, which cannot
 	 * give it back (after freeing 320 of a 400 MiB budget in 64 MiB
 	 * blocks a program could map 77 MiB, glibc 400; 8 threads, glibc 33) */
-	bool limited = as_limited();
+	bool limited = _uslub_as_limited();
 	bool may_keep = _uslub_option(USLUB_OPT_DECAY_MS) != 0 && !limited;
 	if (may_keep)
 		_uslub_once(&huge_purge_once, huge_purge_register);
@@ -631,7 +628,7 @@ static bool huge_free(const void *p)
 	uslub_mutex_unlock(&huge_lock, RANK_HUGE);
 	if (!e)
 		return false;
-	unmap_all(old, lens, k);
+	unmap_all(old, lens, k, NULL);
 	if (!kept)
 		huge_unmap((void *)p, len);
 	KSTAT_ADD(huge_frees, 1);

@@ -131,12 +131,19 @@ static uint64_t now_ns(void)
 	return monotonic_ns(CLOCK_MONOTONIC_COARSE);
 }
 
-/* RLIMIT_AS is finite (`ulimit -v`): asked when a segment becomes empty
- * (the program may set it any time). */
-static bool as_limited(void)
+static uint64_t as_asked_ns;             /* atomic: the coarse tick last asked */
+static bool as_limit;                    /* atomic: what it said */
+
+bool _uslub_as_limited(void)
 {
-	struct rlimit rl;
-	return !getrlimit(RLIMIT_AS, &rl) && rl.rlim_cur != RLIM_INFINITY;
+	uint64_t now = now_ns();
+	if (__atomic_load_n(&as_asked_ns, __ATOMIC_RELAXED) != now) {
+		struct rlimit rl;
+		__atomic_store_n(&as_limit, !getrlimit(RLIMIT_AS, &rl) &&
+				 rl.rlim_cur != RLIM_INFINITY, __ATOMIC_RELAXED);
+		__atomic_store_n(&as_asked_ns, now, __ATOMIC_RELAXED);
+	}
+	return __atomic_load_n(&as_limit, __ATOMIC_RELAXED);
 }
 
 static int count_sys_nodes(void)
@@ -389,13 +396,12 @@ static void detach_segment(struct page_node *n, struct segment *seg)
 }
 
 /* Detach the empty segments older than the decay delay (all with @force)
- * onto @out, linked by their empty_link (node lock held); returns their
- * bytes. */
-static size_t purge_expired(struct page_node *n, bool force, struct list_head *out)
+ * onto @out, linked by their empty_link (node lock held); unmap_segments()
+ * counts what goes. */
+static void purge_expired(struct page_node *n, bool force, struct list_head *out)
 {
-	size_t bytes = 0;
 	if (list_empty(&n->empty))
-		return 0;
+		return;
 	uint64_t now = now_ns();
 	uint64_t delay = (uint64_t)_uslub_option(USLUB_OPT_DECAY_MS) * 1000000ull;
 	struct list_head *pos, *tmp;
@@ -406,9 +412,7 @@ static size_t purge_expired(struct page_node *n, bool force, struct list_head *o
 		list_del(&h->empty_link);
 		detach_segment(n, (struct segment *)h);
 		list_add_tail(&h->empty_link, out);
-		bytes += SEGMENT_SIZE;
 	}
-	return bytes;
 }
 
 /* A detached segment whose munmap the kernel refused (a seccomp filter;
@@ -435,9 +439,11 @@ static void reattach_segment(struct segment *seg)
 	_uslub_purge_notify();           /* its next try has a deadline */
 }
 
-/* Unmap the segments purge_expired() detached (no lock held). */
-static void unmap_segments(struct list_head *list)
+/* Unmap the segments purge_expired() detached (no lock held): the bytes
+ * unmapped (a segment whose munmap is refused goes back on its node). */
+static size_t unmap_segments(struct list_head *list)
 {
+	size_t bytes = 0;
 	struct list_head *pos, *tmp;
 	list_for_each_safe(pos, tmp, list) {
 		struct segment_hdr *h = list_entry(pos, struct segment_hdr, empty_link);
@@ -447,8 +453,10 @@ static void unmap_segments(struct list_head *list)
 			continue;
 		}
 		ATOMIC_ADD(pstats.purges, 1);
+		bytes += SEGMENT_SIZE;
 	}
 	INIT_LIST_HEAD(list);
+	return bytes;
 }
 
 /* The earliest time something of @n becomes due for purging (node lock
@@ -554,11 +562,11 @@ static size_t purge_pass(bool force, uint64_t *next)
 		struct page_node *n = &page_nodes[i];
 		struct list_head unmap = LIST_HEAD_INIT(unmap);
 		uslub_mutex_lock(&n->lock, RANK_PAGE_NODE);
-		bytes += purge_expired(n, force, &unmap);
+		purge_expired(n, force, &unmap);
 		bytes += purge_dirty(n, force);
 		node_deadline(n, delay, next);
 		uslub_mutex_unlock(&n->lock, RANK_PAGE_NODE);
-		unmap_segments(&unmap);
+		bytes += unmap_segments(&unmap);
 	}
 	unsigned int k = __atomic_load_n(&nr_purge_cbs, __ATOMIC_ACQUIRE);
 	for (unsigned int i = 0; i < k; i++) {
@@ -647,10 +655,22 @@ void _uslub_purge_note_thread(void)
  * calls purge meanwhile. */
 static void purge_stop_thread(void)
 {
-	int expect = PURGE_RUNNING;
-	if (!__atomic_compare_exchange_n(&purge_state, &expect, PURGE_STOPPING, false,
-					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-		return;
+	/* A start or a stop under way finishes first: either way the
+	 * program's pthread_join() must not return while the thread lives.
+	 * Sequentially consistent with purge_start()'s store of RUNNING and
+	 * its second look at program_threads: one of the two sees the other. */
+	for (;;) {
+		int s = __atomic_load_n(&purge_state, __ATOMIC_SEQ_CST);
+		if (s == PURGE_STARTING || s == PURGE_STOPPING) {
+			sched_yield();
+			continue;
+		}
+		if (s != PURGE_RUNNING)
+			return;
+		if (__atomic_compare_exchange_n(&purge_state, &s, PURGE_STOPPING, false,
+						__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+			break;
+	}
 	uslub_mutex_lock(&purge_lock, RANK_PURGE);
 	purge_stop = true;
 	pthread_cond_signal(&purge_cond);
@@ -670,7 +690,9 @@ static void purge_stop_thread(void)
 	purge_due_lower(now);
 	__atomic_store_n(&purge_restart_ns,
 			 now + (uint64_t)_uslub_option(USLUB_OPT_DECAY_MS) * 1000000ull, __ATOMIC_RELAXED);
-	__atomic_store_n(&purge_wanted, true, __ATOMIC_RELAXED);
+	/* not wanted again until a thread of the program's allocates
+	 * (_uslub_purge_note_thread()) */
+	__atomic_store_n(&purge_wanted, false, __ATOMIC_RELAXED);
 	__atomic_store_n(&purge_state, PURGE_UNSTARTED, __ATOMIC_RELEASE);
 }
 
@@ -678,7 +700,7 @@ void _uslub_purge_note_thread_exit(void)
 {
 	if (main_thread())
 		return;
-	if (__atomic_sub_fetch(&program_threads, 1, __ATOMIC_ACQ_REL) > 0)
+	if (__atomic_sub_fetch(&program_threads, 1, __ATOMIC_SEQ_CST) > 0)
 		return;
 	if (_uslub_option(USLUB_OPT_BACKGROUND_THREAD) == USLUB_BG_AUTO && !_uslub_locks_held)
 		purge_stop_thread();
@@ -729,10 +751,11 @@ static __noinline void purge_start(void)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	/* a thread that cannot be made: purging stays on the calls, as with
 	 * USLUB_BACKGROUND_THREAD=0 */
-	__atomic_store_n(&purge_state, rc ? PURGE_NEVER : PURGE_RUNNING, __ATOMIC_RELEASE);
+	__atomic_store_n(&purge_state, rc ? PURGE_NEVER : PURGE_RUNNING, __ATOMIC_SEQ_CST);
 	/* the program's last thread may have exited while this one started
 	 * it (its exit found no running thread to stop): stop it here */
-	if (!rc && !purge_thread_allowed())
+	if (!rc && _uslub_option(USLUB_OPT_BACKGROUND_THREAD) == USLUB_BG_AUTO &&
+	    !__atomic_load_n(&program_threads, __ATOMIC_SEQ_CST))
 		purge_stop_thread();
 }
 
@@ -783,8 +806,8 @@ void _uslub_purge_notify(void)
 		return;                      /* purged by the free itself */
 	if (!purge_thread_running())
 		purge_due_lower(now_ns() + (uint64_t)decay * 1000000ull);
-	if (!_uslub_option(USLUB_OPT_BACKGROUND_THREAD))
-		return;
+	if (!purge_thread_allowed())
+		return;                      /* the calls purge: no thread to wake */
 	_uslub_page_init();
 	uslub_mutex_lock(&purge_lock, RANK_PURGE);
 	purge_pending = true;
@@ -1000,7 +1023,7 @@ void _uslub_free_pages(struct page *page)
 		 * stacks, which cannot give it back (320 MiB of small objects
 		 * freed under a 400 MiB budget: the program could map 74 MiB,
 		 * glibc 397) */
-		limited = as_limited();
+		limited = _uslub_as_limited();
 	}
 	struct list_head unmap = LIST_HEAD_INIT(unmap);
 	if (limited)

@@ -194,6 +194,13 @@ __internal size_t _uslub_page_trim(void);
  * RANK_PAGE_NODE: the lock-checking builds check that on every call. */
 __internal void *_uslub_page_map(size_t len);
 
+/* RLIMIT_AS is finite (`ulimit -v`): then nothing freed is kept (an empty
+ * segment, a kmalloc mapping), so the program's own mmaps get the budget.
+ * The program may set it at any time: asked again at most once per tick
+ * of CLOCK_MONOTONIC_COARSE (a free of a mapping makes no system call
+ * for it in a loop). */
+__internal bool _uslub_as_limited(void);
+
 /*
  * The background purge (page.c, "uslub-purge"). A layer above that keeps
  * memory of its own for reuse registers @fn: called by the thread (and by
