@@ -47,8 +47,8 @@
  *     holding it. A publisher does the same check after it locks (and
  *     starts over when the name moved), so a publisher and a sweeper
  *     never both believe they own <pid>.lock.
- *   - Snapshots or temporaries with no lock file at all (a temporary
- *     written while exit() removed the others) are stale too.
+ *   - Snapshots or temporaries with no lock file at all are removed only
+ *     as "What a sweep may delete" (below) allows.
  *   - A reader asks F_GETLK who holds <pid>.lock: nobody, or another pid,
  *     means "stale snapshot: the process no longer publishes".
  *

@@ -548,7 +548,9 @@ void _uslub_purge_set_start_check(bool (*may_start)(void))
  * is due after another decay. Returns the bytes given back; *@next
  * (when not NULL) the earliest CLOCK_MONOTONIC_COARSE time something left
  * becomes due, 0 when nothing is left to purge. Takes each node lock in
- * turn, with no uslub lock held.
+ * turn, with no uslub lock ranked at or above RANK_PAGE_NODE held (the
+ * thread and uslub_trim() hold none; _uslub_page_map() and a page
+ * allocation out of address space may hold lower ones).
  */
 static size_t purge_pass(bool force, uint64_t *next)
 {

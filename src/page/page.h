@@ -204,7 +204,8 @@ __internal bool _uslub_as_limited(void);
 /*
  * The background purge (page.c, "uslub-purge"). A layer above that keeps
  * memory of its own for reuse registers @fn: called by the thread (and by
- * trim, with @force) with no uslub lock held, it gives back what waited
+ * trim, with @force) with no uslub lock ranked at or above RANK_PAGE_NODE
+ * held (the thread holds none), it gives back what waited
  * USLUB_DECAY_MS (everything with @force), returns the bytes and sets
  * *@next to the CLOCK_MONOTONIC_COARSE time its next item becomes due (0:
  * none). At most 4 callbacks.

@@ -36,7 +36,8 @@
  *                                     fork() by the fork handlers
  *   0a. pub_lock (observe/publish.c)        the publisher's files and state;
  *                                     taken with no other uslub lock held,
- *                                     holds only system calls
+ *                                     holds only system calls and
+ *                                     _uslub_report()
  *   0b. flush_lock (slub/debug.c)        writing a thread's report lines;
  *                                     taken with no other uslub lock held
  *                                     (after symbolizing), holds only
@@ -80,7 +81,11 @@
  *                                     (a free that leaves something to
  *                                     purge), nothing under it. The thread
  *                                     itself is created with no uslub
- *                                     lock held (pthread_create).
+ *                                     lock held (pthread_create), and in
+ *                                     auto mode stopped and joined by the
+ *                                     program's last thread's exit (a key
+ *                                     destructor), with no uslub lock
+ *                                     held either.
  *   (slub_debug reports made under list_lock and the page lock are
  *   buffered per thread and written by _uslub_debug_flush() with no uslub
  *   lock held: dladdr() takes the dynamic loader's lock.)
@@ -115,7 +120,7 @@
  * allowed: malloc and friends; stdio on a FILE (fprintf, fputs, fwrite: a
  * FILE mallocs its buffer on first use, open_memstream reallocs), so the
  * uslub_*_print() reports build their text in a struct uslub_buf (mmap)
- * under the locks and write it to the FILE after; dladdr, dlopen, dlsym,
+ * under the locks and write it to the FILE after; dladdr, dl_iterate_phdr, dlopen, dlsym,
  * dlerror; qsort, strdup, strerror (_uslub_errstr() instead: static,
  * untranslated), localtime, backtrace, syslog;
  * pthread_create, pthread_key_create, pthread_setspecific, pthread_atfork,
