@@ -388,6 +388,12 @@ __internal void _uslub_sys_refuse_next(long n);
  * The program may have closed the number and taken it for its own. */
 struct stat;
 __internal bool _uslub_fd_is(int fd, unsigned long dev, unsigned long ino, struct stat *st);
+/* A thread of uslub's own (the purge thread, the publisher), created with
+ * every signal blocked: a process-directed signal goes to a thread that
+ * does not block it, and must never run the program's handler on one of
+ * uslub's. Joinable into *@t, or detached when @t is NULL; @stack 0: the
+ * default size. 0, or pthread_create's error. No uslub lock held. */
+__internal int _uslub_thread_start(pthread_t *t, void *(*fn)(void *), size_t stack);
 /* How many releases the kernel refused so far. */
 __internal unsigned long _uslub_release_failures(void);
 /* Count one error already reported line by line; abort() when

@@ -23,6 +23,8 @@
 #include <errno.h>
 #include <string.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 
@@ -157,4 +159,26 @@ bool _uslub_fd_is(int fd, unsigned long dev, unsigned long ino, struct stat *st)
 	int fl = fd >= 0 ? fcntl(fd, F_GETFD) : -1;
 	return fl >= 0 && (fl & FD_CLOEXEC) && !fstat(fd, st) && st->st_dev == dev &&
 	       st->st_ino == ino;
+}
+
+int _uslub_thread_start(pthread_t *t, void *(*fn)(void *), size_t stack)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);  /* the new thread inherits it */
+	pthread_attr_t attr;
+	pthread_t th;
+	int rc = pthread_attr_init(&attr);
+	if (!rc) {
+		if (!t)
+			pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		if (stack)
+			pthread_attr_setstacksize(&attr, stack);
+		rc = pthread_create(&th, &attr, fn, NULL);
+		if (!rc && t)
+			*t = th;
+		pthread_attr_destroy(&attr);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
 }

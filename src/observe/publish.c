@@ -521,18 +521,8 @@ static void at_exit(void)
  */
 static void start(void)
 {
-	pthread_attr_t a;
-	pthread_t th;
-	sigset_t all, old;
 	pub_pid = getpid();
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_init(&a);
-	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-	int rc = pthread_create(&th, &a, publisher, NULL);
-	pthread_attr_destroy(&a);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc)
+	if (_uslub_thread_start(NULL, publisher, 0))
 		_uslub_report("uslub: USLUB_PUBLISH_MS: cannot start the publisher thread\n");
 }
 

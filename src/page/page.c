@@ -735,22 +735,12 @@ static __noinline void purge_start(void)
 	if (!__atomic_compare_exchange_n(&purge_state, &expect, PURGE_STARTING, false,
 					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 		return;                      /* another thread starts it (or did) */
-	/* every signal blocked in the new thread: it inherits this mask */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_t attr;
+	/* joinable: purge_stop_thread() waits for its exit; a few frames
+	 * deep */
 	pthread_t t;
-	int rc = pthread_attr_init(&attr);
-	if (!rc) {
-		/* joinable: purge_stop_thread() waits for its exit */
-		pthread_attr_setstacksize(&attr, 256 * 1024);   /* a few frames deep */
-		rc = pthread_create(&t, &attr, purge_thread, NULL);
-		if (!rc)
-			purge_tid = t;
-		pthread_attr_destroy(&attr);
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	int rc = _uslub_thread_start(&t, purge_thread, 256 * 1024);
+	if (!rc)
+		purge_tid = t;
 	/* a thread that cannot be made: purging stays on the calls, as with
 	 * USLUB_BACKGROUND_THREAD=0 */
 	__atomic_store_n(&purge_state, rc ? PURGE_NEVER : PURGE_RUNNING, __ATOMIC_SEQ_CST);
