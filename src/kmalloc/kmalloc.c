@@ -780,15 +780,20 @@ static struct invalid_cause invalid_cause(const void *p)
 /* A free (or a realloc: @op) of @p that cannot be done, named by its
  * cause; @again: what a use of a freed block is called there ("a double
  * free", "a realloc after free"). */
-static __cold void invalid_op(const char *op, const char *again, const void *p, bool fatal)
+static __cold void invalid_report(const char *op, const void *p, const char *pre,
+				  const char *mid, const char *post, bool fatal)
 {
-	struct invalid_cause c = invalid_cause(p);
-	_uslub_report_error("uslub: %s of %p: %s%s%s; left alone\n", op, p, c.pre,
-			    c.freed ? again : "", c.post);
+	_uslub_report_error("uslub: %s of %p: %s%s%s; left alone\n", op, p, pre, mid, post);
 	if (fatal) {
 		_uslub_report("uslub: aborting (USLUB_MALLOC_ABORT=0 reports and goes on)\n");
 		abort();
 	}
+}
+
+static __cold void invalid_op(const char *op, const char *again, const void *p, bool fatal)
+{
+	struct invalid_cause c = invalid_cause(p);
+	invalid_report(op, p, c.pre, c.freed ? again : "", c.post, fatal);
 }
 
 void _uslub_kfree_cold(const void *p, bool fatal)
@@ -916,13 +921,8 @@ void *_uslub_krealloc(void *p, size_t new_size, uslub_gfp_t gfp, void *(*malloc_
 	if (k == K_INVALID || k == K_FREED) {
 		bool fatal = malloc_semantics && _uslub_option(USLUB_OPT_MALLOC_ABORT);
 		if (k == K_FREED) {
-			_uslub_report_error("uslub: realloc of %p: the object is already free (a "
-					    "realloc after free); left alone\n", p);
-			if (fatal) {
-				_uslub_report("uslub: aborting (USLUB_MALLOC_ABORT=0 reports and "
-					      "goes on)\n");
-				abort();
-			}
+			invalid_report("realloc", p, "the object is already free (a realloc after "
+				       "free)", "", "", fatal);
 		} else {
 			invalid_op("realloc", "a realloc after free", p, fatal);
 		}
