@@ -57,7 +57,7 @@ static __always_inline void enable_on_demand_locked(struct kmem_cache *s)
 		/* charged only with USLUB_GFP_ACCOUNT: the generic rungs (before
 		 * the hooks go on, so no lean path sees HOOK_ACCOUNT) */
 		__atomic_store_n(&s->pcs_hooks, 0, __ATOMIC_SEQ_CST);
-		__atomic_fetch_or(&s->fastpath_off, FASTPATH_OFF_HOOKS, __ATOMIC_SEQ_CST);
+		fastpath_off_set(s, FASTPATH_OFF_HOOKS);
 		__atomic_fetch_or(&s->hooks, HOOK_ACCOUNT, __ATOMIC_SEQ_CST);
 	}
 }
@@ -125,7 +125,11 @@ static __always_inline void *alloc_from_sheaves_slow(struct kmem_cache *s, uslub
 {
 	if (unlikely(!this_cpu_is_real()) && !_uslub_thread_init())
 		return NULL;
-	return _uslub_sheaf_alloc_slow(s, this_cpu(s), gfp);
+	struct kmem_cache_cpu *c = this_cpu(s);
+	void *obj = _uslub_sheaf_alloc_slow(s, c, gfp);
+	if (likely(obj))
+		_uslub_free_record_obj(s, c, obj);
+	return obj;
 }
 
 /* The checked pops missed, or the call has gfp bits (zeroing, NOFAIL) or

@@ -108,11 +108,21 @@ static __cold void free_null_cache(void)
 	_uslub_bad_cache(NULL, "uslub_cache_free");
 }
 
+/* The lookup (cache.h slab_free_lookup()), out of line: the record's hit
+ * keeps no callee-saved register. */
+static __noinline void cache_free_lookup(struct kmem_cache *s, void *x, uintptr_t addr)
+{
+	slab_free_lookup(s, x, addr);
+}
+
 __public void uslub_cache_free(struct kmem_cache *s, void *x)
 {
 	if (unlikely(!s))
 		return free_null_cache();
-	slab_free(s, x);      /* NULL is never inside a slab: the miss path */
+	if (likely(free_to_pcs_record(this_cpu(s), x, s)))
+		return;
+	/* NULL is never inside a slab: the miss path */
+	cache_free_lookup(s, x, USLUB_CALLER());
 }
 
 /* Creation: the slab-level steps (slub/slab_common.c), with the cache's
@@ -292,7 +302,7 @@ static void kill_cache(struct kmem_cache *s)
 			s->node[i] = NULL;
 		}
 	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
-	WRITE_ONCE(s->fastpath_off, s->fastpath_off | FASTPATH_OFF_DEAD);
+	fastpath_off_set(s, FASTPATH_OFF_DEAD);
 	WRITE_ONCE(s->cpu_offset, (unsigned int)CACHE_SLOT_DEAD * CPU_SLOT_SIZE);
 	struct kmem_cache *old = quarantine[quarantine_next % QUARANTINE];
 	quarantine[quarantine_next++ % QUARANTINE] = s;

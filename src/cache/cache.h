@@ -15,6 +15,13 @@
 __internal void *_uslub_slab_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, int node,
 					size_t orig_size, uintptr_t addr);
 __internal void _uslub_slab_free_miss(struct kmem_cache *s, void *x, uintptr_t addr);
+/* Make @slab, of @s, the free record of slot @c (struct free_record) with
+ * the @epoch read before its conditions were tested (free.c), and @c the
+ * thread's last_slot for a rec_thread cache; the same for the slab of
+ * @obj, just taken from the sheaves (@epoch read here). */
+__internal void _uslub_free_record_set(struct kmem_cache *s, struct kmem_cache_cpu *c,
+				       struct slab *slab, uint64_t epoch);
+__internal void _uslub_free_record_obj(struct kmem_cache *s, struct kmem_cache_cpu *c, void *obj);
 /* The lean hooked leaves the inline paths below tail-call: alloc
  * for the caller's slot @c (gfp 0, no node); free for slot @c with main
  * sheaf @main of size @n < capacity, the cache's fastpath_off holding
@@ -92,10 +99,11 @@ static __always_inline unsigned int fastpath_off_load(const struct kmem_cache *s
 #ifdef USLUB_TSAN
 	return READ_ONCE(s->fastpath_off);
 #else
-	/* a plain (volatile) load, which the compiler folds into the compare
-	 * (it keeps an atomic load in a register first): one instruction.
-	 * fastpath_off is one aligned word, changed by atomic or/and. */
-	return *(const volatile unsigned int *)&s->fastpath_off;
+	/* a plain load, which the compiler folds into the compare (it keeps
+	 * an atomic or volatile load in a register first): one instruction.
+	 * fastpath_off is one aligned word, changed by atomic or/and; each
+	 * inline path reads it once. */
+	return s->fastpath_off;
 #endif
 }
 
@@ -198,7 +206,7 @@ static __always_inline void *slab_alloc_node(struct kmem_cache *s, uslub_gfp_t g
  * (and the multiply takes size from memory: one register fewer). */
 static __always_inline bool obj_start(const struct kmem_cache *s, uintptr_t off)
 {
-	return slab_offset_to_index(off, s->reciprocal_size) * s->size == (uint32_t)off;
+	return slab_offset_is_start(off, s->div_magic);
 }
 
 /*
@@ -207,10 +215,10 @@ static __always_inline bool obj_start(const struct kmem_cache *s, uintptr_t off)
  * with room (and inline paths on: the caller tested both before the
  * lookup): the checks that make a bad free detectable (inside the slab's
  * objects, at an object start, not already free: the free mark), a slab
- * of the main sheaf's node -> mark it and push it. false: nothing done (the miss path checks again
- * and reports). The object offset is taken from the slab's start without
- * the left red zone: only debug caches have one, and their inline paths
- * are off.
+ * of the main sheaf's node -> mark it and push it. false: nothing done (the miss path checks
+ * again and reports). The object offset is taken from the slab's start
+ * without the left red zone: only debug caches have one, and their inline
+ * paths are off.
  */
 static __always_inline bool free_to_pcs(struct kmem_cache *s, struct kmem_cache_cpu *c,
 					struct slab_sheaf *main, struct slab *slab, void *x)
@@ -229,6 +237,53 @@ static __always_inline bool free_to_pcs(struct kmem_cache *s, struct kmem_cache_
 	/* size read again (it was checked below capacity by the caller):
 	 * one register fewer across the checks, no callee-saved spill */
 	unsigned int n = main->size;
+	main->objects[n] = x;
+	barrier();      /* a fork child flushes objects[0, size) */
+	main->size = n + 1;
+	stat(c, FREE_PCS);
+	return true;
+}
+
+/* A lookup's push into @slab: the second in a row into the same slab
+ * makes it the slot's free record (free.c), the first only notes it
+ * (rec.cand): frees that wander over many slabs pay a compare and a store,
+ * not the record's stores. */
+static __always_inline void free_record_note(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					     struct slab *slab, uint64_t epoch)
+{
+	if (likely(c->rec.cand != slab)) {
+		c->rec.cand = slab;
+		return;
+	}
+	_uslub_free_record_set(s, c, slab, epoch);
+}
+
+/*
+ * The free fast path's first try: @x in the slab slot @c of @s last freed
+ * into (its free record, still valid: the cache's epoch unchanged), at an
+ * object start, not already free, with room in the main sheaf -> mark it
+ * and push it. No descriptor, no ownership bit: the record proves what
+ * the lookup would (struct free_record), and the only load that depends
+ * on @x is its free mark's, after the epoch test (a record's slab is
+ * live). false: nothing done. @c may be CPU_SLOT_NONE (the record empty,
+ * @s not read).
+ */
+static __always_inline bool free_to_pcs_record(struct kmem_cache_cpu *c, void *x,
+					       struct kmem_cache *s)
+{
+	uintptr_t off = (uintptr_t)x - (uintptr_t)c->rec.addr;
+
+	if (unlikely(off >= c->rec.bytes))
+		return false;
+	struct slab_sheaf *main = c->main;
+	unsigned int n = main->size;
+	uintptr_t mark = c->rec.mark;
+	if (unlikely(!obj_start(s, off)) ||
+	    unlikely(n >= main->capacity) ||
+	    unlikely(c->rec.epoch != READ_ONCE(s->slab_epoch)) ||
+	    free_mark_test0(x, mark))
+		return false;
+	free_mark_set0(x, mark);
 	main->objects[n] = x;
 	barrier();      /* a fork child flushes objects[0, size) */
 	main->size = n + 1;
@@ -262,37 +317,60 @@ static __always_inline bool free_to_cpu_slab(struct kmem_cache *s, struct kmem_c
 }
 
 /* The free fast path for @x known to be in @slab of @s, with the
- * caller's slot @c for @s. */
+ * caller's slot @c for @s and the public caller's @addr; @record: the
+ * caller found PG_slab_page, so a pushed object makes @slab the slot's
+ * free record (free.c _uslub_free_record_set()). */
 static __always_inline void __slab_free_to_pcs(struct kmem_cache *s, struct kmem_cache_cpu *c,
-					       struct slab *slab, void *x)
+					       struct slab *slab, void *x, const bool record,
+					       uintptr_t addr)
 {
 	struct slab_sheaf *main = c->main;
 	unsigned int n = main->size;
 
 	if (likely(n < main->capacity) && likely(!pcs_off(s))) {
-		if (likely(free_to_pcs(s, c, main, slab, x)))
+		/* the record's epoch, read before the lookup's tests are
+		 * known to hold (the caller's PG_slab_page, pcs_off()) */
+		uint64_t epoch = record ? READ_ONCE(s->slab_epoch) : 0;
+		if (likely(free_to_pcs(s, c, main, slab, x))) {
+			if (record)
+				free_record_note(s, c, slab, epoch);
 			return;
+		}
 	} else if (likely(free_to_cpu_slab(s, c, x))) {
 		return;
 	}
-	_uslub_slab_free_miss(s, x, USLUB_CALLER());
+	_uslub_slab_free_miss(s, x, addr);
 }
 
-/* The free fast path for @x known to be in @slab (kfree, free). */
+/* The free fast path for @x known to be in @slab (kfree's cold path,
+ * where the page may lack PG_slab_page: no record). */
 static __always_inline void slab_free_to_pcs(struct kmem_cache *s, struct slab *slab, void *x)
 {
-	__slab_free_to_pcs(s, this_cpu(s), slab, x);
+	__slab_free_to_pcs(s, this_cpu(s), slab, x, false, USLUB_CALLER());
 }
 
 /*
- * free() and kfree() of any @x: one descriptor lookup (ownership bit, then
- * the page's descriptor), whose flags word gives both "a page of a live
- * slab" and the caller's slot of its cache (the free fast word, slab.h), so
- * the slot, the sheaf and the slab with its cache load in parallel; then
- * the push with its checks. false: @x is not in a live slab (NULL, a page
- * run, a mapping, a bad pointer): the caller's cold path.
+ * free() and kfree() of any @x, in two steps: the inline one, the free
+ * record of the slot the thread last freed into (_uslub_tls.last_slot: a
+ * kmalloc or malloc cache's), and, out of line in the callers, the
+ * lookup.
  */
-static __always_inline bool free_object(void *x)
+static __always_inline bool free_object_record(void *x)
+{
+	struct kmem_cache_cpu *last = _uslub_tls.last_slot;
+	return free_to_pcs_record(last, x, last->rec.cache);
+}
+
+/*
+ * The lookup: one descriptor lookup (ownership bit, then the page's
+ * descriptor), whose flags word gives both "a page of a live slab" and the
+ * caller's slot of its cache (the free fast word, slab.h), so the slot,
+ * the sheaf and the slab with its cache load in parallel; then the push
+ * with its checks, which records the slab, else the miss path with the public caller's @addr. false: @x is not in
+ * a live slab (NULL, a page run, a mapping, a bad pointer): the caller's
+ * cold path.
+ */
+static __always_inline bool free_object_lookup(void *x, uintptr_t addr)
 {
 	if (unlikely(!_uslub_owns_segment(x)))
 		return false;
@@ -303,21 +381,30 @@ static __always_inline bool free_object(void *x)
 	struct kmem_cache_cpu *c =
 		(struct kmem_cache_cpu *)(_uslub_tls.cpu_base + (f >> PG_OWNER_SHIFT));
 	struct slab *slab = page_slab(READ_ONCE(page->compound_head));
-	__slab_free_to_pcs(slab->slab_cache, c, slab, x);
+	__slab_free_to_pcs(slab->slab_cache, c, slab, x, true, addr);
 	return true;
+}
+
+/* @s (kmalloc's or malloc's, never destroyed) may be the cache of the
+ * thread's last_slot (free_object()): set before the cache is published. */
+static inline void cache_set_rec_thread(struct kmem_cache *s)
+{
+	s->rec_thread = !_uslub_multi_node;
 }
 
 /* What the lean hooked paths accept in fastpath_off (internal.h). */
 #define PCS_LEAN_OFF_OK (FASTPATH_OFF_HOOKS | FASTPATH_OFF_HARDENED | FASTPATH_OFF_MARK)
 
-/* uslub_cache_free()'s fast path for any @x: with room in the main sheaf,
+/* uslub_cache_free()'s fast path is free_to_pcs_record() on the cache's
+ * slot, then this, out of line (api.c), for any @x, with the public
+ * caller's @addr: with room in the main sheaf,
  * one descriptor lookup (ours, a slab, of this cache) and free_to_pcs();
  * without (a cache in cpu-slab mode: capacity 0), the cpu slab's range.
  * From its cold branch, an accounted or a profiled sheaf cache goes by one
  * tail call, with what this path loaded, to its lean hooked leaf (free.c;
  * the choice made once per cache in pcs_hooks): no miss function and no
  * reloading on the way, and the hot path above stays the plain one's. */
-static __always_inline void slab_free(struct kmem_cache *s, void *x)
+static __always_inline void slab_free_lookup(struct kmem_cache *s, void *x, uintptr_t addr)
 {
 	struct kmem_cache_cpu *c = this_cpu(s);
 	struct slab_sheaf *main = c->main;
@@ -325,6 +412,8 @@ static __always_inline void slab_free(struct kmem_cache *s, void *x)
 	struct slab *slab;
 
 	if (likely(n < main->capacity)) {
+		/* the record's epoch, before the tests it rests on */
+		uint64_t epoch = READ_ONCE(s->slab_epoch);
 		unsigned int off = fastpath_off_load(s);
 		if (likely(off <= FASTPATH_OFF_HARDENED)) {
 			/* free_object()'s lookup: the page's PG_slab_page (a page
@@ -335,7 +424,7 @@ static __always_inline void slab_free(struct kmem_cache *s, void *x)
 				    (slab = page_slab(READ_ONCE(page->compound_head)),
 				     likely(slab->slab_cache == s)) &&
 				    likely(free_to_pcs(s, c, main, slab, x)))
-					return;
+					return free_record_note(s, c, slab, epoch);
 			}
 		} else if (!(off & ~PCS_LEAN_OFF_OK)) {
 			unsigned int ph = READ_ONCE(s->pcs_hooks);
@@ -349,7 +438,7 @@ static __always_inline void slab_free(struct kmem_cache *s, void *x)
 	} else if (likely(free_to_cpu_slab(s, c, x))) {
 		return;
 	}
-	_uslub_slab_free_miss(s, x, USLUB_CALLER());
+	_uslub_slab_free_miss(s, x, addr);
 }
 
 #endif /* USLUB_CACHE_CACHE_H */

@@ -198,6 +198,42 @@ static __noinline void free_hooked_cpu_slab(struct kmem_cache *s, void *x,
 #undef addr
 }
 
+/*
+ * The free record (slub.h struct free_record), set where a free has just
+ * proved everything it states: the lookup paths' push (@epoch read before
+ * their tests of PG_slab_page and fastpath_off), and an allocation's
+ * refill (the slab of the object the program was just handed, whose free
+ * then skips the lookup, as that of its neighbours). A tail call after the
+ * push: the lookup keeps no register for it.
+ */
+void _uslub_free_record_set(struct kmem_cache *s, struct kmem_cache_cpu *c, struct slab *slab,
+			    uint64_t epoch)
+{
+	if (unlikely(_uslub_multi_node))
+		return;
+	c->rec.addr = slab_address(slab);
+	c->rec.bytes = slab_objects_bytes(slab);
+	c->rec.mark = slab_free_mark(s, slab);
+	c->rec.epoch = epoch;
+	c->rec.cache = s;
+	if (s->rec_thread)
+		_uslub_tls.last_slot = c;
+}
+
+/* Where the object's slab qualifies: the inline paths on, PG_slab_page
+ * (no sampled object in it), a main sheaf that takes frees; the epoch
+ * read before those are tested, so whatever ends one of them ends the
+ * record. Objects in this thread's sheaf keep the slab live. */
+void _uslub_free_record_obj(struct kmem_cache *s, struct kmem_cache_cpu *c, void *obj)
+{
+	uint64_t epoch = __atomic_load_n(&s->slab_epoch, __ATOMIC_SEQ_CST);
+	struct page *page = virt_to_page(obj);
+	if (READ_ONCE(s->fastpath_off) > FASTPATH_OFF_HARDENED ||
+	    !(READ_ONCE(page->flags) & PG_slab_page) || !c->main->capacity)
+		return;
+	_uslub_free_record_set(s, c, page_slab(READ_ONCE(page->compound_head)), epoch);
+}
+
 /* The miss path's rungs (the ladder at the top of this file). */
 static __noinline void free_miss_ladder(struct kmem_cache *s, void *x, uintptr_t addr)
 {

@@ -241,8 +241,11 @@ static void sample_object(struct kmem_cache *s, void *obj, struct uslub_alloc_ta
 	struct kmem_cache_node *n = get_node(s, slab_nid(slab));
 	node_lock(n);
 	WRITE_ONCE(ext->ref, tag);
-	if (READ_ONCE(slab_page(slab)->flags) & PG_slab_page)
+	if (READ_ONCE(slab_page(slab)->flags) & PG_slab_page) {
 		set_slab_pages(slab, false);
+		slab_epoch_bump(s);     /* before the object is handed out: no
+		                           free record skips its untag */
+	}
 	node_unlock(n);
 	/* cpu-slab mode: the thread's own cpu slab's free range skips the
 	 * lookup; close it (set_cpu_slab() keeps it closed for such a slab) */

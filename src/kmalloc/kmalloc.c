@@ -64,6 +64,7 @@ static void kmalloc_init_once(void)
 		}
 		if (fatal)
 			s->flags |= SLAB_ABORT_ON_ERROR;
+		cache_set_rec_thread(s);
 		__atomic_store_n(&_uslub_kmalloc_caches[i], s, __ATOMIC_RELEASE);
 	}
 	kmalloc_ok = true;
@@ -1065,11 +1066,20 @@ __public void *(uslub_krealloc)(const void *p, size_t new_size, uslub_gfp_t gfp)
 	return uslub_krealloc_noprof(p, new_size, gfp);
 }
 
-__public void uslub_kfree(const void *p)
+/* The lookup (cache.h free_object_lookup()), out of line: the record's
+ * hit keeps no callee-saved register. */
+static __noinline void kfree_lookup(void *p, uintptr_t addr)
 {
-	if (likely(free_object((void *)p)))
+	if (likely(free_object_lookup(p, addr)))
 		return;
 	_uslub_kfree_cold(p, false);
+}
+
+__public void uslub_kfree(const void *p)
+{
+	if (likely(free_object_record((void *)p)))
+		return;
+	kfree_lookup((void *)p, USLUB_CALLER());
 }
 
 /*

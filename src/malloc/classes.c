@@ -95,6 +95,7 @@ static void classes_init_once(void)
 		}
 		if (fatal)
 			caches[i]->flags |= SLAB_ABORT_ON_ERROR;
+		cache_set_rec_thread(caches[i]);
 		_uslub_sheaf_set_barn_limit(caches[i], class_barn_limit(size, caches[i]->sheaf_capacity));
 	}
 	/* publish: the mid table, then the direct one (malloc tests the

@@ -183,11 +183,20 @@ static __noinline void free_cold(void *p)
 	errno = e;
 }
 
-__public void free(void *p)
+/* The lookup (cache.h free_object_lookup()), out of line: the record's
+ * hit keeps no callee-saved register. */
+static __noinline void free_lookup(void *p, uintptr_t addr)
 {
-	if (likely(free_object(p)))
+	if (likely(free_object_lookup(p, addr)))
 		return;
 	free_cold(p);
+}
+
+__public void free(void *p)
+{
+	if (likely(free_object_record(p)))
+		return;
+	free_lookup(p, USLUB_CALLER());
 }
 
 __public void cfree(void *p)

@@ -98,6 +98,22 @@ static __always_inline unsigned int slab_offset_to_index(uintptr_t off, uint64_t
 	return (unsigned int)((off * reciprocal) >> SLAB_RECIPROCAL_SHIFT);
 }
 
+/*
+ * Is @off (< 2^32) a multiple of @size? With magic = 2^64 / size rounded
+ * up (slab_div_magic), off % size == 0 exactly when off * magic, modulo
+ * 2^64, is below magic (Lemire, Kaser and Kurz, "Faster remainder by
+ * direct computation", 2019: exact for 32-bit off and size). One multiply
+ * and one compare, where the index and back take two multiplies.
+ */
+static __always_inline uint64_t slab_div_magic(size_t size)
+{
+	return UINT64_MAX / size + 1;
+}
+static __always_inline bool slab_offset_is_start(uint64_t off, uint64_t magic)
+{
+	return off * magic < magic;
+}
+
 static __always_inline struct page *slab_page(struct slab *slab)
 {
 	return (struct page *)slab;

@@ -181,9 +181,9 @@ static void arm_caches_locked(bool on)
 		if (!cache_eligible(s))
 			continue;
 		if (on || READ_ONCE(s->fail_hook))
-			__atomic_fetch_or(&s->fastpath_off, FASTPATH_OFF_DEBUG, __ATOMIC_SEQ_CST);
+			fastpath_off_set(s, FASTPATH_OFF_DEBUG);
 		else
-			__atomic_fetch_and(&s->fastpath_off, ~FASTPATH_OFF_DEBUG, __ATOMIC_SEQ_CST);
+			fastpath_off_clear(s, FASTPATH_OFF_DEBUG);
 	}
 }
 
@@ -304,9 +304,9 @@ __public int uslub_cache_set_fail_hook(uslub_cache_t *s, uslub_fail_hook_fn fn, 
 	WRITE_ONCE(s->fail_hook_arg, fn ? arg : NULL);
 	__atomic_store_n(&s->fail_hook, fn, __ATOMIC_RELEASE);
 	if (fn || (READ_ONCE(active) && cache_eligible(s)))
-		__atomic_fetch_or(&s->fastpath_off, FASTPATH_OFF_DEBUG, __ATOMIC_SEQ_CST);
+		fastpath_off_set(s, FASTPATH_OFF_DEBUG);
 	else
-		__atomic_fetch_and(&s->fastpath_off, ~FASTPATH_OFF_DEBUG, __ATOMIC_SEQ_CST);
+		fastpath_off_clear(s, FASTPATH_OFF_DEBUG);
 	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	return 0;
 }

@@ -156,6 +156,7 @@ bool _uslub_calculate_sizes(struct kmem_cache *s, size_t object_size, size_t ali
 		s->min_order = s->order;
 	s->min_objects_fallback = _uslub_order_objects(s->min_order, size);
 	s->reciprocal_size = slab_reciprocal(size);
+	s->div_magic = slab_div_magic(size);
 
 	unsigned int lg = fls_u(size) - 1;
 	s->min_partial = MIN(10u, MAX(5u, lg / 2));

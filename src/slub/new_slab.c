@@ -268,6 +268,7 @@ unsigned int _uslub_new_slab_objects(struct kmem_cache *s, struct slab *slab, vo
 void _uslub_discard_slab(struct kmem_cache *s, struct slab *slab)
 {
 	struct kmem_cache_node *n = get_node(s, slab_nid(slab));
+	slab_epoch_bump(s);             /* no free record may name it now */
 	ATOMIC_SUB(n->nr_slabs, 1);
 	ATOMIC_SUB(n->total_objects, FC_OBJECTS(slab_counters(slab)));
 	ATOMIC_SUB(n->total_pages, 1ul << slab_order(slab));

@@ -50,6 +50,8 @@ void _uslub_slot_init_main(char *base, void *arg)
 		WRITE_ONCE(c->main, EMPTY_SHEAF);
 	if (c->rcu_free)                /* a slot a destroyed cache left */
 		WRITE_ONCE(c->rcu_free, NULL);
+	if (c->rec.bytes)               /* its free record too */
+		WRITE_ONCE(c->rec.bytes, 0);
 }
 
 void _uslub_cpu_area_init(char *base)
@@ -160,6 +162,10 @@ struct kmem_cache *_uslub_cache_prepare(const char *name, size_t size,
 		flags |= SLAB_HARDENED;
 	_uslub_init_cache(&tmp, name, flags, args->ctor, 0);
 	tmp.fastpath_off = (flags & SLAB_HARDENED) ? FASTPATH_OFF_HARDENED : 0;
+	/* a start no other cache's epoch has had (struct free_record): a
+	 * record a slot kept from a destroyed cache can never match */
+	static uint64_t epoch_base;
+	tmp.slab_epoch = __atomic_add_fetch(&epoch_base, 1ull << 40, __ATOMIC_RELAXED);
 	if (!(flags & SLAB_NO_OBJ_EXT))
 		tmp.debug = cache_debug_flags(name, flags, args->ctor != NULL);
 	if (!_uslub_calculate_sizes(&tmp, size, align, args))

@@ -362,7 +362,7 @@
 #include <sched.h>
 
 #define USLUB_MAX_CACHES   2048
-#define CPU_SLOT_SIZE      512     /* one kmem_cache_cpu per cache per thread */
+#define CPU_SLOT_SIZE      576     /* one kmem_cache_cpu per cache per thread */
 #define CPU_AREA_SIZE      ((size_t)USLUB_MAX_CACHES * CPU_SLOT_SIZE)
 #define CACHE_NAME_MAX     64
 
@@ -448,6 +448,37 @@ struct tag_counter {
  * no descriptor: "x - slab_addr < slab_bytes" proves x is inside this
  * cache's cpu slab.
  */
+/*
+ * The free record (sheaf caches, both modes): the slab this slot last
+ * freed an object into through the checked inline path, so that the next
+ * free into the same slab proves ownership, cache, bounds and the slab's
+ * free mark from thread-local data: one subtraction and compare for the
+ * range, one multiply for the object start, and the slab's epoch, with no
+ * load that depends on the freed pointer but the free mark's.
+ *   bytes != 0  => [addr, addr + bytes) are the objects of a slab S of
+ *                  cache, mark == slab_free_mark(cache, S), and S was a
+ *                  live slab with PG_slab_page, of cache, on this slot's
+ *                  main sheaf's node, while cache->slab_epoch == epoch
+ *                  and the inline paths were on (fastpath_off <= HARDENED).
+ * So epoch == cache->slab_epoch  => all of that still holds: every event
+ * that could end it (S discarded, S losing PG_slab_page to a sampled
+ * object, fastpath_off changing) changes slab_epoch first (slab_epoch_bump()),
+ * and a slab_epoch never returns to a value (64 bits, each cache's start
+ * unique). Set by the inline frees' checked path (cache/cache.h), read
+ * only by the owner; a slot given to a new cache starts with bytes 0.
+ */
+struct free_record {
+	char *addr;
+	unsigned long bytes;
+	uintptr_t mark;
+	uint64_t epoch;
+	struct kmem_cache *cache;    /* the slot's cache (free_object()'s hit
+	                                through _uslub_tls.last_slot)          */
+	struct slab *cand;           /* the slab of the last lookup's push: a
+	                                second push into it sets the record
+	                                (only compared, never dereferenced)   */
+};
+
 struct kmem_cache_cpu {
 	struct slab_sheaf *main;     /* never NULL (see above)                */
 	void *freelist;
@@ -484,6 +515,8 @@ struct kmem_cache_cpu {
 	int64_t sample_left;
 	unsigned long sample_seq;
 	unsigned long sample_armed;  /* 1: both countdowns drawn            */
+	/* the slab last freed into (see above): its own line */
+	struct free_record rec __attribute__((aligned(USLUB_CACHELINE)));
 };
 static_assert(sizeof(struct kmem_cache_cpu) <= CPU_SLOT_SIZE, "cpu slot size");
 static_assert(offsetof(struct kmem_cache_cpu, stat) + 3 * 8 <= USLUB_CACHELINE,
@@ -567,7 +600,8 @@ struct kmem_cache {
 	unsigned int size;           /* stride: object + free pointer (if outside) + padding */
 	unsigned int object_size;    /* what the user asked for                        */
 	uint64_t reciprocal_size;    /* slab_reciprocal(size), for obj_to_index        */
-	uintptr_t fp_secret;         /* freelist hardening: stored = fp ^ secret ^ swab(&slot) */
+	uint64_t div_magic;          /* slab_div_magic(size): "off is a multiple of
+	                                size" in one multiply (slab_offset_is_start) */
 	unsigned int fastpath_off;   /* != 0: every alloc/free takes the checked slow path
 	                                (hardened; later debug caches)                   */
 	unsigned int free_mark_offset; /* where a free object holds free_mark (a word
@@ -576,14 +610,15 @@ struct kmem_cache {
 	uintptr_t free_mark;         /* per-cache secret written into every object a
 	                                user frees and cleared when one is handed
 	                                out: the double-free check (see free_mark_*) */
-	unsigned int objects;        /* objects per slab at the preferred order        */
-	unsigned int order;          /* preferred slab order                           */
 	unsigned int inuse;          /* object + free pointer (if outside): the bytes
 	                                of a stride in use before alignment padding   */
 	unsigned int red_left_pad;   /* bytes before object 0 of a slab (a left red
 	                                zone; 0 without red zones): objects start at
 	                                slab_address + red_left_pad                 */
 	/* -- end of the fast paths' first line -- */
+	uintptr_t fp_secret;         /* freelist hardening: stored = fp ^ secret ^ swab(&slot) */
+	unsigned int objects;        /* objects per slab at the preferred order        */
+	unsigned int order;          /* preferred slab order                           */
 	unsigned int min_objects_fallback; /* objects per slab at the fallback order   */
 	unsigned int min_order;      /* fallback order (one object fits)               */
 	unsigned int align;
@@ -638,6 +673,16 @@ struct kmem_cache {
 	                                cache: destroy waits for grace periods  */
 	char name[CACHE_NAME_MAX];
 	struct kmem_cache_node *node[MAX_NUMNODES];
+	/* The free record's epoch (see struct free_record): changed, never to
+	 * a value it had, whenever a slab of this cache may stop being one
+	 * (discard), a slab loses PG_slab_page (sampled profiling) or the
+	 * inline paths' conditions change (fastpath_off); starts at a value no
+	 * other cache's epoch has had. Far from the first line: the inline
+	 * free reads it, discard writes it. */
+	uint64_t slab_epoch;
+	bool rec_thread;             /* a free_object() hit may use this cache's
+	                                record from the thread's last_slot: a
+	                                cache never destroyed (kmalloc's), one node */
 };
 static_assert(offsetof(struct kmem_cache, red_left_pad) + sizeof(unsigned int) <=
 	      USLUB_CACHELINE, "the fast paths read one line of struct kmem_cache");
@@ -675,9 +720,17 @@ struct uslub_tls {
 	int init_depth;              /* > 0 while this thread initializes uslub:
 	                                a malloc from inside (libc's) is served
 	                                from the malloc layer's boot arena      */
+	struct kmem_cache_cpu *last_slot; /* the slot of the last free_object()
+	                                (kfree, free) that set its record, of a
+	                                rec_thread cache; else CPU_SLOT_NONE: a
+	                                slot of the sentinel area whose record
+	                                is empty                              */
 };
 __internal extern __thread struct uslub_tls _uslub_tls __tls_ie;
 __internal extern char _uslub_cpu_empty[CPU_AREA_SIZE];
+/* The sentinel area's dead slot: nothing writes its record. */
+#define CPU_SLOT_NONE \
+	((struct kmem_cache_cpu *)(_uslub_cpu_empty + (size_t)CACHE_SLOT_DEAD * CPU_SLOT_SIZE))
 
 /* The calling thread's slot for @s: in the sentinel until the thread's
  * first slow path gives it an area, so the fast paths need no init test. */
@@ -792,6 +845,26 @@ __internal void _uslub_cpu_area_init(char *cpu_base);
 /* The cpu slot no cache owns: always empty in every cpu area, so a
  * destroyed cache pointed at it takes the slow paths. */
 #define CACHE_SLOT_DEAD (USLUB_MAX_CACHES - 1)
+/* End every free record of @s (struct free_record): called before the
+ * event it guards against becomes visible to a free (a slab's pages
+ * freed, PG_slab_page cleared) and after a change of fastpath_off. */
+static __always_inline void slab_epoch_bump(struct kmem_cache *s)
+{
+	__atomic_fetch_add(&s->slab_epoch, 1, __ATOMIC_SEQ_CST);
+}
+
+/* fastpath_off's changes after creation, each ending the records. */
+static __always_inline void fastpath_off_set(struct kmem_cache *s, unsigned int bits)
+{
+	__atomic_fetch_or(&s->fastpath_off, bits, __ATOMIC_SEQ_CST);
+	slab_epoch_bump(s);
+}
+static __always_inline void fastpath_off_clear(struct kmem_cache *s, unsigned int bits)
+{
+	__atomic_fetch_and(&s->fastpath_off, ~bits, __ATOMIC_SEQ_CST);
+	slab_epoch_bump(s);
+}
+
 /* The USLUB_DEBUG letters that put a cache on the debug paths. */
 #define USLUB_DBG_PATHS (USLUB_DBG_F | USLUB_DBG_Z | USLUB_DBG_P | USLUB_DBG_U | USLUB_DBG_T)
 

@@ -32,45 +32,50 @@ check() {
 # Sheaf mode (Linux 7.0, every cache by default; objdump of the gcc -O2
 # build, counted to the first ret, which includes the miss branches laid
 # out before it):
-# alloc (21): the NULL cache test (2), gfp bits (2), the cpu slot (GOT
+# alloc (20): the NULL cache test (2), gfp bits (2), the cpu slot (GOT
 #        load of the TLS offset, the cache's slot offset, the %fs-relative
 #        add of the thread's cpu_base: 3), main and its size (2), "empty"
-#        (2), "inline paths off" (load, compare, branch: 3), the pop (2:
-#        the size stored first, then the object loaded),
-#        the ALLOC_PCS counter, which is also sampled profiling's countdown
+#        (2), "inline paths off" (compare to memory and branch: 2), the pop
+#        (3: the size stored first, then the object loaded), the
+#        ALLOC_PCS counter, which is also sampled profiling's countdown
 #        (2: one add to memory and a `js` on its sign to the miss path,
-#        cache/sample.c; never taken unless USLUB_PROFILING=sample armed
-#        it), the free mark's clear (1), ret and the result move (2)
-# free (62): the NULL cache test (2), the cpu slot (3), the main sheaf's
-#        room (3) and inline paths on (3), both before any lookup (a
-#        hooked cache misses at once), free_object()'s lookup (16 since
-#        sampled profiling, 19 with virt_to_slab before: canonical
-#        address, ownership bit, the page's descriptor and PG_slab_page,
-#        which a slab holding a sampled object lacks, then compound_head),
-#        this cache (2), the offset inside the slab's objects
-#        (7), object start (reciprocal multiply and back, 32-bit: 5), one
-#        node (2), the free mark's test and store (5), the push (5),
-#        FREE_PCS (1), one callee-saved register (2), the miss branch's
-#        caller address and tail call
-check uslub_cache_alloc_noprof 21
-check uslub_cache_free 62
+#        cache/sample.c), the free mark's clear (1), ret (1)
+# free (30): the free record's hit (cache.h free_to_pcs_record(): the
+#        slab this slot last freed into, struct free_record): the NULL
+#        cache test (2), the cpu slot (3), the record's range (4), object
+#        start (Lemire's divisibility test, slab_offset_is_start(): 3), the
+#        main sheaf's room (4), the record's epoch against the cache's (3),
+#        the free mark's test and store (4), the push (4), FREE_PCS (1),
+#        ret; two register moves. A miss tail-calls cache_free_lookup.
+# cache_free_lookup (67): the descriptor lookup (ownership bit, the page's
+#        PG_slab_page, compound_head), this cache, the offset, object
+#        start, one node, the mark, the push, and the record's note
+#        (free_record_note(): the second push in a row into one slab makes
+#        it the record, by a tail call)
+check uslub_cache_alloc_noprof 20
+check uslub_cache_free 30
+check cache_free_lookup 67
 # The malloc front end (libuslub-malloc.so; objdump may name the aliases
 # __libc_malloc and __libc_free, at the same addresses):
-# malloc (25): size <= 1 KiB (2), the table entry (3: (n + 7) >> 3, lea,
+# malloc (24): size <= 1 KiB (2), the table entry (3: (n + 7) >> 3, lea,
 #        load), NULL (2: caches not made yet), the cpu slot (3), main and
-#        its size (2), empty (2), inline paths off (3), the pop (3), the
+#        its size (2), empty (2), inline paths off (2), the pop (3), the
 #        ALLOC_PCS counter and sampled countdown (2: add, js, as above),
 #        the free mark's clear (1), ret (1); the
 #        1-64 KiB index (bsr and two shifts) is laid out after the ret
-# free (59): canonical address and ownership bit (9), the page's
-#        descriptor and its flags word, PG_slab_page (6), the slot from the
-#        flags' high half (3), compound_head and slab_cache (2), main, its
-#        size and room (4), inline paths on (3), the offset inside the
-#        slab's objects (7), object start (5), one node (2), the free
-#        mark's test and store (6), the push (5), FREE_PCS (1), ret
+# free (28): the thread's free record (_uslub_tls.last_slot, the slot of
+#        the kmalloc/malloc cache it last recorded: 2), the record's range
+#        (4), its cache (1), object start (3), room (4), epoch (3), the
+#        mark (4), the push (4), FREE_PCS (1), ret; a miss tail-calls
+#        free_lookup
+# free_lookup (65): canonical address and ownership bit, the page's
+#        descriptor and PG_slab_page, the slot from the flags' high half,
+#        compound_head and slab_cache, room, inline paths on, offset,
+#        object start, one node, the mark, the push, the record's note
 if [ -n "$mlib" ]; then
 	objdump -d --no-show-raw-insn "$mlib" > "$dis"
-	check malloc 25 __libc_malloc
-	check free 59 __libc_free
+	check malloc 24 __libc_malloc
+	check free 28 __libc_free
+	check free_lookup 65
 fi
 exit $status

@@ -1,0 +1,197 @@
+/*
+ * The free record (slub.h struct free_record): a free into the slab the
+ * slot last freed into skips the descriptor lookup, so every bad free must
+ * still be caught on that path, and a record must die with its slab:
+ *   record_set           an allocation's refill and a second lookup push
+ *                        into one slab make it the record; the next free
+ *                        into it takes the record's path (no lookup)
+ *   record_bad_frees     adjacent and non-adjacent double frees, an
+ *                        interior pointer, an object of another cache
+ *                        inside and outside the record: each reported once,
+ *                        nothing pushed
+ *   record_stale_reused  the record's slab discarded and its pages taken
+ *                        by a new slab of another cache: the epoch moved,
+ *                        so a free of that cache's object to the first
+ *                        cache is refused as a wrong-cache free
+ *   record_kfree         kfree()'s thread record (last_slot): a double
+ *                        free and an interior pointer through it
+ * Profiling off (the unit tier's default): exact counts.
+ */
+#include "slub/slub.h"
+#include "unit.h"
+#include <string.h>
+
+#define SIZE 64
+
+/* A sheaf cache in both per-CPU models (USLUB_CPU_SLABS=1 gives sheaves
+ * only to a cache that asks) */
+static struct kmem_cache *mk(const char *name)
+{
+	struct uslub_cache_args args = { .sheaf_capacity = 32 };
+	return uslub_cache_create_args(name, SIZE, &args, 0);
+}
+
+static struct kmem_cache_cpu *slot(struct kmem_cache *s)
+{
+	return this_cpu(s);
+}
+
+static bool rec_covers(struct kmem_cache *s, const void *x)
+{
+	struct kmem_cache_cpu *c = slot(s);
+	return (uintptr_t)x - (uintptr_t)c->rec.addr < c->rec.bytes &&
+	       c->rec.epoch == s->slab_epoch;
+}
+
+/* An object whose free goes through @s's record: allocated, freed twice
+ * in the same slab by lookups or refilled, then taken again. */
+static void *recorded_object(struct kmem_cache *s)
+{
+	void *x = uslub_cache_alloc(s, 0);
+	CHECK(x);
+	uslub_cache_free(s, x);
+	x = uslub_cache_alloc(s, 0);
+	CHECK(x);
+	return x;
+}
+
+static void record_set(void)
+{
+	struct kmem_cache *s = mk("rec_set");
+	CHECK(s && s->sheaf_capacity);
+	void *x = recorded_object(s);
+	CHECK(rec_covers(s, x));
+	struct slab_sheaf *main = slot(s)->main;
+	unsigned int n = main->size;
+	uslub_cache_free(s, x);
+	CHECK_EQ(main->size, n + 1);
+	CHECK_EQ(main->objects[n], x);
+	CHECK_EQ(*(uintptr_t *)x, slot(s)->rec.mark);   /* the free mark */
+	uslub_cache_destroy(s);
+}
+
+static void record_bad_frees(void)
+{
+	struct kmem_cache *s = mk("rec_bad");
+	struct kmem_cache *o = mk("rec_other");
+	CHECK(s && o);
+	void *x = recorded_object(s);
+	void *y = uslub_cache_alloc(s, 0);
+	CHECK(y);
+	CHECK(rec_covers(s, x));
+	struct slab_sheaf *main = slot(s)->main;
+	unsigned long e0 = uslub_error_count();
+
+	uslub_cache_free(s, x);
+	unsigned int n = main->size;
+	uslub_cache_free(s, x);                          /* adjacent */
+	CHECK_EQ(uslub_error_count(), e0 + 1);
+	CHECK_EQ(main->size, n);
+	CHECK(rec_covers(s, y));     /* the next object of the same refill */
+	uslub_cache_free(s, y);
+	n = main->size;
+	uslub_cache_free(s, x);                          /* not adjacent */
+	CHECK_EQ(uslub_error_count(), e0 + 2);
+	CHECK_EQ(main->size, n);
+	x = uslub_cache_alloc(s, 0);
+	CHECK(x && rec_covers(s, x));
+	n = main->size;
+	uslub_cache_free(s, (char *)x + 8);              /* interior */
+	CHECK_EQ(uslub_error_count(), e0 + 3);
+	CHECK_EQ(main->size, n);
+	void *z = uslub_cache_alloc(o, 0);               /* another cache's */
+	CHECK(z && !rec_covers(s, z));
+	uslub_cache_free(s, z);
+	CHECK_EQ(uslub_error_count(), e0 + 4);
+	CHECK_EQ(main->size, n);
+	uslub_cache_free(o, z);
+	uslub_cache_free(s, x);
+	CHECK_EQ(uslub_error_count(), e0 + 4);
+	uslub_cache_destroy(o);
+	uslub_cache_destroy(s);
+}
+
+static void record_stale_reused(void)
+{
+	struct kmem_cache *s = mk("rec_stale");
+	CHECK(s);
+	void *x = recorded_object(s);
+	CHECK(rec_covers(s, x));
+	char *addr = slot(s)->rec.addr;
+	unsigned long bytes = slot(s)->rec.bytes;
+	uint64_t epoch = s->slab_epoch;
+	uslub_cache_free(s, x);
+	uslub_cache_shrink(s);        /* flush the sheaves, discard the slab */
+	CHECK(s->slab_epoch != epoch);
+	CHECK_EQ(slot(s)->rec.addr, addr);   /* the record stays, stale */
+
+	/* another cache takes the pages */
+	struct kmem_cache *o = mk("rec_taker");
+	CHECK(o);
+	enum { MAX = 200000 };
+	static void *got[MAX];
+	int n = 0;
+	void *inside = NULL;
+	while (n < MAX && !inside) {
+		void *p = uslub_cache_alloc(o, 0);
+		CHECK(p);
+		got[n++] = p;
+		if ((uintptr_t)p - (uintptr_t)addr < bytes &&
+		    ((uintptr_t)p - (uintptr_t)addr) % s->size == 0)
+			inside = p;
+	}
+	CHECK(inside);
+	memset(inside, 0x5a, SIZE);
+	unsigned long e0 = uslub_error_count();
+	struct slab_sheaf *main = slot(s)->main;
+	unsigned int before = main->size;
+	uslub_cache_free(s, inside);                     /* wrong cache */
+	CHECK_EQ(uslub_error_count(), e0 + 1);
+	CHECK(slot(s)->main != main || main->size == before);
+	CHECK_EQ(((unsigned char *)inside)[0], 0x5a);    /* left alone */
+	for (int i = 0; i < n; i++)
+		uslub_cache_free(o, got[i]);
+	CHECK_EQ(uslub_error_count(), e0 + 1);
+	uslub_cache_destroy(o);
+	uslub_cache_destroy(s);
+}
+
+static void record_kfree(void)
+{
+	void *a = uslub_kmalloc(SIZE, 0);
+	CHECK(a);
+	uslub_kfree(a);
+	void *b = uslub_kmalloc(SIZE, 0);
+	void *c = uslub_kmalloc(SIZE, 0);
+	CHECK(b && c);
+	uslub_kfree(b);
+	uslub_kfree(c);         /* a second push into one slab, or a refill */
+	void *x = uslub_kmalloc(SIZE, 0);
+	CHECK(x);
+	struct kmem_cache_cpu *last = _uslub_tls.last_slot;
+	bool through_record = last != CPU_SLOT_NONE &&
+			      (uintptr_t)x - (uintptr_t)last->rec.addr < last->rec.bytes;
+	unsigned long e0 = uslub_error_count();
+	uslub_kfree(x);
+	uslub_kfree(x);                                  /* double */
+	CHECK_EQ(uslub_error_count(), e0 + 1);
+	x = uslub_kmalloc(SIZE, 0);
+	CHECK(x);
+	uslub_kfree((char *)x + 16);                     /* interior */
+	CHECK_EQ(uslub_error_count(), e0 + 2);
+	uslub_kfree(x);
+	CHECK_EQ(uslub_error_count(), e0 + 2);
+	printf("record_kfree: %s\n", through_record ? "through the thread's record" : "lookup");
+	CHECK(through_record);
+}
+
+int main(void)
+{
+	/* the reports go to stderr; the counts are what is checked */
+	record_set();
+	record_bad_frees();
+	record_stale_reused();
+	record_kfree();
+	printf("free record: ok\n");
+	return 0;
+}
