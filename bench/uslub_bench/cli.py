@@ -5,15 +5,13 @@ and bench.png."""
 import argparse
 import json
 import os
-import statistics
 import sys
 
 from .bulk import analyse_b2, analyse_b3
 from .config import (
     B2_NS, B2_SHEAVES, B56_BATCH, B7_GROUPS, B7_OBJS, BDEBUG_SPEC, BENCH_ORDER, BENCH_TITLES,
-    BENCH_UNITS, BMETA_CACHES, CONFIGS, CPUSLABS, CPUSLABS_ENV, CPUSLABS_MALLOC_ENV, DFREE,
-    MALLOCS, MODES, OWN, PEER_ORDER, REPO, SUITE, SUITE_BENCHES, SUITE_MODES, USLUB_MALLOC,
-    USLUB_MODE, USLUB_SERIES, USLUB_VARIANTS, log, shown,
+    BMETA_CACHES, CONFIGS, CPUSLABS, CPUSLABS_ENV, CPUSLABS_MALLOC_ENV, DFREE, MODES, PEER_ORDER,
+    REPO, SUITE, SUITE_BENCHES, SUITE_MODES, USLUB_MODE, log, shown,
 )
 from .debug import analyse_bdebug, analyse_bdfree
 from .ext import analyse_b5, analyse_b6, analyse_b6acc, analyse_b7, analyse_bmeta, b6_instructions
@@ -22,8 +20,7 @@ from .plot import make_plot, plot
 from .publish import publish_readme
 from .rcu import run_brcu
 from .runner import run_all
-from .single import target_checks
-from .stats import quantile, verdict_of
+from .single import analyse_single
 from .suite import analyse_b8, analyse_b9
 from .table import print_table
 
@@ -59,49 +56,7 @@ def analyse(results, configs, peers, mode):
     dfree_subs = [sub for b, sub in configs if b == "B-dfree"]
     if dfree_subs and DFREE:
         out["B-dfree"] = analyse_bdfree(results, dfree_subs, mode)
-    for (bench, size) in configs:
-        if bench in OWN:
-            continue
-        entry = out.setdefault(bench, {
-            "title": BENCH_TITLES[bench],
-            "unit": BENCH_UNITS[bench],
-            "sizes": {},
-        })
-        per = results[(bench, size)]
-        med = {p: statistics.median(v["samples"]) for p, v in per.items()}
-        s = {
-            "median_ns": {p: round(med[p], 4) for p in PEER_ORDER if p in med},
-            "p25_ns": {p: round(quantile(per[p]["samples"], 0.25), 4)
-                       for p in PEER_ORDER if p in per},
-            "p75_ns": {p: round(quantile(per[p]["samples"], 0.75), 4)
-                       for p in PEER_ORDER if p in per},
-            "samples_ns": {p: per[p]["samples"] for p in PEER_ORDER if p in per},
-            "ratios": {},
-            "targets": target_checks(bench, med, size),
-            "runs": {p: [{k: v for k, v in r.items()
-                          if k not in ("samples_ns", "bench", "peer", "size")}
-                         for r in per[p]["runs"]]
-                     for p in PEER_ORDER if p in per},
-        }
-        if "uslub" in med:
-            s["ratios"] = {p: round(med["uslub"] / med[p], 4)
-                           for p in PEER_ORDER if p in med and p != "uslub"}
-        # the other modes' ratios to every peer but uslub's modes
-        s["series_ratios"] = {
-            series: {p: round(med[series] / med[p], 4) for p in PEER_ORDER
-                     if p in med and p not in USLUB_SERIES + list(USLUB_VARIANTS) +
-                     [USLUB_MALLOC]}
-            for series in USLUB_SERIES[1:] if series in med}
-        # B1: uslub's malloc / each malloc peer (the same loop, both malloc)
-        if USLUB_MALLOC in med:
-            s["malloc_ratios"] = {p: round(med[USLUB_MALLOC] / med[p], 4)
-                                  for p in MALLOCS if p in med}
-        entry["sizes"][str(size)] = s
-    for bench, entry in out.items():
-        if bench in OWN:
-            continue
-        # informational rows do not count; None: something was not measured
-        entry["pass"] = verdict_of([t for s in entry["sizes"].values() for t in s["targets"]])
+    analyse_single(results, configs, out)
     return {b: out[b] for b in BENCH_ORDER if b in out}
 
 

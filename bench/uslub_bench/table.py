@@ -3,14 +3,11 @@ BENCH_ORDER, then one row per target (target_rows, which the README's
 published table is made from too)."""
 
 from .bulk import b2_target_groups, print_b2, print_b3
-from .config import (
-    BENCH_ORDER, CPUSLABS, PEER_ORDER, SUITE_BENCHES, USLUB_MALLOC, USLUB_MALLOC_LIB, USLUB_MODE,
-    USLUB_SERIES, _log,
-)
+from .config import BENCH_ORDER, SUITE_BENCHES, _log
 from .debug import print_bdebug, print_bdfree
 from .ext import print_b5, print_b6, print_b6acc, print_b7, print_bmeta
-from .fmt import fmt_ns
 from .rcu import print_brcu
+from .single import print_single
 from .suite import print_b8, print_b9
 
 
@@ -123,38 +120,7 @@ def print_table(data):
         if bench in OWN_PRINTERS:
             OWN_PRINTERS[bench](data[bench], log)
             continue
-        e = data[bench]
-        log("")
-        log("%s  %s  (%s)" % (bench, e["title"], e["unit"]))
-        modes = [m for m in USLUB_SERIES if any(m in s["median_ns"]
-                                                 for s in e["sizes"].values())]
-        for m in modes:
-            log("  %-14s = %s" % (m, USLUB_MODE[m]))
-        umalloc = any("malloc_ratios" in s for s in e["sizes"].values())
-        if umalloc:
-            log("  %-14s = malloc(size) + free, uslub-bench-malloc with LD_PRELOAD of %s "
-                "(the malloc peers' loop)" % (USLUB_MALLOC, USLUB_MALLOC_LIB))
-        log("  %-6s %-14s %9s %9s %9s %11s%s%s" % (
-            "size", "allocator", "median", "p25", "p75", "uslub/peer",
-            "".join(" %15s" % ("cpuslabs/peer" if m == CPUSLABS else m + "/peer")
-                    for m in modes[1:]),
-            " %15s" % "u-malloc/peer" if umalloc else ""))
-        for size, s in e["sizes"].items():
-            for p in PEER_ORDER:
-                if p not in s["median_ns"]:
-                    continue
-                ratio = "-" if p == "uslub" else "%.2fx" % s["ratios"][p] \
-                    if p in s["ratios"] else "-"
-                more = ""
-                for m in modes[1:]:
-                    r = s.get("series_ratios", {}).get(m, {}).get(p)
-                    more += " %15s" % ("%.2fx" % r if r is not None else "-")
-                if umalloc:
-                    r = s.get("malloc_ratios", {}).get(p)
-                    more += " %15s" % ("%.2fx" % r if r is not None else "-")
-                log(("  %-6s %-14s %s %s %s %11s%s" % (
-                    size + " B", p, fmt_ns(s["median_ns"][p]), fmt_ns(s["p25_ns"][p]),
-                    fmt_ns(s["p75_ns"][p]), ratio, more)).rstrip())
+        print_single(bench, data[bench], log)
     log("")
     log("targets (SPEC §3):")
     rows = target_rows(data)
