@@ -8,6 +8,7 @@ One module per benchmark family on shared ones:
   peers    finding the build's binaries and the peers; machine information
   runner   command lines, one process and its checks, the interleaved rounds
   single   B1, B4            bulk    B2, B3
+  hotpath  each hot path's instructions (objdump, callgrind) beside its B1 time
   ext      B5, B6, B6-acc, B7, B-meta
   debug    B-debug, B-dfree  suite   B8, B9            rcu     B-rcu
   table    the console table and bench.md's body; the target rows

@@ -15,6 +15,7 @@ from .config import (
 )
 from .debug import analyse_bdebug, analyse_bdfree
 from .ext import analyse_b5, analyse_b6, analyse_b6acc, analyse_b7, analyse_bmeta, b6_instructions
+from .hotpath import hot_paths
 from .peers import discover_dfree, discover_peers, machine_info
 from .plot import make_plot, plot
 from .publish import publish_readme
@@ -176,6 +177,8 @@ def main():
         data["dfree_peers"] = {b: {p: (e.get("LD_PRELOAD") or os.path.relpath(a, REPO))
                                    for p, a, e in ps} for b, ps in DFREE.items()}
     data.update(analyse(results, configs, peers, mode))
+    # the hot paths' instructions (callgrind's too, but not in --quick)
+    data["hot_paths"] = hot_paths(build, data, callgrind=mode_name == "full")
     if not args.only or "B-rcu" in only:
         brcu = run_brcu(build, mode_name)
         if brcu:

@@ -6,6 +6,7 @@ from .bulk import b2_target_groups, print_b2, print_b3
 from .config import BENCH_ORDER, SUITE_BENCHES, _log
 from .debug import print_bdebug, print_bdfree
 from .ext import print_b5, print_b6, print_b6acc, print_b7, print_bmeta
+from .hotpath import print_hot_paths
 from .rcu import print_brcu
 from .single import print_single
 from .suite import print_b8, print_b9
@@ -121,6 +122,11 @@ def print_table(data):
             OWN_PRINTERS[bench](data[bench], log)
             continue
         print_single(bench, data[bench], log)
+        if bench == "B1" and data.get("hot_paths"):
+            # each hot path's instructions under its B1 time
+            print_hot_paths(data["hot_paths"], log)
+    if "B1" not in data and data.get("hot_paths"):
+        print_hot_paths(data["hot_paths"], log)
     log("")
     log("targets (SPEC §3):")
     rows = target_rows(data)
