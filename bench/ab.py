@@ -3,8 +3,10 @@
 cache, and malloc(64)+free through the preloaded library) and B8 (the
 malloc workloads). Each round runs every case once under A and once under
 B, in alternating order, one process each; the table gives the medians
-and the ratio B / A (below 1: B is faster). For "did this change cost
-anything", where `make bench` compares uslub with its peers.
+and the ratio B / A (below 1: B is faster), then each hot path's static
+instructions to its first ret in A and B (run.py's hot-path rows, from
+the package bench/uslub_bench). For "did this change cost anything",
+where `make bench` compares uslub with its peers.
 
   python3 bench/ab.py OLD NEW [--rounds N] [--quick]
 
@@ -20,9 +22,16 @@ import statistics
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from uslub_bench.config import B8_WORKLOADS as B8  # noqa: E402
+from uslub_bench.hotpath import HOT_PATHS, disassemble, instr_to_ret  # noqa: E402
+
 BINS = ["uslub-bench-uslub", "uslub-bench-malloc", "uslub-bench-mallocsuite",
         "libuslub-malloc.so"]
-B8 = ["churn", "prodcons", "realloc", "mixed", "threads", "phases"]
+# where each hot path's code is in the four files: the typed pair is linked
+# statically into uslub-bench-uslub
+HOT_FILES = {"libuslub.so": "uslub-bench-uslub"}
 
 
 def locate(root):
@@ -91,6 +100,18 @@ def main():
     b8 = ratios[2:]
     print(f"{'B8 geometric mean':34} {'':10} {'':10} "
           f"{statistics.geometric_mean(b8):7.3f}")
+    print(f"\n{'instructions to the first ret':34} {'A':>10} {'B':>10} {'B-A':>7}")
+    for name, lib, _, fns in HOT_PATHS:
+        counts = {}
+        for k, b in builds.items():
+            dis = disassemble(b[HOT_FILES.get(lib, lib)])
+            n = [dis and (instr_to_ret(dis, fn) or (alias and instr_to_ret(dis, alias)))
+                 for fn, alias in fns]
+            counts[k] = sum(n) if all(n) else None
+        a_, b_ = counts["A"], counts["B"]
+        print(f"{name:34} {a_ if a_ is not None else 'n/a':>10} "
+              f"{b_ if b_ is not None else 'n/a':>10} "
+              f"{b_ - a_ if a_ is not None and b_ is not None else '-':>7}")
 
 
 if __name__ == "__main__":

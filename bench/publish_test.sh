@@ -5,6 +5,10 @@
 # timing), then:
 #   - its bench.json/bench.md are under BUILD/bench-results (the default)
 #     and --out DIR; the source tree's `git status` is what it was;
+#   - every file this test writes is in a folder of its own: the default
+#     --out is checked on a second build folder (symbolic links to BUILD's
+#     bench binaries), so BUILD/bench-results, where `make bench` left its
+#     results, is byte for byte what it was;
 #   - --publish refuses a quick run's JSON and leaves the README alone;
 #   - --allow-quick --readme COPY rewrites only the marked block of a copy
 #     of the README: one table row per target of the JSON (and one per
@@ -24,16 +28,28 @@ trap 'rm -rf "$WORK"' EXIT
 
 status() { git -C "$SRC" status --porcelain --untracked-files=all 2>/dev/null; }
 before=$(status)
+# BUILD/bench-results: the last `make bench`'s results, which this test
+# must neither delete nor rewrite (nothing there stays nothing there)
+results() {
+	[ -d "$BUILD/bench-results" ] || { echo "(no folder)"; return; }
+	(cd "$BUILD/bench-results" && find . -type f -print0 | sort -z | xargs -0r sha256sum)
+}
+results_before=$(results)
 
-tiny=(--build "$BUILD" --only B7,B-meta --quick --peers uslub --rounds 1 --repeats 1 --no-plot)
-rm -f "$BUILD/bench-results/bench.json"
-if $PY "$RUN" "${tiny[@]}" >"$WORK/run1.log" 2>&1 && [ -s "$BUILD/bench-results/bench.json" ] &&
-   [ -s "$BUILD/bench-results/bench.md" ]; then
+tiny=(--only B7,B-meta --quick --peers uslub --rounds 1 --repeats 1 --no-plot)
+# The default --out is BUILD/bench-results for the BUILD given: checked on
+# a build folder of this test's own, whose bench/ is BUILD's.
+FAKE=$WORK/build
+mkdir -p "$FAKE"
+ln -s "$BUILD/bench" "$FAKE/bench"
+[ -e "$BUILD/CMakeCache.txt" ] && ln -s "$BUILD/CMakeCache.txt" "$FAKE/CMakeCache.txt"
+if $PY "$RUN" --build "$FAKE" "${tiny[@]}" >"$WORK/run1.log" 2>&1 &&
+   [ -s "$FAKE/bench-results/bench.json" ] && [ -s "$FAKE/bench-results/bench.md" ]; then
 	pass "run.py writes BUILD/bench-results/bench.{json,md} by default"
 else
 	fail "run.py (default --out):"; tail -20 "$WORK/run1.log" | sed 's/^/    /'
 fi
-if $PY "$RUN" "${tiny[@]}" --out "$WORK/out" >"$WORK/run2.log" 2>&1 &&
+if $PY "$RUN" --build "$BUILD" "${tiny[@]}" --out "$WORK/out" >"$WORK/run2.log" 2>&1 &&
    [ -s "$WORK/out/bench.json" ]; then
 	pass "run.py --out DIR writes DIR/bench.json"
 else
@@ -44,6 +60,12 @@ if [ -e "$SRC/bench/results" ]; then
 fi
 if [ "$(status)" = "$before" ]; then pass "the source tree's git status is unchanged"; else
 	fail "the runs changed the source tree:"; diff <(echo "$before") <(status) | head -10; fi
+if [ "$(results)" = "$results_before" ]; then
+	pass "BUILD/bench-results is byte for byte what it was"
+else
+	fail "the runs changed BUILD/bench-results (make bench's results):"
+	diff <(echo "$results_before") <(results) | head -10
+fi
 
 JSON=$WORK/out/bench.json
 cp "$SRC/README.md" "$WORK/README.md"
