@@ -180,7 +180,15 @@
  *     an object start inside the thread's cpu slab of this cache (an
  *     address-range test on the cpu slot, which is also what proves the
  *     pointer is uslub's and of this cache). Every other free is looked up
- *     and checked in _uslub_free_checked() (cache/free.c). Per-thread mode needs no
+ *     and checked in _uslub_free_checked() (cache/free.c). Before either,
+ *     a sheaf-mode free tries the slot's free record (struct free_record
+ *     below): a range test on thread-local data, valid while the cache's
+ *     slab_epoch is the one recorded; the epoch is an atomic counter,
+ *     bumped (seq_cst) before a slab's pages are freed, before a slab
+ *     loses PG_slab_page and after fastpath_off changes, and read before
+ *     the tests a record rests on. A legitimate free cannot race with its
+ *     slab's discard (the object keeps the slab live); an invalid one
+ *     racing a discard is the same window the lookup has. Per-thread mode needs no
  *     tid/cmpxchg: nothing else touches that slot while the thread lives
  *     (other threads touch it only after it exited, in a fork child where
  *     it no longer exists, or under destroy's quiescence rule). A push
