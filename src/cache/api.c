@@ -119,7 +119,7 @@ __public void uslub_cache_free(struct kmem_cache *s, void *x)
 {
 	if (unlikely(!s))
 		return free_null_cache();
-	if (likely(free_to_pcs_record(this_cpu(s), x, s)))
+	if (likely(free_to_pcs_record(this_cpu_fast(s), x, s)))
 		return;
 	/* NULL is never inside a slab: the miss path */
 	cache_free_lookup(s, x, USLUB_CALLER());

@@ -15,13 +15,17 @@
 __internal void *_uslub_slab_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, int node,
 					size_t orig_size, uintptr_t addr);
 __internal void _uslub_slab_free_miss(struct kmem_cache *s, void *x, uintptr_t addr);
-/* Make @slab, of @s, the free record of slot @c (struct free_record) with
- * the @epoch read before its conditions were tested (free.c), and @c the
+/* Make @slab, of @s, the free record of slot @c (struct free_record),
+ * where it qualifies, tested after the epoch is read (free.c), and @c the
  * thread's last_slot for a rec_thread cache; the same for the slab of
- * @obj, just taken from the sheaves (@epoch read here). */
+ * @obj, just taken from the sheaves. */
 __internal void _uslub_free_record_set(struct kmem_cache *s, struct kmem_cache_cpu *c,
-				       struct slab *slab, uint64_t epoch);
+				       struct slab *slab);
 __internal void _uslub_free_record_obj(struct kmem_cache *s, struct kmem_cache_cpu *c, void *obj);
+/* free_object_lookup()'s miss, for @x in live @slab of @s: the cpu slab
+ * (cpu-slab mode), else the miss path (free.c). */
+__internal void _uslub_free_slab_miss(struct kmem_cache *s, struct slab *slab, void *x,
+				      uintptr_t addr);
 /* The lean hooked leaves the inline paths below tail-call: alloc
  * for the caller's slot @c (gfp 0, no node); free for slot @c with main
  * sheaf @main of size @n < capacity, the cache's fastpath_off holding
@@ -115,19 +119,19 @@ static __always_inline bool pcs_off(const struct kmem_cache *s)
 
 /*
  * The alloc fast path (Linux 7.0's alloc_from_pcs): pop the main sheaf of
- * slot @c. One thread-local load (the cpu area, by the caller) and one
- * predicted branch: NULL on an empty main (the empty sheaf stands in for
- * a missing one) or a cache whose inline paths are off (hooks, debug,
- * failslab, destroyed; freelist hardening does not matter here: a sheaf
- * holds plain pointers). Objects are never NULL, so callers test the
- * result with no extra branch.
+ * slot @c, this_cpu_fast() of the cache. One thread-local load (the cpu
+ * area, by the caller) and one predicted branch: NULL on an empty main
+ * (the empty sheaf stands in for a missing one, and a cache whose inline
+ * paths are off, for hooks, debug, failslab or destroyed, has the dead
+ * slot's). Objects are never NULL, so callers test the result with no
+ * extra branch.
  */
-static __always_inline void *alloc_from_pcs(struct kmem_cache *s, struct kmem_cache_cpu *c)
+static __always_inline void *alloc_from_pcs(struct kmem_cache_cpu *c)
 {
 	struct slab_sheaf *main = c->main;
 	unsigned int n = main->size;
 
-	if (unlikely(!n || pcs_off(s)))
+	if (unlikely(!n))
 		return NULL;
 	/* ALLOC_PCS, and the sampled countdown: a sampled pop takes the
 	 * miss path (sample.c) */
@@ -180,20 +184,22 @@ static __always_inline void *slab_alloc_node(struct kmem_cache *s, uslub_gfp_t g
 					     size_t orig_size)
 {
 	if (likely(!gfp && node == USLUB_NUMA_NO_NODE)) {
-		struct kmem_cache_cpu *c = this_cpu(s);
-		void *obj = alloc_from_pcs(s, c);
+		struct kmem_cache_cpu *c = this_cpu_fast(s);
+		void *obj = alloc_from_pcs(c);
 		if (likely(obj))
 			return obj;
-		/* an accounted or a profiled sheaf cache: one tail call with
-		 * the slot straight into its lean hooked leaf (alloc.c; chosen
-		 * once per cache in pcs_hooks), no miss function on the way */
+		/* an accounted or a profiled sheaf cache (its fast slot the
+		 * dead one): one tail call with its own slot straight into its
+		 * lean hooked leaf (alloc.c; chosen once per cache in
+		 * pcs_hooks), no miss function on the way */
 		unsigned int ph = READ_ONCE(s->pcs_hooks);
 		if (ph == PCS_HOOKS_ACCOUNT)
-			return _uslub_alloc_pcs_account(s, c);
+			return _uslub_alloc_pcs_account(s, this_cpu(s));
 		if (ph == PCS_HOOKS_PROFILE)
-			return _uslub_alloc_pcs_profile(s, c);
+			return _uslub_alloc_pcs_profile(s, this_cpu(s));
 		if (ph == (PCS_HOOKS_ACCOUNT | PCS_HOOKS_PROFILE))
-			return _uslub_alloc_pcs_account_profile(s, c);
+			return _uslub_alloc_pcs_account_profile(s, this_cpu(s));
+		/* the dead slot's freelist is empty too */
 		obj = alloc_from_cpu_slab(s, c);
 		if (likely(obj))
 			return obj;
@@ -220,15 +226,18 @@ static __always_inline bool obj_start(const struct kmem_cache *s, uintptr_t off)
  * without the left red zone: only debug caches have one, and their inline
  * paths are off.
  */
-static __always_inline bool free_to_pcs(struct kmem_cache *s, struct kmem_cache_cpu *c,
-					struct slab_sheaf *main, struct slab *slab, void *x)
+static __always_inline bool free_to_pcs_word(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					     struct slab_sheaf *main, struct slab *slab,
+					     uint64_t word, void *x)
 {
 	/* x - slab_address(slab): both in one segment, and the descriptor's
-	 * offset in it times 64 is the slab's (page.h) */
-	uintptr_t off = ((uintptr_t)x - ((uintptr_t)slab << (PAGE_SHIFT - 6))) & (SEGMENT_SIZE - 1);
-	uintptr_t mark = slab_free_mark(s, slab);
+	 * offset in it times 64 is the slab's (page.h); 32-bit, as the
+	 * word's objects bytes (no extension before the compare) */
+	uint32_t off = ((uint32_t)(uintptr_t)x - ((uint32_t)(uintptr_t)slab << (PAGE_SHIFT - 6))) &
+		       (SEGMENT_SIZE - 1);
+	uintptr_t mark = s->free_mark ^ word;
 
-	if (unlikely(off >= slab_objects_bytes(slab)) ||
+	if (unlikely(off >= (uint32_t)word) ||
 	    unlikely(!obj_start(s, off)) ||
 	    (unlikely(_uslub_multi_node) && slab_nid(slab) != main->node) ||
 	    free_mark_test0(x, mark))
@@ -244,18 +253,27 @@ static __always_inline bool free_to_pcs(struct kmem_cache *s, struct kmem_cache_
 	return true;
 }
 
+/* free_to_pcs_word() with @slab's own word (slab_objects_bytes() and the
+ * generation: slab_free_mark()). */
+static __always_inline bool free_to_pcs(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					struct slab_sheaf *main, struct slab *slab, void *x)
+{
+	return free_to_pcs_word(s, c, main, slab, slab->__unused[0], x);
+}
+
 /* A lookup's push into @slab: the second in a row into the same slab
- * makes it the slot's free record (free.c), the first only notes it
+ * makes it the slot's free record (free.c, which reads the epoch and then
+ * checks again what the record rests on), the first only notes it
  * (rec.cand): frees that wander over many slabs pay a compare and a store,
  * not the record's stores. */
 static __always_inline void free_record_note(struct kmem_cache *s, struct kmem_cache_cpu *c,
-					     struct slab *slab, uint64_t epoch)
+					     struct slab *slab)
 {
 	if (likely(c->rec.cand != slab)) {
 		c->rec.cand = slab;
 		return;
 	}
-	_uslub_free_record_set(s, c, slab, epoch);
+	_uslub_free_record_set(s, c, slab);
 }
 
 /*
@@ -328,12 +346,9 @@ static __always_inline void __slab_free_to_pcs(struct kmem_cache *s, struct kmem
 	unsigned int n = main->size;
 
 	if (likely(n < main->capacity) && likely(!pcs_off(s))) {
-		/* the record's epoch, read before the lookup's tests are
-		 * known to hold (the caller's PG_slab_page, pcs_off()) */
-		uint64_t epoch = record ? READ_ONCE(s->slab_epoch) : 0;
 		if (likely(free_to_pcs(s, c, main, slab, x))) {
 			if (record)
-				free_record_note(s, c, slab, epoch);
+				free_record_note(s, c, slab);
 			return;
 		}
 	} else if (likely(free_to_cpu_slab(s, c, x))) {
@@ -375,13 +390,21 @@ static __always_inline bool free_object_lookup(void *x, uintptr_t addr)
 	if (unlikely(!_uslub_owns_segment(x)))
 		return false;
 	struct page *page = virt_to_page(x);
-	unsigned long f = READ_ONCE(page->flags);
-	if (unlikely(!(f & PG_slab_page)))
+	if (unlikely(!(READ_ONCE(page->flags) & PG_slab_page)))
 		return false;
-	struct kmem_cache_cpu *c =
-		(struct kmem_cache_cpu *)(_uslub_tls.cpu_base + (f >> PG_OWNER_SHIFT));
+	/* the cache, the slab and its word from the page's own line, the
+	 * slot from the cache: its fast slot, the dead one (full) while its
+	 * inline paths are off */
+	struct kmem_cache *s = page_slab_cache(page);
 	struct slab *slab = page_slab(READ_ONCE(page->compound_head));
-	__slab_free_to_pcs(slab->slab_cache, c, slab, x, true, addr);
+	struct kmem_cache_cpu *c = this_cpu_fast(s);
+	struct slab_sheaf *main = c->main;
+	if (likely(main->size < main->capacity) &&
+	    likely(free_to_pcs_word(s, c, main, slab, page_slab_word(page), x))) {
+		free_record_note(s, c, slab);
+		return true;
+	}
+	_uslub_free_slab_miss(s, slab, x, addr);
 	return true;
 }
 
@@ -396,47 +419,52 @@ static inline void cache_set_rec_thread(struct kmem_cache *s)
 #define PCS_LEAN_OFF_OK (FASTPATH_OFF_HOOKS | FASTPATH_OFF_HARDENED | FASTPATH_OFF_MARK)
 
 /* uslub_cache_free()'s fast path is free_to_pcs_record() on the cache's
- * slot, then this, out of line (api.c), for any @x, with the public
- * caller's @addr: with room in the main sheaf,
- * one descriptor lookup (ours, a slab, of this cache) and free_to_pcs();
- * without (a cache in cpu-slab mode: capacity 0), the cpu slab's range.
- * From its cold branch, an accounted or a profiled sheaf cache goes by one
- * tail call, with what this path loaded, to its lean hooked leaf (free.c;
- * the choice made once per cache in pcs_hooks): no miss function and no
- * reloading on the way, and the hot path above stays the plain one's. */
+ * fast slot, then this, out of line (api.c), for any @x, with the public
+ * caller's @addr: with room in the fast slot's main sheaf (the cache's
+ * inline paths on), one descriptor lookup (ours, a slab, of this cache)
+ * and free_to_pcs(); without, the cpu slab's range (a cache in cpu-slab
+ * mode: capacity 0; the dead slot's range is empty). From its cold end,
+ * an accounted or a profiled sheaf cache goes by one tail call, with its
+ * own slot, to its lean hooked leaf (free.c; the choice made once per
+ * cache in pcs_hooks): no miss function on the way, and the hot path
+ * above stays the plain one's. */
 static __always_inline void slab_free_lookup(struct kmem_cache *s, void *x, uintptr_t addr)
 {
-	struct kmem_cache_cpu *c = this_cpu(s);
+	struct kmem_cache_cpu *c = this_cpu_fast(s);
 	struct slab_sheaf *main = c->main;
 	unsigned int n = main->size;
-	struct slab *slab;
 
 	if (likely(n < main->capacity)) {
-		/* the record's epoch, before the tests it rests on */
-		uint64_t epoch = READ_ONCE(s->slab_epoch);
-		unsigned int off = fastpath_off_load(s);
-		if (likely(off <= FASTPATH_OFF_HARDENED)) {
-			/* free_object()'s lookup: the page's PG_slab_page (a page
-			 * of a live slab without sampled objects), then its slab */
-			if (likely(_uslub_owns_segment(x))) {
-				struct page *page = virt_to_page(x);
-				if (likely(READ_ONCE(page->flags) & PG_slab_page) &&
-				    (slab = page_slab(READ_ONCE(page->compound_head)),
-				     likely(slab->slab_cache == s)) &&
-				    likely(free_to_pcs(s, c, main, slab, x)))
-					return free_record_note(s, c, slab, epoch);
-			}
-		} else if (!(off & ~PCS_LEAN_OFF_OK)) {
-			unsigned int ph = READ_ONCE(s->pcs_hooks);
-			if (ph == PCS_HOOKS_ACCOUNT)
-				return _uslub_free_pcs_account(s, c, main, n, x);
-			if (ph == PCS_HOOKS_PROFILE)
-				return _uslub_free_pcs_profile(s, c, main, n, x);
-			if (ph == (PCS_HOOKS_ACCOUNT | PCS_HOOKS_PROFILE))
-				return _uslub_free_pcs_account_profile(s, c, main, n, x);
+		/* free_object()'s lookup: the page's PG_slab_page (a page of a
+		 * live slab without sampled objects), then its cache and
+		 * word from the same line */
+		if (likely(_uslub_owns_segment(x))) {
+			struct page *page = virt_to_page(x);
+			struct slab *slab;
+			if (likely(READ_ONCE(page->flags) & PG_slab_page) &&
+			    likely(page_slab_cache(page) == s) &&
+			    (slab = page_slab(READ_ONCE(page->compound_head)),
+			     likely(free_to_pcs_word(s, c, main, slab, page_slab_word(page), x))))
+				return free_record_note(s, c, slab);
 		}
 	} else if (likely(free_to_cpu_slab(s, c, x))) {
 		return;
+	} else {
+		unsigned int off = fastpath_off_load(s);
+		if (off > FASTPATH_OFF_HARDENED && !(off & ~PCS_LEAN_OFF_OK)) {
+			c = this_cpu(s);
+			main = c->main;
+			n = main->size;
+			unsigned int ph = READ_ONCE(s->pcs_hooks);
+			if (n >= main->capacity)
+				;
+			else if (ph == PCS_HOOKS_ACCOUNT)
+				return _uslub_free_pcs_account(s, c, main, n, x);
+			else if (ph == PCS_HOOKS_PROFILE)
+				return _uslub_free_pcs_profile(s, c, main, n, x);
+			else if (ph == (PCS_HOOKS_ACCOUNT | PCS_HOOKS_PROFILE))
+				return _uslub_free_pcs_account_profile(s, c, main, n, x);
+		}
 	}
 	_uslub_slab_free_miss(s, x, addr);
 }

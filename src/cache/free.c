@@ -199,17 +199,25 @@ static __noinline void free_hooked_cpu_slab(struct kmem_cache *s, void *x,
 }
 
 /*
- * The free record (slub.h struct free_record), set where a free has just
- * proved everything it states: the lookup paths' push (@epoch read before
- * their tests of PG_slab_page and fastpath_off), and an allocation's
- * refill (the slab of the object the program was just handed, whose free
- * then skips the lookup, as that of its neighbours). A tail call after the
- * push: the lookup keeps no register for it.
+ * The free record (slub.h struct free_record), set after a lookup path's
+ * push (the second in a row into @slab) and after an allocation's refill
+ * (the slab of the object the program was just handed, whose free then
+ * skips the lookup, as that of its neighbours). @slab is live here (it has
+ * an object in this thread's sheaf). The epoch is read first and what the
+ * record states is tested after it (inline paths on, PG_slab_page, the
+ * cache, a main sheaf that takes frees), so whatever ends one of them
+ * later also ends the record. A tail call after the push: the lookup keeps
+ * no register for it.
  */
-void _uslub_free_record_set(struct kmem_cache *s, struct kmem_cache_cpu *c, struct slab *slab,
-			    uint64_t epoch)
+void _uslub_free_record_set(struct kmem_cache *s, struct kmem_cache_cpu *c, struct slab *slab)
 {
-	if (unlikely(_uslub_multi_node))
+	/* the epoch first, then what the record rests on: whatever ends
+	 * one of them after this bumps the epoch past it */
+	uint64_t epoch = __atomic_load_n(&s->slab_epoch, __ATOMIC_SEQ_CST);
+	if (unlikely(_uslub_multi_node) ||
+	    READ_ONCE(s->fastpath_off) > FASTPATH_OFF_HARDENED ||
+	    !(READ_ONCE(slab_page(slab)->flags) & PG_slab_page) ||
+	    READ_ONCE(slab->slab_cache) != s || !c->main->capacity)
 		return;
 	c->rec.addr = slab_address(slab);
 	c->rec.bytes = slab_objects_bytes(slab);
@@ -226,12 +234,12 @@ void _uslub_free_record_set(struct kmem_cache *s, struct kmem_cache_cpu *c, stru
  * record. Objects in this thread's sheaf keep the slab live. */
 void _uslub_free_record_obj(struct kmem_cache *s, struct kmem_cache_cpu *c, void *obj)
 {
-	uint64_t epoch = __atomic_load_n(&s->slab_epoch, __ATOMIC_SEQ_CST);
-	struct page *page = virt_to_page(obj);
-	if (READ_ONCE(s->fastpath_off) > FASTPATH_OFF_HARDENED ||
-	    !(READ_ONCE(page->flags) & PG_slab_page) || !c->main->capacity)
-		return;
-	_uslub_free_record_set(s, c, page_slab(READ_ONCE(page->compound_head)), epoch);
+	_uslub_free_record_set(s, c, page_slab(READ_ONCE(virt_to_page(obj)->compound_head)));
+}
+
+void _uslub_free_slab_miss(struct kmem_cache *s, struct slab *slab, void *x, uintptr_t addr)
+{
+	__slab_free_to_pcs(s, this_cpu(s), slab, x, false, addr);
 }
 
 /* The miss path's rungs (the ladder at the top of this file). */

@@ -161,7 +161,7 @@ static __noinline void *malloc_miss(size_t size, struct kmem_cache *s, uintptr_t
 #define MALLOC_INLINE(size) ({                                                  \
 	size_t __n = (size);                                                    \
 	struct kmem_cache *__s = malloc_cache(__n);                             \
-	void *__o = likely(__s) ? alloc_from_pcs(__s, this_cpu(__s)) : NULL;    \
+	void *__o = likely(__s) ? alloc_from_pcs(this_cpu_fast(__s)) : NULL;    \
 	if (unlikely(!__o))                                                     \
 		__o = malloc_miss(__n, __s, USLUB_CALLER());                    \
 	__o; })

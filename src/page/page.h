@@ -61,9 +61,8 @@
 #define PG_ORDER_MASK  (0xfful << PG_ORDER_SHIFT)
 #define PG_slab_page   (1ul << 16)  /* every page of a live slab, head and
                                        tails (set by the slab layer), whose
-                                       bits PG_OWNER_SHIFT.. hold its cache's
-                                       per-thread slot offset (slab/slab.h) */
-#define PG_OWNER_SHIFT 32           /* bits 32..63: the owner's; 0 while free */
+                                       descriptor holds its slab's cache and
+                                       word (slab/slab.h: the fast word)   */
 
 /*
  * One descriptor per 4 KiB page. The layer above overlays its own type on

@@ -155,33 +155,55 @@ static __always_inline struct slab *virt_to_slab(const void *p)
 
 /*
  * The free fast word: every page descriptor of a live slab (head and
- * tails) has PG_slab_page and, in bits PG_OWNER_SHIFT.., the slot offset
- * of the slab's cache in a thread's cpu area (kmem_cache.cpu_offset). So
- * free() and kfree() get the caller's slot for the object's cache from
- * the one descriptor of the object's page, in parallel with the slab
- * (compound_head, same line) and its cache, instead of after them:
- *   page->flags & PG_slab_page  =>  page->flags >> PG_OWNER_SHIFT ==
- *       slab_of(page)->slab_cache->cpu_offset
- * Set before the head's PG_slab is published (new_slab), cleared before the
- * pages go back (discard_slab; the page layer zeroes every flags word of a
- * freed run too).
+ * tails) has PG_slab_page, and holds the slab's cache and its
+ * objects-bytes-and-generation word (slub's __unused[0]: object.h
+ * slab_objects_bytes(), slab_free_mark()) at the same offsets: the head
+ * in struct slab, each tail a copy in owner[] (unused by a slab's tails).
+ * So free(), kfree() and the lookups read the one descriptor line of the
+ * object's page for "a page of a live slab", the slab (compound_head),
+ * its cache and its mark, with no hop to the head's line:
+ *   page->flags & PG_slab_page  =>  page_slab_cache(page) ==
+ *       slab_of(page)->slab_cache  and  page_slab_word(page) ==
+ *       slab_of(page)->__unused[0]
+ * Set (copies first) before the head's PG_slab is published (new_slab),
+ * cleared before the pages go back (discard_slab; the page layer zeroes
+ * every flags word of a freed run too). Sampled profiling clears and sets
+ * PG_slab_page alone (cache/sample.c): the copies stay.
  */
-static __always_inline void slab_set_fast_word(struct slab *slab, unsigned int cpu_offset)
+#define PAGE_OWNER_CACHE 1
+#define PAGE_OWNER_WORD  3
+static_assert(offsetof(struct page, owner[PAGE_OWNER_CACHE]) == offsetof(struct slab, slab_cache),
+	      "a tail's copy of slab_cache overlays the head's");
+static_assert(offsetof(struct page, owner[PAGE_OWNER_WORD]) == offsetof(struct slab, __unused[0]),
+	      "a tail's copy of the slab word overlays the head's");
+
+static __always_inline struct kmem_cache *page_slab_cache(const struct page *page)
+{
+	return (struct kmem_cache *)page->owner[PAGE_OWNER_CACHE];
+}
+
+static __always_inline uint64_t page_slab_word(const struct page *page)
+{
+	return page->owner[PAGE_OWNER_WORD];
+}
+
+static __always_inline void slab_set_fast_word(struct slab *slab)
 {
 	struct page *page = slab_page(slab);
-	unsigned long word = PG_slab_page | ((unsigned long)cpu_offset << PG_OWNER_SHIFT);
-	for (unsigned int i = 1; i < (1u << page_order(page)); i++)
-		WRITE_ONCE(page[i].flags, page[i].flags | word);
-	WRITE_ONCE(page->flags, page->flags | word);
+	for (unsigned int i = 1; i < (1u << page_order(page)); i++) {
+		WRITE_ONCE(page[i].owner[PAGE_OWNER_CACHE], (unsigned long)slab->slab_cache);
+		WRITE_ONCE(page[i].owner[PAGE_OWNER_WORD], slab->__unused[0]);
+		WRITE_ONCE(page[i].flags, page[i].flags | PG_slab_page);
+	}
+	WRITE_ONCE(page->flags, page->flags | PG_slab_page);
 }
 
 static __always_inline void slab_clear_fast_word(struct slab *slab)
 {
 	struct page *page = slab_page(slab);
-	unsigned long keep = (1ul << PG_OWNER_SHIFT) - 1 - PG_slab_page;
-	WRITE_ONCE(page->flags, page->flags & keep);
+	WRITE_ONCE(page->flags, page->flags & ~PG_slab_page);
 	for (unsigned int i = 1; i < (1u << page_order(page)); i++)
-		WRITE_ONCE(page[i].flags, page[i].flags & keep);
+		WRITE_ONCE(page[i].flags, page[i].flags & ~PG_slab_page);
 }
 
 /* The node-partial flag (seed 002's PG_workingset role); list_lock held. */

@@ -203,7 +203,7 @@ static __always_inline struct slab *allocate_slab(struct kmem_cache *s, int node
 		counters = fc_make(obj_to_index(s, slab, head), 0, objects, false);
 	}
 	__atomic_store_n(&slab->counters, counters, __ATOMIC_RELAXED);
-	slab_set_fast_word(slab, s->cpu_offset);
+	slab_set_fast_word(slab);
 	__atomic_store_n(&slab->__page_flags, slab->__page_flags | PG_slab, __ATOMIC_RELEASE);
 
 	struct kmem_cache_node *n = get_node(s, slab_nid(slab));

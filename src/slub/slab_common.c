@@ -80,6 +80,7 @@ void _uslub_init_cache(struct kmem_cache *s, const char *name, unsigned int flag
 	s->fp_secret = (uintptr_t)_uslub_seed64() | 1;
 	s->free_mark = (uintptr_t)_uslub_seed64() | 1;      /* never 0: a live object's */
 	s->cpu_offset = (unsigned int)slot * CPU_SLOT_SIZE;
+	s->fast_offset = fast_offset_of(s, s->fastpath_off);
 	snprintf(s->name, sizeof(s->name), "%s", name);
 	INIT_LIST_HEAD(&s->list);
 }
@@ -238,6 +239,7 @@ int _uslub_cache_publish(struct kmem_cache *s)
 	}
 	s->index = slot;
 	s->cpu_offset = (unsigned int)slot * CPU_SLOT_SIZE;
+	s->fast_offset = fast_offset_of(s, s->fastpath_off);
 	list_add_tail(&s->list, &_uslub_slab_caches);
 	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	if (_uslub_option(USLUB_OPT_VERBOSE))
@@ -279,6 +281,7 @@ static void create_boot_cache(struct kmem_cache *s, const char *name, size_t siz
 	_uslub_init_cache(s, name, USLUB_HWCACHE_ALIGN | SLAB_NO_OBJ_EXT, NULL, slot);
 	_uslub_calculate_sizes(s, size, 0, NULL);
 	_uslub_calculate_obj_ext(s, s->flags);
+	s->fast_offset = fast_offset_of(s, s->fastpath_off);
 	for (int i = 0; i < _uslub_nr_nodes(); i++) {
 		_uslub_init_node(&nodes[i]);
 		s->node[i] = &nodes[i];

@@ -333,10 +333,23 @@
  * free is there) and the object left alone, so it is never handed out
  * twice wherever the first free put it.
  *
+ * The inline paths' slot (fast_offset): the inline pop, push and record
+ * test reach a cache's slot through fast_offset, which is cpu_offset while
+ * fastpath_off <= FASTPATH_OFF_HARDENED and CACHE_SLOT_DEAD's offset
+ * otherwise, so "inline paths off" costs them no test: the dead slot's
+ * main is the empty sheaf (size 0: the pop misses; capacity 0: the push
+ * misses), its record and cpu slab range are empty. The two are one
+ * 64-bit word (fast_word), changed together by one CAS
+ * (fastpath_off_update()), so concurrent changers under different locks
+ * (failslab's, slab_mutex) never leave them disagreeing. Every slow path
+ * uses this_cpu() (cpu_offset), never the fast slot. Invariant:
+ *   fast_offset == (fastpath_off > HARDENED ? DEAD * CPU_SLOT_SIZE
+ *                                           : cpu_offset)
+ *
  * Destroyed caches: the struct stays in a quarantine of 64 with
- * FASTPATH_OFF_DEAD and cpu_offset pointing at CACHE_SLOT_DEAD, a slot no
- * cache owns and nothing writes, so every fast path misses into a slow
- * path that reports the use; its nodes are freed.
+ * FASTPATH_OFF_DEAD and cpu_offset (and so fast_offset) pointing at
+ * CACHE_SLOT_DEAD, a slot no cache owns and nothing writes, so every fast
+ * path misses into a slow path that reports the use; its nodes are freed.
  *
  * Debug caches (slub_debug; FASTPATH_OFF_SLUB_DEBUG): none of the lockless
  * paths above. They have no cpu slab, no cpu partial slabs and no sheaves;
@@ -610,8 +623,17 @@ struct kmem_cache {
 	uint64_t reciprocal_size;    /* slab_reciprocal(size), for obj_to_index        */
 	uint64_t div_magic;          /* slab_div_magic(size): "off is a multiple of
 	                                size" in one multiply (slab_offset_is_start) */
-	unsigned int fastpath_off;   /* != 0: every alloc/free takes the checked slow path
-	                                (hardened; later debug caches)                   */
+	union {
+		struct {
+			unsigned int fastpath_off; /* != 0: every alloc/free takes the
+			                              checked slow path (FASTPATH_OFF_*) */
+			unsigned int fast_offset;  /* the inline paths' slot offset:
+			                              cpu_offset, or the dead slot's while
+			                              fastpath_off > HARDENED (one word
+			                              with it: fastpath_off_update())    */
+		};
+		uint64_t fast_word;
+	};
 	unsigned int free_mark_offset; /* where a free object holds free_mark (a word
 	                                never overlapping the free pointer; outside
 	                                the object for ctor caches and 8-byte objects) */
@@ -692,6 +714,10 @@ struct kmem_cache {
 	                                record from the thread's last_slot: a
 	                                cache never destroyed (kmalloc's), one node */
 };
+static_assert(offsetof(struct kmem_cache, fast_offset) ==
+	      offsetof(struct kmem_cache, fastpath_off) + 4 &&
+	      __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+	      "fast_word: fastpath_off in its low half, fast_offset in its high");
 static_assert(offsetof(struct kmem_cache, red_left_pad) + sizeof(unsigned int) <=
 	      USLUB_CACHELINE, "the fast paths read one line of struct kmem_cache");
 
@@ -765,6 +791,20 @@ static __always_inline bool this_cpu_is_real(void)
 #ifdef __SANITIZE_THREAD__
 #define USLUB_TSAN 1
 #endif
+/* The inline fast paths' slot for @s: this_cpu(s), or the dead slot
+ * while the cache's inline paths are off (fast_offset_of()). Nothing but
+ * the inline pop, push and record test uses it: every slow path takes
+ * this_cpu(). */
+static __always_inline struct kmem_cache_cpu *this_cpu_fast(const struct kmem_cache *s)
+{
+#ifdef USLUB_TSAN
+	unsigned int off = __atomic_load_n(&s->fast_offset, __ATOMIC_RELAXED);
+#else
+	unsigned int off = s->fast_offset;
+#endif
+	return (struct kmem_cache_cpu *)(_uslub_tls.cpu_base + off);
+}
+
 #if defined(__x86_64__) && !defined(USLUB_TSAN)
 static __always_inline void stat_inc(uint64_t *ctr, uint64_t n)
 {
@@ -861,15 +901,42 @@ static __always_inline void slab_epoch_bump(struct kmem_cache *s)
 	__atomic_fetch_add(&s->slab_epoch, 1, __ATOMIC_SEQ_CST);
 }
 
+/* The inline paths' slot offset for @s with fastpath_off @off: its own
+ * slot, or, while its inline paths are off, the dead slot, whose main
+ * sheaf (size 0, capacity 0) makes the inline alloc find it empty and the
+ * inline free find it full: one test covers both (7.0's bootstrap sheaf
+ * plays that part). Hardening does not count: a sheaf holds plain
+ * pointers. */
+static __always_inline unsigned int fast_offset_of(const struct kmem_cache *s, unsigned int off)
+{
+	return off > FASTPATH_OFF_HARDENED ? (unsigned int)CACHE_SLOT_DEAD * CPU_SLOT_SIZE
+					   : s->cpu_offset;
+}
+
+/* Set @set and clear @clear in fastpath_off, and fast_offset with it in
+ * one atomic step (one word: two changers under different locks, as
+ * failslab's and the hooks', cannot leave them disagreeing). Before
+ * publication (creation) and after: the cache's slot is fixed by then. */
+static __always_inline void fastpath_off_update(struct kmem_cache *s, unsigned int set,
+						unsigned int clear)
+{
+	uint64_t old = __atomic_load_n(&s->fast_word, __ATOMIC_RELAXED), new;
+	do {
+		unsigned int off = ((unsigned int)old | set) & ~clear;
+		new = off | (uint64_t)fast_offset_of(s, off) << 32;
+	} while (!__atomic_compare_exchange_n(&s->fast_word, &old, new, false,
+					      __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+}
+
 /* fastpath_off's changes after creation, each ending the records. */
 static __always_inline void fastpath_off_set(struct kmem_cache *s, unsigned int bits)
 {
-	__atomic_fetch_or(&s->fastpath_off, bits, __ATOMIC_SEQ_CST);
+	fastpath_off_update(s, bits, 0);
 	slab_epoch_bump(s);
 }
 static __always_inline void fastpath_off_clear(struct kmem_cache *s, unsigned int bits)
 {
-	__atomic_fetch_and(&s->fastpath_off, ~bits, __ATOMIC_SEQ_CST);
+	fastpath_off_update(s, 0, bits);
 	slab_epoch_bump(s);
 }
 

@@ -32,50 +32,57 @@ check() {
 # Sheaf mode (Linux 7.0, every cache by default; objdump of the gcc -O2
 # build, counted to the first ret, which includes the miss branches laid
 # out before it):
-# alloc (20): the NULL cache test (2), gfp bits (2), the cpu slot (GOT
-#        load of the TLS offset, the cache's slot offset, the %fs-relative
-#        add of the thread's cpu_base: 3), main and its size (2), "empty"
-#        (2), "inline paths off" (compare to memory and branch: 2), the pop
-#        (3: the size stored first, then the object loaded), the
-#        ALLOC_PCS counter, which is also sampled profiling's countdown
-#        (2: one add to memory and a `js` on its sign to the miss path,
-#        cache/sample.c), the free mark's clear (1), ret (1)
+# alloc (18): the NULL cache test (2), gfp bits (2), the fast slot (GOT
+#        load of the TLS offset, the cache's fast_offset, the %fs-relative
+#        add of the thread's cpu_base: 3; a cache whose inline paths are
+#        off has the dead slot's, whose main is empty: no test of its own),
+#        main and its size (2), "empty" (2), the pop (3: the size stored
+#        first, then the object loaded), the ALLOC_PCS counter, which is
+#        also sampled profiling's countdown (2: one add to memory and a
+#        `js` on its sign to the miss path, cache/sample.c), the free
+#        mark's clear (1), ret (1)
 # free (30): the free record's hit (cache.h free_to_pcs_record(): the
 #        slab this slot last freed into, struct free_record): the NULL
-#        cache test (2), the cpu slot (3), the record's range (4), object
+#        cache test (2), the fast slot (3), the record's range (4), object
 #        start (Lemire's divisibility test, slab_offset_is_start(): 3), the
 #        main sheaf's room (4), the record's epoch against the cache's (3),
 #        the free mark's test and store (4), the push (4), FREE_PCS (1),
 #        ret; two register moves. A miss tail-calls cache_free_lookup.
-# cache_free_lookup (67): the descriptor lookup (ownership bit, the page's
-#        PG_slab_page, compound_head), this cache, the offset, object
-#        start, one node, the mark, the push, and the record's note
+# cache_free_lookup (62): the fast slot's room (the dead slot is full:
+#        inline paths off), the descriptor lookup (ownership bit, the
+#        page's PG_slab_page, and from the same descriptor line the cache,
+#        compared to this one, and the slab word: objects bytes and
+#        generation, struct page's tail copies), the offset, object start,
+#        one node, the mark, the push, and the record's note
 #        (free_record_note(): the second push in a row into one slab makes
 #        it the record, by a tail call)
-check uslub_cache_alloc_noprof 20
+check uslub_cache_alloc_noprof 18
 check uslub_cache_free 30
-check cache_free_lookup 67
+check cache_free_lookup 62
 # The malloc front end (libuslub-malloc.so; objdump may name the aliases
 # __libc_malloc and __libc_free, at the same addresses):
-# malloc (24): size <= 1 KiB (2), the table entry (3: (n + 7) >> 3, lea,
-#        load), NULL (2: caches not made yet), the cpu slot (3), main and
-#        its size (2), empty (2), inline paths off (2), the pop (3), the
-#        ALLOC_PCS counter and sampled countdown (2: add, js, as above),
-#        the free mark's clear (1), ret (1); the
-#        1-64 KiB index (bsr and two shifts) is laid out after the ret
+# malloc (22): size <= 1 KiB (2), the table entry (3: (n + 7) >> 3, lea,
+#        load), NULL (2: caches not made yet; the sentinel cpu area is
+#        all zeros then, so no stand-in cache could reach an empty sheaf),
+#        the fast slot (3), main and its size (2), empty (2), the pop (3),
+#        the ALLOC_PCS counter and sampled countdown (2: add, js, as
+#        above), the free mark's clear (1), ret (1); the 1-64 KiB index
+#        (bsr and two shifts) is laid out after the ret
 # free (28): the thread's free record (_uslub_tls.last_slot, the slot of
 #        the kmalloc/malloc cache it last recorded: 2), the record's range
 #        (4), its cache (1), object start (3), room (4), epoch (3), the
 #        mark (4), the push (4), FREE_PCS (1), ret; a miss tail-calls
 #        free_lookup
-# free_lookup (65): canonical address and ownership bit, the page's
-#        descriptor and PG_slab_page, the slot from the flags' high half,
-#        compound_head and slab_cache, room, inline paths on, offset,
-#        object start, one node, the mark, the push, the record's note
+# free_lookup (60): canonical address and ownership bit, the page's
+#        descriptor and PG_slab_page, from its line the cache and the slab
+#        word, the cache's fast slot (the dead one, full, while its inline
+#        paths are off), room, offset, object start, one node, the mark,
+#        the push, the record's note; a miss tail-calls
+#        _uslub_free_slab_miss
 if [ -n "$mlib" ]; then
 	objdump -d --no-show-raw-insn "$mlib" > "$dis"
-	check malloc 24 __libc_malloc
+	check malloc 22 __libc_malloc
 	check free 28 __libc_free
-	check free_lookup 65
+	check free_lookup 60
 fi
 exit $status
