@@ -449,6 +449,16 @@ __internal void _uslub_buf_text(struct uslub_buf *b, const char *str, unsigned i
 #define USLUB_ASAN_BUILD 1
 #endif
 #endif
+/* ThreadSanitizer: the fast paths' plain loads of words other threads
+ * change (benign races, each explained where it is read) become atomic
+ * loads it understands. */
+#if defined(__SANITIZE_THREAD__)
+#define USLUB_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define USLUB_TSAN 1
+#endif
+#endif
 #ifdef USLUB_ASAN_BUILD
 #define __no_sanitize_address __attribute__((no_sanitize_address))
 #else

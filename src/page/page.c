@@ -96,7 +96,7 @@
 #define SEGMENT_MAGIC      0x55534c42u   /* "USLB" */
 #define RESERVE_SEGMENTS   16            /* 64 MiB per mmap reservation */
 
-uint64_t _uslub_owned_segments[OWNED_BITS / 64];
+uint8_t _uslub_owned_segments[OWNED_SEGMENTS];
 
 struct page_node {
 	pthread_mutex_t lock;
@@ -225,6 +225,11 @@ static char *reserve_segment(void)
 		}
 		if (p == MAP_FAILED)
 			goto out;
+		if ((uintptr_t)p + len > (OWNED_SEGMENTS << SEGMENT_SHIFT)) {
+			/* above the ownership map (never without a hint) */
+			_uslub_sys_munmap_or_park(p, len);
+			goto out;
+		}
 		char *start = (char *)ALIGN_UP((uintptr_t)p, SEGMENT_SIZE);
 		char *end = start + nseg * SEGMENT_SIZE;
 		/* the alignment slack; if refused it is parked (base/sys.c)
@@ -300,8 +305,7 @@ static void attach_segment(struct page_node *n, struct segment *seg, unsigned lo
 	}
 	if (clean)
 		ATOMIC_ADD(pstats.bytes_purged, SEGMENT_USABLE_PAGES * PAGE_SIZE);
-	uintptr_t bit = (uintptr_t)seg >> SEGMENT_SHIFT;
-	__atomic_fetch_or(&_uslub_owned_segments[bit / 64], 1ul << (bit % 64), __ATOMIC_RELEASE);
+	__atomic_store_n(&_uslub_owned_segments[(uintptr_t)seg >> SEGMENT_SHIFT], 1, __ATOMIC_RELEASE);
 	ATOMIC_ADD(pstats.segments, 1);
 }
 
@@ -390,8 +394,7 @@ static void detach_segment(struct page_node *n, struct segment *seg)
 	}
 	list_del(&seg->hdr.seg_link);
 	n->nr_segments--;
-	uintptr_t bit = (uintptr_t)seg >> SEGMENT_SHIFT;
-	__atomic_fetch_and(&_uslub_owned_segments[bit / 64], ~(1ul << (bit % 64)), __ATOMIC_RELEASE);
+	__atomic_store_n(&_uslub_owned_segments[(uintptr_t)seg >> SEGMENT_SHIFT], 0, __ATOMIC_RELEASE);
 	ATOMIC_SUB(pstats.segments, 1);
 }
 

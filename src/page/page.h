@@ -131,17 +131,28 @@ static __always_inline int page_to_nid(const struct page *page)
 	return ptr_segment(page)->hdr.node;
 }
 
-/* Ownership: one bit per possible 4 MiB segment of the 48-bit space. */
-#define OWNED_BITS (1ul << (48 - SEGMENT_SHIFT))
-__internal extern uint64_t _uslub_owned_segments[OWNED_BITS / 64];
+/* Ownership: one byte per possible 4 MiB segment of the 47-bit user
+ * address space (Linux maps nothing above it without a hint, even with
+ * 5-level tables; reserve_segment() refuses a reservation that ends above
+ * it): 32 MiB of .bss, of which only the pages that cover segments are
+ * ever touched. A byte, not a bit: the test is one compare of memory, and
+ * the range test of the index is also the canonical-address test. */
+#define OWNED_SEGMENTS (1ul << (47 - SEGMENT_SHIFT))
+__internal extern uint8_t _uslub_owned_segments[OWNED_SEGMENTS];
 
 static __always_inline bool _uslub_owns_segment(const void *p)
 {
-	uintptr_t a = (uintptr_t)p;
-	if (unlikely(a >> 48))
+	uintptr_t i = (uintptr_t)p >> SEGMENT_SHIFT;
+	if (unlikely(i >= OWNED_SEGMENTS))
 		return false;
-	uintptr_t i = a >> SEGMENT_SHIFT;
-	return (READ_ONCE(_uslub_owned_segments[i / 64]) >> (i % 64)) & 1;
+#ifdef USLUB_TSAN
+	return READ_ONCE(_uslub_owned_segments[i]) != 0;
+#else
+	/* a plain load, folded into one compare of memory; a byte changes
+	 * only while no object of its segment is live (a race with it is a
+	 * free of a pointer that was never valid, refused either way) */
+	return _uslub_owned_segments[i] != 0;
+#endif
 }
 
 /*

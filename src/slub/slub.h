@@ -781,16 +781,8 @@ static __always_inline bool this_cpu_is_real(void)
 /* stat(c, ALLOC_FASTPATH): count one event on the owner's slot. On
  * x86-64 one `add` to memory (the compiler does not fuse an atomic load
  * and store into it: three instructions on every inline path otherwise);
- * readers still see whole values. The TSan build keeps the atomics, which
- * it understands. */
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define USLUB_TSAN 1
-#endif
-#endif
-#ifdef __SANITIZE_THREAD__
-#define USLUB_TSAN 1
-#endif
+ * readers still see whole values. The TSan build (USLUB_TSAN, base.h)
+ * keeps the atomics, which it understands. */
 /* The inline fast paths' slot for @s: this_cpu(s), or the dead slot
  * while the cache's inline paths are off (fast_offset_of()). Nothing but
  * the inline pop, push and record test uses it: every slow path takes

@@ -48,8 +48,8 @@ check() {
 #        main sheaf's room (4), the record's epoch against the cache's (3),
 #        the free mark's test and store (4), the push (4), FREE_PCS (1),
 #        ret; two register moves. A miss tail-calls cache_free_lookup.
-# cache_free_lookup (62): the fast slot's room (the dead slot is full:
-#        inline paths off), the descriptor lookup (ownership bit, the
+# cache_free_lookup (58): the fast slot's room (the dead slot is full:
+#        inline paths off), the descriptor lookup (ownership byte, the
 #        page's PG_slab_page, and from the same descriptor line the cache,
 #        compared to this one, and the slab word: objects bytes and
 #        generation, struct page's tail copies), the offset, object start,
@@ -58,7 +58,7 @@ check() {
 #        it the record, by a tail call)
 check uslub_cache_alloc_noprof 18
 check uslub_cache_free 30
-check cache_free_lookup 62
+check cache_free_lookup 58
 # The malloc front end (libuslub-malloc.so; objdump may name the aliases
 # __libc_malloc and __libc_free, at the same addresses):
 # malloc (22): size <= 1 KiB (2), the table entry (3: (n + 7) >> 3, lea,
@@ -73,7 +73,8 @@ check cache_free_lookup 62
 #        (4), its cache (1), object start (3), room (4), epoch (3), the
 #        mark (4), the push (4), FREE_PCS (1), ret; a miss tail-calls
 #        free_lookup
-# free_lookup (60): canonical address and ownership bit, the page's
+# free_lookup (56): the ownership byte (its index range is the
+#        canonical-address test), the page's
 #        descriptor and PG_slab_page, from its line the cache and the slab
 #        word, the cache's fast slot (the dead one, full, while its inline
 #        paths are off), room, offset, object start, one node, the mark,
@@ -83,6 +84,6 @@ if [ -n "$mlib" ]; then
 	objdump -d --no-show-raw-insn "$mlib" > "$dis"
 	check malloc 22 __libc_malloc
 	check free 28 __libc_free
-	check free_lookup 60
+	check free_lookup 56
 fi
 exit $status
