@@ -288,6 +288,8 @@ struct slab *_uslub_sample_free(struct kmem_cache *s, struct slab *slab, void *x
 	if (!any)
 		set_slab_pages(slab, true);
 	node_unlock(n);
+	if (!any)
+		_uslub_cpu_slab_reopen(s, slab);
 	if (tag) {              /* NULL: its shared object was unloaded */
 		int64_t bytes, calls;
 		weights(s->size, x, &bytes, &calls);

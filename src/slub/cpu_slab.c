@@ -99,6 +99,15 @@ static __always_inline void set_cpu_slab(struct kmem_cache_cpu *c, struct slab *
 	WRITE_ONCE(c->free_mark, slab ? slab_free_mark(slab->slab_cache, slab) : 0);
 }
 
+void _uslub_cpu_slab_reopen(struct kmem_cache *s, struct slab *slab)
+{
+	if (!this_cpu_is_real())
+		return;
+	struct kmem_cache_cpu *c = this_cpu(s);
+	if (READ_ONCE(c->slab) == slab && !READ_ONCE(c->slab_bytes))
+		set_cpu_slab(c, slab);  /* the range again where it qualifies */
+}
+
 /* ------------------------------------------------------------------------
  * Deactivation and flushing
  * ---------------------------------------------------------------------- */

@@ -1353,6 +1353,10 @@ __internal int _uslub_refill_cpu(struct kmem_cache *s, int node, struct kmem_cac
 		bool cache_partials, int home, void **p, unsigned int want);
 __internal __noinline void *_uslub___slab_alloc(struct kmem_cache *s, uslub_gfp_t gfp,
 		int node);
+/* @slab regained PG_slab_page (its last sampled object untagged): if it
+ * is the calling thread's cpu slab of @s, reopen the free range that
+ * sampling closed, so its frees skip the lookup again. */
+__internal void _uslub_cpu_slab_reopen(struct kmem_cache *s, struct slab *slab);
 
 /* debug_paths.c */
 __internal struct kmem_cache_cpu *_uslub_debug_cpu(struct kmem_cache *s,
