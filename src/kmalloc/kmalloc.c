@@ -1066,20 +1066,16 @@ __public void *(uslub_krealloc)(const void *p, size_t new_size, uslub_gfp_t gfp)
 	return uslub_krealloc_noprof(p, new_size, gfp);
 }
 
-/* The lookup (cache.h free_object_lookup()), out of line: the record's
- * hit keeps no callee-saved register. */
-static __noinline void kfree_lookup(void *p, uintptr_t addr)
-{
-	if (likely(free_object_lookup(p, addr)))
-		return;
-	_uslub_kfree_cold(p, false);
-}
-
+/* The record, then the lookup, both inline: the compiler lays the
+ * lookup out after the record's ret and saves its one callee-saved
+ * register there, so the hit keeps none and a miss pays no call. */
 __public void uslub_kfree(const void *p)
 {
 	if (likely(free_object_record((void *)p)))
 		return;
-	kfree_lookup((void *)p, USLUB_CALLER());
+	if (likely(free_object_lookup((void *)p, USLUB_CALLER())))
+		return;
+	_uslub_kfree_cold(p, false);
 }
 
 /*

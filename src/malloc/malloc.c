@@ -185,18 +185,15 @@ static __noinline void free_cold(void *p)
 
 /* The lookup (cache.h free_object_lookup()), out of line: the record's
  * hit keeps no callee-saved register. */
-static __noinline void free_lookup(void *p, uintptr_t addr)
-{
-	if (likely(free_object_lookup(p, addr)))
-		return;
-	free_cold(p);
-}
-
+/* The record, then the lookup, both inline (as kfree): the lookup is
+ * laid out after the record's ret. */
 __public void free(void *p)
 {
 	if (likely(free_object_record(p)))
 		return;
-	free_lookup(p, USLUB_CALLER());
+	if (likely(free_object_lookup(p, USLUB_CALLER())))
+		return;
+	free_cold(p);
 }
 
 __public void cfree(void *p)

@@ -16,7 +16,38 @@ hot() {   # instructions of function $1 up to and including its first ret
 			on && /^$/ { exit }
 			on && /\t/ { n++; if ($0 ~ /\tret/) { print n; exit } }' "$dis"
 }
+# The lookup path of a function whose first conditional branch is the
+# free record's miss: the instructions up to that branch, then those from
+# its target to the next ret (the lookup, laid out after the record's ret,
+# falls through to its own ret on a hit).
+general() {
+	awk -v f="<$1>:" '$2 == f { on = 1; next }
+		on && /^$/ { exit }
+		on && /\t/ {
+			split($1, a, ":"); addr = a[1]
+			if (tgt == "") {
+				k++
+				if ($0 ~ /\tj(ae|b|a|be|e|ne|l|g|le|ge|s|ns) /) {
+					tgt = $(NF - 1); sub(/^0+/, "", tgt)
+				}
+				next
+			}
+			a2 = addr; sub(/^ +/, "", a2); sub(/^0+/, "", a2)
+			if (a2 == tgt) in_t = 1
+			if (in_t) { m++; if ($0 ~ /\tret/) { print k + m; exit } }
+		}' "$dis"
+}
 status=0
+check_general() {
+	local n; n=$(general "$1")
+	if [ -z "$n" ] && [ -n "${3:-}" ]; then n=$(general "$3"); fi
+	if [ -z "$n" ]; then echo "FAIL $1 (lookup): not found or no ret"; status=1; return; fi
+	if [ "$n" -gt "$2" ]; then
+		echo "FAIL $1 (lookup): $n instructions on the lookup path, budget $2"; status=1
+	else
+		echo "ok   $1 (lookup): $n instructions on the lookup path (budget $2)"
+	fi
+}
 check() {
 	local n; n=$(hot "$1")
 	# an alias at the same address (uslub_cache_alloc = _noprof) may be
@@ -71,19 +102,20 @@ check cache_free_lookup 58
 # free (28): the thread's free record (_uslub_tls.last_slot, the slot of
 #        the kmalloc/malloc cache it last recorded: 2), the record's range
 #        (4), its cache (1), object start (3), room (4), epoch (3), the
-#        mark (4), the push (4), FREE_PCS (1), ret; a miss tail-calls
-#        free_lookup
-# free_lookup (56): the ownership byte (its index range is the
-#        canonical-address test), the page's
-#        descriptor and PG_slab_page, from its line the cache and the slab
-#        word, the cache's fast slot (the dead one, full, while its inline
-#        paths are off), room, offset, object start, one node, the mark,
-#        the push, the record's note; a miss tail-calls
+#        mark (4), the push (4), FREE_PCS (1), ret; the lookup is inline,
+#        laid out after that ret:
+# free's lookup path (62): the record's test up to its miss branch (7),
+#        then the ownership byte (its index range is the canonical-address
+#        test), the page's descriptor and PG_slab_page, from its line the
+#        cache and the slab word, the cache's fast slot (the dead one,
+#        full, while its inline paths are off), room, offset, object
+#        start, one node, the mark, the push, the record's note, and the
+#        one callee-saved register it needs; a miss tail-calls
 #        _uslub_free_slab_miss
 if [ -n "$mlib" ]; then
 	objdump -d --no-show-raw-insn "$mlib" > "$dis"
 	check malloc 22 __libc_malloc
 	check free 28 __libc_free
-	check free_lookup 56
+	check_general free 62 __libc_free
 fi
 exit $status
