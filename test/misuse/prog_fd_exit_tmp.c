@@ -26,9 +26,18 @@ int main(void)
 	snprintf(txt_tmp, sizeof(txt_tmp), "%s/.%d.txt.tmp", dir, (int)getpid());
 	printf("%d\n", (int)getpid());
 	fflush(stdout);
-	for (int i = 0; i < 200000; i++)
-		if (!stat(txt_tmp, &st))
-			exit(0);
-	fprintf(stderr, "prog_fd_exit_tmp: never saw %s\n", txt_tmp);
+	/* up to 30 s of polling, not a count of stat() calls: on a loaded
+	 * machine (make test runs two at a time on two CPUs) the publisher
+	 * thread may get no CPU for most of a second, and the temporary
+	 * exists only while it writes */
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		for (int i = 0; i < 1000; i++)
+			if (!stat(txt_tmp, &st))
+				exit(0);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while (now.tv_sec - t0.tv_sec < 30);
+	fprintf(stderr, "prog_fd_exit_tmp: never saw %s in 30 s\n", txt_tmp);
 	return keep ? 2 : 3;
 }
