@@ -381,11 +381,11 @@ static __always_inline bool free_object_record(void *x)
  * descriptor), whose flags word gives both "a page of a live slab" and the
  * caller's slot of its cache (the free fast word, slab.h), so the slot,
  * the sheaf and the slab with its cache load in parallel; then the push
- * with its checks, which records the slab, else the miss path with the public caller's @addr. false: @x is not in
+ * with its checks, which records the slab, else the miss path with the public caller's address. false: @x is not in
  * a live slab (NULL, a page run, a mapping, a bad pointer): the caller's
  * cold path.
  */
-static __always_inline bool free_object_lookup(void *x, uintptr_t addr)
+static __always_inline bool free_object_lookup(void *x)
 {
 	if (unlikely(!_uslub_owns_segment(x)))
 		return false;
@@ -404,7 +404,9 @@ static __always_inline bool free_object_lookup(void *x, uintptr_t addr)
 		free_record_note(s, c, slab);
 		return true;
 	}
-	_uslub_free_slab_miss(s, slab, x, addr);
+	/* the public caller's address taken here, on the miss only (an
+	 * inline function: the entry point's return address) */
+	_uslub_free_slab_miss(s, slab, x, USLUB_CALLER());
 	return true;
 }
 

@@ -1073,7 +1073,7 @@ __public void uslub_kfree(const void *p)
 {
 	if (likely(free_object_record((void *)p)))
 		return;
-	if (likely(free_object_lookup((void *)p, USLUB_CALLER())))
+	if (likely(free_object_lookup((void *)p)))
 		return;
 	_uslub_kfree_cold(p, false);
 }

@@ -183,15 +183,13 @@ static __noinline void free_cold(void *p)
 	errno = e;
 }
 
-/* The lookup (cache.h free_object_lookup()), out of line: the record's
- * hit keeps no callee-saved register. */
 /* The record, then the lookup, both inline (as kfree): the lookup is
  * laid out after the record's ret. */
 __public void free(void *p)
 {
 	if (likely(free_object_record(p)))
 		return;
-	if (likely(free_object_lookup(p, USLUB_CALLER())))
+	if (likely(free_object_lookup(p)))
 		return;
 	free_cold(p);
 }

@@ -104,18 +104,18 @@ check cache_free_lookup 58
 #        (4), its cache (1), object start (3), room (4), epoch (3), the
 #        mark (4), the push (4), FREE_PCS (1), ret; the lookup is inline,
 #        laid out after that ret:
-# free's lookup path (62): the record's test up to its miss branch (7),
+# free's lookup path (59): the record's test up to its miss branch (7),
 #        then the ownership byte (its index range is the canonical-address
 #        test), the page's descriptor and PG_slab_page, from its line the
 #        cache and the slab word, the cache's fast slot (the dead one,
 #        full, while its inline paths are off), room, offset, object
-#        start, one node, the mark, the push, the record's note, and the
-#        one callee-saved register it needs; a miss tail-calls
-#        _uslub_free_slab_miss
+#        start, one node, the mark, the push, the record's note; a miss
+#        tail-calls _uslub_free_slab_miss with the caller's address, read
+#        from the stack only there
 if [ -n "$mlib" ]; then
 	objdump -d --no-show-raw-insn "$mlib" > "$dis"
 	check malloc 22 __libc_malloc
 	check free 28 __libc_free
-	check_general free 62 __libc_free
+	check_general free 59 __libc_free
 fi
 exit $status
