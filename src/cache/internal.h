@@ -274,7 +274,9 @@ static __always_inline void *alloc_pcs_lean(struct kmem_cache *s, struct kmem_ca
 	}
 	main->size = n - 1;
 	free_mark_clear(s, obj);
-	uintptr_t off = (uintptr_t)obj - (uintptr_t)slab_address(slab);
+	/* obj - slab_address(slab), 32-bit (cache.h free_to_pcs_word()) */
+	uint32_t off = ((uint32_t)(uintptr_t)obj - ((uint32_t)(uintptr_t)slab << (PAGE_SHIFT - 6))) &
+		       (SEGMENT_SIZE - 1);
 	struct slabobj_ext *ext = obj_ext_at(s, base, off,
 					     slab_offset_to_index(off, s->reciprocal_size));
 	if (ph & PCS_HOOKS_ACCOUNT) {
@@ -306,24 +308,29 @@ static __always_inline bool free_pcs_lean(struct kmem_cache *s, struct kmem_cach
 					  const unsigned int ph)
 {
 	/* free_object()'s lookup: PG_slab_page, which a slab holding a
-	 * sampled object lacks (its free must reach the ladder's untag) */
+	 * sampled object lacks (its free must reach the ladder's untag), and
+	 * from the same descriptor line the cache and the slab's word (the
+	 * free fast word, slab/slab.h) */
 	if (unlikely(!_uslub_owns_segment(x)))
 		return false;
 	struct page *page = virt_to_page(x);
-	if (unlikely(!(READ_ONCE(page->flags) & PG_slab_page)))
+	if (unlikely(!(READ_ONCE(page->flags) & PG_slab_page)) ||
+	    unlikely(page_slab_cache(page) != s))
 		return false;
 	struct slab *slab = page_slab(READ_ONCE(page->compound_head));
-	if (unlikely(slab->slab_cache != s))
-		return false;
-	uintptr_t off = (uintptr_t)x - (uintptr_t)slab_address(slab);
-	unsigned int idx = slab_offset_to_index(off, s->reciprocal_size);
-	uintptr_t mark = slab_free_mark(s, slab);
+	uint64_t word = page_slab_word(page);
+	/* x - slab_address(slab), 32-bit (cache.h free_to_pcs_word()) */
+	uint32_t off = ((uint32_t)(uintptr_t)x - ((uint32_t)(uintptr_t)slab << (PAGE_SHIFT - 6))) &
+		       (SEGMENT_SIZE - 1);
+	uintptr_t mark = s->free_mark ^ word;
 	unsigned long base = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
-	if (unlikely(off >= slab_objects_bytes(slab)) || unlikely(idx * s->size != (uint32_t)off) ||
+	if (unlikely(off >= (uint32_t)word) || unlikely(!obj_start(s, off)) ||
 	    (unlikely(_uslub_multi_node) && slab_nid(slab) != main->node) ||
 	    unlikely(!base) || free_mark_test(s, x, mark))
 		return false;
-	struct slabobj_ext *ext = obj_ext_at(s, base, off, idx);
+	/* the index (a multiply) only where the extension's place needs it */
+	struct slabobj_ext *ext = obj_ext_at(s, base, off,
+					     slab_offset_to_index(off, s->reciprocal_size));
 	/* a main sheaf with room: a live cpu area, t != NULL */
 	struct uslub_thread *t = _uslub_tls.thread;
 	struct obj_cgroup *objcg = NULL;
