@@ -485,8 +485,12 @@ struct tag_counter {
  * that could end it (S discarded, S losing PG_slab_page to a sampled
  * object, fastpath_off changing) changes slab_epoch first (slab_epoch_bump()),
  * and a slab_epoch never returns to a value (64 bits, each cache's start
- * unique). Set by the inline frees' checked path (cache/cache.h), read
- * only by the owner; a slot given to a new cache starts with bytes 0.
+ * unique). Set by _uslub_free_record_set() (cache/free.c: after an
+ * inline lookup's second push in a row into S, and after a refill), which
+ * reads the epoch first and tests what the record states after it; read
+ * only by the owner; a slot given to a new cache starts with bytes 0. A
+ * cache whose inline paths are off reaches the dead slot through
+ * fast_offset, whose record is always empty.
  */
 struct free_record {
 	char *addr;
