@@ -204,9 +204,10 @@ static __noinline void free_hooked_cpu_slab(struct kmem_cache *s, void *x,
  * (the slab of the object the program was just handed, whose free then
  * skips the lookup, as that of its neighbours). @slab is live here (it has
  * an object in this thread's sheaf). The epoch is read first and what the
- * record states is tested after it (inline paths on, PG_slab_page, the
- * cache, a main sheaf that takes frees), so whatever ends one of them
- * later also ends the record. A tail call after the push: the lookup keeps
+ * record states is tested after it (inline paths on, or for a hooked
+ * record the lean hooked paths' conditions and the extensions,
+ * PG_slab_page, the cache, a main sheaf that takes frees), so whatever
+ * ends one of them later also ends the record. A tail call after the push: the lookup keeps
  * no register for it.
  */
 void _uslub_free_record_set(struct kmem_cache *s, struct kmem_cache_cpu *c, struct slab *slab)
@@ -214,17 +215,26 @@ void _uslub_free_record_set(struct kmem_cache *s, struct kmem_cache_cpu *c, stru
 	/* the epoch first, then what the record rests on: whatever ends
 	 * one of them after this bumps the epoch past it */
 	uint64_t epoch = __atomic_load_n(&s->slab_epoch, __ATOMIC_SEQ_CST);
+	unsigned int off = READ_ONCE(s->fastpath_off);
+	unsigned long exts = 0;
 	if (unlikely(_uslub_multi_node) ||
-	    READ_ONCE(s->fastpath_off) > FASTPATH_OFF_HARDENED ||
 	    !(READ_ONCE(slab_page(slab)->flags) & PG_slab_page) ||
 	    READ_ONCE(slab->slab_cache) != s || !c->main->capacity)
 		return;
+	if (off > FASTPATH_OFF_HARDENED) {
+		/* a hooked record, for the lean leaves (slub.h) */
+		exts = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
+		if ((off & ~PCS_LEAN_OFF_OK) || !READ_ONCE(s->pcs_hooks) || !exts)
+			return;
+		epoch |= FREE_RECORD_HOOKED;
+	}
 	c->rec.addr = slab_address(slab);
 	c->rec.bytes = slab_objects_bytes(slab);
 	c->rec.mark = slab_free_mark(s, slab);
 	c->rec.epoch = epoch;
 	c->rec.cache = s;
-	if (s->rec_thread)
+	c->rec.exts = exts;
+	if (s->rec_thread && !(epoch & FREE_RECORD_HOOKED))
 		_uslub_tls.last_slot = c;
 }
 

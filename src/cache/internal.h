@@ -237,8 +237,23 @@ static __always_inline void *alloc_pcs_lean(struct kmem_cache *s, struct kmem_ca
 					    const unsigned int ph, const bool tick)
 {
 	void *obj = main->objects[n - 1];
-	struct slab *slab = page_slab(READ_ONCE(virt_to_page(obj)->compound_head));
-	unsigned long base = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
+	/* the extensions' base and the object's offset: from the slot's
+	 * hooked record where the object is in its slab, else from the
+	 * object's slab (obj - slab_address(slab), 32-bit as in cache.h
+	 * free_to_pcs_word()) */
+	uintptr_t roff = (uintptr_t)obj - (uintptr_t)c->rec.addr;
+	unsigned long base;
+	uint32_t off;
+	if (roff < c->rec.bytes &&
+	    c->rec.epoch == (READ_ONCE(s->slab_epoch) | FREE_RECORD_HOOKED)) {
+		base = c->rec.exts;
+		off = (uint32_t)roff;
+	} else {
+		struct slab *slab = page_slab(READ_ONCE(virt_to_page(obj)->compound_head));
+		base = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
+		off = ((uint32_t)(uintptr_t)obj - ((uint32_t)(uintptr_t)slab << (PAGE_SHIFT - 6))) &
+		      (SEGMENT_SIZE - 1);
+	}
 	/* a sheaf holds objects of a live cpu area: t != NULL */
 	struct uslub_thread *t = _uslub_tls.thread;
 	struct obj_cgroup *objcg = NULL;
@@ -274,9 +289,6 @@ static __always_inline void *alloc_pcs_lean(struct kmem_cache *s, struct kmem_ca
 	}
 	main->size = n - 1;
 	free_mark_clear(s, obj);
-	/* obj - slab_address(slab), 32-bit (cache.h free_to_pcs_word()) */
-	uint32_t off = ((uint32_t)(uintptr_t)obj - ((uint32_t)(uintptr_t)slab << (PAGE_SHIFT - 6))) &
-		       (SEGMENT_SIZE - 1);
 	struct slabobj_ext *ext = obj_ext_at(s, base, off,
 					     slab_offset_to_index(off, s->reciprocal_size));
 	if (ph & PCS_HOOKS_ACCOUNT) {
@@ -307,27 +319,43 @@ static __always_inline bool free_pcs_lean(struct kmem_cache *s, struct kmem_cach
 					  struct slab_sheaf *main, unsigned int n, void *x,
 					  const unsigned int ph)
 {
-	/* free_object()'s lookup: PG_slab_page, which a slab holding a
-	 * sampled object lacks (its free must reach the ladder's untag), and
-	 * from the same descriptor line the cache and the slab's word (the
-	 * free fast word, slab/slab.h) */
-	if (unlikely(!_uslub_owns_segment(x)))
-		return false;
-	struct page *page = virt_to_page(x);
-	if (unlikely(!(READ_ONCE(page->flags) & PG_slab_page)) ||
-	    unlikely(page_slab_cache(page) != s))
-		return false;
-	struct slab *slab = page_slab(READ_ONCE(page->compound_head));
-	uint64_t word = page_slab_word(page);
-	/* x - slab_address(slab), 32-bit (cache.h free_to_pcs_word()) */
-	uint32_t off = ((uint32_t)(uintptr_t)x - ((uint32_t)(uintptr_t)slab << (PAGE_SHIFT - 6))) &
-		       (SEGMENT_SIZE - 1);
-	uintptr_t mark = s->free_mark ^ word;
-	unsigned long base = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
-	if (unlikely(off >= (uint32_t)word) || unlikely(!obj_start(s, off)) ||
-	    (unlikely(_uslub_multi_node) && slab_nid(slab) != main->node) ||
-	    unlikely(!base) || free_mark_test(s, x, mark))
-		return false;
+	struct slab *slab = NULL;
+	uintptr_t mark;
+	unsigned long base;
+	uint32_t off;
+	uintptr_t roff = (uintptr_t)x - (uintptr_t)c->rec.addr;
+	if (roff < c->rec.bytes &&
+	    c->rec.epoch == (READ_ONCE(s->slab_epoch) | FREE_RECORD_HOOKED)) {
+		/* the slot's hooked record (slub.h struct free_record): x is
+		 * in its live slab of this cache, no descriptor needed */
+		off = (uint32_t)roff;
+		mark = c->rec.mark;
+		base = c->rec.exts;
+		if (unlikely(!obj_start(s, off)) || free_mark_test(s, x, mark))
+			return false;
+	} else {
+		/* free_object()'s lookup: PG_slab_page, which a slab holding
+		 * a sampled object lacks (its free must reach the ladder's
+		 * untag), and from the same descriptor line the cache and
+		 * the slab's word (the free fast word, slab/slab.h) */
+		if (unlikely(!_uslub_owns_segment(x)))
+			return false;
+		struct page *page = virt_to_page(x);
+		if (unlikely(!(READ_ONCE(page->flags) & PG_slab_page)) ||
+		    unlikely(page_slab_cache(page) != s))
+			return false;
+		slab = page_slab(READ_ONCE(page->compound_head));
+		uint64_t word = page_slab_word(page);
+		/* x - slab_address(slab), 32-bit (cache.h free_to_pcs_word()) */
+		off = ((uint32_t)(uintptr_t)x - ((uint32_t)(uintptr_t)slab << (PAGE_SHIFT - 6))) &
+		      (SEGMENT_SIZE - 1);
+		mark = s->free_mark ^ word;
+		base = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
+		if (unlikely(off >= (uint32_t)word) || unlikely(!obj_start(s, off)) ||
+		    (unlikely(_uslub_multi_node) && slab_nid(slab) != main->node) ||
+		    unlikely(!base) || free_mark_test(s, x, mark))
+			return false;
+	}
 	/* the index (a multiply) only where the extension's place needs it */
 	struct slabobj_ext *ext = obj_ext_at(s, base, off,
 					     slab_offset_to_index(off, s->reciprocal_size));
@@ -364,6 +392,8 @@ static __always_inline bool free_pcs_lean(struct kmem_cache *s, struct kmem_cach
 	barrier();      /* a fork child flushes objects[0, size) */
 	main->size = n + 1;
 	stat(c, FREE_PCS);
+	if (slab)       /* a lookup's push: the record's note (cache.h) */
+		free_record_note(s, c, slab);
 	return true;
 }
 

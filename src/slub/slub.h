@@ -496,13 +496,24 @@ struct free_record {
 	char *addr;
 	unsigned long bytes;
 	uintptr_t mark;
-	uint64_t epoch;
+	uint64_t epoch;              /* | FREE_RECORD_HOOKED: a hooked one    */
 	struct kmem_cache *cache;    /* the slot's cache (free_object()'s hit
 	                                through _uslub_tls.last_slot)          */
 	struct slab *cand;           /* the slab of the last lookup's push: a
 	                                second push into it sets the record
 	                                (only compared, never dereferenced)   */
+	unsigned long exts;          /* the slab's obj_exts (hooked records)  */
 };
+/* A hooked record (a cache on its lean hooked sheaf paths, cache/
+ * internal.h: inline paths off for hooks only, pcs_hooks chosen,
+ * extensions present) holds its epoch with this bit set, which no
+ * slab_epoch ever has (they start below 2^63 and count up by one): the
+ * plain record tests (free_to_pcs_record(), free_object_record()) never
+ * match one, and the lean leaves match nothing else. Same invariant as
+ * above with "the inline paths were on" read as "fastpath_off held only
+ * PCS_LEAN_OFF_OK bits and pcs_hooks was set", and exts == S->obj_exts,
+ * which a live slab never changes once set. */
+#define FREE_RECORD_HOOKED (1ull << 63)
 
 struct kmem_cache_cpu {
 	struct slab_sheaf *main;     /* never NULL (see above)                */

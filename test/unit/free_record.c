@@ -15,9 +15,15 @@
  *                        cache is refused as a wrong-cache free
  *   record_kfree         kfree()'s thread record (last_slot): a double
  *                        free and an interior pointer through it
+ *   record_hooked        an accounted cache's hooked record (its lean
+ *                        leaves): set by the refill, the extension's
+ *                        group charged and uncharged through it (exact
+ *                        per-cache usage), a double free and an interior
+ *                        pointer refused, never matched by the plain
+ *                        record tests, dead after a shrink
  * Profiling off (the unit tier's default): exact counts.
  */
-#include "slub/slub.h"
+#include "cache/cache.h"
 #include "unit.h"
 #include <string.h>
 
@@ -185,6 +191,61 @@ static void record_kfree(void)
 	CHECK(through_record);
 }
 
+static bool hrec_covers(struct kmem_cache *s, const void *x)
+{
+	struct kmem_cache_cpu *c = slot(s);
+	return (uintptr_t)x - (uintptr_t)c->rec.addr < c->rec.bytes &&
+	       c->rec.epoch == (s->slab_epoch | FREE_RECORD_HOOKED);
+}
+
+static void record_hooked(void)
+{
+	uslub_group_t *g = uslub_group_create(NULL, "rec_group", USLUB_GROUP_NO_LIMIT);
+	CHECK(g);
+	uslub_group_t *old = uslub_group_set_current(g);
+	struct uslub_cache_args args = { .sheaf_capacity = 32 };
+	struct kmem_cache *s = uslub_cache_create_args("rec_hooked", SIZE, &args, USLUB_ACCOUNT);
+	CHECK(s);
+	CHECK_EQ(s->pcs_hooks, PCS_HOOKS_ACCOUNT);       /* on the lean leaves */
+	void *x = uslub_cache_alloc(s, 0);               /* the refill sets it */
+	CHECK(x && hrec_covers(s, x));
+	CHECK(!rec_covers(s, x));                        /* never a plain match */
+	unsigned long objs;
+	size_t bytes;
+	CHECK_EQ(uslub_group_cache_usage(g, s, &objs, &bytes), 0);
+	CHECK_EQ(objs, 1);
+	CHECK_EQ(bytes, s->charge);
+	struct slab_sheaf *main = slot(s)->main;
+	unsigned int n = main->size;
+	unsigned long e0 = uslub_error_count();
+	uslub_cache_free(s, x);                          /* through the record */
+	CHECK_EQ(main->size, n + 1);
+	CHECK_EQ(main->objects[n], x);
+	CHECK_EQ(uslub_group_cache_usage(g, s, &objs, &bytes), 0);
+	CHECK_EQ(objs, 0);                               /* uncharged */
+	uslub_cache_free(s, x);                          /* double */
+	CHECK_EQ(uslub_error_count(), e0 + 1);
+	CHECK_EQ(main->size, n + 1);
+	x = uslub_cache_alloc(s, 0);
+	CHECK(x && hrec_covers(s, x));
+	n = main->size;
+	uslub_cache_free(s, (char *)x + 8);              /* interior */
+	CHECK_EQ(uslub_error_count(), e0 + 2);
+	CHECK_EQ(main->size, n);
+	CHECK_EQ(uslub_group_cache_usage(g, s, &objs, &bytes), 0);
+	CHECK_EQ(objs, 1);                               /* still charged */
+	uslub_cache_free(s, x);
+	CHECK_EQ(uslub_error_count(), e0 + 2);
+	CHECK_EQ(uslub_group_cache_usage(g, s, &objs, &bytes), 0);
+	CHECK_EQ(objs, 0);
+	uint64_t epoch = s->slab_epoch;
+	uslub_cache_shrink(s);                           /* the slab discarded */
+	CHECK(s->slab_epoch != epoch && !hrec_covers(s, x));
+	uslub_group_set_current(old);
+	uslub_cache_destroy(s);
+	CHECK_EQ(uslub_group_delete(g), 0);
+}
+
 int main(void)
 {
 	/* the reports go to stderr; the counts are what is checked */
@@ -201,6 +262,7 @@ int main(void)
 	record_bad_frees();
 	record_stale_reused();
 	record_kfree();
+	record_hooked();
 	printf("free record: ok\n");
 	return 0;
 }
