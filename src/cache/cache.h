@@ -335,22 +335,16 @@ static __always_inline bool free_to_cpu_slab(struct kmem_cache *s, struct kmem_c
 }
 
 /* The free fast path for @x known to be in @slab of @s, with the
- * caller's slot @c for @s and the public caller's @addr; @record: the
- * caller found PG_slab_page, so a pushed object makes @slab the slot's
- * free record (free.c _uslub_free_record_set()). */
+ * caller's slot @c for @s and the public caller's @addr. */
 static __always_inline void __slab_free_to_pcs(struct kmem_cache *s, struct kmem_cache_cpu *c,
-					       struct slab *slab, void *x, const bool record,
-					       uintptr_t addr)
+					       struct slab *slab, void *x, uintptr_t addr)
 {
 	struct slab_sheaf *main = c->main;
 	unsigned int n = main->size;
 
 	if (likely(n < main->capacity) && likely(!pcs_off(s))) {
-		if (likely(free_to_pcs(s, c, main, slab, x))) {
-			if (record)
-				free_record_note(s, c, slab);
+		if (likely(free_to_pcs(s, c, main, slab, x)))
 			return;
-		}
 	} else if (likely(free_to_cpu_slab(s, c, x))) {
 		return;
 	}
@@ -361,7 +355,7 @@ static __always_inline void __slab_free_to_pcs(struct kmem_cache *s, struct kmem
  * where the page may lack PG_slab_page: no record). */
 static __always_inline void slab_free_to_pcs(struct kmem_cache *s, struct slab *slab, void *x)
 {
-	__slab_free_to_pcs(s, this_cpu(s), slab, x, false, USLUB_CALLER());
+	__slab_free_to_pcs(s, this_cpu(s), slab, x, USLUB_CALLER());
 }
 
 /*
@@ -377,12 +371,13 @@ static __always_inline bool free_object_record(void *x)
 }
 
 /*
- * The lookup: one descriptor lookup (ownership bit, then the page's
- * descriptor), whose flags word gives both "a page of a live slab" and the
- * caller's slot of its cache (the free fast word, slab.h), so the slot,
- * the sheaf and the slab with its cache load in parallel; then the push
- * with its checks, which records the slab, else the miss path with the public caller's address. false: @x is not in
- * a live slab (NULL, a page run, a mapping, a bad pointer): the caller's
+ * The lookup: ownership (one byte per segment), then the one descriptor
+ * line of @x's page (the free fast word, slab/slab.h): "a page of a live
+ * slab", the slab, its cache and its word (bounds and mark); the slot
+ * from the cache's fast_offset; then the push with its checks, which
+ * notes the slab for the record, else the miss path with the public
+ * caller's address. false: @x is not in a live slab (NULL, a page run, a
+ * mapping, a bad pointer, a slab holding a sampled object): the caller's
  * cold path.
  */
 static __always_inline bool free_object_lookup(void *x)
@@ -454,18 +449,19 @@ static __always_inline void slab_free_lookup(struct kmem_cache *s, void *x, uint
 	} else {
 		unsigned int off = fastpath_off_load(s);
 		if (off > FASTPATH_OFF_HARDENED && !(off & ~PCS_LEAN_OFF_OK)) {
+			/* the lean leaves, with the cache's own slot */
 			c = this_cpu(s);
 			main = c->main;
 			n = main->size;
 			unsigned int ph = READ_ONCE(s->pcs_hooks);
-			if (n >= main->capacity)
-				;
-			else if (ph == PCS_HOOKS_ACCOUNT)
-				return _uslub_free_pcs_account(s, c, main, n, x);
-			else if (ph == PCS_HOOKS_PROFILE)
-				return _uslub_free_pcs_profile(s, c, main, n, x);
-			else if (ph == (PCS_HOOKS_ACCOUNT | PCS_HOOKS_PROFILE))
-				return _uslub_free_pcs_account_profile(s, c, main, n, x);
+			if (likely(n < main->capacity)) {
+				if (ph == PCS_HOOKS_ACCOUNT)
+					return _uslub_free_pcs_account(s, c, main, n, x);
+				if (ph == PCS_HOOKS_PROFILE)
+					return _uslub_free_pcs_profile(s, c, main, n, x);
+				if (ph == (PCS_HOOKS_ACCOUNT | PCS_HOOKS_PROFILE))
+					return _uslub_free_pcs_account_profile(s, c, main, n, x);
+			}
 		}
 	}
 	_uslub_slab_free_miss(s, x, addr);

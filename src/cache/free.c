@@ -249,7 +249,7 @@ void _uslub_free_record_obj(struct kmem_cache *s, struct kmem_cache_cpu *c, void
 
 void _uslub_free_slab_miss(struct kmem_cache *s, struct slab *slab, void *x, uintptr_t addr)
 {
-	__slab_free_to_pcs(s, this_cpu(s), slab, x, false, addr);
+	__slab_free_to_pcs(s, this_cpu(s), slab, x, addr);
 }
 
 /* The miss path's rungs (the ladder at the top of this file). */
