@@ -230,11 +230,7 @@ static __always_inline bool free_to_pcs_word(struct kmem_cache *s, struct kmem_c
 					     struct slab_sheaf *main, struct slab *slab,
 					     uint64_t word, void *x)
 {
-	/* x - slab_address(slab): both in one segment, and the descriptor's
-	 * offset in it times 64 is the slab's (page.h); 32-bit, as the
-	 * word's objects bytes (no extension before the compare) */
-	uint32_t off = ((uint32_t)(uintptr_t)x - ((uint32_t)(uintptr_t)slab << (PAGE_SHIFT - 6))) &
-		       (SEGMENT_SIZE - 1);
+	uint32_t off = slab_offset32(slab, x);
 	uintptr_t mark = s->free_mark ^ word;
 
 	if (unlikely(off >= (uint32_t)word) ||
@@ -259,6 +255,19 @@ static __always_inline bool free_to_pcs(struct kmem_cache *s, struct kmem_cache_
 					struct slab_sheaf *main, struct slab *slab, void *x)
 {
 	return free_to_pcs_word(s, c, main, slab, slab->__unused[0], x);
+}
+
+/* Is @p inside the slab of slot @c's hooked free record (struct
+ * free_record: a cache on its lean hooked paths), still valid? Then *@off
+ * is its offset there. Only the lean leaves (internal.h) ask. */
+static __always_inline bool rec_hooked_covers(const struct kmem_cache *s,
+					      const struct kmem_cache_cpu *c, const void *p,
+					      uint32_t *off)
+{
+	uintptr_t roff = (uintptr_t)p - (uintptr_t)c->rec.addr;
+	*off = (uint32_t)roff;
+	return roff < c->rec.bytes &&
+	       c->rec.epoch == (READ_ONCE(s->slab_epoch) | FREE_RECORD_HOOKED);
 }
 
 /* A lookup's push into @slab: the second in a row into the same slab

@@ -239,20 +239,15 @@ static __always_inline void *alloc_pcs_lean(struct kmem_cache *s, struct kmem_ca
 	void *obj = main->objects[n - 1];
 	/* the extensions' base and the object's offset: from the slot's
 	 * hooked record where the object is in its slab, else from the
-	 * object's slab (obj - slab_address(slab), 32-bit as in cache.h
-	 * free_to_pcs_word()) */
-	uintptr_t roff = (uintptr_t)obj - (uintptr_t)c->rec.addr;
+	 * object's slab */
 	unsigned long base;
 	uint32_t off;
-	if (roff < c->rec.bytes &&
-	    c->rec.epoch == (READ_ONCE(s->slab_epoch) | FREE_RECORD_HOOKED)) {
+	if (rec_hooked_covers(s, c, obj, &off)) {
 		base = c->rec.exts;
-		off = (uint32_t)roff;
 	} else {
 		struct slab *slab = page_slab(READ_ONCE(virt_to_page(obj)->compound_head));
 		base = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
-		off = ((uint32_t)(uintptr_t)obj - ((uint32_t)(uintptr_t)slab << (PAGE_SHIFT - 6))) &
-		      (SEGMENT_SIZE - 1);
+		off = slab_offset32(slab, obj);
 	}
 	/* a sheaf holds objects of a live cpu area: t != NULL */
 	struct uslub_thread *t = _uslub_tls.thread;
@@ -323,12 +318,9 @@ static __always_inline bool free_pcs_lean(struct kmem_cache *s, struct kmem_cach
 	uintptr_t mark;
 	unsigned long base;
 	uint32_t off;
-	uintptr_t roff = (uintptr_t)x - (uintptr_t)c->rec.addr;
-	if (roff < c->rec.bytes &&
-	    c->rec.epoch == (READ_ONCE(s->slab_epoch) | FREE_RECORD_HOOKED)) {
+	if (rec_hooked_covers(s, c, x, &off)) {
 		/* the slot's hooked record (slub.h struct free_record): x is
 		 * in its live slab of this cache, no descriptor needed */
-		off = (uint32_t)roff;
 		mark = c->rec.mark;
 		base = c->rec.exts;
 		if (unlikely(!obj_start(s, off)) || free_mark_test(s, x, mark))
@@ -346,9 +338,7 @@ static __always_inline bool free_pcs_lean(struct kmem_cache *s, struct kmem_cach
 			return false;
 		slab = page_slab(READ_ONCE(page->compound_head));
 		uint64_t word = page_slab_word(page);
-		/* x - slab_address(slab), 32-bit (cache.h free_to_pcs_word()) */
-		off = ((uint32_t)(uintptr_t)x - ((uint32_t)(uintptr_t)slab << (PAGE_SHIFT - 6))) &
-		      (SEGMENT_SIZE - 1);
+		off = slab_offset32(slab, x);
 		mark = s->free_mark ^ word;
 		base = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
 		if (unlikely(off >= (uint32_t)word) || unlikely(!obj_start(s, off)) ||

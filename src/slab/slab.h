@@ -134,6 +134,17 @@ static __always_inline void *slab_address(const struct slab *slab)
 }
 static_assert(sizeof(struct page) == 1u << 6, "slab_address(): 64-byte descriptors");
 
+/* @p - slab_address(@slab) for @p inside the slab, in 32-bit arithmetic:
+ * both lie in one segment, and the descriptor's offset in it times 64 is
+ * the slab's, so the difference modulo the segment size is exact (and a
+ * 32-bit result compares with the slab word's objects bytes without an
+ * extension). */
+static __always_inline uint32_t slab_offset32(const struct slab *slab, const void *p)
+{
+	return ((uint32_t)(uintptr_t)p - ((uint32_t)(uintptr_t)slab << (PAGE_SHIFT - 6))) &
+	       (uint32_t)(SEGMENT_SIZE - 1);
+}
+
 static __always_inline int slab_nid(const struct slab *slab)
 {
 	return page_to_nid((const struct page *)slab);

@@ -38,28 +38,22 @@ general() {
 		}' "$dis"
 }
 status=0
-check_general() {
-	local n; n=$(general "$1")
-	if [ -z "$n" ] && [ -n "${3:-}" ]; then n=$(general "$3"); fi
-	if [ -z "$n" ]; then echo "FAIL $1 (lookup): not found or no ret"; status=1; return; fi
-	if [ "$n" -gt "$2" ]; then
-		echo "FAIL $1 (lookup): $n instructions on the lookup path, budget $2"; status=1
+# measure(COUNTER, FUNC, BUDGET, [ALIAS], LABEL, PATH): FUNC's count by
+# COUNTER (hot or general) against BUDGET; an alias at the same address
+# (uslub_cache_alloc = _noprof, malloc = __libc_malloc) may be the name
+# objdump prints
+measure() {
+	local n; n=$($1 "$2")
+	if [ -z "$n" ] && [ -n "$4" ]; then n=$($1 "$4"); fi
+	if [ -z "$n" ]; then echo "FAIL $2$5: not found or no ret"; status=1; return; fi
+	if [ "$n" -gt "$3" ]; then
+		echo "FAIL $2$5: $n instructions on the $6 path, budget $3"; status=1
 	else
-		echo "ok   $1 (lookup): $n instructions on the lookup path (budget $2)"
+		echo "ok   $2$5: $n instructions on the $6 path (budget $3)"
 	fi
 }
-check() {
-	local n; n=$(hot "$1")
-	# an alias at the same address (uslub_cache_alloc = _noprof) may be
-	# the name objdump prints
-	if [ -z "$n" ] && [ -n "${3:-}" ]; then n=$(hot "$3"); fi
-	if [ -z "$n" ]; then echo "FAIL $1: not found or no ret"; status=1; return; fi
-	if [ "$n" -gt "$2" ]; then
-		echo "FAIL $1: $n instructions on the hot path, budget $2"; status=1
-	else
-		echo "ok   $1: $n instructions on the hot path (budget $2)"
-	fi
-}
+check() { measure hot "$1" "$2" "${3:-}" "" hot; }
+check_general() { measure general "$1" "$2" "${3:-}" " (lookup)" lookup; }
 # Sheaf mode (Linux 7.0, every cache by default; objdump of the gcc -O2
 # build, counted to the first ret, which includes the miss branches laid
 # out before it):
