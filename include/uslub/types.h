@@ -785,7 +785,6 @@ int uslub_nr_nodes(void);
 	X(DEACTIVATE_REMOTE_FREES, "cpu slab deactivated with remote frees") \
 	X(DEACTIVATE_BYPASS,     "cpu slab full, dropped without a flush")   \
 	X(ORDER_FALLBACK,        "slab made at the minimum order")           \
-	X(CMPXCHG_DOUBLE_CPU_FAIL, "cpu freelist CAS failed (unused: TLS)")  \
 	X(CMPXCHG_DOUBLE_FAIL,   "slab freelist CAS failed and retried")     \
 	X(CPU_PARTIAL_ALLOC,     "cpu slab taken from the cpu partial list") \
 	X(CPU_PARTIAL_FREE,      "slab put on the cpu partial list by free") \
@@ -808,7 +807,9 @@ int uslub_nr_nodes(void);
 	X(ALLOC_NOLOCK_FAIL,     "kmalloc_nolock failed (lock taken, no memory)") \
 	X(FREE_NOLOCK_DEFER,     "kfree_nolock deferred to a later slow path") \
 	X(FREE_RCU_SHEAF,        "kfree_rcu object freed through an rcu_free sheaf") \
-	X(FREE_RCU_SHEAF_FAIL,   "kfree_rcu object given its own grace period")
+	X(FREE_RCU_SHEAF_FAIL,   "kfree_rcu object given its own grace period") \
+	X(FLUSH_RUN,             "slab run given back by a flush (one CAS)")  \
+	X(REFILL_RUN,            "slab freelist or new slab taken by a refill")
 
 enum uslub_stat_item {
 #define USLUB_X(name, doc) USLUB_##name,

@@ -215,6 +215,14 @@ void _uslub_free_record_set(struct kmem_cache *s, struct kmem_cache_cpu *c, stru
 	/* the epoch first, then what the record rests on: whatever ends
 	 * one of them after this bumps the epoch past it */
 	uint64_t epoch = __atomic_load_n(&s->slab_epoch, __ATOMIC_SEQ_CST);
+	if (c->rec.addr == slab_address(slab) && c->rec.epoch == epoch) {
+		/* the record names this slab already (frees that alternate
+		 * between caches come back here): only the thread's pointer
+		 * to it moves */
+		if (s->rec_thread)
+			_uslub_tls.last_slot = c;
+		return;
+	}
 	unsigned int off = READ_ONCE(s->fastpath_off);
 	unsigned long exts = 0;
 	if (unlikely(_uslub_multi_node) ||

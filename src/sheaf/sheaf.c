@@ -171,9 +171,82 @@ static bool barn_put(struct node_barn *barn, struct list_head *list, unsigned lo
 #define barn_get_full(b)  barn_get(b, &(b)->full, &(b)->nr_full)
 #define barn_get_empty(b) barn_get(b, &(b)->empty, &(b)->nr_empty)
 #define barn_put_full(b, sheaf, node) \
-	barn_put(b, &(b)->full, &(b)->nr_full, (b)->max_full, sheaf, node)
+	barn_put(b, &(b)->full, &(b)->nr_full, READ_ONCE((b)->max_full), sheaf, node)
 #define barn_put_empty(b, sheaf, node) \
-	barn_put(b, &(b)->empty, &(b)->nr_empty, MAX_EMPTY_SHEAVES, sheaf, node)
+	barn_put(b, &(b)->empty, &(b)->nr_empty, barn_max_empty(b), sheaf, node)
+
+/* ------------------------------------------------------------------------
+ * The barn follows the swings
+ *
+ * A full sheaf the barn refuses (max_full reached) is flushed to its
+ * slabs. A program that frees a wave of objects and then allocates it
+ * again gets them back by refills: each object of the wave crosses the
+ * slab layer twice per swing. So a refill from slabs (BARN_GET_FAIL)
+ * less than USLUB_DECAY_MS after the barn refused a sheaf raises
+ * max_full by one, up to barn_cap() (BARN_GROW_BYTES of objects, at most
+ * BARN_GROW_SHEAVES sheaves): after a swing or two the whole wave fits,
+ * and the slab layer is left alone. The barn keeps as many empty sheaves
+ * as full ones, so that the next wave's puts allocate none.
+ *
+ * Memory goes back as any freed memory does: the page layer's purge pass
+ * (its thread, or the allocation slow paths past the deadline) calls
+ * barn_purge(), which puts max_full back to base_full once no raise
+ * happened for USLUB_DECAY_MS (at once for uslub_trim()) and flushes the
+ * sheaves above it; their slabs, emptied, go back to the page layer.
+ * A program that allocates once and frees once (a burst) never raises
+ * the limit: the refills came before the refusals. USLUB_DECAY_MS=0
+ * (return memory at once) never raises it either.
+ * ---------------------------------------------------------------------- */
+#define BARN_GROW_BYTES   (16ul << 20)
+#define BARN_GROW_SHEAVES 4096ul
+
+static inline unsigned long barn_max_empty(struct node_barn *barn)
+{
+	return MAX((unsigned long)MAX_EMPTY_SHEAVES, READ_ONCE(barn->max_full));
+}
+
+static unsigned long barn_cap(const struct kmem_cache *s, const struct node_barn *barn)
+{
+	unsigned long sheaves = BARN_GROW_BYTES / ((unsigned long)s->sheaf_capacity * s->size);
+	return MAX(barn->base_full, MIN(sheaves, BARN_GROW_SHEAVES));
+}
+
+static inline uint64_t coarse_ns(void)
+{
+	return monotonic_ns(CLOCK_MONOTONIC_COARSE);
+}
+
+static inline uint64_t decay_ns(void)
+{
+	return (uint64_t)_uslub_option(USLUB_OPT_DECAY_MS) * 1000000ull;
+}
+
+/* The barn refused a full sheaf: it goes to the slabs. */
+static void barn_refused(struct node_barn *barn)
+{
+	WRITE_ONCE(barn->refused_ns, coarse_ns());
+}
+
+/* Main is refilled from slabs: if the barn refused a sheaf within the
+ * decay, those objects are coming back. Raise its limit (lockless: two
+ * racing raises may count once). The first raise gives the purge pass a
+ * deadline. */
+static void barn_refill_seen(struct kmem_cache *s, struct node_barn *barn)
+{
+	uint64_t refused = READ_ONCE(barn->refused_ns);
+	if (!refused)
+		return;
+	uint64_t now = coarse_ns(), decay = decay_ns();
+	if (now - refused >= decay)
+		return;
+	unsigned long max = READ_ONCE(barn->max_full);
+	if (max >= barn_cap(s, barn))
+		return;
+	WRITE_ONCE(barn->max_full, max + 1);
+	WRITE_ONCE(barn->raised_ns, now);
+	if (max == barn->base_full)
+		_uslub_purge_notify();
+}
 
 /* An empty sheaf nobody holds any more: to its node's barn if there is
  * room, else freed. */
@@ -212,8 +285,10 @@ void _uslub_sheaf_set_barn_limit(struct kmem_cache *s, unsigned int max_full)
 	if (!s->sheaf_capacity)
 		return;
 	max_full = MAX(1u, MIN(max_full, (unsigned int)MAX_FULL_SHEAVES));
-	for (int i = 0; i < _uslub_nr_nodes(); i++)
+	for (int i = 0; i < _uslub_nr_nodes(); i++) {
+		s->barn[i]->base_full = max_full;
 		WRITE_ONCE(s->barn[i]->max_full, max_full);
+	}
 }
 
 int _uslub_sheaf_cache_init(struct kmem_cache *s, unsigned int capacity)
@@ -240,7 +315,8 @@ int _uslub_sheaf_cache_init(struct kmem_cache *s, unsigned int capacity)
 		INIT_LIST_HEAD(&barn->full);
 		INIT_LIST_HEAD(&barn->empty);
 		barn->nr_full = barn->nr_empty = 0;
-		barn->max_full = MAX_FULL_SHEAVES;
+		barn->max_full = barn->base_full = MAX_FULL_SHEAVES;
+		barn->refused_ns = barn->raised_ns = 0;
 		s->barn[i] = barn;
 	}
 	s->sheaf_capacity = capacity;
@@ -293,6 +369,80 @@ int _uslub_sheaf_cache_shrink(struct kmem_cache *s, struct kmem_cache_cpu *c)
 		}
 	}
 	return flushed;
+}
+
+/*
+ * Lower a raised barn of @s back to base_full (once its last raise is a
+ * decay old, or @force) and flush the full sheaves above it; the empty
+ * ones above MAX_EMPTY_SHEAVES are freed. Returns the bytes of objects
+ * flushed; *@next: the earliest time a raised barn left becomes due.
+ * slab_mutex held (the cache stays), nothing else; @c a slot on the stack.
+ */
+static size_t barn_lower(struct kmem_cache *s, struct kmem_cache_cpu *c, bool force,
+			 uint64_t now, uint64_t decay, uint64_t *next)
+{
+	size_t bytes = 0;
+	for (int i = 0; i < _uslub_nr_nodes(); i++) {
+		struct node_barn *barn = get_barn(s, i);
+		if (READ_ONCE(barn->max_full) <= barn->base_full)
+			continue;
+		uint64_t due = READ_ONCE(barn->raised_ns) + decay;
+		if (!force && now < due) {
+			if (!*next || due < *next)
+				*next = due;
+			continue;
+		}
+		struct list_head full, empty, *pos, *tmp;
+		INIT_LIST_HEAD(&full);
+		INIT_LIST_HEAD(&empty);
+		barn_lock(barn);
+		WRITE_ONCE(barn->max_full, barn->base_full);
+		WRITE_ONCE(barn->refused_ns, 0);
+		while (barn->nr_full > barn->base_full)
+			list_add(&__barn_take(&barn->full, &barn->nr_full)->barn_list, &full);
+		while (barn->nr_empty > MAX_EMPTY_SHEAVES)
+			list_add(&__barn_take(&barn->empty, &barn->nr_empty)->barn_list, &empty);
+		barn_unlock(barn);
+		list_for_each_safe(pos, tmp, &full) {
+			struct slab_sheaf *sheaf = list_entry(pos, struct slab_sheaf, barn_list);
+			bytes += (size_t)sheaf->size * s->size;
+			flush_sheaf(s, c, sheaf);
+			free_sheaf_locked(sheaf);
+			stat(c, SHEAF_FREE);
+		}
+		list_for_each_safe(pos, tmp, &empty) {
+			free_sheaf_locked(list_entry(pos, struct slab_sheaf, barn_list));
+			stat(c, SHEAF_FREE);
+		}
+	}
+	return bytes;
+}
+
+/* The page layer's purge callback (its thread, a slow path past the
+ * deadline, uslub_trim()): every raised barn lowered when due. Nothing is
+ * done under a uslub lock (a purge forced by an allocation that ran out
+ * of address space): the next pass is a decay away. */
+static size_t barn_purge(bool force, uint64_t *next)
+{
+	uint64_t now = coarse_ns(), decay = decay_ns();
+	size_t bytes = 0;
+	*next = 0;
+	if (_uslub_locks_held) {
+		*next = now + (decay ? decay : 1000000000ull);
+		return 0;
+	}
+	struct kmem_cache *s;
+	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+	list_for_each_entry(s, &_uslub_slab_caches, list) {
+		if (!s->sheaf_capacity)
+			continue;
+		struct kmem_cache_cpu c;
+		memset(&c, 0, sizeof(c));
+		bytes += barn_lower(s, &c, force, now, decay, next);
+		_uslub_fold_stats(s, &c);
+	}
+	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+	return bytes;
 }
 
 void _uslub_sheaf_cache_destroy(struct kmem_cache *s)
@@ -366,7 +516,7 @@ static struct slab_sheaf *main_refill(struct kmem_cache *s, struct kmem_cache_cp
 		barn_lock(barn);
 		full = __barn_take(&barn->full, &barn->nr_full);
 		if (full)
-			given = __barn_put(&barn->empty, &barn->nr_empty, MAX_EMPTY_SHEAVES, main);
+			given = __barn_put(&barn->empty, &barn->nr_empty, barn_max_empty(barn), main);
 		barn_unlock(barn);
 		if (!full)
 			WRITE_ONCE(c->main, main);
@@ -386,6 +536,7 @@ static struct slab_sheaf *main_refill(struct kmem_cache *s, struct kmem_cache_cp
 	}
 
 	stat(c, BARN_GET_FAIL);
+	barn_refill_seen(s, barn);
 	if (!refill_sheaf(s, c, main, 1, main->capacity))
 		return NULL;
 	return main;
@@ -439,13 +590,14 @@ to_barn:
 	bool put = false;
 	main->node = node;
 	barn_lock(barn);
-	put = __barn_put(&barn->full, &barn->nr_full, barn->max_full, main);
+	put = __barn_put(&barn->full, &barn->nr_full, READ_ONCE(barn->max_full), main);
 	if (put)
 		empty = __barn_take(&barn->empty, &barn->nr_empty);
 	barn_unlock(barn);
 
 	if (!put) {
 		stat(c, BARN_PUT_FAIL);
+		barn_refused(barn);
 		flush_sheaf(s, c, main);
 		WRITE_ONCE(c->main, main);
 		return main;
@@ -547,6 +699,7 @@ void _uslub_sheaf_lifecycle_init(void)
 	};
 	_uslub_lifecycle_register(&e);
 	_uslub_register_sheaf_flush(sheaf_flush_cpu);
+	_uslub_purge_register(barn_purge);
 }
 
 /* ------------------------------------------------------------------------
@@ -853,7 +1006,7 @@ struct slab_sheaf *_uslub_pcs_replace_empty_main(struct kmem_cache *s, struct km
 			WRITE_ONCE(c->spare, empty);
 		} else {
 			empty->node = node;
-			kept = __barn_put(&barn->empty, &barn->nr_empty, MAX_EMPTY_SHEAVES, empty);
+			kept = __barn_put(&barn->empty, &barn->nr_empty, barn_max_empty(barn), empty);
 		}
 	}
 	barn_unlock(barn);
@@ -905,6 +1058,7 @@ struct slab_sheaf *_uslub_pcs_replace_full_main(struct kmem_cache *s, struct kme
 	struct node_barn *barn = get_barn(s, node);
 	if (READ_ONCE(barn->nr_full) >= READ_ONCE(barn->max_full)) {
 		stat(c, BARN_PUT_FAIL);
+		barn_refused(barn);
 		return NULL;
 	}
 	if (!READ_ONCE(barn->nr_empty)) {
@@ -916,11 +1070,11 @@ struct slab_sheaf *_uslub_pcs_replace_full_main(struct kmem_cache *s, struct kme
 	bool full_list_full = true;
 	full->node = node;
 	barn_lock(barn);
-	if (barn->nr_full < barn->max_full) {
+	if (barn->nr_full < READ_ONCE(barn->max_full)) {
 		full_list_full = false;
 		empty = fresh ? fresh : __barn_take(&barn->empty, &barn->nr_empty);
 		if (empty) {
-			__barn_put(&barn->full, &barn->nr_full, barn->max_full, full);
+			__barn_put(&barn->full, &barn->nr_full, READ_ONCE(barn->max_full), full);
 			WRITE_ONCE(c->main, empty);
 			fresh = NULL;
 		}
@@ -929,8 +1083,10 @@ struct slab_sheaf *_uslub_pcs_replace_full_main(struct kmem_cache *s, struct kme
 	if (fresh)
 		release_empty(s, c, fresh, false);     /* the barn filled up meanwhile */
 	if (!empty) {
-		if (full_list_full)
+		if (full_list_full) {
 			stat(c, BARN_PUT_FAIL);
+			barn_refused(barn);
+		}
 		return NULL;
 	}
 	stat(c, BARN_PUT);

@@ -48,8 +48,14 @@
 /*
  * Per node of a sheaf cache. full holds sheaves with size == capacity,
  * empty holds sheaves with size == 0, all of capacity s->sheaf_capacity.
- *   nr_full == |full| <= max_full <= MAX_FULL_SHEAVES, nr_empty == |empty| <=
- *   MAX_EMPTY_SHEAVES (written under lock, read lockless as hints)
+ *   nr_full == |full| <= max_full (up to a raise racing a put: a hint),
+ *   base_full <= max_full <= MAX(base_full, barn_cap()),
+ *   nr_empty == |empty| <= MAX(MAX_EMPTY_SHEAVES, max_full)
+ * (the counts written under lock, read lockless as hints). max_full is
+ * base_full while the cache does not swing; a refill that follows a
+ * refused put within USLUB_DECAY_MS raises it by one, and the page
+ * layer's purge pass lowers it back (sheaf.c, "The barn follows the
+ * swings").
  */
 struct node_barn {
 	pthread_mutex_t lock;
@@ -57,10 +63,13 @@ struct node_barn {
 	struct list_head empty;
 	unsigned long nr_full;
 	unsigned long nr_empty;
-	unsigned long max_full;          /* MAX_FULL_SHEAVES unless the cache's
+	unsigned long max_full;          /* the limit now (atomic)              */
+	unsigned long base_full;         /* MAX_FULL_SHEAVES unless the cache's
 	                                    creator set fewer (written before
-	                                    the cache is used; read as a hint
-	                                    lockless, under lock to decide)     */
+	                                    the cache is used)                  */
+	uint64_t refused_ns;             /* coarse time of the last full sheaf
+	                                    the barn refused (0: none; atomic)  */
+	uint64_t raised_ns;              /* of the last raise of max_full       */
 };
 
 /*

@@ -345,20 +345,154 @@ static void free_detached_user(struct detached_freelist *df)
 	_uslub_fold_stats(s, &c);
 }
 
+/* ------------------------------------------------------------------------
+ * Flush by slab runs: one pass over p[], one descriptor lookup and one
+ * __slab_free() per run of objects of one slab
+ *
+ * Objects of one cache (not a debug cache's) go back to their slabs in one
+ * pass. The open runs are a small direct-mapped table keyed by the slab's
+ * address (slabs are naturally aligned at the cache's order, so
+ * x >> (PAGE_SHIFT + order) names the slab; a fallback slab of a lower
+ * order shares its key with its neighbours, and the range test below tells
+ * them apart). An object inside its entry's range is linked onto that
+ * run's private chain: a range and object-start test, and one free pointer
+ * store (two more, the free mark's test and store, for a user's objects).
+ * Any other object closes the run in its entry (one __slab_free(): one
+ * CAS, list_lock only for a list move) and opens its own with one
+ * descriptor lookup, which also checks that it is an object of @s. So
+ * every object costs the same few instructions whatever the order of p[]
+ * (LIFO, FIFO or shuffled), and a slab costs one CAS per flush in which
+ * its objects were not crowded out of their entry.
+ * ---------------------------------------------------------------------- */
+#define FLUSH_RUNS 16
+
+struct flush_run {
+	uintptr_t base, bytes;          /* the run's slab's objects; bytes 0: no run */
+	struct slab *slab;
+	void *head, *tail;              /* its private chain: tail's pointer unwritten */
+	uintptr_t mark;                 /* the slab's free mark (a user's objects) */
+	unsigned int cnt;
+};
+
+/* Close a run: its chain to its slab (@cpu_partial: a slab it makes
+ * partial may go on @c's cpu partial list), or onto the cpu freelist when
+ * the slab is @c's cpu slab (a user's objects, cpu-slab mode: their free
+ * marks were tested and set when they were linked). */
+static void flush_run_close(struct kmem_cache *s, struct kmem_cache_cpu *c,
+			    struct flush_run *r, bool user, bool cpu_partial)
+{
+	if (user && r->slab == c->slab) {
+		set_freepointer(s, r->tail, c->freelist);
+		c->freelist = r->head;
+		stat_add(c, FREE_FASTPATH, r->cnt);
+	} else if (_uslub___slab_free(s, r->slab, r->head, r->tail, r->cnt, c, cpu_partial) &&
+		   user) {
+		stat_add(c, FREE_SLOWPATH, r->cnt);
+	}
+	stat(c, FLUSH_RUN);
+	r->bytes = 0;
+}
+
+/* Open a run for @x in @r (whose run, if any, was closed): NULL when @x is
+ * not an object of @s, reported (and, for a user, when it is already free). */
+static __noinline bool flush_run_open(struct kmem_cache *s, struct flush_run *r, void *x,
+				      bool user)
+{
+	struct kmem_cache *cs;
+	struct slab *slab = bulk_object_slab(s, x, &cs);
+	if (!slab)
+		return false;
+	r->slab = slab;
+	r->base = (uintptr_t)slab_obj_base(s, slab);
+	r->bytes = slab_objects_bytes(slab);
+	r->mark = slab_free_mark(s, slab);
+	if (user) {
+		if (free_mark_test(s, x, r->mark)) {
+			_uslub_report_double_free(s, slab, x);
+			r->bytes = 0;
+			return false;
+		}
+		free_mark_set(s, x, r->mark);
+	}
+	r->head = r->tail = x;
+	r->cnt = 1;
+	return true;
+}
+
+static __always_inline void flush_runs(struct kmem_cache *s, struct kmem_cache_cpu *c,
+				       size_t n, void **p, const bool user, bool cpu_partial)
+{
+	struct flush_run runs[FLUSH_RUNS];
+	const unsigned int shift = PAGE_SHIFT + s->order;
+	const uint64_t magic = s->div_magic;
+	for (unsigned int k = 0; k < FLUSH_RUNS; k++)
+		runs[k].bytes = 0;
+	for (size_t i = 0; i < n; i++) {
+		void *x = p[i];
+		struct flush_run *r = &runs[((uintptr_t)x >> shift) % FLUSH_RUNS];
+		uintptr_t off = (uintptr_t)x - r->base;
+		if (likely(off < r->bytes) && likely(slab_offset_is_start(off, magic))) {
+			if (user) {
+				if (unlikely(free_mark_test(s, x, r->mark))) {
+					_uslub_report_double_free(s, r->slab, x);
+					continue;
+				}
+				free_mark_set(s, x, r->mark);
+			}
+			set_freepointer(s, x, r->head);
+			r->head = x;
+			r->cnt++;
+			continue;
+		}
+		if (!x)
+			continue;
+		if (off < r->bytes) {                   /* inside the slab, not a start */
+			_uslub_report_invalid_free(s, x, r->slab);
+			continue;
+		}
+		if (r->bytes)
+			flush_run_close(s, c, r, user, cpu_partial);
+		flush_run_open(s, r, x, user);
+	}
+	for (unsigned int k = 0; k < FLUSH_RUNS; k++)
+		if (runs[k].bytes)
+			flush_run_close(s, c, &runs[k], user, cpu_partial);
+}
+
+/* Objects of the allocator's own (a sheaf's, a failed bulk allocation's):
+ * by slab runs; a debug cache's (or s == NULL) one by one, checked. */
 void _uslub_free_to_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n, void **p)
 {
+	if (likely(s && !kmem_cache_debug(s))) {
+		flush_runs(s, c, n, p, false, false);
+		return;
+	}
 	struct detached_freelist df;
 	while (n) {
 		n = build_detached_freelist(s, n, p, &df, false);
 		if (df.slab)
-				_uslub___slab_free(df.s, df.slab, df.head, df.tail, df.cnt, c, false);
+			_uslub___slab_free(df.s, df.slab, df.head, df.tail, df.cnt, c, false);
 	}
 }
 
-/* What the per-CPU layer did not take: detached freelists, which free
- * each group of one slab with one CAS, or report the invalid pointers. */
+/* A user's objects the per-CPU layer did not take (other nodes, invalid
+ * pointers, a full barn): by slab runs, each object checked (an object
+ * start of @s, not already free) before any free pointer is written;
+ * kfree_bulk's (s == NULL: each object's own cache) and a debug cache's
+ * through the detached freelists. */
 __noinline void _uslub_free_bulk_detached(struct kmem_cache *s, size_t n, void **p)
 {
+	if (likely(s && !kmem_cache_debug(s))) {
+		if (likely(this_cpu_is_real() || _uslub_thread_init())) {
+			flush_runs(s, this_cpu(s), n, p, true, s->cpu_partial_slabs != 0);
+			return;
+		}
+		struct kmem_cache_cpu c;
+		memset(&c, 0, sizeof(c));
+		flush_runs(s, &c, n, p, true, false);
+		_uslub_fold_stats(s, &c);
+		return;
+	}
 	struct detached_freelist df;
 	while (n) {
 		n = build_detached_freelist(s, n, p, &df, true);

@@ -813,7 +813,15 @@ static void test_threads(void)
 	for (int i = 0; i < THREADS; i++)
 		CHECK(pthread_join(t[i], NULL) == 0);
 	pthread_barrier_destroy(&mt_barrier);
-	CHECK(barn_full(mt_cache) <= MAX_FULL_SHEAVES * (unsigned long)_uslub_nr_nodes());
+	/* the barn may have followed the rounds' swings above its base
+	 * limit (sheaf.c), never above what it holds now as its limit */
+	unsigned long limit = 0;
+	for (int i = 0; i < _uslub_nr_nodes(); i++) {
+		CHECK(mt_cache->barn[i]->max_full >= mt_cache->barn[i]->base_full);
+		CHECK_EQ(mt_cache->barn[i]->base_full, MAX_FULL_SHEAVES);
+		limit += mt_cache->barn[i]->max_full;
+	}
+	CHECK(barn_full(mt_cache) <= limit);
 	CHECK(ST(mt_cache, BARN_PUT) > 0 && ST(mt_cache, BARN_GET) > 0);
 	check_settled(mt_cache, 0);
 	CHECK_EQ(ST(mt_cache, SHEAF_ALLOC), ST(mt_cache, SHEAF_FREE));
@@ -850,6 +858,52 @@ static void test_fork(void)
 	CHECK_EQ(uslub_cache_destroy(s), 0);
 }
 
+/* A cache that swings (a wave of objects freed, then allocated again):
+ * the refills that follow the barn's refusals raise its limit, until a
+ * wave stays in sheaves and never crosses the slab layer; uslub_trim()
+ * (the purge pass, forced) lowers the limit back and flushes the full
+ * sheaves above it. */
+static void test_barn_swings(void)
+{
+	if (_uslub_option(USLUB_OPT_DECAY_MS) == 0)
+		return;                          /* memory back at once: no raise */
+	struct kmem_cache *s = sheaf_cache("sheaf-swing", 64, 3);
+	enum { N = 3 * 60 };
+	void *obj[N];
+	struct node_barn *barn = s->barn[_uslub_home_node()];
+	CHECK_EQ(barn->max_full, MAX_FULL_SHEAVES);
+	uint64_t flush0 = 0, refill0 = 0, put0 = 0;
+	for (int w = 0; w < 4; w++) {
+		if (w == 3) {
+			flush0 = ST(s, SHEAF_FLUSH);
+			refill0 = ST(s, SHEAF_REFILL);
+			put0 = ST(s, BARN_PUT);
+		}
+		for (int i = 0; i < N; i++)
+			CHECK(obj[i] = uslub_cache_alloc(s, 0));
+		for (int i = 0; i < N; i++)
+			uslub_cache_free(s, obj[i]);
+		CHECK(barn->nr_full <= barn->max_full);
+		CHECK(barn->nr_empty <= MAX(MAX_EMPTY_SHEAVES, barn->max_full));
+	}
+	/* the fourth wave: all in the barn and back, nothing to the slabs */
+	CHECK_EQ(ST(s, SHEAF_FLUSH), flush0);
+	CHECK_EQ(ST(s, SHEAF_REFILL), refill0);
+	CHECK(ST(s, BARN_PUT) - put0 >= N / 3 - 2);
+	CHECK(barn->max_full > MAX_FULL_SHEAVES && barn->max_full <= N / 3);
+	CHECK(barn_full(s) > MAX_FULL_SHEAVES);
+	CHECK_EQ(uslub_cache_validate(s), 0);
+
+	uslub_trim();
+	CHECK_EQ(barn->max_full, MAX_FULL_SHEAVES);
+	CHECK(barn_full(s) <= MAX_FULL_SHEAVES);
+	CHECK(barn_empty(s) <= MAX_EMPTY_SHEAVES);
+	CHECK_EQ(ST(s, SHEAF_FLUSH) - flush0, 3 * (N / 3 - 2 - MAX_FULL_SHEAVES));
+	check_settled(s, 0);
+	check_sheaf_census(s, 0);
+	CHECK_EQ(uslub_cache_destroy(s), 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "cpu_slabs")) {
@@ -871,6 +925,7 @@ int main(int argc, char **argv)
 	run_child(argv[0], "failure", "USLUB_MAX_ORDER", "0");
 	test_pcs_paths();
 	test_barn_limits();
+	test_barn_swings();
 	test_flush();
 	test_prefill_guarantee();
 	test_prefill_return();
