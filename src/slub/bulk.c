@@ -62,6 +62,8 @@ static unsigned int take_objects(struct kmem_cache *s, struct kmem_cache_node *n
 	} while (1);
 	if (!listed && FC_FREELIST(new) != SLAB_FL_NONE)
 		_uslub_add_partial(n, slab, DEACTIVATE_TO_HEAD_POS);
+	if (k)
+		stat(c, REFILL_RUN);
 	return k;
 }
 
@@ -93,6 +95,7 @@ static unsigned int take_from_new_slabs(struct kmem_cache *s, int node, struct k
 		if (!slab)
 			break;
 		stat(c, ALLOC_SLAB);
+		stat(c, REFILL_RUN);
 		unsigned int objects = FC_OBJECTS(slab->counters);
 		void *rest;
 		unsigned int k = _uslub_new_slab_objects(s, slab, p + got, want - got, &rest);

@@ -152,7 +152,7 @@ static void deactivate_slab(struct kmem_cache *s, struct slab *slab, void *freel
 		stat(c, CMPXCHG_DOUBLE_FAIL);
 	} while (1);
 
-	if (!FC_INUSE(new) && READ_ONCE(n->nr_partial) >= s->min_partial) {
+	if (!FC_INUSE(new) && !_uslub_node_keep_empty(s, n)) {
 		stat(c, DEACTIVATE_EMPTY);
 		_uslub_discard_slab(s, slab);
 		stat(c, FREE_SLAB);

@@ -207,6 +207,8 @@ static __always_inline struct slab *allocate_slab(struct kmem_cache *s, int node
 	__atomic_store_n(&slab->__page_flags, slab->__page_flags | PG_slab, __ATOMIC_RELEASE);
 
 	struct kmem_cache_node *n = get_node(s, slab_nid(slab));
+	if (!nolock)
+		_uslub_node_new_slab(s, n);
 	ATOMIC_ADD(n->nr_slabs, 1);
 	ATOMIC_ADD(n->total_objects, objects);
 	ATOMIC_ADD(n->total_pages, 1ul << slab_order(slab));

@@ -34,6 +34,144 @@ void _uslub_remove_partial(struct kmem_cache_node *n, struct slab *slab)
 }
 
 /* ------------------------------------------------------------------------
+ * Empty slabs kept for the next swing
+ *
+ * SLUB keeps min_partial slabs on a node's partial list and discards an
+ * empty slab beyond that. A program that frees a wave of objects and
+ * allocates it again then makes and discards its slabs on every swing:
+ * each new slab costs the page layer, its descriptor and its freelist.
+ * So a new slab made less than USLUB_DECAY_MS after the node discarded an
+ * empty one raises the node's keep by one (up to keep_cap(): SLAB_KEEP_BYTES
+ * of slabs): after a swing or two the node keeps what its trough leaves
+ * empty, and the next wave takes those slabs back from the partial list.
+ * The purge pass (the page layer's thread, or the slow paths past its
+ * deadline) puts keep back to 0 once no raise happened for a decay (at
+ * once for uslub_trim()) and discards the empty slabs above min_partial,
+ * whose pages then decay like any freed memory. A burst (allocate once,
+ * free once) never raises it: its new slabs came before its discards.
+ * ---------------------------------------------------------------------- */
+#define SLAB_KEEP_BYTES (16ul << 20)
+
+static inline uint64_t coarse_ns(void)
+{
+	return monotonic_ns(CLOCK_MONOTONIC_COARSE);
+}
+
+static inline uint64_t decay_ns(void)
+{
+	return (uint64_t)_uslub_option(USLUB_OPT_DECAY_MS) * 1000000ull;
+}
+
+static unsigned long keep_cap(const struct kmem_cache *s)
+{
+	return MAX((unsigned long)s->min_partial, SLAB_KEEP_BYTES / (PAGE_SIZE << s->order));
+}
+
+bool _uslub_node_keep_empty(const struct kmem_cache *s, struct kmem_cache_node *n)
+{
+	if (READ_ONCE(n->nr_partial) < MAX((unsigned long)s->min_partial, READ_ONCE(n->keep)))
+		return true;
+	WRITE_ONCE(n->discard_ns, coarse_ns());
+	return false;
+}
+
+void _uslub_node_new_slab(const struct kmem_cache *s, struct kmem_cache_node *n)
+{
+	uint64_t discarded = READ_ONCE(n->discard_ns);
+	if (likely(!discarded))
+		return;
+	uint64_t now = coarse_ns();
+	if (now - discarded >= decay_ns())
+		return;
+	unsigned long keep = READ_ONCE(n->keep);
+	if (keep >= keep_cap(s))
+		return;
+	if (keep < s->min_partial)
+		keep = s->min_partial;
+	WRITE_ONCE(n->keep, keep + 1);
+	WRITE_ONCE(n->raised_ns, now);
+	if (keep == s->min_partial)
+		_uslub_purge_notify();          /* the first raise: a deadline */
+}
+
+/* Lower a raised node of @s when due: keep back to 0, the empty slabs
+ * above min_partial discarded. slab_mutex held (the cache stays). */
+static size_t node_lower(struct kmem_cache *s, struct kmem_cache_node *n, bool force,
+			 uint64_t now, uint64_t decay, uint64_t *next, struct kmem_cache_cpu *c)
+{
+	if (!READ_ONCE(n->keep))
+		return 0;
+	uint64_t due = READ_ONCE(n->raised_ns) + decay;
+	if (!force && now < due) {
+		if (!*next || due < *next)
+			*next = due;
+		return 0;
+	}
+	struct slab *discard = NULL;
+	size_t bytes = 0;
+	struct list_head *pos, *tmp;
+	node_lock(n);
+	WRITE_ONCE(n->keep, 0);
+	WRITE_ONCE(n->discard_ns, 0);
+	list_for_each_safe(pos, tmp, &n->partial) {
+		if (n->nr_partial <= s->min_partial)
+			break;
+		struct slab *slab = list_entry(pos, struct slab, slab_list);
+		if (FC_INUSE(slab_counters(slab)))
+			continue;
+		/* empty: no object of it is anyone's, so no free can race */
+		_uslub_remove_partial(n, slab);
+		stat(c, FREE_REMOVE_PARTIAL);
+		slab->next = discard;
+		discard = slab;
+	}
+	node_unlock(n);
+	while (discard) {
+		struct slab *slab = discard;
+		discard = slab->next;
+		bytes += PAGE_SIZE << slab_order(slab);
+		_uslub_discard_slab(s, slab);
+		stat(c, FREE_SLAB);
+	}
+	return bytes;
+}
+
+/* The page layer's purge callback: every raised node lowered when due.
+ * Nothing is done under a uslub lock (a purge forced by an allocation
+ * out of address space): the next pass is a decay away. */
+static size_t partial_purge(bool force, uint64_t *next)
+{
+	uint64_t now = coarse_ns(), decay = decay_ns();
+	size_t bytes = 0;
+	*next = 0;
+	if (_uslub_locks_held) {
+		*next = now + (decay ? decay : 1000000000ull);
+		return 0;
+	}
+	struct kmem_cache *s;
+	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+	list_for_each_entry(s, &_uslub_slab_caches, list) {
+		struct kmem_cache_cpu c;
+		bool any = false;
+		for (int i = 0; i < _uslub_nr_nodes() && !any; i++)
+			any = READ_ONCE(get_node(s, i)->keep) != 0;
+		if (!any)
+			continue;
+		memset(&c, 0, sizeof(c));
+		for (int i = 0; i < _uslub_nr_nodes(); i++)
+			bytes += node_lower(s, get_node(s, i), force, now, decay, next, &c);
+		_uslub_fold_stats(s, &c);
+	}
+	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+	return bytes;
+}
+
+void _uslub_partial_init(void)
+{
+	_uslub_purge_register(partial_purge);
+}
+
+/* ------------------------------------------------------------------------
  * cpu partial lists
  * ---------------------------------------------------------------------- */
 
@@ -54,7 +192,7 @@ void _uslub_put_partials_node(struct kmem_cache *s, struct slab *list, struct km
 			n = n2;
 			node_lock(n);
 		}
-		if (!FC_INUSE(slab_counters(slab)) && n->nr_partial >= s->min_partial) {
+		if (!FC_INUSE(slab_counters(slab)) && !_uslub_node_keep_empty(s, n)) {
 			slab->next = discard;
 			discard = slab;
 		} else {
@@ -222,7 +360,7 @@ static __always_inline int do_slab_free(struct kmem_cache *s, struct slab *slab,
 		node_unlock(n);
 		return SLAB_FREE_DONE;
 	}
-	if (unlikely(!inuse && n->nr_partial >= s->min_partial) && !nolock) {
+	if (unlikely(!inuse) && !nolock && !_uslub_node_keep_empty(s, n)) {
 		if (prior != SLAB_FL_NONE) {
 			_uslub_remove_partial(n, slab);
 			stat(c, FREE_REMOVE_PARTIAL);

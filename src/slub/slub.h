@@ -627,6 +627,14 @@ struct kmem_cache_node {
 	                                PG_isolated, is never on partial, and is
 	                                never discarded while the cache lives   */
 	unsigned long nr_isolated;   /* == |isolated|                            */
+	/* empty slabs kept for the next swing (partial.c): an empty slab
+	 * stays on the partial list while nr_partial < node_keep(), where
+	 *   node_keep() == MAX(min_partial, keep), keep <= keep_cap()       */
+	unsigned long keep;          /* raised by swings, lowered by the purge
+	                                pass (atomic)                          */
+	uint64_t discard_ns;         /* coarse time of the last empty slab
+	                                discarded (0: none; atomic)            */
+	uint64_t raised_ns;          /* of the last raise of keep (atomic)     */
 } __attribute__((aligned(USLUB_CACHELINE)));
 
 struct kmem_cache {
@@ -1346,6 +1354,12 @@ __internal void _uslub_discard_slab_rcu(struct slab *slab);
 
 /* partial.c */
 __internal void _uslub_add_partial(struct kmem_cache_node *n, struct slab *slab, int pos);
+/* An empty slab of @n: keep it on the partial list (true), or discard it
+ * (false, noted for the swing test)? list_lock held, or a hint without. */
+__internal bool _uslub_node_keep_empty(const struct kmem_cache *s, struct kmem_cache_node *n);
+/* A new slab was made on @n (not in any-context calls). */
+__internal void _uslub_node_new_slab(const struct kmem_cache *s, struct kmem_cache_node *n);
+__internal void _uslub_partial_init(void);
 __internal void _uslub_remove_partial(struct kmem_cache_node *n, struct slab *slab);
 __internal void _uslub_put_partials_node(struct kmem_cache *s, struct slab *list,
 		struct kmem_cache_cpu *c);

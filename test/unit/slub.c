@@ -4,6 +4,7 @@
  * 6.x cpu-slab model: a USLUB_CPU_SLAB cache), out-of-memory without
  * leaks, the alloc/free counters (in both per-CPU models).
  */
+#include "sheaf/sheaf.h"
 #include "slub/slub.h"
 #include "unit.h"
 #include <errno.h>
@@ -398,6 +399,54 @@ static void test_internal_cache(void)
 	CHECK_EQ(uslub_cache_destroy(s), 0);
 }
 
+/* Empty slabs kept for the next swing (partial.c): waves of objects
+ * allocated and freed make their slabs in the first waves only; the
+ * node's keep was raised above min_partial and bounds what it holds;
+ * uslub_trim() (the purge pass, forced) lowers it and discards the empty
+ * slabs above min_partial. Both per-CPU models (a sheaf cache with a
+ * barn of one sheaf, so the waves cross the slab layer). */
+static void test_keep_empty(unsigned int flags)
+{
+	if (_uslub_option(USLUB_OPT_DECAY_MS) == 0)
+		return;                          /* memory back at once: no raise */
+	struct uslub_cache_args args;
+	memset(&args, 0, sizeof(args));
+	args.sheaf_capacity = flags ? 0 : 4;
+	struct kmem_cache *s = uslub_cache_create_args("keep", 64, &args, flags);
+	CHECK(s);
+	if (s->sheaf_capacity)
+		_uslub_sheaf_set_barn_limit(s, 1);
+	enum { N = 4000, WAVES = 8 };
+	static void *v[N];
+	uint64_t st[USLUB_NR_STATS], made[WAVES];
+	for (int w = 0; w < WAVES; w++) {
+		for (int i = 0; i < N; i++)
+			CHECK(v[i] = uslub_cache_alloc(s, 0));
+		for (int i = 0; i < N; i++)
+			uslub_cache_free(s, v[w % 2 ? i : N - 1 - i]);
+		uslub_cache_stats(s, st);
+		made[w] = st[USLUB_ALLOC_SLAB];
+	}
+	struct kmem_cache_node *n = get_node(s, _uslub_home_node());
+	unsigned long slabs = N / s->objects;
+	/* the first wave made its slabs, the second made again those the
+	 * first discarded (each raising keep by one), and from then on the
+	 * waves made none */
+	CHECK(made[0] >= slabs);
+	CHECK_EQ(made[WAVES - 1], made[WAVES / 2 - 1]);
+	CHECK(made[WAVES - 1] <= 2 * made[0]);
+	CHECK(n->keep > s->min_partial);
+	CHECK(n->nr_partial <= MAX(n->keep, s->min_partial));
+	CHECK_EQ(uslub_cache_validate(s), 0);
+
+	uslub_flush_thread();
+	uslub_trim();
+	CHECK_EQ(n->keep, 0);
+	CHECK(n->nr_partial <= s->min_partial);
+	CHECK_EQ(uslub_cache_validate(s), 0);
+	CHECK_EQ(uslub_cache_destroy(s), 0);
+}
+
 int main(void)
 {
 	test_internal_cache();
@@ -407,6 +456,8 @@ int main(void)
 	test_states();
 	test_oom(0);
 	test_oom(USLUB_CPU_SLAB);
+	test_keep_empty(0);
+	test_keep_empty(USLUB_CPU_SLAB);
 	printf("slub: ok\n");
 	return 0;
 }
