@@ -544,9 +544,10 @@ void _uslub_purge_set_start_check(bool (*may_start)(void))
 }
 
 /*
- * One pass: every node's expired empty segments unmapped and dirty free
- * blocks purged, then every registered callback (kmalloc's kept
- * mappings); all of it with @force. Ranges parked after a refused
+ * One pass: every registered callback (kmalloc's kept mappings, the
+ * barns and kept empty slabs of the sheaf and slub layers), then every
+ * node's expired empty segments unmapped and dirty free blocks purged;
+ * all of it with @force. Ranges parked after a refused
  * munmap (base/sys.c) are tried again, and while some wait the next pass
  * is due after another decay. Returns the bytes given back; *@next
  * (when not NULL) the earliest CLOCK_MONOTONIC_COARSE time something left
@@ -563,6 +564,15 @@ static size_t purge_pass(bool force, uint64_t *next)
 	if (!next)
 		next = &dummy;
 	*next = 0;
+	/* the layers first: what they give back (barns lowered, kept empty
+	 * slabs discarded) is then purged with the rest when forced */
+	unsigned int k = __atomic_load_n(&nr_purge_cbs, __ATOMIC_ACQUIRE);
+	for (unsigned int i = 0; i < k; i++) {
+		uint64_t t = 0;
+		bytes += purge_cbs[i](force, &t);
+		if (t && (!*next || t < *next))
+			*next = t;
+	}
 	for (int i = 0; i < nr_nodes; i++) {
 		struct page_node *n = &page_nodes[i];
 		struct list_head unmap = LIST_HEAD_INIT(unmap);
@@ -572,13 +582,6 @@ static size_t purge_pass(bool force, uint64_t *next)
 		node_deadline(n, delay, next);
 		uslub_mutex_unlock(&n->lock, RANK_PAGE_NODE);
 		bytes += unmap_segments(&unmap);
-	}
-	unsigned int k = __atomic_load_n(&nr_purge_cbs, __ATOMIC_ACQUIRE);
-	for (unsigned int i = 0; i < k; i++) {
-		uint64_t t = 0;
-		bytes += purge_cbs[i](force, &t);
-		if (t && (!*next || t < *next))
-			*next = t;
 	}
 	bytes += _uslub_sys_retry_parked();
 	if (_uslub_sys_parked_bytes()) {
