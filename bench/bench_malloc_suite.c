@@ -33,6 +33,16 @@
  *                        contents checked first). Reports the minor page
  *                        faults of the loop ("loop_minflt"; every workload's
  *                        line has the whole run's "minflt")
+ *   --workload waves-lifo, waves-fifo, waves-shuffle
+ *                        one thread allocates and frees in waves: 200 waves
+ *                        (at --scale 1) each allocating 50000 objects of
+ *                        8..128 B (uniform in multiples of 8), writing a
+ *                        few bytes of each, then freeing all of them last
+ *                        first (lifo), first first (fifo) or in a seeded
+ *                        shuffled order; nothing lives from one wave to
+ *                        the next (sh6bench/sh8bench-like programs)
+ *   --workload waves-4t  4 threads (--threads) each doing a quarter of
+ *                        those waves (+1), the order rotating per wave
  *   --workload b9        N threads (--threads) each allocate 1000 objects
  *                        of 16..256 B, free them and wait while the main
  *                        thread reads VmRSS; baseline: the same threads
@@ -964,6 +974,170 @@ static uint64_t wl_large(void)
 }
 
 /* ------------------------------------------------------------------------
+ * waves-lifo, waves-fifo, waves-shuffle, waves-4t
+ * ---------------------------------------------------------------------- */
+
+/*
+ * A program that allocates and frees in waves: each wave allocates K small
+ * objects (8..128 B, uniform in multiples of 8), writes a few bytes of
+ * each, then frees all K, in LIFO order (the last allocated first), FIFO
+ * order (the first allocated first) or a shuffled order (a seeded
+ * Fisher-Yates over the wave's objects). Nothing stays live between waves,
+ * so the whole working set swings from zero to K objects and back every
+ * wave: what such a program asks of an allocator is to keep the memory of
+ * one wave for the next (a per-thread cache deeper than one wave, or empty
+ * slabs/pages kept), rather than returning it to the page level and making
+ * it anew each time. The same kind of program as MicroQuill's sh6bench and
+ * sh8bench (whose sources are not used here).
+ */
+#define WV_OBJECTS 50000        /* K: objects per wave */
+#define WV_WAVES 200            /* W at --scale 1, single thread */
+#define WV_MIN 8
+#define WV_CLASSES 16           /* sizes 8, 16, .., 128 */
+#define WV_THREADS 4
+
+enum wv_order { WV_LIFO, WV_FIFO, WV_SHUFFLE, WV_NORDERS };
+static const char *const wv_order_name[WV_NORDERS] = { "lifo", "fifo", "shuffle" };
+
+struct wv_arg {
+	uint64_t waves;
+	uint32_t objects;       /* per wave */
+	int order;              /* enum wv_order, or -1: rotate per wave */
+	uint64_t seed_stream;
+	pthread_barrier_t *start;
+	uint64_t total;         /* objects allocated (and freed) */
+	uint64_t bytes;
+	uint64_t by_order[WV_NORDERS];  /* waves run in each order */
+};
+
+/* Writes a few bytes of an object of @n >= 8 bytes: its first word and
+ * its last byte (what check() reads back). */
+static inline void wv_touch(unsigned char *p, size_t n, unsigned char t)
+{
+	memset(p, t, 8);
+	p[n - 1] = t;
+}
+
+static void *waves_run(void *argp)
+{
+	struct wv_arg *a = argp;
+	struct rng r;
+	rng_init(&r, opt.seed, a->seed_stream);
+	size_t bytes = (size_t)a->objects * sizeof(struct slot);
+	struct slot *s = xmap(bytes);
+
+	if (a->start)
+		pthread_barrier_wait(a->start);
+	for (uint64_t w = 0; w < a->waves; w++) {
+		int order = a->order >= 0 ? a->order : (int)((a->seed_stream + w) % WV_NORDERS);
+		uint32_t k = a->objects;
+		for (uint32_t i = 0; i < k; i++) {
+			size_t n = WV_MIN * (1 + rng_below(&r, WV_CLASSES));
+			unsigned char t = tag_of(n, (uint32_t)w + i);
+			unsigned char *p = malloc(n);
+			if (!p)
+				oom(n);
+			wv_touch(p, n, t);
+			s[i] = (struct slot){ .p = p, .n = (uint32_t)n, .tag = t };
+			a->bytes += n;
+		}
+		if (order == WV_SHUFFLE)
+			for (uint32_t i = k - 1; i > 0; i--) {
+				uint32_t j = rng_below(&r, i + 1);
+				struct slot x = s[i];
+				s[i] = s[j];
+				s[j] = x;
+			}
+		if (order == WV_LIFO) {
+			for (uint32_t i = k; i-- > 0;) {
+				check(s[i].p, s[i].n, (unsigned char)s[i].tag);
+				free(s[i].p);
+			}
+		} else {
+			for (uint32_t i = 0; i < k; i++) {
+				check(s[i].p, s[i].n, (unsigned char)s[i].tag);
+				free(s[i].p);
+			}
+		}
+		a->total += k;
+		a->by_order[order]++;
+	}
+	xunmap(s, bytes);
+	return NULL;
+}
+
+static uint64_t waves_single(int order)
+{
+	struct wv_arg a = { .waves = scaled(WV_WAVES), .objects = WV_OBJECTS, .order = order,
+			    .seed_stream = 800 + (uint64_t)order };
+	uint64_t t0 = now_ns();
+	waves_run(&a);
+	uint64_t t = now_ns() - t0;
+	put(",\"threads\":1,\"order\":\"%s\",\"waves\":%llu,\"objects_per_wave\":%u,"
+	    "\"total_objects\":%llu,\"bytes\":%llu,\"min_size\":%d,\"max_size\":%d",
+	    wv_order_name[order], (unsigned long long)a.waves, a.objects,
+	    (unsigned long long)a.total, (unsigned long long)a.bytes, WV_MIN,
+	    WV_MIN * WV_CLASSES);
+	return t;
+}
+
+static uint64_t wl_waves_lifo(void)
+{
+	return waves_single(WV_LIFO);
+}
+
+static uint64_t wl_waves_fifo(void)
+{
+	return waves_single(WV_FIFO);
+}
+
+static uint64_t wl_waves_shuffle(void)
+{
+	return waves_single(WV_SHUFFLE);
+}
+
+/* WV_THREADS threads, each doing its own waves (a quarter of the single
+ * thread's count each, so the four do as much work as one single-thread
+ * run), the order rotating per wave and starting at another order in
+ * each thread: at any time the threads free in different orders. */
+static uint64_t wl_waves_4t(void)
+{
+	int nt = opt.threads > 0 ? opt.threads : WV_THREADS;
+	struct wv_arg *a = xmap(sizeof(*a) * (size_t)nt);
+	pthread_t *th = xmap(sizeof(*th) * (size_t)nt);
+	pthread_barrier_t start;
+	pthread_barrier_init(&start, NULL, (unsigned)nt + 1);
+	uint64_t waves = scaled(WV_WAVES) / (uint64_t)nt + 1;
+	for (int i = 0; i < nt; i++) {
+		a[i] = (struct wv_arg){ .waves = waves, .objects = WV_OBJECTS, .order = -1,
+			.seed_stream = 900 + (uint64_t)i, .start = &start };
+		th[i] = spawn(waves_run, &a[i], 0);
+	}
+	pthread_barrier_wait(&start);
+	uint64_t t0 = now_ns();
+	uint64_t total = 0, bytes = 0, by_order[WV_NORDERS] = { 0 };
+	for (int i = 0; i < nt; i++) {
+		pthread_join(th[i], NULL);
+		total += a[i].total;
+		bytes += a[i].bytes;
+		for (int o = 0; o < WV_NORDERS; o++)
+			by_order[o] += a[i].by_order[o];
+	}
+	uint64_t t = now_ns() - t0;
+	pthread_barrier_destroy(&start);
+	put(",\"threads\":%d,\"order\":\"rotating\",\"waves\":%llu,\"waves_per_thread\":%llu,"
+	    "\"objects_per_wave\":%u,\"total_objects\":%llu,\"bytes\":%llu,\"min_size\":%d,"
+	    "\"max_size\":%d,\"waves_lifo\":%llu,\"waves_fifo\":%llu,\"waves_shuffle\":%llu",
+	    nt, (unsigned long long)waves * (unsigned long long)nt, (unsigned long long)waves,
+	    (unsigned)WV_OBJECTS, (unsigned long long)total, (unsigned long long)bytes, WV_MIN,
+	    WV_MIN * WV_CLASSES, (unsigned long long)by_order[WV_LIFO],
+	    (unsigned long long)by_order[WV_FIFO], (unsigned long long)by_order[WV_SHUFFLE]);
+	xunmap(a, sizeof(*a) * (size_t)nt);
+	xunmap(th, sizeof(*th) * (size_t)nt);
+	return t;
+}
+
+/* ------------------------------------------------------------------------
  * b9
  * ---------------------------------------------------------------------- */
 
@@ -1054,6 +1228,10 @@ static const struct {
 	{ "threads", wl_threads },
 	{ "phases", wl_phases },
 	{ "large", wl_large },
+	{ "waves-lifo", wl_waves_lifo },
+	{ "waves-fifo", wl_waves_fifo },
+	{ "waves-shuffle", wl_waves_shuffle },
+	{ "waves-4t", wl_waves_4t },
 	{ "b9", wl_b9 },
 };
 #define NWORKLOADS (sizeof(workloads) / sizeof(workloads[0]))

@@ -155,6 +155,12 @@ B8_WHAT = {
               "phase 2 a tenth of it in 512..8191 B",
     "large": "1 thread: 40 blocks (at --scale 1) of 1..32 MiB (log-uniform), each filled by memset "
              "and freed; 2 live at a time",
+    "waves-lifo": "1 thread: 200 waves (at --scale 1) of 50000 objects of 8..128 B allocated, "
+                  "then all freed, last first",
+    "waves-fifo": "the same waves, each freed first allocated first",
+    "waves-shuffle": "the same waves, each freed in a seeded shuffled order",
+    "waves-4t": "4 threads, 51 waves each of 50000 objects; the order (lifo, fifo, shuffle) "
+                "rotates per wave",
 }
 # The large-block row: a B8 workload run and printed with the others, but
 # outside the geometric means (which stay over B8_WORKLOADS, comparable
@@ -163,6 +169,17 @@ B8_WHAT = {
 B8_LARGE = "large"
 B8_LARGE_VS = "glibc"
 B8_LARGE_LIMIT = 1.2
+# The waves rows: programs that allocate and free in waves (sh6bench- and
+# sh8bench-like: K objects allocated, then all freed, again and again), so
+# every wave's objects swing through the slab layer. Run and printed with
+# the others, outside the geometric means like the large-block row; each
+# has its own target, its time against mimalloc 3.4's.
+B8_WAVES = ["waves-lifo", "waves-fifo", "waves-shuffle", "waves-4t"]
+B8_WAVES_VS = "mimalloc-3.4"
+B8_WAVES_LIMIT = 1.0
+# the rows outside the geometric means (and outside the worst-workload
+# target), each with targets of its own
+B8_OWN_ROWS = [B8_LARGE] + B8_WAVES
 # B8's targets: the geometric mean time of uslub / peer <= limit for each
 # (peer, limit); no workload's time above B8_WORST_LIMIT x B8_WORST_VS; the
 # geometric mean peak RSS <= B8_RSS_LIMIT x each of B8_RSS_VS; phases
@@ -283,7 +300,7 @@ CONFIGS = [("B1", 64), ("B1", 256), ("B2", 64),
            ("B4", 64),
            ("B5", 64), ("B5", 256), ("B6", 64), ("B6", 256), ("B6-acc", 0),
            ("B7", 512), ("B7", 192), ("B-meta", 0), ("B-debug", 64), ("B-debug", 256)] + \
-    [("B8", w) for w in B8_WORKLOADS + [B8_LARGE]] + [("B9", n) for n in B9_THREADS] + \
+    [("B8", w) for w in B8_WORKLOADS + [B8_LARGE] + B8_WAVES] + [("B9", n) for n in B9_THREADS] + \
     [("B-dfree", sub) for sub in BDFREE_SUBS]
 # Benchmarks with their own analysis and table (not one row per peer).
 OWN = ("B2", "B3", "B5", "B6", "B6-acc", "B7", "B-meta", "B-debug", "B8", "B9", "B-dfree")

@@ -4,8 +4,8 @@ in per-thread caches): analysis, targets and text tables."""
 import statistics
 
 from .config import (
-    B8_LARGE, B8_LARGE_LIMIT, B8_LARGE_VS, B8_RETURNED, B8_RSS_LIMIT, B8_RSS_VS, B8_TIME_VS,
-    B8_VS, B8_WHAT, B8_WORST_LIMIT, B8_WORST_VS, B9_LIMIT, B9_MIN_SLOPE, B9_VS, BENCH_TITLES,
+    B8_LARGE, B8_LARGE_LIMIT, B8_LARGE_VS, B8_OWN_ROWS, B8_RETURNED, B8_RSS_LIMIT, B8_RSS_VS,
+    B8_TIME_VS, B8_VS, B8_WAVES, B8_WAVES_LIMIT, B8_WAVES_VS, B8_WHAT, B8_WORST_LIMIT, B8_WORST_VS, B9_LIMIT, B9_MIN_SLOPE, B9_VS, BENCH_TITLES,
     BENCH_UNITS, CPUSLABS, MIMALLOC3, SUITE_OTHERS, SUITE_PEERS, USLUB_MODE, USLUB_SERIES,
 )
 from .fmt import fmt_ratio
@@ -15,8 +15,10 @@ from .stats import geomean, quantile, run_extras, series_prefix, verdict_of
 def analyse_b8(results, workloads, mode):
     """B8: per workload and peer, the median time and peak RSS over the
     rounds; uslub's ratios to each peer; their geometric means over the
-    workloads, checked against the targets for B8_VS."""
-    geo_ws = [w for w in workloads if w != B8_LARGE]
+    workloads, checked against the targets for B8_VS. The rows of
+    B8_OWN_ROWS (large, the waves) stay outside the geometric means, each
+    with targets of its own."""
+    geo_ws = [w for w in workloads if w not in B8_OWN_ROWS]
     entry = {"title": BENCH_TITLES["B8"], "unit": BENCH_UNITS["B8"],
              "scale": mode["B8_scale"], "phase1_mib": mode["B8_phase1_mib"],
              "purge_ms": mode["B8_purge_ms"], "returned_below": B8_RETURNED,
@@ -24,6 +26,7 @@ def analyse_b8(results, workloads, mode):
              "worst_vs": B8_WORST_VS, "worst_limit": B8_WORST_LIMIT,
              "rss_vs": B8_RSS_VS, "rss_limit": B8_RSS_LIMIT,
              "large_vs": B8_LARGE_VS, "large_limit": B8_LARGE_LIMIT,
+             "waves_vs": B8_WAVES_VS, "waves_limit": B8_WAVES_LIMIT,
              "geomean_workloads": geo_ws, "workloads": {}}
     for w in workloads:
         per = results[("B8", w)]
@@ -132,6 +135,7 @@ def analyse_b8(results, workloads, mode):
             continue
         geo = entry["geomean"] if series == "uslub" else entry["geomean_series"].get(series, {})
         targets += b8_targets(series, geo, measured, entry, geo_ws)
+        targets += b8_waves_targets(series, entry)
     entry["targets"] = targets
     entry["pass"] = verdict_of(targets)
     return entry
@@ -199,6 +203,34 @@ def b8_targets(series, geo, measured, entry, geo_ws):
                 series if series not in lg["time_ms"] else B8_LARGE_VS), pass_=None)
         else:
             c.update(ratio=r, pass_=r <= B8_LARGE_LIMIT)
+        c["pass"] = c.pop("pass_")
+        targets.append(c)
+    return targets
+
+
+def b8_waves_targets(series, entry):
+    """The waves rows' targets for one uslub mode: each waves workload's
+    time <= B8_WAVES_LIMIT x B8_WAVES_VS's (the median times' ratio, as
+    every B8 ratio); none when no waves workload ran (--only, an older
+    configuration)."""
+    targets = []
+    pre = series_prefix(series)
+    for w in B8_WAVES:
+        s = entry["workloads"].get(w)
+        if s is None:
+            continue
+        c = {"target": "%s%s time <= %.1fx %s" % (pre, w, B8_WAVES_LIMIT, B8_WAVES_VS),
+             "series": series, "peer": B8_WAVES_VS, "metric": "waves_time",
+             "limit": B8_WAVES_LIMIT}
+        if series == "uslub":
+            r = s["time_ratio"].get(B8_WAVES_VS)
+        else:
+            r = s["series_ratios"].get(series, {}).get("time", {}).get(B8_WAVES_VS)
+        if r is None:
+            c.update(ratio=None, note="not measured (%s missing)" % (
+                series if series not in s["time_ms"] else B8_WAVES_VS), pass_=None)
+        else:
+            c.update(ratio=r, pass_=r <= B8_WAVES_LIMIT)
         c["pass"] = c.pop("pass_")
         targets.append(c)
     return targets
@@ -295,9 +327,10 @@ def print_b8(e, log):
     log("  uslub-bench-mallocsuite --scale %g, one process per workload, peer and round; "
         "median of %s rounds; ratio = uslub / peer" % (
             e["scale"], "/".join(str(r) for r in rounds) or "0"))
+    wwidth = max([9] + [len(w) for w in ws])
     for w, s in ws.items():
         what = s["what"].replace("~P MiB", "%d MiB" % e["phase1_mib"])
-        log("  %-9s %s" % (w, what))
+        log("  %-*s %s" % (wwidth, w, what))
     for m in USLUB_SERIES:
         if m in peers:
             log("  %-10s = %s%s" % (short_peer(m), USLUB_MODE[m],
@@ -310,6 +343,10 @@ def print_b8(e, log):
     if B8_LARGE in ws:
         log("  geomean = over %s; %s is outside it (its own targets: time and page faults "
             "vs %s)" % (", ".join(geo_ws), B8_LARGE, B8_LARGE_VS))
+    waves = [w for w in B8_WAVES if w in ws]
+    if waves:
+        log("  %s: outside the geomean too (their own targets: time <= %.1fx %s each)" % (
+            ", ".join(waves), B8_WAVES_LIMIT, B8_WAVES_VS))
     mode_col = "uslub" in peers and CPUSLABS in peers
     hdr = "".join("%13s" % short_peer(p) for p in peers) + "   " + \
         "".join("%9s" % c[2] for c in cols) + ("%8s" % "mode" if mode_col else "")
