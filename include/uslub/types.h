@@ -870,6 +870,13 @@ struct uslub_slabinfo {
 	                                every object through the node lists) */
 	unsigned int useroffset;     /* the usercopy window [useroffset,     */
 	unsigned int usersize;       /*   +usersize); 0, 0: none             */
+	unsigned long barn_limit;    /* full sheaves the barns take now, all
+	                                nodes: above their base while the
+	                                cache swings (a wave freed comes back) */
+	unsigned long keep_empty;    /* slabs the node partial lists may hold
+	                                before an empty one is discarded, above
+	                                min_partial while the cache swings (0:
+	                                min_partial), all nodes                */
 };
 
 /* Where a cache keeps its per-object extensions (seed 003). */

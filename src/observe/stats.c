@@ -64,8 +64,12 @@ static void slabinfo_locked(const struct kmem_cache *s, struct uslub_slabinfo *o
 		    s->sheaf_capacity ? "sheaves" : "cpu_slab";
 	o->random_freelist = s->random_seq != NULL;
 	o->hardened_freelist = (s->flags & SLAB_HARDENED) != 0;
-	if (s->sheaf_capacity)
+	if (s->sheaf_capacity) {
 		_uslub_sheaf_barn_counts(s, &o->barn_full, &o->barn_empty);
+		o->barn_limit = _uslub_sheaf_barn_limit(s);
+	}
+	for (int i = 0; i < _uslub_nr_nodes(); i++)
+		o->keep_empty += READ_ONCE(get_node(s, i)->keep);
 	o->obj_ext = READ_ONCE(s->ext_placement);
 	o->obj_ext_size = o->obj_ext != USLUB_OBJ_EXT_NONE ? (unsigned int)sizeof(struct slabobj_ext) : 0;
 	o->obj_ext_bytes = o->obj_ext != USLUB_OBJ_EXT_NONE ? s->ext_bytes : 0;
@@ -227,7 +231,8 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 				"\"num_objs\":%lu,\"active_objs\":%lu,\"live_objs\":%lu,"
 				"\"nr_partial\":%lu,\"partial_free\":%lu,\"memory_used\":%lu,"
 				"\"memory_requested\":%lu,\"percpu\":\"%s\",\"sheaf_capacity\":%u,\"barn_full\":%lu,"
-				"\"barn_empty\":%lu,\"random_freelist\":%s,\"hardened_freelist\":%s,"
+				"\"barn_empty\":%lu,\"barn_limit\":%lu,\"keep_empty\":%lu,"
+				"\"random_freelist\":%s,\"hardened_freelist\":%s,"
 				"\"obj_ext\":\"%s\",\"obj_ext_size\":%u,\"obj_ext_bytes\":%u,"
 				"\"debug\":\"%s\",\"isolated_slabs\":%lu,\"stats\":{",
 				si.object_size, si.size, si.align, si.offset, si.objs_per_slab,
@@ -235,6 +240,7 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 				si.num_slabs, si.num_objs, si.active_objs, si.live_objs,
 				si.nr_partial, si.partial_free, si.memory_used, si.memory_requested,
 				si.percpu, si.sheaf_capacity, si.barn_full, si.barn_empty,
+				si.barn_limit, si.keep_empty,
 				si.random_freelist ? "true" : "false",
 				si.hardened_freelist ? "true" : "false",
 				uslub_obj_ext_placement_name(si.obj_ext), si.obj_ext_size,
@@ -262,13 +268,17 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 				si.nr_partial, si.memory_used);
 			if (si.sheaf_capacity)
 				_uslub_buf_printf(&b, "    percpu=sheaves sheaf_capacity=%u barn_full=%lu "
-					"barn_empty=%lu%s%s\n", si.sheaf_capacity, si.barn_full, si.barn_empty,
+					"barn_empty=%lu barn_limit=%lu%s%s\n", si.sheaf_capacity, si.barn_full,
+					si.barn_empty, si.barn_limit,
 					si.random_freelist ? " random_freelist" : "",
 					si.hardened_freelist ? " hardened_freelist" : "");
 			else
 				_uslub_buf_printf(&b, "    percpu=%s%s%s\n", si.percpu,
 					si.random_freelist ? " random_freelist" : "",
 					si.hardened_freelist ? " hardened_freelist" : "");
+			if (si.keep_empty)
+				_uslub_buf_printf(&b, "    keep_empty=%lu (min_partial %u)\n", si.keep_empty,
+					si.min_partial);
 			if (si.obj_ext)
 				_uslub_buf_printf(&b, "    obj_ext=%s obj_ext_size=%u metadata_bytes_per_object=%u\n",
 					uslub_obj_ext_placement_name(si.obj_ext), si.obj_ext_size,

@@ -470,6 +470,14 @@ void _uslub_sheaf_barn_counts(const struct kmem_cache *s, unsigned long *full,
 	}
 }
 
+unsigned long _uslub_sheaf_barn_limit(const struct kmem_cache *s)
+{
+	unsigned long limit = 0;
+	for (int i = 0; s->sheaf_capacity && i < _uslub_nr_nodes(); i++)
+		limit += READ_ONCE(get_barn(s, i)->max_full);
+	return limit;
+}
+
 /* ------------------------------------------------------------------------
  * The per-CPU slow paths (the owner's slot, no lock held)
  * ---------------------------------------------------------------------- */

@@ -116,6 +116,8 @@ __internal int _uslub_sheaf_cache_shrink(struct kmem_cache *s, struct kmem_cache
 __internal void _uslub_sheaf_cache_destroy(struct kmem_cache *s);
 __internal void _uslub_sheaf_barn_counts(const struct kmem_cache *s, unsigned long *full,
 					 unsigned long *empty);
+/* Full sheaves the barns of @s take now (the sum of max_full). */
+__internal unsigned long _uslub_sheaf_barn_limit(const struct kmem_cache *s);
 /* The prefill API's pop: an object of the prefilled @sheaf (its free mark
  * cleared; no hook run, nothing counted), or NULL when it is empty or not
  * a sheaf of @s (reported for @fn, the public entry). */
