@@ -86,6 +86,13 @@
  *                                     program's last thread's exit (a key
  *                                     destructor), with no uslub lock
  *                                     held either.
+ *   The page layer's purge callbacks (run by its purge pass: the
+ *   thread, a slow path past the deadline, uslub_trim()) take slab_mutex,
+ *   then one barn lock or one list_lock at a time, and free slabs to the
+ *   page layer (page_node.lock) with neither held: barn_purge()
+ *   (sheaf/sheaf.c) and partial_purge() (slub/partial.c). They do nothing
+ *   when _uslub_locks_held != 0 (a purge forced by an allocation that ran
+ *   out of address space may hold a list_lock).
  *   (slub_debug reports made under list_lock and the page lock are
  *   buffered per thread and written by _uslub_debug_flush() with no uslub
  *   lock held: dladdr() takes the dynamic loader's lock.)
@@ -217,9 +224,20 @@
  *     means walk again. A take that would empty the freelist unlinks the
  *     slab *before* its CAS (a racing __slab_free may then hand the full
  *     slab to a cpu partial list) and relinks it if the CAS found more.
- *   - Bulk free (detached freelists, seed 001): a group of objects of one
- *     slab is linked privately and pushed with one __slab_free() CAS, or
- *     spliced onto the cpu freelist when it is the caller's cpu slab.
+ *   - Bulk free and sheaf flushes by slab runs (bulk.c flush_runs(),
+ *     seed 001's detached freelists in one pass): the objects of one slab
+ *     are linked privately (a run) and pushed with one __slab_free() CAS,
+ *     or spliced onto the cpu freelist when it is the caller's cpu slab;
+ *     a user's objects are checked (object start of the cache, free mark)
+ *     before any free pointer is written. kfree_bulk and debug caches
+ *     use build_detached_freelist().
+ *   - Empty slabs kept (partial.c): an empty slab stays on its node's
+ *     partial list while nr_partial < MAX(min_partial, n->keep); keep,
+ *     discard_ns and raised_ns are hints (atomics, no lock), so a race
+ *     keeps one slab more or less. The purge callback removes an empty
+ *     slab from the partial list under list_lock and discards it after:
+ *     inuse == 0 means no object of it is anyone's, so no free can race
+ *     (an invalid one is the window every discard has).
  *   - Sheaves hold objects that count as "in use" in their slabs, like a
  *     cpu freelist does; a sheaf belongs to one cpu slot, one barn list,
  *     or one prefill user at a time. An rcu_free sheaf (c->rcu_free) holds
