@@ -87,7 +87,7 @@ static unsigned int take_from_node_partial(struct kmem_cache *s, struct kmem_cac
 /* New slabs for refill_objects: objects handed out directly; a slab with
  * objects left goes on the node partial list with a freelist of just those. */
 static unsigned int take_from_new_slabs(struct kmem_cache *s, int node, struct kmem_cache_cpu *c,
-					void **p, unsigned int want)
+					void **p, unsigned int want, bool user)
 {
 	unsigned int got = 0;
 	while (got < want) {
@@ -98,7 +98,7 @@ static unsigned int take_from_new_slabs(struct kmem_cache *s, int node, struct k
 		stat(c, REFILL_RUN);
 		unsigned int objects = FC_OBJECTS(slab->counters);
 		void *rest;
-		unsigned int k = _uslub_new_slab_objects(s, slab, p + got, want - got, &rest);
+		unsigned int k = _uslub_new_slab_objects(s, slab, p + got, want - got, &rest, !user);
 		got += k;
 		__atomic_store_n(&slab->counters,
 				 fc_make(fl_idx(s, slab, rest), rest ? k : objects, objects, false),
@@ -145,26 +145,14 @@ unsigned int _uslub___refill_objects(struct kmem_cache *s, struct kmem_cache_cpu
 	}
 	unsigned int partial = got;
 	if (got < max)
-		got += take_from_new_slabs(s, search, c, p + got, max - got);
+		got += take_from_new_slabs(s, search, c, p + got, max - got, user);
 	if (got < min) {
 		_uslub_free_to_slabs(s, c, got, p);
 		return 0;
 	}
-	if (user) {
+	if (user)
 		for (unsigned int i = 0; i < partial; i++)
 			free_mark_clear(s, p[i]);
-	} else {
-		uintptr_t lo = 0, span = 0, mark = 0;     /* the last slab seen */
-		for (unsigned int i = partial; i < got; i++) {
-			if ((uintptr_t)p[i] - lo >= span) {
-				struct slab *slab = virt_to_slab(p[i]);
-				lo = (uintptr_t)slab_obj_base(s, slab);
-				span = slab_objects_bytes(slab);
-				mark = slab_free_mark(s, slab);
-			}
-			free_mark_set(s, p[i], mark);
-		}
-	}
 	return got;
 }
 
@@ -201,7 +189,7 @@ void *_uslub_slab_alloc_nolock(struct kmem_cache *s, int node, struct kmem_cache
 			stat(c, ALLOC_SLAB);
 			unsigned int objects = FC_OBJECTS(slab->counters);
 			void *rest;
-			unsigned int k = _uslub_new_slab_objects(s, slab, &obj, 1, &rest);
+			unsigned int k = _uslub_new_slab_objects(s, slab, &obj, 1, &rest, false);
 			__atomic_store_n(&slab->counters,
 					 fc_make(fl_idx(s, slab, rest), rest ? k : objects,
 						 objects, false),
@@ -428,35 +416,65 @@ static __always_inline void flush_runs(struct kmem_cache *s, struct kmem_cache_c
 	struct flush_run runs[FLUSH_RUNS];
 	const unsigned int shift = PAGE_SHIFT + s->order;
 	const uint64_t magic = s->div_magic;
+	const uintptr_t fpo = s->offset, secret = s->fp_secret;
+	const bool hardened = cache_hardened(s);
+	/* the current run in registers (its entry is *cur, written back
+	 * when another one becomes current): the first object opens one */
+	struct flush_run *cur = &runs[0];
+	uintptr_t base = 0, bytes = 0, mark = 0;
+	void *head = NULL;
+	unsigned int cnt = 0;
 	for (unsigned int k = 0; k < FLUSH_RUNS; k++)
 		runs[k].bytes = 0;
 	for (size_t i = 0; i < n; i++) {
 		void *x = p[i];
-		struct flush_run *r = &runs[((uintptr_t)x >> shift) % FLUSH_RUNS];
-		uintptr_t off = (uintptr_t)x - r->base;
-		if (likely(off < r->bytes) && likely(slab_offset_is_start(off, magic))) {
-			if (user) {
-				if (unlikely(free_mark_test(s, x, r->mark))) {
-					_uslub_report_double_free(s, r->slab, x);
-					continue;
+		uintptr_t off = (uintptr_t)x - base;
+		if (unlikely(off >= bytes)) {
+			/* another slab's (or nothing): its entry */
+			if (!x)
+				continue;
+			struct flush_run *r = &runs[((uintptr_t)x >> shift) % FLUSH_RUNS];
+			cur->head = head;
+			cur->cnt = cnt;
+			if (unlikely((uintptr_t)x - r->base >= r->bytes)) {
+				if (r->bytes)
+					flush_run_close(s, c, r, user, cpu_partial);
+				cur = r;
+				bytes = 0;              /* no current run while none opens */
+				if (flush_run_open(s, r, x, user)) {
+					base = r->base;
+					bytes = r->bytes;
+					mark = r->mark;
+					head = x;
+					cnt = 1;
 				}
-				free_mark_set(s, x, r->mark);
+				continue;
 			}
-			set_freepointer(s, x, r->head);
-			r->head = x;
-			r->cnt++;
+			cur = r;
+			base = r->base;
+			bytes = r->bytes;
+			mark = r->mark;
+			head = r->head;
+			cnt = r->cnt;
+			off = (uintptr_t)x - base;
+		}
+		if (unlikely(!slab_offset_is_start(off, magic))) {
+			_uslub_report_invalid_free(s, x, cur->slab);    /* not an object start */
 			continue;
 		}
-		if (!x)
-			continue;
-		if (off < r->bytes) {                   /* inside the slab, not a start */
-			_uslub_report_invalid_free(s, x, r->slab);
-			continue;
+		if (user) {
+			if (unlikely(free_mark_test(s, x, mark))) {
+				_uslub_report_double_free(s, cur->slab, x);
+				continue;
+			}
+			free_mark_set(s, x, mark);
 		}
-		if (r->bytes)
-			flush_run_close(s, c, r, user, cpu_partial);
-		flush_run_open(s, r, x, user);
+		set_freepointer_as(fpo, hardened, secret, x, head);
+		head = x;
+		cnt++;
 	}
+	cur->head = head;
+	cur->cnt = cnt;
 	for (unsigned int k = 0; k < FLUSH_RUNS; k++)
 		if (runs[k].bytes)
 			flush_run_close(s, c, &runs[k], user, cpu_partial);

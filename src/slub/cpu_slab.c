@@ -348,7 +348,7 @@ new_slab:
 		return -1;
 	stat(c, ALLOC_SLAB);
 	unsigned int objects = FC_OBJECTS(slab->counters);
-	unsigned int k = _uslub_new_slab_objects(s, slab, p, want, &freelist);
+	unsigned int k = _uslub_new_slab_objects(s, slab, p, want, &freelist, false);
 	if (!freelist) {
 		/* every object handed out: a full slab, on no list */
 		__atomic_store_n(&slab->counters, fc_make(SLAB_FL_NONE, objects, objects, false),

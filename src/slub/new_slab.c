@@ -239,10 +239,13 @@ struct slab *_uslub_allocate_slab_nolock(struct kmem_cache *s, int node, struct 
  * into p[], and return the rest as a freelist in *@rest (NULL if none).
  * Deferred: the objects come straight from the iterator, and links are
  * written only for the rest. Eager: they are popped off the prebuilt
- * freelist. Returns the count handed out; the caller sets the state word.
+ * freelist. @free_objs: they go to a sheaf, still free, so they get the
+ * slab's free mark (eager: they keep the chain's); otherwise to a user,
+ * untouched (deferred) or cleared (eager). Returns the count handed out;
+ * the caller sets the state word.
  */
 unsigned int _uslub_new_slab_objects(struct kmem_cache *s, struct slab *slab, void **p,
-				     unsigned int n, void **rest)
+				     unsigned int n, void **rest, bool free_objs)
 {
 	uint64_t cnt = slab_counters(slab);
 	unsigned int objects = FC_OBJECTS(cnt);
@@ -253,7 +256,7 @@ unsigned int _uslub_new_slab_objects(struct kmem_cache *s, struct slab *slab, vo
 		for (unsigned int i = 0; i < k; i++) {
 			p[i] = obj;
 			obj = get_freepointer(s, obj);
-			if (!kmem_cache_debug(s))
+			if (!kmem_cache_debug(s) && !free_objs)
 				free_mark_clear(s, p[i]);   /* marked by the chain */
 		}
 		*rest = obj;
@@ -261,8 +264,17 @@ unsigned int _uslub_new_slab_objects(struct kmem_cache *s, struct slab *slab, vo
 	}
 	struct slab_obj_iter it;
 	slab_obj_iter_init(&it, s, slab, objects);
-	for (unsigned int i = 0; i < k; i++)
-		p[i] = slab_obj_iter_next(&it);
+	if (free_objs && !kmem_cache_debug(s)) {
+		uintptr_t m = slab_free_mark(s, slab);
+		for (unsigned int i = 0; i < k; i++) {
+			void *obj = slab_obj_iter_next(&it);
+			free_mark_set(s, obj, m);
+			p[i] = obj;
+		}
+	} else {
+		for (unsigned int i = 0; i < k; i++)
+			p[i] = slab_obj_iter_next(&it);
+	}
 	*rest = slab_obj_iter_chain(s, slab, &it, objects - k);
 	return k;
 }

@@ -69,6 +69,19 @@ static __always_inline void *get_freepointer(const struct kmem_cache *s, void *o
 	return (void *)meta_load(slot);
 }
 
+/* set_freepointer() with the cache's fields passed in (a loop whose
+ * stores may alias the cache keeps them in registers): @secret is
+ * s->fp_secret, @hardened cache_hardened(s). */
+static __always_inline void set_freepointer_as(uintptr_t offset, bool hardened, uintptr_t secret,
+					       void *obj, void *fp)
+{
+	uintptr_t *slot = (uintptr_t *)((char *)obj + offset);
+	if (hardened)
+		meta_store(slot, (uintptr_t)fp ^ secret ^ __builtin_bswap64((uint64_t)(uintptr_t)slot));
+	else
+		meta_store(slot, fp);
+}
+
 static __always_inline void set_freepointer(const struct kmem_cache *s, void *obj, void *fp)
 {
 	uintptr_t *slot = (uintptr_t *)((char *)obj + s->offset);

@@ -1365,7 +1365,8 @@ __internal void _uslub_free_random_seq(struct kmem_cache *s);
 __internal struct slab *_uslub_allocate_slab(struct kmem_cache *s, int node,
 		struct kmem_cache_cpu *c);
 __internal unsigned int _uslub_new_slab_objects(struct kmem_cache *s, struct slab *slab,
-		void **p, unsigned int n, void **rest);
+					       void **p, unsigned int n, void **rest,
+					       bool free_objs);
 __internal void _uslub_discard_slab(struct kmem_cache *s, struct slab *slab);
 /* rcu.c: a TYPESAFE_BY_RCU slab's pages go back after a grace period. */
 __internal void _uslub_discard_slab_rcu(struct slab *slab);
