@@ -210,6 +210,16 @@ static __noinline void free_hooked_cpu_slab(struct kmem_cache *s, void *x,
  * ends one of them later also ends the record. A tail call after the push: the lookup keeps
  * no register for it.
  */
+/* @c, whose record names @slab, is the thread's record slot for each
+ * page of the slab (REC_SLOTS entries at most). */
+static void rec_slots_set(struct kmem_cache_cpu *c, struct slab *slab)
+{
+	char *addr = slab_address(slab);
+	unsigned int pages = MIN(1u << slab_order(slab), (unsigned int)REC_SLOTS);
+	for (unsigned int i = 0; i < pages; i++)
+		_uslub_tls.rec_slot[REC_SLOT(addr + (size_t)i * PAGE_SIZE)] = c;
+}
+
 void _uslub_free_record_set(struct kmem_cache *s, struct kmem_cache_cpu *c, struct slab *slab)
 {
 	/* the epoch first, then what the record rests on: whatever ends
@@ -220,7 +230,7 @@ void _uslub_free_record_set(struct kmem_cache *s, struct kmem_cache_cpu *c, stru
 		 * between caches come back here): only the thread's pointer
 		 * to it moves */
 		if (s->rec_thread)
-			_uslub_tls.last_slot = c;
+			rec_slots_set(c, slab);
 		return;
 	}
 	unsigned int off = READ_ONCE(s->fastpath_off);
@@ -243,7 +253,7 @@ void _uslub_free_record_set(struct kmem_cache *s, struct kmem_cache_cpu *c, stru
 	c->rec.cache = s;
 	c->rec.exts = exts;
 	if (s->rec_thread && !(epoch & FREE_RECORD_HOOKED))
-		_uslub_tls.last_slot = c;
+		rec_slots_set(c, slab);
 }
 
 /* Where the object's slab qualifies: the inline paths on, PG_slab_page

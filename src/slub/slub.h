@@ -516,7 +516,7 @@ struct free_record {
 	uintptr_t mark;
 	uint64_t epoch;              /* | FREE_RECORD_HOOKED: a hooked one    */
 	struct kmem_cache *cache;    /* the slot's cache (free_object()'s hit
-	                                through _uslub_tls.last_slot)          */
+	                                through _uslub_tls.rec_slot[])         */
 	struct slab *cand;           /* the slab of the last lookup's push: a
 	                                second push into it sets the record
 	                                (only compared, never dereferenced)   */
@@ -752,7 +752,7 @@ struct kmem_cache {
 	 * free reads it, discard writes it. */
 	uint64_t slab_epoch;
 	bool rec_thread;             /* a free_object() hit may use this cache's
-	                                record from the thread's last_slot: a
+	                                record from the thread's rec_slot[]: a
 	                                cache never destroyed (kmalloc's), one node */
 };
 static_assert(offsetof(struct kmem_cache, fast_offset) ==
@@ -780,6 +780,15 @@ struct uslub_thread {
 	                                thread's first profiled allocation)  */
 };
 
+/* The thread's record table (struct uslub_tls), by page: a record sets
+ * the entry of each page of its slab (slabs of kmalloc's small classes
+ * are one page; slabs of several classes share 32 KiB windows, so a
+ * coarser key would make them collide). 16 entries keep the thread's
+ * static TLS small (libuslub may be dlopen()ed). */
+#define REC_SHIFT PAGE_SHIFT
+#define REC_SLOTS 16
+#define REC_SLOT(p) (((uintptr_t)(p) >> REC_SHIFT) % REC_SLOTS)
+
 struct uslub_tls {
 	char *cpu_base;              /* the thread's first cpu slot; until its
 	                                first slow path (and after its exit)
@@ -795,11 +804,13 @@ struct uslub_tls {
 	int init_depth;              /* > 0 while this thread initializes uslub:
 	                                a malloc from inside (libc's) is served
 	                                from the malloc layer's boot arena      */
-	struct kmem_cache_cpu *last_slot; /* the slot of the last free_object()
-	                                (kfree, free) that set its record, of a
-	                                rec_thread cache; else CPU_SLOT_NONE: a
-	                                slot of the sentinel area whose record
-	                                is empty                              */
+	/* free_object()'s (kfree, free) records by address: entry
+	 * REC_SLOT(x) is the slot of a rec_thread cache whose record was
+	 * last set or used for a slab with a page of that entry, else
+	 * CPU_SLOT_NONE (a slot of the sentinel area whose record is empty).
+	 * Frees that alternate between size classes each find their class's
+	 * record (one entry held only one: the last slot freed into). */
+	struct kmem_cache_cpu *rec_slot[REC_SLOTS];
 };
 __internal extern __thread struct uslub_tls _uslub_tls __tls_ie;
 __internal extern char _uslub_cpu_empty[CPU_AREA_SIZE];

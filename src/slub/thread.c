@@ -25,8 +25,10 @@
 #define THREAD_HDR_SIZE PAGE_SIZE
 
 char _uslub_cpu_empty[CPU_AREA_SIZE] __attribute__((aligned(4096)));
-__thread struct uslub_tls _uslub_tls __tls_ie = { .cpu_base = _uslub_cpu_empty,
-						    .last_slot = CPU_SLOT_NONE };
+__thread struct uslub_tls _uslub_tls __tls_ie = {
+	.cpu_base = _uslub_cpu_empty,
+	.rec_slot = { [0 ... REC_SLOTS - 1] = CPU_SLOT_NONE },
+};
 
 pthread_mutex_t _uslub_thread_lock = PTHREAD_MUTEX_INITIALIZER;
 struct list_head _uslub_threads = LIST_HEAD_INIT(_uslub_threads);
@@ -128,7 +130,8 @@ static void thread_exit(void *arg)
 {
 	_uslub_lifecycle_thread_exit(arg);
 	_uslub_tls.cpu_base = _uslub_cpu_empty;
-	_uslub_tls.last_slot = CPU_SLOT_NONE;   /* the area goes to another thread */
+	for (int i = 0; i < REC_SLOTS; i++)     /* the area goes to another thread */
+		_uslub_tls.rec_slot[i] = CPU_SLOT_NONE;
 	_uslub_tls.thread = NULL;
 	_uslub_tls.state = THREAD_DEAD;
 	_uslub_gp_drain();      /* the thread's rcu_free sheaves (rcu.c) */

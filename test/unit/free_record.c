@@ -13,8 +13,13 @@
  *                        by a new slab of another cache: the epoch moved,
  *                        so a free of that cache's object to the first
  *                        cache is refused as a wrong-cache free
- *   record_kfree         kfree()'s thread record (last_slot): a double
+ *   record_kfree         kfree()'s thread record (rec_slot[]): a double
  *                        free and an interior pointer through it
+ *   record_alternate     kfrees alternating between two size classes:
+ *                        each class's record in its own rec_slot[] entry
+ *                        (when their slabs' regions differ), so each
+ *                        free goes through its own record; a double free
+ *                        through either is caught
  *   record_hooked        an accounted cache's hooked record (its lean
  *                        leaves): set by the refill, the extension's
  *                        group charged and uncharged through it (exact
@@ -174,7 +179,7 @@ static void record_kfree(void)
 	uslub_kfree(c);         /* a second push into one slab, or a refill */
 	void *x = uslub_kmalloc(SIZE, 0);
 	CHECK(x);
-	struct kmem_cache_cpu *last = _uslub_tls.last_slot;
+	struct kmem_cache_cpu *last = _uslub_tls.rec_slot[REC_SLOT(x)];
 	bool through_record = last != CPU_SLOT_NONE &&
 			      (uintptr_t)x - (uintptr_t)last->rec.addr < last->rec.bytes;
 	unsigned long e0 = uslub_error_count();
@@ -246,6 +251,50 @@ static void record_hooked(void)
 	CHECK_EQ(uslub_group_delete(g), 0);
 }
 
+static void record_alternate(void)
+{
+	enum { K = 6 };
+	void *a[K], *b[K];
+	for (int i = 0; i < K; i++) {
+		CHECK(a[i] = uslub_kmalloc(24, 0));
+		CHECK(b[i] = uslub_kmalloc(200, 0));
+	}
+	for (int i = 0; i < K; i++) {           /* second pushes set both records */
+		uslub_kfree(a[i]);
+		uslub_kfree(b[i]);
+	}
+	struct slab *sa = virt_to_slab(a[0]), *sb = virt_to_slab(b[0]);
+	CHECK(sa && sb && sa->slab_cache != sb->slab_cache);
+	struct kmem_cache *ka = sa->slab_cache, *kb = sb->slab_cache;
+	struct kmem_cache_cpu *ca = this_cpu(ka), *cb = this_cpu(kb);
+	bool both = rec_covers(ka, a[0]) && rec_covers(kb, b[0]) &&
+		    REC_SLOT(ca->rec.addr) != REC_SLOT(cb->rec.addr);
+	if (both) {
+		CHECK(_uslub_tls.rec_slot[REC_SLOT(a[0])] == ca);
+		CHECK(_uslub_tls.rec_slot[REC_SLOT(b[0])] == cb);
+	}
+	/* alternate again: the objects come back from the sheaves in LIFO
+	 * order, their slabs the records' */
+	for (int i = 0; i < K; i++) {
+		CHECK(a[i] = uslub_kmalloc(24, 0));
+		CHECK(b[i] = uslub_kmalloc(200, 0));
+	}
+	unsigned long e0 = uslub_error_count();
+	for (int i = 0; i < K; i++) {
+		uslub_kfree(a[i]);
+		uslub_kfree(b[i]);
+		if (both && rec_covers(ka, a[i]) && rec_covers(kb, b[i])) {
+			/* neither free moved the other's entry */
+			CHECK(_uslub_tls.rec_slot[REC_SLOT(a[i])] == ca);
+			CHECK(_uslub_tls.rec_slot[REC_SLOT(b[i])] == cb);
+		}
+	}
+	uslub_kfree(a[0]);                                /* double, class a */
+	uslub_kfree(b[K - 1]);                            /* double, class b */
+	CHECK_EQ(uslub_error_count(), e0 + 2);
+	printf("record_alternate: %s\n", both ? "both records in the table" : "lookups");
+}
+
 int main(void)
 {
 	/* the reports go to stderr; the counts are what is checked */
@@ -262,6 +311,7 @@ int main(void)
 	record_bad_frees();
 	record_stale_reused();
 	record_kfree();
+	record_alternate();
 	record_hooked();
 	printf("free record: ok\n");
 	return 0;
