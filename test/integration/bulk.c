@@ -14,6 +14,9 @@
  *   - invalid pointers in a free_bulk/kfree_bulk array (foreign, interior,
  *     another cache's object) are counted exactly once each in
  *     uslub_error_count() and left alone; the valid ones are freed;
+ *   - bad pointers (interior, another cache's, foreign, twice in one
+ *     array) first, in the middle and last of a slab run, and alone, in
+ *     a default and a USLUB_CPU_SLAB cache: each reported once;
  *   - sheaf caches (power-of-two size and not): free_bulk of several
  *     sheaves' worth, slab runs interleaved or shuffled; bad pointers in
  *     the middle of long valid runs (interior, foreign, another cache's,
@@ -819,6 +822,131 @@ static void test_rlimit_all_or_nothing(void)
 #endif
 }
 
+/*
+ * Bad pointers at every position of a slab run (first, middle, last) and
+ * alone, in free_bulk arrays: an interior pointer of a live object,
+ * another cache's object, a pointer uslub does not own, and an object
+ * twice in the array (the second is the double free). Each is reported
+ * exactly once, nothing is stored for it, and every valid object of the
+ * array is freed: counts, validate and the live objects' bytes checked
+ * after each call. A USLUB_CPU_SLAB cache sends what its cpu slab does
+ * not hold through the slab runs of the detached path; a default cache
+ * through the sheaves' bulk push first.
+ */
+static void test_bad_positions(unsigned int flags)
+{
+	const size_t size = 64;
+	uslub_cache_t *s = uslub_cache_create(flags ? "bulk-pos-cpu" : "bulk-pos", size, 0,
+					      flags, NULL);
+	uslub_cache_t *t = uslub_cache_create("bulk-pos-other", size, 0, 0, NULL);
+	CHECK(s && t);
+	struct uslub_slabinfo si = slabinfo_get(s);
+	const uintptr_t slab_bytes = (uintptr_t)si.pages_per_slab * USLUB_PAGE_SIZE;
+	void *keep[2], *other[1];
+	CHECK_EQ(uslub_cache_alloc_bulk(s, 0, 2, keep), 2);
+	CHECK_EQ(uslub_cache_alloc_bulk(t, 0, 1, other), 1);
+	accept_objs(keep, 2, size, sizeof(void *), __LINE__);
+	accept_objs(other, 1, size, sizeof(void *), __LINE__);
+	uint64_t sa = 2, sf = 0;
+	int stack_obj[4];
+	enum { K = 24, RUN = 5 };
+	static const char *const where[] = { "first", "middle", "last", "alone" };
+	static const char *const what[] = { "interior", "other cache", "foreign", "twice" };
+
+	for (int kind = 0; kind < 4; kind++) {
+		for (int pos = 0; pos < 4; pos++) {
+			void *v[K], *run[K], *rest[K];
+			CHECK_EQ(uslub_cache_alloc_bulk(s, 0, K, v), K);
+			accept_objs(v, K, size, sizeof(void *), __LINE__);
+			sa += K;
+			/* the largest group of one slab is the run */
+			size_t best = 0, nbest = 0;
+			for (size_t i = 0; i < K; i++) {
+				size_t c = 0;
+				for (size_t j = 0; j < K; j++)
+					c += ((uintptr_t)v[i] & ~(slab_bytes - 1)) ==
+					     ((uintptr_t)v[j] & ~(slab_bytes - 1));
+				if (c > nbest) {
+					nbest = c;
+					best = i;
+				}
+			}
+			CHECK(nbest >= 2);
+			size_t nr = 0, nrest = 0;
+			uintptr_t key = (uintptr_t)v[best] & ~(slab_bytes - 1);
+			for (size_t i = 0; i < K; i++) {
+				if (((uintptr_t)v[i] & ~(slab_bytes - 1)) == key && nr < RUN)
+					run[nr++] = v[i];
+				else
+					rest[nrest++] = v[i];
+			}
+			void *bad = kind == 0 ? (char *)keep[0] + 8 :
+				    kind == 1 ? other[0] :
+				    kind == 2 ? (void *)stack_obj :
+				    run[pos == 0 ? nr - 1 : 0];     /* twice: its other copy */
+			void *arr[K + 2];
+			size_t m = 0;
+			if (pos == 3) {
+				/* alone: the bad pointer, then the run elsewhere */
+				if (kind == 3) {
+					/* an object freed before, alone */
+					uslub_cache_free(s, run[0]);
+					sf++;
+					forget_objs(run, 1);
+					memmove(run, run + 1, --nr * sizeof(void *));
+				}
+				arr[m++] = bad;
+				unsigned long e0 = uslub_error_count();
+				uslub_cache_free_bulk(s, 1, arr);
+				CHECK_MSG(uslub_error_count() == e0 + 1, "%s alone: error count +%lu",
+					  what[kind], uslub_error_count() - e0);
+				err_expected = e0 + 1;
+				m = 0;
+				for (size_t i = 0; i < nr; i++)
+					arr[m++] = run[i];
+				for (size_t i = 0; i < nrest; i++)
+					arr[m++] = rest[i];
+				forget_objs(arr, m);
+				uslub_cache_free_bulk(s, m, arr);
+				sf += m;
+				check_counts(s, sa, sf, __LINE__);
+				continue;
+			}
+			size_t at = pos == 0 ? 0 : pos == 1 ? nr / 2 : nr;
+			for (size_t i = 0; i < nr; i++) {
+				if (i == at)
+					arr[m++] = bad;
+				arr[m++] = run[i];
+			}
+			if (at == nr)
+				arr[m++] = bad;
+			for (size_t i = 0; i < nrest; i++)
+				arr[m++] = rest[i];
+			forget_objs(run, nr);
+			forget_objs(rest, nrest);
+			unsigned long e0 = uslub_error_count();
+			uslub_cache_free_bulk(s, m, arr);
+			CHECK_MSG(uslub_error_count() == e0 + 1, "%s %s in a run of %zu: error count +%lu",
+				  what[kind], where[pos], nr, uslub_error_count() - e0);
+			err_expected = e0 + 1;
+			sf += K;
+			check_counts(s, sa, sf, __LINE__);
+			verify(keep[0], size, __LINE__);
+			verify(other[0], size, __LINE__);
+		}
+	}
+	forget_objs(keep, 2);
+	uslub_cache_free_bulk(s, 2, keep);
+	sf += 2;
+	check_counts(s, sa, sf, __LINE__);
+	forget_objs(other, 1);
+	uslub_cache_free(t, other[0]);
+	check_empty(s, __LINE__);
+	check_empty(t, __LINE__);
+	CHECK_EQ(uslub_cache_destroy(s), 0);
+	CHECK_EQ(uslub_cache_destroy(t), 0);
+}
+
 int main(void)
 {
 	rng.s = test_seed(0xb01c);
@@ -830,6 +958,8 @@ int main(void)
 	test_free_interleaved();
 	test_kfree_bulk_mixed();
 	test_invalid_in_array();
+	test_bad_positions(0);
+	test_bad_positions(USLUB_CPU_SLAB);
 	test_sheaf_runs(64);
 	test_sheaf_runs(96);
 	test_mixed_live();
