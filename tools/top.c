@@ -58,10 +58,15 @@ const char top_help[] =
 	"    SLOW%         the share of those allocations that missed the per-cpu fast\n"
 	"                  path: ALLOC_SLOWPATH (cpu-slab caches), plus BARN_GET and\n"
 	"                  BARN_GET_FAIL (sheaf caches: both per-cpu sheaves were empty)\n"
+	"    SLAB/s        objects per second that crossed the slab layer: flushed from\n"
+	"                  sheaves to their slabs and refilled from them (SHEAF_FLUSH +\n"
+	"                  SHEAF_REFILL; '-' for a cache without sheaves). A program that\n"
+	"                  swings waves of objects shows it here until the barn follows\n"	"                  its swings (slabinfo's barn_limit)\n"
 	"    OBJSZ         object size in bytes\n"
 	"  Caches without objects and without activity are counted on one line.\n"
 	"  Keys: q quit, space or p pause, s or > next sort column, < previous one,\n"
-	"  m memory, o objects, a alloc/s, f free/s, w slow%, z object size, n name,\n"
+	"  m memory, o objects, a alloc/s, f free/s, w slow%, x slab/s, z object size,\n"
+	"  n name,\n"
 	"  r reverse, c caches, i allocinfo (call sites, when the process profiles:\n"
 	"  USLUB_PROFILING=1 or sample), g accounting groups, arrows/PgUp/PgDn scroll,\n"
 	"  h or ? the list of keys.\n"
@@ -70,7 +75,7 @@ const char top_help[] =
 	"    --json        the snapshots themselves, one JSON document per line (a\n"
 	"                  snapshot printed already is not printed again, unless no\n"
 	"                  new one came for 2 s)\n"
-	"    --sort COL    memory, objects, alloc, free, slow, size or name\n"
+	"    --sort COL    memory, objects, alloc, free, slow, slab, size or name\n"
 	"    --view VIEW   caches, allocinfo or groups; -r reverses the order\n"
 	"  Plain frames wait for the process's next snapshot (at most 2 s) so that the\n"
 	"  first one has rates. In the allocinfo view m, o, a and n sort by bytes,\n"
@@ -260,8 +265,9 @@ struct crow {                   /* a cache */
 	int dup;                /* how many caches before it have its name */
 	int sheaves;
 	unsigned long long objsize, num_objs, active, live, mem, req;
-	unsigned long long allocs, frees, slow;
+	unsigned long long allocs, frees, slow, crossed;
 	double arate, frate, slow_pct;  /* < 0: not known yet */
+	double xrate;                   /* SLAB/s; < 0: not known or no sheaves */
 	int idle;
 };
 
@@ -358,7 +364,8 @@ static void parse_cache(struct frame *f, const char *e)
 	r->slow = stat_of(st, "ALLOC_SLOWPATH");
 	if (r->sheaves)
 		r->slow += stat_of(st, "BARN_GET") + stat_of(st, "BARN_GET_FAIL");
-	r->arate = r->frate = r->slow_pct = -1;
+	r->crossed = stat_of(st, "SHEAF_FLUSH") + stat_of(st, "SHEAF_REFILL");
+	r->arate = r->frate = r->slow_pct = r->xrate = -1;
 	f->nc++;
 }
 
@@ -528,6 +535,8 @@ static void rates(struct frame *f, const struct frame *b)
 			r->slow_pct = da ? 100.0 * (double)(r->slow - o->slow) / (double)da : 0;
 			if (r->slow_pct > 100)
 				r->slow_pct = 100;
+			if (r->sheaves && r->crossed >= o->crossed)
+				r->xrate = (double)(r->crossed - o->crossed) / f->dt;
 		}
 		r->idle = !r->num_objs && !r->mem && r->arate <= 0 && r->frate <= 0;
 	}
@@ -563,7 +572,7 @@ struct column {
 
 static const struct column cache_cols[] = {
 	{ 'm', "memory" }, { 'o', "objects" }, { 'a', "alloc" }, { 'f', "free" },
-	{ 'w', "slow" }, { 'z', "size" }, { 'n', "name" },
+	{ 'w', "slow" }, { 'x', "slab" }, { 'z', "size" }, { 'n', "name" },
 };
 static const struct column site_cols[] = {
 	{ 'm', "bytes" }, { 'o', "objects" }, { 'a', "growth" }, { 'n', "site" },
@@ -621,6 +630,7 @@ static int cmp_cache(const void *a, const void *b)
 	case 'a': c = order(x->arate, y->arate); break;
 	case 'f': c = order(x->frate, y->frate); break;
 	case 'w': c = order(x->slow_pct, y->slow_pct); break;
+	case 'x': c = order(x->xrate, y->xrate); break;
 	case 'z': c = order((double)x->objsize, (double)y->objsize); break;
 	default: break;
 	}
@@ -818,12 +828,12 @@ static void header(void)
 static void caches_view(void)
 {
 	const struct frame *f = T.cur;
-	char h[7][96];
-	add(&head, "%s%s %s %s %s %s %s  %s%s", ESC(REVERSE),
+	char h[8][96];
+	add(&head, "%s%s %s %s %s %s %s %s  %s%s", ESC(REVERSE),
 	    cell(h[0], 96, "MEMORY", 8, 'm'), cell(h[1], 96, "ACTIVE/TOTAL", 17, 'o'),
 	    cell(h[2], 96, "ALLOC/s", 9, 'a'), cell(h[3], 96, "FREE/s", 9, 'f'),
-	    cell(h[4], 96, "SLOW%", 6, 'w'), cell(h[5], 96, "OBJSZ", 7, 'z'),
-	    cell(h[6], 96, "NAME", -24, 'n'), ESC(NORMAL));
+	    cell(h[4], 96, "SLOW%", 6, 'w'), cell(h[5], 96, "SLAB/s", 8, 'x'),
+	    cell(h[6], 96, "OBJSZ", 7, 'z'), cell(h[7], 96, "NAME", -24, 'n'), ESC(NORMAL));
 	const struct crow **rows = xrealloc(NULL, (f->nc + 1) * sizeof(*rows));
 	size_t n = 0, idle = 0;
 	for (size_t i = 0; i < f->nc; i++) {
@@ -835,7 +845,7 @@ static void caches_view(void)
 	qsort(rows, n, sizeof(*rows), cmp_cache);
 	for (size_t i = 0; i < n; i++) {
 		const struct crow *r = rows[i];
-		char m[32], a[32], t[32], ar[32], fr[32], sl[16], ot[80];
+		char m[32], a[32], t[32], ar[32], fr[32], sl[16], xr[32], ot[80];
 		fmt_count(a, sizeof(a), (double)r->active);
 		fmt_count(t, sizeof(t), (double)r->num_objs);
 		snprintf(ot, sizeof(ot), "%s/%s", a, t);
@@ -843,9 +853,9 @@ static void caches_view(void)
 			snprintf(sl, sizeof(sl), "-");
 		else
 			snprintf(sl, sizeof(sl), "%.1f", r->slow_pct);
-		add(&body, "%8s %17s %9s %9s %6s %7llu  %s", fmt_bytes(m, sizeof(m), (double)r->mem),
+		add(&body, "%8s %17s %9s %9s %6s %8s %7llu  %s", fmt_bytes(m, sizeof(m), (double)r->mem),
 		    ot, fmt_count(ar, sizeof(ar), r->arate), fmt_count(fr, sizeof(fr), r->frate), sl,
-		    r->objsize, r->name);
+		    fmt_count(xr, sizeof(xr), r->xrate), r->objsize, r->name);
 	}
 	free(rows);
 	add(&foot, "%zu idle caches (no objects, no activity)", idle);
@@ -963,7 +973,7 @@ static void compose(void)
 		add(&foot, "keys: q quit  space/p pause  s > < sort column  r reverse  "
 		    "arrows PgUp PgDn scroll  h close");
 		add(&foot, "sort: m memory/bytes/usage  o objects  a alloc/s/growth  f free/s/failcnt  "
-		    "w slow%%  z size  n name");
+		    "w slow%%  x slab/s  z size  n name");
 		add(&foot, "views: c caches  i allocinfo (call sites)  g accounting groups  "
 		    "(ACTIVE: objects in use or cached per cpu)");
 	}
@@ -1405,7 +1415,7 @@ static size_t key(const unsigned char *k, size_t n, int *quit)
 		T.sort[T.view] = (T.sort[T.view] + nc - 1) % nc;
 		T.scroll = 0;
 		break;
-	case 'm': case 'o': case 'a': case 'f': case 'w': case 'z': case 'n':
+	case 'm': case 'o': case 'a': case 'f': case 'w': case 'x': case 'z': case 'n':
 		set_sort((char)k[0]);
 		break;
 	case 'r': case 'R':
@@ -1533,7 +1543,8 @@ static int parse_sort(const char *name)
 		{ "memory", "m" }, { "mem", "m" }, { "bytes", "m" }, { "usage", "m" },
 		{ "objects", "o" }, { "objs", "o" }, { "alloc", "a" }, { "allocs", "a" },
 		{ "growth", "a" }, { "free", "f" }, { "frees", "f" }, { "failcnt", "f" },
-		{ "slow", "w" }, { "size", "z" }, { "objsize", "z" }, { "name", "n" },
+		{ "slow", "w" }, { "slab", "x" }, { "slabs", "x" }, { "size", "z" },
+		{ "objsize", "z" }, { "name", "n" },
 		{ "site", "n" }, { "path", "n" },
 	};
 	for (size_t i = 0; i < sizeof(alias) / sizeof(alias[0]); i++)

@@ -271,6 +271,11 @@ for line in open(sys.argv[1]):
 "$USLUB" top $P -n 1 --sort alloc >"$WORK/sorted"
 awk '/ MEMORY .* NAME/ { getline; print $NF; exit }' "$WORK/sorted" | grep -qx top_busy &&
 	pass "--sort alloc: top_busy first" || { fail "--sort alloc:"; sed 's/^/    /' "$WORK/sorted"; }
+"$USLUB" top $P -n 2 -d 150 --sort slab >"$WORK/slab"
+grep -q " SLAB/s .* NAME" "$WORK/slab" &&
+	awk '/ SLAB\/s .* NAME/ { getline; if ($6 ~ /^[0-9.]+[kMGTP]?$|^-$/) ok = 1 } END { exit !ok }' "$WORK/slab" &&
+	pass "--sort slab: the SLAB/s column, a rate or -" ||
+	{ fail "--sort slab:"; sed 's/^/    /' "$WORK/slab"; }
 "$USLUB" top $P --sort frobs >/dev/null 2>&1
 [ $? = 2 ] && pass "--sort with an unknown column: usage (2)" || fail "--sort frobs accepted"
 
