@@ -38,13 +38,19 @@ static unsigned int take_objects(struct kmem_cache *s, struct kmem_cache_node *n
 	uint64_t old = slab_counters(slab), new;
 	bool listed = true;
 	unsigned int k;
+	/* the walk's fields in registers: the stores into p[] may alias them */
+	const uintptr_t base = (uintptr_t)slab_obj_base(s, slab), bytes = slab_objects_bytes(slab);
+	const uintptr_t fpo = s->offset, secret = s->fp_secret;
+	const uint64_t magic = s->div_magic;
+	const bool hardened = cache_hardened(s);
 	do {
 		void *obj = fl_ptr(s, slab, FC_FREELIST(old));
 		unsigned int inuse = FC_INUSE(old);
 		for (k = 0; k < want && obj; k++) {
 			p[k] = obj;
-			void *next = get_freepointer(s, obj);
-			if (unlikely(!walk_ok(s, slab, next))) {
+			void *next = get_freepointer_as(fpo, hardened, secret, obj);
+			uintptr_t off = (uintptr_t)next - base;
+			if (unlikely(next && (off >= bytes || !slab_offset_is_start(off, magic)))) {
 				_uslub_report_corrupt(s, slab, next, obj, c);
 				next = NULL;
 				inuse = FC_OBJECTS(old) - k - 1;   /* the lost ones stay "in use" */

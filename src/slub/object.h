@@ -69,6 +69,17 @@ static __always_inline void *get_freepointer(const struct kmem_cache *s, void *o
 	return (void *)meta_load(slot);
 }
 
+/* get_freepointer() with the cache's fields passed in (see below). */
+static __always_inline void *get_freepointer_as(uintptr_t offset, bool hardened, uintptr_t secret,
+						void *obj)
+{
+	uintptr_t *slot = (uintptr_t *)((char *)obj + offset);
+	uintptr_t v = meta_load(slot);
+	if (hardened)
+		v ^= secret ^ __builtin_bswap64((uint64_t)(uintptr_t)slot);
+	return (void *)v;
+}
+
 /* set_freepointer() with the cache's fields passed in (a loop whose
  * stores may alias the cache keeps them in registers): @secret is
  * s->fp_secret, @hardened cache_hardened(s). */
