@@ -374,14 +374,13 @@ int _uslub_sheaf_cache_shrink(struct kmem_cache *s, struct kmem_cache_cpu *c)
 /*
  * Lower a raised barn of @s back to base_full (once its last raise is a
  * decay old, or @force) and flush the full sheaves above it; the empty
- * ones above MAX_EMPTY_SHEAVES are freed. Returns the bytes of objects
- * flushed; *@next: the earliest time a raised barn left becomes due.
- * slab_mutex held (the cache stays), nothing else; @c a slot on the stack.
+ * ones above MAX_EMPTY_SHEAVES are freed. *@next: the earliest time a
+ * raised barn left becomes due. slab_mutex held (the cache stays),
+ * nothing else; @c a slot on the stack.
  */
-static size_t barn_lower(struct kmem_cache *s, struct kmem_cache_cpu *c, bool force,
-			 uint64_t now, uint64_t decay, uint64_t *next)
+static void barn_lower(struct kmem_cache *s, struct kmem_cache_cpu *c, bool force,
+		       uint64_t now, uint64_t decay, uint64_t *next)
 {
-	size_t bytes = 0;
 	for (int i = 0; i < _uslub_nr_nodes(); i++) {
 		struct node_barn *barn = get_barn(s, i);
 		if (READ_ONCE(barn->max_full) <= barn->base_full)
@@ -405,7 +404,6 @@ static size_t barn_lower(struct kmem_cache *s, struct kmem_cache_cpu *c, bool fo
 		barn_unlock(barn);
 		list_for_each_safe(pos, tmp, &full) {
 			struct slab_sheaf *sheaf = list_entry(pos, struct slab_sheaf, barn_list);
-			bytes += (size_t)sheaf->size * s->size;
 			flush_sheaf(s, c, sheaf);
 			free_sheaf_locked(sheaf);
 			stat(c, SHEAF_FREE);
@@ -415,17 +413,17 @@ static size_t barn_lower(struct kmem_cache *s, struct kmem_cache_cpu *c, bool fo
 			stat(c, SHEAF_FREE);
 		}
 	}
-	return bytes;
 }
 
 /* The page layer's purge callback (its thread, a slow path past the
  * deadline, uslub_trim()): every raised barn lowered when due. Nothing is
  * done under a uslub lock (a purge forced by an allocation that ran out
- * of address space): the next pass is a decay away. */
+ * of address space): the next pass is a decay away. Returns 0: what it
+ * frees goes to the slabs, and the pages those give back are counted by
+ * the page layer when it returns them to the OS. */
 static size_t barn_purge(bool force, uint64_t *next)
 {
 	uint64_t now = coarse_ns(), decay = decay_ns();
-	size_t bytes = 0;
 	*next = 0;
 	if (_uslub_locks_held) {
 		*next = now + (decay ? decay : 1000000000ull);
@@ -438,11 +436,11 @@ static size_t barn_purge(bool force, uint64_t *next)
 			continue;
 		struct kmem_cache_cpu c;
 		memset(&c, 0, sizeof(c));
-		bytes += barn_lower(s, &c, force, now, decay, next);
+		barn_lower(s, &c, force, now, decay, next);
 		_uslub_fold_stats(s, &c);
 	}
 	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
-	return bytes;
+	return 0;
 }
 
 void _uslub_sheaf_cache_destroy(struct kmem_cache *s)

@@ -96,19 +96,18 @@ void _uslub_node_new_slab(const struct kmem_cache *s, struct kmem_cache_node *n)
 
 /* Lower a raised node of @s when due: keep back to 0, the empty slabs
  * above min_partial discarded. slab_mutex held (the cache stays). */
-static size_t node_lower(struct kmem_cache *s, struct kmem_cache_node *n, bool force,
-			 uint64_t now, uint64_t decay, uint64_t *next, struct kmem_cache_cpu *c)
+static void node_lower(struct kmem_cache *s, struct kmem_cache_node *n, bool force,
+		       uint64_t now, uint64_t decay, uint64_t *next, struct kmem_cache_cpu *c)
 {
 	if (!READ_ONCE(n->keep))
-		return 0;
+		return;
 	uint64_t due = READ_ONCE(n->raised_ns) + decay;
 	if (!force && now < due) {
 		if (!*next || due < *next)
 			*next = due;
-		return 0;
+		return;
 	}
 	struct slab *discard = NULL;
-	size_t bytes = 0;
 	struct list_head *pos, *tmp;
 	node_lock(n);
 	WRITE_ONCE(n->keep, 0);
@@ -129,20 +128,19 @@ static size_t node_lower(struct kmem_cache *s, struct kmem_cache_node *n, bool f
 	while (discard) {
 		struct slab *slab = discard;
 		discard = slab->next;
-		bytes += PAGE_SIZE << slab_order(slab);
 		_uslub_discard_slab(s, slab);
 		stat(c, FREE_SLAB);
 	}
-	return bytes;
 }
 
 /* The page layer's purge callback: every raised node lowered when due.
  * Nothing is done under a uslub lock (a purge forced by an allocation
- * out of address space): the next pass is a decay away. */
+ * out of address space): the next pass is a decay away. Returns 0: the
+ * pages of the slabs discarded are counted by the page layer when it
+ * returns them to the OS. */
 static size_t partial_purge(bool force, uint64_t *next)
 {
 	uint64_t now = coarse_ns(), decay = decay_ns();
-	size_t bytes = 0;
 	*next = 0;
 	if (_uslub_locks_held) {
 		*next = now + (decay ? decay : 1000000000ull);
@@ -159,11 +157,11 @@ static size_t partial_purge(bool force, uint64_t *next)
 			continue;
 		memset(&c, 0, sizeof(c));
 		for (int i = 0; i < _uslub_nr_nodes(); i++)
-			bytes += node_lower(s, get_node(s, i), force, now, decay, next, &c);
+			node_lower(s, get_node(s, i), force, now, decay, next, &c);
 		_uslub_fold_stats(s, &c);
 	}
 	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
-	return bytes;
+	return 0;
 }
 
 void _uslub_partial_init(void)
