@@ -17,7 +17,7 @@ __internal void *_uslub_slab_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, i
 __internal void _uslub_slab_free_miss(struct kmem_cache *s, void *x, uintptr_t addr);
 /* Make @slab, of @s, the free record of slot @c (struct free_record),
  * where it qualifies, tested after the epoch is read (free.c), and @c the
- * thread's rec_slot[] entry of the slab's region for a rec_thread cache;
+ * thread's rec_slots() entry of each page of the slab for a rec_thread cache;
  * the same for the slab of
  * @obj, just taken from the sheaves. */
 __internal void _uslub_free_record_set(struct kmem_cache *s, struct kmem_cache_cpu *c,
@@ -371,18 +371,18 @@ static __always_inline void slab_free_to_pcs(struct kmem_cache *s, struct slab *
 /*
  * free() and kfree() of any @x, in two steps: the inline one, the free
  * record of the slot the thread last freed into in @x's region
- * (_uslub_tls.rec_slot[REC_SLOT(x)]: a kmalloc or malloc cache's), and,
+ * (rec_slots()[REC_SLOT(x)]: a kmalloc or malloc cache's), and,
  * out of line in the callers, the lookup.
  */
 static __always_inline bool free_object_record(void *x)
 {
-	/* rec_slot[REC_SLOT(x)] as a byte offset (x >> (REC_SHIFT - 3)):
+	/* rec_slots()[REC_SLOT(x)] as a byte offset (x >> (REC_SHIFT - 3)):
 	 * a shift the lookup does not share, so gcc keeps no page number
 	 * of x in a saved register for it */
-	static_assert(sizeof(_uslub_tls.rec_slot[0]) == 8, "rec_slot entries are 8 bytes");
+	static_assert(sizeof(void *) == 8, "rec_slots() entries are 8 bytes");
 	uintptr_t off = ((uintptr_t)x >> (REC_SHIFT - 3)) & ((REC_SLOTS - 1) * 8);
 	struct kmem_cache_cpu *last =
-		*(struct kmem_cache_cpu **)((char *)_uslub_tls.rec_slot + off);
+		*(struct kmem_cache_cpu **)((char *)rec_slots(_uslub_tls.cpu_base) + off);
 	return free_to_pcs_record(last, x, last->rec.cache);
 }
 
@@ -422,7 +422,7 @@ static __always_inline bool free_object_lookup(void *x)
 }
 
 /* @s (kmalloc's or malloc's, never destroyed) may be the cache of the
- * thread's rec_slot[] (free_object()): set before the cache is published. */
+ * thread's rec_slots() (free_object()): set before the cache is published. */
 static inline void cache_set_rec_thread(struct kmem_cache *s)
 {
 	s->rec_thread = !_uslub_multi_node;

@@ -216,8 +216,9 @@ static void rec_slots_set(struct kmem_cache_cpu *c, struct slab *slab)
 {
 	char *addr = slab_address(slab);
 	unsigned int pages = MIN(1u << slab_order(slab), (unsigned int)REC_SLOTS);
+	struct kmem_cache_cpu **tab = rec_slots(_uslub_tls.cpu_base);
 	for (unsigned int i = 0; i < pages; i++)
-		_uslub_tls.rec_slot[REC_SLOT(addr + (size_t)i * PAGE_SIZE)] = c;
+		tab[REC_SLOT(addr + (size_t)i * PAGE_SIZE)] = c;
 }
 
 void _uslub_free_record_set(struct kmem_cache *s, struct kmem_cache_cpu *c, struct slab *slab)

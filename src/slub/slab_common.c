@@ -56,6 +56,8 @@ void _uslub_slot_init_main(char *base, void *arg)
 
 void _uslub_cpu_area_init(char *base)
 {
+	for (int i = 0; i < REC_SLOTS; i++)     /* no record of its last owner's */
+		rec_slots(base)[i] = CPU_SLOT_NONE;
 	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	for (int i = 0; i < USLUB_MAX_CACHES; i++)
 		if (i == CACHE_SLOT_DEAD || (cache_slots[i / 64] & (1ull << (i % 64))))

@@ -516,7 +516,7 @@ struct free_record {
 	uintptr_t mark;
 	uint64_t epoch;              /* | FREE_RECORD_HOOKED: a hooked one    */
 	struct kmem_cache *cache;    /* the slot's cache (free_object()'s hit
-	                                through _uslub_tls.rec_slot[])         */
+	                                through the thread's rec_slots())      */
 	struct slab *cand;           /* the slab of the last lookup's push: a
 	                                second push into it sets the record
 	                                (only compared, never dereferenced)   */
@@ -752,7 +752,7 @@ struct kmem_cache {
 	 * free reads it, discard writes it. */
 	uint64_t slab_epoch;
 	bool rec_thread;             /* a free_object() hit may use this cache's
-	                                record from the thread's rec_slot[]: a
+	                                record from the thread's rec_slots(): a
 	                                cache never destroyed (kmalloc's), one node */
 };
 static_assert(offsetof(struct kmem_cache, fast_offset) ==
@@ -780,11 +780,10 @@ struct uslub_thread {
 	                                thread's first profiled allocation)  */
 };
 
-/* The thread's record table (struct uslub_tls), by page: a record sets
+/* The thread's record table (rec_slots() below), by page: a record sets
  * the entry of each page of its slab (slabs of kmalloc's small classes
  * are one page; slabs of several classes share 32 KiB windows, so a
- * coarser key would make them collide). 16 entries keep the thread's
- * static TLS small (libuslub may be dlopen()ed). */
+ * coarser key would make them collide). */
 #define REC_SHIFT PAGE_SHIFT
 #define REC_SLOTS 16
 #define REC_SLOT(p) (((uintptr_t)(p) >> REC_SHIFT) % REC_SLOTS)
@@ -804,19 +803,35 @@ struct uslub_tls {
 	int init_depth;              /* > 0 while this thread initializes uslub:
 	                                a malloc from inside (libc's) is served
 	                                from the malloc layer's boot arena      */
-	/* free_object()'s (kfree, free) records by address: entry
-	 * REC_SLOT(x) is the slot of a rec_thread cache whose record was
-	 * last set or used for a slab with a page of that entry, else
-	 * CPU_SLOT_NONE (a slot of the sentinel area whose record is empty).
-	 * Frees that alternate between size classes each find their class's
-	 * record (one entry held only one: the last slot freed into). */
-	struct kmem_cache_cpu *rec_slot[REC_SLOTS];
 };
 __internal extern __thread struct uslub_tls _uslub_tls __tls_ie;
-__internal extern char _uslub_cpu_empty[CPU_AREA_SIZE];
+
+/* The sentinel area, with the record table below its first slot as every
+ * thread area has it (rec_slots()), all entries CPU_SLOT_NONE. */
+struct cpu_empty_area {
+	char pad[PAGE_SIZE - REC_SLOTS * sizeof(void *)];
+	struct kmem_cache_cpu *rec_slot[REC_SLOTS];
+	char area[CPU_AREA_SIZE];
+};
+__internal extern struct cpu_empty_area _uslub_cpu_empty_area;
+#define _uslub_cpu_empty (_uslub_cpu_empty_area.area)
 /* The sentinel area's dead slot: nothing writes its record. */
 #define CPU_SLOT_NONE \
 	((struct kmem_cache_cpu *)(_uslub_cpu_empty + (size_t)CACHE_SLOT_DEAD * CPU_SLOT_SIZE))
+
+/* free_object()'s (kfree, free) records by address, per thread: entry
+ * REC_SLOT(x) is the slot of a rec_thread cache whose record was last set
+ * or used for a slab with a page of that entry, else CPU_SLOT_NONE (the
+ * sentinel's dead slot, whose record is empty). Frees that alternate
+ * between size classes each find their class's record. The table is the
+ * last REC_SLOTS words of the page below the thread's first cpu slot (the
+ * end of its area's header page; the sentinel's pad), not TLS: the
+ * library's static TLS stays small for dlopen(). An area's table is
+ * reset when the area is given to a thread (_uslub_cpu_area_init()). */
+static __always_inline struct kmem_cache_cpu **rec_slots(char *cpu_base)
+{
+	return (struct kmem_cache_cpu **)cpu_base - REC_SLOTS;
+}
 
 /* The calling thread's slot for @s: in the sentinel until the thread's
  * first slow path gives it an area, so the fast paths need no init test. */

@@ -93,13 +93,13 @@ check cache_free_lookup 58
 #        the ALLOC_PCS counter and sampled countdown (2: add, js, as
 #        above), the free mark's clear (1), ret (1); the 1-64 KiB index
 #        (bsr and two shifts) is laid out after the ret
-# free (31): the thread's free record (_uslub_tls.rec_slot[], the slot of
+# free (32): the thread's free record (rec_slots(), below its cpu slots: the slot of
 #        the kmalloc/malloc cache it last recorded for the pointer's page:
-#        the index and the load, 5), the record's range
+#        cpu_base, the index and the load, 6), the record's range
 #        (4), its cache (1), object start (3), room (4), epoch (3), the
 #        mark (4), the push (4), FREE_PCS (1), ret; the lookup is inline,
 #        laid out after that ret:
-# free's lookup path (62): the record's test up to its miss branch (10),
+# free's lookup path (63): the record's test up to its miss branch (11),
 #        then the ownership byte (its index range is the canonical-address
 #        test), the page's descriptor and PG_slab_page, from its line the
 #        cache and the slab word, the cache's fast slot (the dead one,
@@ -110,7 +110,7 @@ check cache_free_lookup 58
 if [ -n "$mlib" ]; then
 	objdump -d --no-show-raw-insn "$mlib" > "$dis"
 	check malloc 22 __libc_malloc
-	check free 31 __libc_free
-	check_general free 62 __libc_free
+	check free 32 __libc_free
+	check_general free 63 __libc_free
 fi
 exit $status

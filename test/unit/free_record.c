@@ -13,10 +13,10 @@
  *                        by a new slab of another cache: the epoch moved,
  *                        so a free of that cache's object to the first
  *                        cache is refused as a wrong-cache free
- *   record_kfree         kfree()'s thread record (rec_slot[]): a double
+ *   record_kfree         kfree()'s thread record (rec_slots()): a double
  *                        free and an interior pointer through it
  *   record_alternate     kfrees alternating between two size classes:
- *                        each class's record in its own rec_slot[] entry
+ *                        each class's record in its own rec_slots() entry
  *                        (when their slabs' regions differ), so each
  *                        free goes through its own record; a double free
  *                        through either is caught
@@ -179,7 +179,7 @@ static void record_kfree(void)
 	uslub_kfree(c);         /* a second push into one slab, or a refill */
 	void *x = uslub_kmalloc(SIZE, 0);
 	CHECK(x);
-	struct kmem_cache_cpu *last = _uslub_tls.rec_slot[REC_SLOT(x)];
+	struct kmem_cache_cpu *last = rec_slots(_uslub_tls.cpu_base)[REC_SLOT(x)];
 	bool through_record = last != CPU_SLOT_NONE &&
 			      (uintptr_t)x - (uintptr_t)last->rec.addr < last->rec.bytes;
 	unsigned long e0 = uslub_error_count();
@@ -270,8 +270,8 @@ static void record_alternate(void)
 	bool both = rec_covers(ka, a[0]) && rec_covers(kb, b[0]) &&
 		    REC_SLOT(ca->rec.addr) != REC_SLOT(cb->rec.addr);
 	if (both) {
-		CHECK(_uslub_tls.rec_slot[REC_SLOT(a[0])] == ca);
-		CHECK(_uslub_tls.rec_slot[REC_SLOT(b[0])] == cb);
+		CHECK(rec_slots(_uslub_tls.cpu_base)[REC_SLOT(a[0])] == ca);
+		CHECK(rec_slots(_uslub_tls.cpu_base)[REC_SLOT(b[0])] == cb);
 	}
 	/* alternate again: the objects come back from the sheaves in LIFO
 	 * order, their slabs the records' */
@@ -285,8 +285,8 @@ static void record_alternate(void)
 		uslub_kfree(b[i]);
 		if (both && rec_covers(ka, a[i]) && rec_covers(kb, b[i])) {
 			/* neither free moved the other's entry */
-			CHECK(_uslub_tls.rec_slot[REC_SLOT(a[i])] == ca);
-			CHECK(_uslub_tls.rec_slot[REC_SLOT(b[i])] == cb);
+			CHECK(rec_slots(_uslub_tls.cpu_base)[REC_SLOT(a[i])] == ca);
+			CHECK(rec_slots(_uslub_tls.cpu_base)[REC_SLOT(b[i])] == cb);
 		}
 	}
 	uslub_kfree(a[0]);                                /* double, class a */
