@@ -283,38 +283,99 @@ __public int (uslub_cache_alloc_bulk)(struct kmem_cache *s, uslub_gfp_t gfp, siz
 }
 
 /*
- * Sheaf caches: p[] goes to the main sheaf, validated per slab. The
- * current slab's range, object count and free mark are kept in registers:
- * a pointer into it costs a range and object-start test (one rotate and
- * compare for power-of-two sizes, the reciprocal otherwise) and the free
- * mark's test and set before it is stored. Any other pointer goes to
- * bulk_run_find(): a table of the slabs seen in this call, else (out of
- * line, so that the loop keeps its registers) a descriptor lookup (ours,
- * this cache's, the local node). A full main is exchanged for the spare
- * or, whole, for an empty sheaf of the barn (_uslub_pcs_replace_full_main(),
- * once per sheaf). Double frees are reported here; the rest (NULLs
- * dropped) is moved to the front of p[] and counted in the return value:
- * other nodes, invalid pointers (reported by the detached freelists) and,
- * once the barn is full, everything not yet stored. Objects are stored
- * before the size that covers them is published (fork safety, as in
- * sheaf_push()).
+ * Sheaf caches: p[] goes to the main sheaf, each pointer validated against
+ * its slab before it is stored: an object start of a live local slab of
+ * this cache, and not free already (the free mark, tested and set). The
+ * slabs are in a direct-mapped table on the stack (struct bulk_runs),
+ * seeded with the slot's free record and filled by descriptor lookups:
+ * inline for the common case (bulk_run_fast(): a live slab of this cache
+ * without sampled objects, on one node), out of line for the rest
+ * (bulk_push_cold(): NULL, another node's or cache's, invalid, a sampled
+ * object's untag, a double free). bulk_mark_run() keeps the current slab
+ * in registers while p[] stays in it, and looks every pointer up in the
+ * table once p[] switches slabs often: interleaved objects of many slabs
+ * then cost a few instructions more, not a mispredicted branch each. A
+ * full main is exchanged for the spare or, whole, for an empty sheaf of
+ * the barn (_uslub_pcs_replace_full_main(), once per sheaf). Double frees
+ * are reported here; the rest (NULLs dropped) is moved to the front of
+ * p[] and counted in the return value: other nodes, invalid pointers
+ * (reported by the detached freelists) and, once the barn is full,
+ * everything not yet stored. Objects are stored before the size that
+ * covers them is published (fork safety, as in sheaf_push()).
  */
-struct bulk_run {
-	uintptr_t base, bytes, objects, mark;   /* objects: power-of-two sizes */
-};
-#define BULK_RUNS 16
+#define BULK_RUNS 32    /* slabs of one call rarely share an entry */
 
+/*
+ * Entry k: the address of a slab whose number (address >> kshift, kshift =
+ * PAGE_SHIFT + s->order: slabs are naturally aligned) is k modulo
+ * BULK_RUNS, and its free mark. Only slabs of the cache's order with its
+ * full object count (bulk_fit_bytes()) and no left red zone get one, so
+ * for a pointer x whose entry holds base, x - base below the slab size is
+ * an offset in that slab's objects, or in the tail after them
+ * (power-of-two sizes have none). Empty: the address of a block whose
+ * number is not k, so that no x with key k is in it (0, and one slab size
+ * for entry 0), zeroed per call (256 bytes of stores, where a valid mask
+ * would cost every pointer a bit test). An entry holds while the cache's
+ * slab_epoch does (struct free_record's argument): read at the start of
+ * the call and after each sheaf given away.
+ */
 struct bulk_runs {
-	unsigned int valid;                     /* bit k: run[k] holds a slab */
-	struct bulk_run run[BULK_RUNS];         /* by slab address */
+	uintptr_t base[BULK_RUNS] __attribute__((aligned(16)));
+	uintptr_t mark[BULK_RUNS];
+	struct slab *last;      /* the slab of the last entry a lookup filled */
 };
 
-static __always_inline struct bulk_run *bulk_run_slot(const struct kmem_cache *s,
-						      struct bulk_runs *t, const void *x,
-						      unsigned int *k)
+static __always_inline unsigned int bulk_run_key(unsigned int kshift, uintptr_t x)
 {
-	*k = ((uintptr_t)x >> (PAGE_SHIFT + s->order)) % BULK_RUNS;
-	return &t->run[*k];
+	return (unsigned int)(x >> kshift) % BULK_RUNS;
+}
+
+/* Power-of-two sizes with the free mark at word 0 and no left red zone:
+ * an object start is a multiple of the size anywhere in a slab. */
+static __always_inline bool bulk_pow2(const struct kmem_cache *s)
+{
+	return !(s->size & (s->size - 1)) && !(s->free_mark_offset | s->red_left_pad);
+}
+
+/* The objects bytes of a slab that may have an entry: the cache's order
+ * and full object count; for bulk_pow2() caches also no tail after the
+ * objects (their loop tests no range). 0: none may. */
+static __always_inline uint32_t bulk_fit_bytes(const struct kmem_cache *s)
+{
+	uint32_t bytes = s->objects * s->size;
+	if (bulk_pow2(s) && bytes != PAGE_SIZE << s->order)
+		return 0;
+	return bytes;
+}
+
+/* Does the slab at @base with objects bytes @bytes get an entry? */
+static __always_inline bool bulk_run_fits(const struct kmem_cache *s, uintptr_t base,
+					  uint32_t bytes)
+{
+	return !(base & ((PAGE_SIZE << s->order) - 1)) && bytes == bulk_fit_bytes(s);
+}
+
+/* Empty every entry: 16-byte stores (a memset of 256 bytes is rep stosq,
+ * whose start-up costs a small call more than the stores). */
+static __always_inline void bulk_runs_clear(const struct kmem_cache *s, struct bulk_runs *t)
+{
+	typedef uint64_t v2u64 __attribute__((vector_size(16), may_alias));
+	v2u64 *v = (v2u64 *)t->base;
+#pragma GCC unroll 16
+	for (unsigned int i = 0; i < BULK_RUNS / 2; i++)
+		v[i] = (v2u64){ 0, 0 };
+	t->base[0] = PAGE_SIZE << s->order;
+	t->last = NULL;
+}
+
+/* Enter the slab at @base (of @s's order and full object count) with its
+ * free mark. */
+static __always_inline void bulk_run_fill(const struct kmem_cache *s, struct bulk_runs *t,
+					  uintptr_t base, uintptr_t mark)
+{
+	unsigned int k = bulk_run_key(PAGE_SHIFT + s->order, base);
+	t->base[k] = base;
+	t->mark[k] = mark;
 }
 
 /* Sampled mode: untag the sampled objects in p[] (sample.c), before any
@@ -331,8 +392,8 @@ static __noinline void free_bulk_sampled(struct kmem_cache *s, size_t n, void **
 	}
 }
 
-/* What the inline bulk push left (other nodes, invalid pointers, slabs
- * holding sampled objects): untagged, then the detached freelists. */
+/* What the inline bulk push left (other nodes, invalid pointers, what the
+ * barn had no room for): untagged, then the detached freelists. */
 static void free_bulk_rest(struct kmem_cache *s, size_t left, void **p)
 {
 	if (unlikely(_uslub_sampling))
@@ -340,115 +401,295 @@ static void free_bulk_rest(struct kmem_cache *s, size_t left, void **p)
 	_uslub_free_bulk_detached(s, left, p);
 }
 
-/* The descriptor lookup, out of line: the caller's loop keeps its registers. */
-static __noinline const struct bulk_run *bulk_run_lookup(struct kmem_cache *s, struct bulk_runs *t,
-							 const void *x, unsigned int shift)
+/*
+ * The common miss, inline in the loop: @x on a page of a live slab of @s
+ * without sampled objects (PG_slab_page, and the page's own line, as
+ * free_object_lookup() reads it), on one node, at an object start, in a
+ * slab that qualifies: its slab goes in the table, and true. Anything
+ * else is bulk_push_cold()'s.
+ */
+static __always_inline bool bulk_run_fast(const struct kmem_cache *s, struct bulk_runs *t,
+					  const void *x)
 {
-	unsigned int k;
-	struct bulk_run *r = bulk_run_slot(s, t, x, &k);
-	struct slab *slab = virt_to_slab(x);
-	struct uslub_thread *th = _uslub_tls.thread;    /* home_node(), inline */
-	if (unlikely(!slab || slab->slab_cache != s || slab_nid(slab) != (th ? th->node : 0)))
-		return NULL;                            /* foreign, another cache's or node's */
-	if (unlikely(!(READ_ONCE(virt_to_page(x)->flags) & PG_slab_page)))
-		return NULL;    /* holds sampled objects (sample.c): the rest, untagged */
-	r->base = (uintptr_t)slab_obj_base(s, slab);
-	r->bytes = slab_objects_bytes(slab);
-	r->objects = r->bytes >> shift;
-	r->mark = slab_free_mark(s, slab);
-	t->valid |= 1u << k;
-	if ((uintptr_t)x - r->base >= r->bytes)
-		return NULL;                            /* in no object's range */
-	return r;
+	if (unlikely(!_uslub_owns_segment(x)) || unlikely(_uslub_multi_node))
+		return false;
+	const struct page *page = virt_to_page(x);
+	if (unlikely(!(READ_ONCE(page->flags) & PG_slab_page)) || unlikely(page_slab_cache(page) != s))
+		return false;
+	struct slab *slab = page_slab(READ_ONCE(page->compound_head));
+	uint64_t word = page_slab_word(page);
+	uintptr_t base = (uintptr_t)slab_obj_base(s, slab);
+	uintptr_t off = (uintptr_t)x - base;
+	if (unlikely(off >= (uint32_t)word) || unlikely(!obj_start(s, off)) ||
+	    unlikely(!bulk_run_fits(s, base, (uint32_t)word)))
+		return false;
+	bulk_run_fill(s, t, base, s->free_mark ^ word);         /* slab_free_mark() */
+	t->last = slab;
+	return true;
 }
 
 /*
- * The slab of @x (not in the caller's current run) as a run of @t, or NULL
- * when @x is not an object of a local slab of @s: the table entry of its
- * address (slabs are naturally aligned: one entry per slab of the cache's
- * order), else a descriptor lookup that fills that entry. The table is
- * valid-masked, so a call that never leaves its first slab initializes
- * nothing. A pointer in a slab's range but outside its objects (the tail
- * past the last one) is NULL too: the detached path reports it.
+ * The loop: q[i] to d[i] for i < m, each placed by the table (after a
+ * lookup by bulk_run_fast() if need be) and marked free, up to the first
+ * that is not (for bulk_push_cold()); returns how many went. A function
+ * of its own, whose few live values all fit in registers.
  */
-static __always_inline const struct bulk_run *bulk_run_find(struct kmem_cache *s,
-							    struct bulk_runs *t, const void *x,
-							    unsigned int shift)
+static __always_inline size_t bulk_mark_run(const struct kmem_cache *s, struct bulk_runs *t,
+					    void **q, void **d, size_t m, const bool pow2)
 {
+	/* locals: the stores into objects and sheaves may alias s */
+	const unsigned int kshift = PAGE_SHIFT + s->order;
+	/* pow2: x - base of x's slab is an object start there exactly when
+	 * no bit of this is set (slab and object sizes are powers of two) */
+	const uintptr_t bad = ~((PAGE_SIZE << s->order) - 1) | (s->size - 1);
+	const uintptr_t fmo = pow2 ? 0 : s->free_mark_offset;   /* pow2: the mark at word 0 */
+	const uint32_t bytes = s->objects * s->size;
+	const uint64_t magic = s->div_magic;
+/* Is x at an object start of the slab at b (whose entry it has)? */
+#define BULK_PLACED(x, b)                                                                \
+	(pow2 ? likely(!(((uintptr_t)(x) - (b)) & bad)) :                                \
+		likely((uintptr_t)(x) - (b) < bytes) &&                                  \
+		likely(((uintptr_t)(x) - (b)) * magic < magic))
+	uintptr_t base = 0, mark = 0;           /* the current run */
+	size_t i = 0, switches = 0;
+	void *x;
 	unsigned int k;
-	const struct bulk_run *r = bulk_run_slot(s, t, x, &k);
-	if (likely((t->valid >> k) & 1) && likely((uintptr_t)x - r->base < r->bytes))
-		return r;
-	return bulk_run_lookup(s, t, x, shift);
+
+	if (!m)
+		return 0;
+	/*
+	 * First the run: a pointer into the current slab (the last entry
+	 * used, set by the first pointer's) costs no table access (pow2: two
+	 * at a time, one test for both, the first object's mark set before
+	 * the second's is tested: the same pointer twice). Objects of few
+	 * slabs, or in runs, never leave it; p[] that switches slabs too
+	 * often (the branch then mispredicts) goes on in the table loop.
+	 */
+	goto look;
+	for (;;) {
+		while (pow2 && i + 2 <= m) {
+			uintptr_t x0 = (uintptr_t)q[i], x1 = (uintptr_t)q[i + 1];
+			if (unlikely(((x0 - base) | (x1 - base)) & bad))
+				break;
+			if (USLUB_FREE_MARK) {
+				if (unlikely(meta_load((uintptr_t *)x0) == mark))
+					goto out;
+				meta_store((uintptr_t *)x0, mark);
+			}
+			d[i++] = (void *)x0;
+			if (USLUB_FREE_MARK) {
+				if (unlikely(meta_load((uintptr_t *)x1) == mark))
+					goto out;
+				meta_store((uintptr_t *)x1, mark);
+			}
+			d[i++] = (void *)x1;
+		}
+		if (i == m)
+			goto out;
+		x = q[i];
+		if (unlikely(!BULK_PLACED(x, base))) {
+look:
+			x = q[i];
+			k = bulk_run_key(kshift, (uintptr_t)x);
+			if (unlikely(!BULK_PLACED(x, t->base[k]))) {
+				if (bulk_run_fast(s, t, x))
+					goto look;      /* its slab in the table now */
+				goto out;
+			}
+			if (unlikely(++switches > 4 + i / 8))
+				goto table;
+			base = t->base[k];
+			mark = t->mark[k];
+		}
+		if (USLUB_FREE_MARK) {
+			uintptr_t *mp = (uintptr_t *)((char *)x + fmo);
+			if (unlikely(meta_load(mp) == mark))
+				goto out;
+			meta_store(mp, mark);
+		}
+		d[i++] = x;
+	}
+table:
+	/* every pointer placed by its entry: more work than the run test,
+	 * but no branch that depends on the order of p[] */
+	for (;;) {
+		while (pow2 && i + 2 <= m) {
+			uintptr_t x0 = (uintptr_t)q[i], x1 = (uintptr_t)q[i + 1];
+			unsigned int k0 = bulk_run_key(kshift, x0), k1 = bulk_run_key(kshift, x1);
+			if (unlikely(((x0 - t->base[k0]) | (x1 - t->base[k1])) & bad))
+				break;
+			if (USLUB_FREE_MARK) {
+				uintptr_t mark0 = t->mark[k0], mark1 = t->mark[k1];
+				if (unlikely(meta_load((uintptr_t *)x0) == mark0))
+					goto out;
+				meta_store((uintptr_t *)x0, mark0);
+				d[i++] = (void *)x0;
+				if (unlikely(meta_load((uintptr_t *)x1) == mark1))
+					goto out;
+				meta_store((uintptr_t *)x1, mark1);
+				d[i++] = (void *)x1;
+			} else {
+				d[i++] = (void *)x0;
+				d[i++] = (void *)x1;
+			}
+		}
+		if (i == m)
+			goto out;
+		x = q[i];
+		k = bulk_run_key(kshift, (uintptr_t)x);
+		if (unlikely(!BULK_PLACED(x, t->base[k]))) {
+			if (bulk_run_fast(s, t, x))
+				continue;               /* x again, its slab in the table */
+			goto out;
+		}
+		if (USLUB_FREE_MARK) {
+			uintptr_t *mp = (uintptr_t *)((char *)x + fmo), m1 = t->mark[k];
+			if (unlikely(meta_load(mp) == m1))
+				goto out;
+			meta_store(mp, m1);
+		}
+		d[i++] = x;
+	}
+#undef BULK_PLACED
+out:
+	return i;
 }
 
-static __always_inline size_t free_to_pcs_bulk(struct kmem_cache *s, struct kmem_cache_cpu *c,
-					       size_t n, void **p, const bool pow2)
+/* Its two instances: power-of-two sizes (no tail after the objects, the
+ * free mark at word 0), and the rest. */
+static __noinline size_t bulk_mark_pow2(const struct kmem_cache *s, struct bulk_runs *t,
+					void **q, void **d, size_t m)
 {
-	/* locals: the stores into objects and sheaves may alias s and c */
-	const uintptr_t fmo = pow2 ? 0 : s->free_mark_offset;   /* pow2: the mark at word 0 */
-	const unsigned int shift = pow2 ? (unsigned int)__builtin_ctz(s->size) : 0;
-	const uintptr_t stride = s->size;
-	const uint64_t recip = s->reciprocal_size;
+	return bulk_mark_run(s, t, q, d, m, true);
+}
+
+static __noinline size_t bulk_mark_any(const struct kmem_cache *s, struct bulk_runs *t,
+				       void **q, void **d, size_t m)
+{
+	return bulk_mark_run(s, t, q, d, m, false);
+}
+
+enum { BULK_DROP, BULK_STORE, BULK_LEAVE };
+
+/*
+ * What bulk_mark_run() refused, out of line so that the loop keeps its
+ * registers: a double free of an object the table places (reported,
+ * BULK_DROP), NULL (BULK_DROP), else a descriptor lookup: not an object
+ * start of a local slab of @s (foreign, another cache's or node's, inside
+ * an object or past the last one: BULK_LEAVE, the detached path reports
+ * it), else checked like the loop checks (BULK_STORE: marked free, for
+ * main). A slab holding sampled objects (no PG_slab_page) gets no entry:
+ * each of its objects comes here and is untagged (sample.c) before it is
+ * stored, which gives the slab its bit back with its last sample; and so
+ * does a slab that does not qualify (bulk_run_fits()). Only valid objects
+ * fill an entry: a pointer of this call keeps the slab live.
+ */
+static __noinline int bulk_push_cold(struct kmem_cache *s, struct bulk_runs *t, void *x)
+{
+	if (unlikely(!x))
+		return BULK_DROP;
+	struct slab *slab = virt_to_slab(x);
+	if (!slab || READ_ONCE(slab->slab_cache) != s)
+		return BULK_LEAVE;                      /* foreign, another cache's */
+	if (unlikely(_uslub_multi_node)) {
+		struct uslub_thread *th = _uslub_tls.thread;    /* home_node(), inline */
+		if (slab_nid(slab) != (th ? th->node : 0))
+			return BULK_LEAVE;              /* another node's */
+	}
+	uintptr_t base = (uintptr_t)slab_obj_base(s, slab);
+	uint32_t bytes = slab_objects_bytes(slab);
+	uintptr_t off = (uintptr_t)x - base;
+	if (off >= bytes || !obj_start(s, off))
+		return BULK_LEAVE;                      /* in no object, or not at its start */
+	uintptr_t mark = slab_free_mark(s, slab);
+	const struct page *page = virt_to_page(x);
+	if (unlikely(!(READ_ONCE(page->flags) & PG_slab_page)))
+		_uslub_sample_free(s, slab, x);
+	if ((READ_ONCE(page->flags) & PG_slab_page) && bulk_run_fits(s, base, bytes)) {
+		bulk_run_fill(s, t, base, mark);
+		t->last = slab;
+	}
+	if (USLUB_FREE_MARK) {
+		uintptr_t *m = (uintptr_t *)((char *)x + s->free_mark_offset);
+		if (unlikely(meta_load(m) == mark)) {
+			_uslub_report_double_free(s, slab, x);
+			return BULK_DROP;
+		}
+		meta_store(m, mark);
+	}
+	return BULK_STORE;
+}
+
+/* Seed the table with the slot's free record (struct free_record), valid
+ * while the cache's epoch is the one it holds. Returns that epoch. */
+static __always_inline uint64_t bulk_runs_seed(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					       struct bulk_runs *t)
+{
+	uint64_t epoch = __atomic_load_n(&s->slab_epoch, __ATOMIC_ACQUIRE);
+	bulk_runs_clear(s, t);
+	if (c->rec.epoch == epoch && bulk_run_fits(s, (uintptr_t)c->rec.addr, c->rec.bytes))
+		bulk_run_fill(s, t, (uintptr_t)c->rec.addr, c->rec.mark);
+	return epoch;
+}
+
+/* The last slab a lookup entered becomes the slot's free record (the
+ * next call's seed, and the single free's first try). */
+static __always_inline void bulk_record(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					const struct bulk_runs *t, uint64_t epoch)
+{
+	if (slab_address(t->last) != c->rec.addr || c->rec.epoch != epoch)
+		_uslub_free_record_set(s, c, t->last);
+}
+
+/*
+ * The general case, from p[i] on (p[0, i) stored and published by the
+ * caller) with the caller's table @t of @epoch: main filled sheaf by
+ * sheaf, the refused pointers by bulk_push_cold(). Returns how many were
+ * left at the front of p[].
+ */
+static __noinline size_t free_to_pcs_bulk(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					  size_t n, void **p, size_t i, struct bulk_runs *t,
+					  uint64_t epoch, const bool pow2)
+{
 	struct slab_sheaf *main = c->main;
 	unsigned long pushed = 0;
-	void **q = p, **const qend = p + n;     /* the next pointer to take */
+	void **q = p + i, **const qend = p + n; /* the next pointer to take */
 	void **out = p;                         /* where the next one left goes */
-	struct bulk_runs runs;
-	/* the current run's slab: an empty range until the first lookup */
-	uintptr_t base = 0, objects = 0, bytes = 0, mark = 0;
 
-	runs.valid = 0;
 	for (;;) {
-		if (unlikely(!main || main->size == main->capacity)) {
+		if (unlikely(!sheaf_real(main) || main->size == main->capacity)) {
 			/* main is full (or there is none): the spare, or a
 			 * whole-sheaf exchange at the barn */
 			main = _uslub_pcs_replace_full_main(s, c);
 			if (!main)
 				goto rest;
+			/* a sheaf given to the barn may be flushed by another
+			 * thread: our entries hold while the epoch does */
+			if (__atomic_load_n(&s->slab_epoch, __ATOMIC_ACQUIRE) != epoch)
+				epoch = bulk_runs_seed(s, c, t);
 		}
 		void **const dst = main->objects;
 		void **d = dst + main->size, **const first = d;
-		/* d advances with q except for what is not stored: stop at
-		 * whichever of p[] and main ends first */
-		void **const stop = q + MIN((size_t)(qend - q), (size_t)(main->capacity - main->size));
-		while (q < stop) {
-			void *x = *q;
-			uintptr_t off = (uintptr_t)x - base;
-			if (pow2 ? unlikely(((off >> shift) | (off << (64 - shift))) >= objects) :
-				   unlikely(off >= bytes ||
-					    slab_offset_to_index(off, recip) * stride != off)) {
-				/* not an object start of the current slab */
-				if (off < bytes || !x) {
-					if (x)
-						*out++ = x;     /* interior: the detached path reports it */
-					q++;
-					continue;
-				}
-				const struct bulk_run *r = bulk_run_find(s, &runs, x, shift);
-				if (unlikely(!r)) {
-					*out++ = x;             /* foreign, another cache's or node's */
-					q++;
-					continue;
-				}
-				base = r->base;
-				bytes = r->bytes;
-				objects = r->objects;
-				mark = r->mark;
-				continue;                       /* x again, in its slab */
-			}
-			uintptr_t *m = (uintptr_t *)((char *)x + fmo);
-			q++;
-			if (USLUB_FREE_MARK) {
-				if (unlikely(meta_load(m) == mark)) {
-					barrier();
-					WRITE_ONCE(main->size, (unsigned int)(d - dst));   /* where the report looks */
-					_uslub_report_double_free(s, virt_to_slab(x), x);
-					continue;
-				}
-				meta_store(m, mark);
-			}
-			*d++ = x;
+		/* q[i] goes to d[i] until a pointer is not stored: take no
+		 * more than main has room for */
+		size_t m = MIN((size_t)(qend - q), (size_t)(main->capacity - main->size));
+		for (;;) {
+			size_t k = pow2 ? bulk_mark_pow2(s, t, q, d, m) : bulk_mark_any(s, t, q, d, m);
+			d += k;
+			q += k;
+			m -= k;
+			if (likely(!m))
+				break;
+			/* q[0] was refused: the objects before it are stored */
+			barrier();
+			WRITE_ONCE(main->size, (unsigned int)(d - dst));   /* the report, the untag */
+			void *x = *q++;
+			m--;
+			int r = bulk_push_cold(s, t, x);
+			if (r == BULK_STORE)
+				*d++ = x;
+			else if (r == BULK_LEAVE)
+				*out++ = x;
 		}
 		barrier();                              /* a fork child flushes objects[0, size) */
 		WRITE_ONCE(main->size, (unsigned int)(d - dst));
@@ -457,6 +698,8 @@ static __always_inline size_t free_to_pcs_bulk(struct kmem_cache *s, struct kmem
 			break;
 	}
 	stat_add(c, FREE_PCS, pushed);
+	if (t->last)
+		bulk_record(s, c, t, epoch);
 	return (size_t)(out - p);
 rest:
 	/* no room without the slabs: the rest goes to the detached path */
@@ -465,13 +708,42 @@ rest:
 	return (size_t)(out - p) + (size_t)(qend - q);
 }
 
+/*
+ * The common case inline: all of p[] fits in main and the table (with
+ * bulk_run_fast()'s lookups) passes every pointer: one loop, one
+ * published size. From the first pointer it refuses, or when main has
+ * too little room, free_to_pcs_bulk() goes on.
+ */
+static __always_inline size_t free_bulk_pcs_common(struct kmem_cache *s, struct kmem_cache_cpu *c,
+						   size_t n, void **p, const bool pow2)
+{
+	struct bulk_runs t;
+	struct slab_sheaf *main = c->main;
+	unsigned int size = main->size;
+	size_t i = 0;
+	uint64_t epoch = bulk_runs_seed(s, c, &t);
+	if (likely(n <= main->capacity - size)) {       /* the empty sheaf has none */
+		i = pow2 ? bulk_mark_pow2(s, &t, p, main->objects + size, n) :
+			   bulk_mark_any(s, &t, p, main->objects + size, n);
+		barrier();                      /* a fork child flushes objects[0, size) */
+		WRITE_ONCE(main->size, size + (unsigned int)i);
+		stat_add(c, FREE_PCS, i);
+		if (likely(i == n)) {
+			if (unlikely(t.last))
+				bulk_record(s, c, &t, epoch);
+			return 0;
+		}
+	}
+	return free_to_pcs_bulk(s, c, n, p, i, &t, epoch, pow2);
+}
+
 /* The two instances of free_to_pcs_bulk(), each with the detached path
  * for what it left: entered by a tail call from uslub_cache_free_bulk().
  * The first is for power-of-two sizes with the free mark at word 0. */
 static __noinline void free_bulk_pcs_pow2(struct kmem_cache *s, struct kmem_cache_cpu *c,
 					  size_t n, void **p)
 {
-	size_t left = free_to_pcs_bulk(s, c, n, p, true);
+	size_t left = free_bulk_pcs_common(s, c, n, p, true);
 	if (unlikely(left))
 		free_bulk_rest(s, left, p);
 }
@@ -479,7 +751,7 @@ static __noinline void free_bulk_pcs_pow2(struct kmem_cache *s, struct kmem_cach
 static __noinline void free_bulk_pcs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n,
 				     void **p)
 {
-	size_t left = free_to_pcs_bulk(s, c, n, p, false);
+	size_t left = free_bulk_pcs_common(s, c, n, p, false);
 	if (unlikely(left))
 		free_bulk_rest(s, left, p);
 }
@@ -488,7 +760,10 @@ static size_t free_bulk_to_sheaves(struct kmem_cache *s, size_t n, void **p)
 {
 	if (!(this_cpu_is_real() || _uslub_thread_init()))
 		return n;
-	return free_to_pcs_bulk(s, this_cpu(s), n, p, false);
+	struct kmem_cache_cpu *c = this_cpu(s);
+	struct bulk_runs t;
+	uint64_t epoch = bulk_runs_seed(s, c, &t);
+	return free_to_pcs_bulk(s, c, n, p, 0, &t, epoch, bulk_pow2(s));
 }
 
 /*
@@ -553,7 +828,7 @@ __public void uslub_cache_free_bulk(struct kmem_cache *s, size_t n, void **p)
 	    likely(!READ_ONCE(s->hooks)) && likely(s->sheaf_capacity) &&
 	    likely(this_cpu_is_real())) {
 		struct kmem_cache_cpu *c = this_cpu(s);
-		if ((s->size & (s->size - 1)) == 0 && !s->free_mark_offset)
+		if (bulk_pow2(s))
 			free_bulk_pcs_pow2(s, c, n, p);
 		else
 			free_bulk_pcs(s, c, n, p);
