@@ -320,9 +320,17 @@ __public int (uslub_cache_alloc_bulk)(struct kmem_cache *s, uslub_gfp_t gfp, siz
  * the call and after each sheaf given away.
  */
 struct bulk_runs {
+	/* the current run of bulk_mark_run() (run_base 0: none), kept from
+	 * one call of it to the next; apart, so that the compiler makes no
+	 * 16-byte load of the two 8-byte stores (a store-forwarding stall) */
+	uintptr_t run_base;
 	uintptr_t base[BULK_RUNS] __attribute__((aligned(16)));
 	uintptr_t mark[BULK_RUNS];
+	uintptr_t run_mark;
 	struct slab *last;      /* the slab of the last entry a lookup filled */
+	bool ready;             /* the entries are set: cleared on first use,
+				   so that a call that never leaves the
+				   free record's slab stores none */
 };
 
 static __always_inline unsigned int bulk_run_key(unsigned int kshift, uintptr_t x)
@@ -357,7 +365,17 @@ static __always_inline bool bulk_run_fits(const struct kmem_cache *s, uintptr_t 
 
 /* Empty every entry: 16-byte stores (a memset of 256 bytes is rep stosq,
  * whose start-up costs a small call more than the stores). */
-static __always_inline void bulk_runs_clear(const struct kmem_cache *s, struct bulk_runs *t)
+static __always_inline void bulk_run_set(const struct kmem_cache *s, struct bulk_runs *t,
+					 uintptr_t base, uintptr_t mark)
+{
+	unsigned int k = bulk_run_key(PAGE_SHIFT + s->order, base);
+	t->base[k] = base;
+	t->mark[k] = mark;
+}
+
+/* Set the entries up before their first use: all empty but the current
+ * run's. */
+static __noinline void bulk_runs_init(const struct kmem_cache *s, struct bulk_runs *t)
 {
 	typedef uint64_t v2u64 __attribute__((vector_size(16), may_alias));
 	v2u64 *v = (v2u64 *)t->base;
@@ -365,7 +383,15 @@ static __always_inline void bulk_runs_clear(const struct kmem_cache *s, struct b
 	for (unsigned int i = 0; i < BULK_RUNS / 2; i++)
 		v[i] = (v2u64){ 0, 0 };
 	t->base[0] = PAGE_SIZE << s->order;
-	t->last = NULL;
+	if (t->run_base)
+		bulk_run_set(s, t, t->run_base, t->run_mark);
+	t->ready = true;
+}
+
+static __always_inline void bulk_runs_ready(const struct kmem_cache *s, struct bulk_runs *t)
+{
+	if (unlikely(!t->ready))
+		bulk_runs_init(s, t);
 }
 
 /* Enter the slab at @base (of @s's order and full object count) with its
@@ -373,9 +399,8 @@ static __always_inline void bulk_runs_clear(const struct kmem_cache *s, struct b
 static __always_inline void bulk_run_fill(const struct kmem_cache *s, struct bulk_runs *t,
 					  uintptr_t base, uintptr_t mark)
 {
-	unsigned int k = bulk_run_key(PAGE_SHIFT + s->order, base);
-	t->base[k] = base;
-	t->mark[k] = mark;
+	bulk_runs_ready(s, t);
+	bulk_run_set(s, t, base, mark);
 }
 
 /* Sampled mode: untag the sampled objects in p[] (sample.c), before any
@@ -450,13 +475,19 @@ static __always_inline size_t bulk_mark_run(const struct kmem_cache *s, struct b
 	(pow2 ? likely(!(((uintptr_t)(x) - (b)) & bad)) :                                \
 		likely((uintptr_t)(x) - (b) < bytes) &&                                  \
 		likely(((uintptr_t)(x) - (b)) * magic < magic))
-	uintptr_t base = 0, mark = 0;           /* the current run */
-	size_t i = 0, switches = 0;
+	uintptr_t base = t->run_base, mark = t->run_mark;       /* the current run */
+	size_t switches = 0;
+	void **r = q, **const qend = q + m, **const qlast = qend - 1;
+	/* d[i] for q[i]: one register for both (the stores address r) */
+	const uintptr_t doff = (uintptr_t)d - (uintptr_t)q;
+#define BULK_D(r) ((void **)((char *)(r) + doff))
 	void *x;
 	unsigned int k;
 
 	if (!m)
 		return 0;
+	if (likely(base))
+		goto run;
 	/*
 	 * First the run: a pointer into the current slab (the last entry
 	 * used, set by the first pointer's) costs no table access (pow2: two
@@ -467,8 +498,9 @@ static __always_inline size_t bulk_mark_run(const struct kmem_cache *s, struct b
 	 */
 	goto look;
 	for (;;) {
-		while (pow2 && i + 2 <= m) {
-			uintptr_t x0 = (uintptr_t)q[i], x1 = (uintptr_t)q[i + 1];
+run:
+		while (pow2 && r < qlast) {
+			uintptr_t x0 = (uintptr_t)r[0], x1 = (uintptr_t)r[1];
 			if (unlikely(((x0 - base) | (x1 - base)) & bad))
 				break;
 			if (USLUB_FREE_MARK) {
@@ -476,27 +508,31 @@ static __always_inline size_t bulk_mark_run(const struct kmem_cache *s, struct b
 					goto out;
 				meta_store((uintptr_t *)x0, mark);
 			}
-			d[i++] = (void *)x0;
+			BULK_D(r)[0] = (void *)x0;
 			if (USLUB_FREE_MARK) {
-				if (unlikely(meta_load((uintptr_t *)x1) == mark))
+				if (unlikely(meta_load((uintptr_t *)x1) == mark)) {
+					r++;
 					goto out;
+				}
 				meta_store((uintptr_t *)x1, mark);
 			}
-			d[i++] = (void *)x1;
+			BULK_D(r)[1] = (void *)x1;
+			r += 2;
 		}
-		if (i == m)
+		if (r == qend)
 			goto out;
-		x = q[i];
+		x = *r;
 		if (unlikely(!BULK_PLACED(x, base))) {
 look:
-			x = q[i];
+			bulk_runs_ready(s, t);
+			x = *r;
 			k = bulk_run_key(kshift, (uintptr_t)x);
 			if (unlikely(!BULK_PLACED(x, t->base[k]))) {
 				if (bulk_run_fast(s, t, x))
 					goto look;      /* its slab in the table now */
 				goto out;
 			}
-			if (unlikely(++switches > 4 + i / 8))
+			if (unlikely(++switches > 4 + (size_t)(r - q) / 8))
 				goto table;
 			base = t->base[k];
 			mark = t->mark[k];
@@ -507,14 +543,15 @@ look:
 				goto out;
 			meta_store(mp, mark);
 		}
-		d[i++] = x;
+		*BULK_D(r) = x;
+		r++;
 	}
 table:
 	/* every pointer placed by its entry: more work than the run test,
 	 * but no branch that depends on the order of p[] */
 	for (;;) {
-		while (pow2 && i + 2 <= m) {
-			uintptr_t x0 = (uintptr_t)q[i], x1 = (uintptr_t)q[i + 1];
+		while (pow2 && r < qlast) {
+			uintptr_t x0 = (uintptr_t)r[0], x1 = (uintptr_t)r[1];
 			unsigned int k0 = bulk_run_key(kshift, x0), k1 = bulk_run_key(kshift, x1);
 			if (unlikely(((x0 - t->base[k0]) | (x1 - t->base[k1])) & bad))
 				break;
@@ -523,19 +560,21 @@ table:
 				if (unlikely(meta_load((uintptr_t *)x0) == mark0))
 					goto out;
 				meta_store((uintptr_t *)x0, mark0);
-				d[i++] = (void *)x0;
-				if (unlikely(meta_load((uintptr_t *)x1) == mark1))
+				BULK_D(r)[0] = (void *)x0;
+				if (unlikely(meta_load((uintptr_t *)x1) == mark1)) {
+					r++;
 					goto out;
+				}
 				meta_store((uintptr_t *)x1, mark1);
-				d[i++] = (void *)x1;
 			} else {
-				d[i++] = (void *)x0;
-				d[i++] = (void *)x1;
+				BULK_D(r)[0] = (void *)x0;
 			}
+			BULK_D(r)[1] = (void *)x1;
+			r += 2;
 		}
-		if (i == m)
+		if (r == qend)
 			goto out;
-		x = q[i];
+		x = *r;
 		k = bulk_run_key(kshift, (uintptr_t)x);
 		if (unlikely(!BULK_PLACED(x, t->base[k]))) {
 			if (bulk_run_fast(s, t, x))
@@ -548,11 +587,15 @@ table:
 				goto out;
 			meta_store(mp, m1);
 		}
-		d[i++] = x;
+		*BULK_D(r) = x;
+		r++;
 	}
+#undef BULK_D
 #undef BULK_PLACED
 out:
-	return i;
+	t->run_base = base;
+	t->run_mark = mark;
+	return (size_t)(r - q);
 }
 
 /* Its two instances: power-of-two sizes (no tail after the objects, the
@@ -620,15 +663,20 @@ static __noinline int bulk_push_cold(struct kmem_cache *s, struct bulk_runs *t, 
 	return BULK_STORE;
 }
 
-/* Seed the table with the slot's free record (struct free_record), valid
- * while the cache's epoch is the one it holds. Returns that epoch. */
+/* Start the table: the slot's free record (struct free_record), valid
+ * while the cache's epoch is the one it holds, is the current run, and
+ * the entries wait for their first use. Returns that epoch. */
 static __always_inline uint64_t bulk_runs_seed(struct kmem_cache *s, struct kmem_cache_cpu *c,
 					       struct bulk_runs *t)
 {
 	uint64_t epoch = __atomic_load_n(&s->slab_epoch, __ATOMIC_ACQUIRE);
-	bulk_runs_clear(s, t);
-	if (c->rec.epoch == epoch && bulk_run_fits(s, (uintptr_t)c->rec.addr, c->rec.bytes))
-		bulk_run_fill(s, t, (uintptr_t)c->rec.addr, c->rec.mark);
+	t->ready = false;
+	t->last = NULL;
+	t->run_base = 0;
+	if (c->rec.epoch == epoch && bulk_run_fits(s, (uintptr_t)c->rec.addr, c->rec.bytes)) {
+		t->run_base = (uintptr_t)c->rec.addr;
+		t->run_mark = c->rec.mark;
+	}
 	return epoch;
 }
 
@@ -722,6 +770,7 @@ static __always_inline size_t free_bulk_pcs_common(struct kmem_cache *s, struct 
 	unsigned int size = main->size;
 	size_t i = 0;
 	uint64_t epoch = bulk_runs_seed(s, c, &t);
+	uintptr_t seed = t.run_base;
 	if (likely(n <= main->capacity - size)) {       /* the empty sheaf has none */
 		i = pow2 ? bulk_mark_pow2(s, &t, p, main->objects + size, n) :
 			   bulk_mark_any(s, &t, p, main->objects + size, n);
@@ -729,7 +778,9 @@ static __always_inline size_t free_bulk_pcs_common(struct kmem_cache *s, struct 
 		WRITE_ONCE(main->size, size + (unsigned int)i);
 		stat_add(c, FREE_PCS, i);
 		if (likely(i == n)) {
-			if (unlikely(t.last))
+			/* a record that placed p[0] stays: p[] that starts in
+			 * the same slab call after call keeps its seed */
+			if (unlikely(t.last) && (uintptr_t)p[0] - seed >= PAGE_SIZE << s->order)
 				bulk_record(s, c, &t, epoch);
 			return 0;
 		}
