@@ -64,10 +64,12 @@ static size_t alloc_bulk_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c, siz
 }
 
 /*
- * Hand out the top @k objects of @main (k <= size) into p[]: from 8 on, one
- * memcpy of the pointers, then a pass over p[] that clears each free mark (four at
- * a time: loads first, then stores). The size goes down first, so a fork
- * child never flushes an object already handed out.
+ * Hand out the top @k objects of @main (k <= size) into p[], clearing each
+ * free mark: below 32, one pass that copies four pointers and clears
+ * their marks (memcpy's call costs more than it saves there); from 32 on,
+ * one memcpy of the pointers, then a pass over p[] that clears the marks
+ * (four at a time: loads first, then stores). The size goes down first,
+ * so a fork child never flushes an object already handed out.
  */
 static __always_inline void sheaf_pop_bulk(const struct kmem_cache *s, struct slab_sheaf *main,
 					   unsigned int k, void **p)
@@ -78,8 +80,20 @@ static __always_inline void sheaf_pop_bulk(const struct kmem_cache *s, struct sl
 	void **src = main->objects + size;
 	WRITE_ONCE(main->size, size);
 	barrier();
-	if (k < 8) {
-		/* a few: not worth memcpy's call */
+	if (k < 32) {
+		for (; p + 4 <= end; p += 4, src += 4) {
+			char *x0 = src[0], *x1 = src[1], *x2 = src[2], *x3 = src[3];
+			p[0] = x0;
+			p[1] = x1;
+			p[2] = x2;
+			p[3] = x3;
+			if (USLUB_FREE_MARK) {
+				meta_store(x0 + fmo, 0);
+				meta_store(x1 + fmo, 0);
+				meta_store(x2 + fmo, 0);
+				meta_store(x3 + fmo, 0);
+			}
+		}
 		for (; p < end; p++, src++) {
 			*p = *src;
 			if (USLUB_FREE_MARK)
@@ -327,10 +341,13 @@ struct bulk_runs {
 	uintptr_t base[BULK_RUNS] __attribute__((aligned(16)));
 	uintptr_t mark[BULK_RUNS];
 	uintptr_t run_mark;
-	struct slab *last;      /* the slab of the last entry a lookup filled */
+	struct slab *first;     /* the slab of the first entry a lookup filled */
+	struct slab *scanned;   /* the last slab bulk_untag_ahead() went over */
 	bool ready;             /* the entries are set: cleared on first use,
 				   so that a call that never leaves the
 				   free record's slab stores none */
+	bool table;             /* p[] switched slabs too often for the run:
+				   the rest of the call looks every pointer up */
 };
 
 static __always_inline unsigned int bulk_run_key(unsigned int kshift, uintptr_t x)
@@ -449,8 +466,86 @@ static __always_inline bool bulk_run_fast(const struct kmem_cache *s, struct bul
 	    unlikely(!bulk_run_fits(s, base, (uint32_t)word)))
 		return false;
 	bulk_run_fill(s, t, base, s->free_mark ^ word);         /* slab_free_mark() */
-	t->last = slab;
+	if (!t->first)
+		t->first = slab;
 	return true;
+}
+
+/*
+ * The table loop: like bulk_mark_run() below, with every pointer placed
+ * by its entry: more work than the run's test, but no branch that
+ * depends on the order of p[]. A function of its own: its few live
+ * values all stay in registers.
+ */
+static __always_inline size_t bulk_table_run(const struct kmem_cache *s, struct bulk_runs *t,
+					     void **q, void **d, size_t m, const bool pow2)
+{
+	/* locals: the stores into objects and sheaves may alias s */
+	const unsigned int kshift = PAGE_SHIFT + s->order;
+	const uintptr_t bad = ~((PAGE_SIZE << s->order) - 1) | (s->size - 1);
+	const uintptr_t fmo = pow2 ? 0 : s->free_mark_offset;   /* pow2: the mark at word 0 */
+	const uint32_t bytes = s->objects * s->size;
+	const uint64_t magic = s->div_magic;
+	void **r = q, **const qend = q + m, **const qlast = qend - 1;
+	const uintptr_t doff = (uintptr_t)d - (uintptr_t)q;
+#define BULK_D(r) ((void **)((char *)(r) + doff))
+	for (;;) {
+		while (pow2 && r < qlast) {
+			uintptr_t x0 = (uintptr_t)r[0], x1 = (uintptr_t)r[1];
+			unsigned int k0 = bulk_run_key(kshift, x0), k1 = bulk_run_key(kshift, x1);
+			if (unlikely(((x0 - t->base[k0]) | (x1 - t->base[k1])) & bad))
+				break;
+			if (USLUB_FREE_MARK) {
+				uintptr_t mark0 = t->mark[k0], mark1 = t->mark[k1];
+				if (unlikely(meta_load((uintptr_t *)x0) == mark0))
+					goto out;
+				meta_store((uintptr_t *)x0, mark0);
+				BULK_D(r)[0] = (void *)x0;
+				if (unlikely(meta_load((uintptr_t *)x1) == mark1)) {
+					r++;
+					goto out;
+				}
+				meta_store((uintptr_t *)x1, mark1);
+			} else {
+				BULK_D(r)[0] = (void *)x0;
+			}
+			BULK_D(r)[1] = (void *)x1;
+			r += 2;
+		}
+		if (r == qend)
+			goto out;
+		void *x = *r;
+		unsigned int k = bulk_run_key(kshift, (uintptr_t)x);
+		uintptr_t off = (uintptr_t)x - t->base[k];
+		if (pow2 ? unlikely(off & bad) : unlikely(off >= bytes) || unlikely(off * magic >= magic)) {
+			if (bulk_run_fast(s, t, x))
+				continue;               /* x again, its slab in the table */
+			goto out;
+		}
+		if (USLUB_FREE_MARK) {
+			uintptr_t *mp = (uintptr_t *)((char *)x + fmo), m1 = t->mark[k];
+			if (unlikely(meta_load(mp) == m1))
+				goto out;
+			meta_store(mp, m1);
+		}
+		*BULK_D(r) = x;
+		r++;
+	}
+#undef BULK_D
+out:
+	return (size_t)(r - q);
+}
+
+static __noinline size_t bulk_table_pow2(const struct kmem_cache *s, struct bulk_runs *t,
+					 void **q, void **d, size_t m)
+{
+	return bulk_table_run(s, t, q, d, m, true);
+}
+
+static __noinline size_t bulk_table_any(const struct kmem_cache *s, struct bulk_runs *t,
+					void **q, void **d, size_t m)
+{
+	return bulk_table_run(s, t, q, d, m, false);
 }
 
 /*
@@ -477,7 +572,7 @@ static __always_inline size_t bulk_mark_run(const struct kmem_cache *s, struct b
 		likely(((uintptr_t)(x) - (b)) * magic < magic))
 	uintptr_t base = t->run_base, mark = t->run_mark;       /* the current run */
 	size_t switches = 0;
-	void **r = q, **const qend = q + m, **const qlast = qend - 1;
+	void **r = q, **const qend = q + m, **const qlast3 = qend - 3;
 	/* d[i] for q[i]: one register for both (the stores address r) */
 	const uintptr_t doff = (uintptr_t)d - (uintptr_t)q;
 #define BULK_D(r) ((void **)((char *)(r) + doff))
@@ -486,6 +581,8 @@ static __always_inline size_t bulk_mark_run(const struct kmem_cache *s, struct b
 
 	if (!m)
 		return 0;
+	if (unlikely(t->table))
+		return pow2 ? bulk_table_pow2(s, t, q, d, m) : bulk_table_any(s, t, q, d, m);
 	if (likely(base))
 		goto run;
 	/*
@@ -499,9 +596,13 @@ static __always_inline size_t bulk_mark_run(const struct kmem_cache *s, struct b
 	goto look;
 	for (;;) {
 run:
-		while (pow2 && r < qlast) {
+		/* pow2: four at a time, one test for all four; each object's
+		 * mark set before the next one's is tested (the same pointer
+		 * twice) */
+		while (pow2 && r < qlast3) {
 			uintptr_t x0 = (uintptr_t)r[0], x1 = (uintptr_t)r[1];
-			if (unlikely(((x0 - base) | (x1 - base)) & bad))
+			uintptr_t x2 = (uintptr_t)r[2], x3 = (uintptr_t)r[3];
+			if (unlikely(((x0 - base) | (x1 - base) | (x2 - base) | (x3 - base)) & bad))
 				break;
 			if (USLUB_FREE_MARK) {
 				if (unlikely(meta_load((uintptr_t *)x0) == mark))
@@ -511,13 +612,29 @@ run:
 			BULK_D(r)[0] = (void *)x0;
 			if (USLUB_FREE_MARK) {
 				if (unlikely(meta_load((uintptr_t *)x1) == mark)) {
-					r++;
+					r += 1;
 					goto out;
 				}
 				meta_store((uintptr_t *)x1, mark);
 			}
 			BULK_D(r)[1] = (void *)x1;
-			r += 2;
+			if (USLUB_FREE_MARK) {
+				if (unlikely(meta_load((uintptr_t *)x2) == mark)) {
+					r += 2;
+					goto out;
+				}
+				meta_store((uintptr_t *)x2, mark);
+			}
+			BULK_D(r)[2] = (void *)x2;
+			if (USLUB_FREE_MARK) {
+				if (unlikely(meta_load((uintptr_t *)x3) == mark)) {
+					r += 3;
+					goto out;
+				}
+				meta_store((uintptr_t *)x3, mark);
+			}
+			BULK_D(r)[3] = (void *)x3;
+			r += 4;
 		}
 		if (r == qend)
 			goto out;
@@ -532,8 +649,10 @@ look:
 					goto look;      /* its slab in the table now */
 				goto out;
 			}
-			if (unlikely(++switches > 4 + (size_t)(r - q) / 8))
+			if (unlikely(++switches > 2 + (size_t)(r - q) / 16)) {
+				t->table = true;
 				goto table;
+			}
 			base = t->base[k];
 			mark = t->mark[k];
 		}
@@ -547,48 +666,12 @@ look:
 		r++;
 	}
 table:
-	/* every pointer placed by its entry: more work than the run test,
-	 * but no branch that depends on the order of p[] */
-	for (;;) {
-		while (pow2 && r < qlast) {
-			uintptr_t x0 = (uintptr_t)r[0], x1 = (uintptr_t)r[1];
-			unsigned int k0 = bulk_run_key(kshift, x0), k1 = bulk_run_key(kshift, x1);
-			if (unlikely(((x0 - t->base[k0]) | (x1 - t->base[k1])) & bad))
-				break;
-			if (USLUB_FREE_MARK) {
-				uintptr_t mark0 = t->mark[k0], mark1 = t->mark[k1];
-				if (unlikely(meta_load((uintptr_t *)x0) == mark0))
-					goto out;
-				meta_store((uintptr_t *)x0, mark0);
-				BULK_D(r)[0] = (void *)x0;
-				if (unlikely(meta_load((uintptr_t *)x1) == mark1)) {
-					r++;
-					goto out;
-				}
-				meta_store((uintptr_t *)x1, mark1);
-			} else {
-				BULK_D(r)[0] = (void *)x0;
-			}
-			BULK_D(r)[1] = (void *)x1;
-			r += 2;
-		}
-		if (r == qend)
-			goto out;
-		x = *r;
-		k = bulk_run_key(kshift, (uintptr_t)x);
-		if (unlikely(!BULK_PLACED(x, t->base[k]))) {
-			if (bulk_run_fast(s, t, x))
-				continue;               /* x again, its slab in the table */
-			goto out;
-		}
-		if (USLUB_FREE_MARK) {
-			uintptr_t *mp = (uintptr_t *)((char *)x + fmo), m1 = t->mark[k];
-			if (unlikely(meta_load(mp) == m1))
-				goto out;
-			meta_store(mp, m1);
-		}
-		*BULK_D(r) = x;
-		r++;
+	t->run_base = base;
+	t->run_mark = mark;
+	{
+		size_t done = (size_t)(r - q);
+		return done + (pow2 ? bulk_table_pow2(s, t, r, BULK_D(r), m - done) :
+				      bulk_table_any(s, t, r, BULK_D(r), m - done));
 	}
 #undef BULK_D
 #undef BULK_PLACED
@@ -627,7 +710,29 @@ enum { BULK_DROP, BULK_STORE, BULK_LEAVE };
  * does a slab that does not qualify (bulk_run_fits()). Only valid objects
  * fill an entry: a pointer of this call keeps the slab live.
  */
-static __noinline int bulk_push_cold(struct kmem_cache *s, struct bulk_runs *t, void *x)
+/*
+ * @slab holds sampled objects (no PG_slab_page): untag the sampled ones
+ * among the pointers still to come, q[0, m), before any of them is stored
+ * (every one of them is freed by this call, to main or to the slabs), so
+ * that the slab gets its bit back with its last sample and the rest of
+ * its objects go through the table, not here one by one.
+ */
+static __noinline void bulk_untag_ahead(struct kmem_cache *s, struct slab *slab, uintptr_t base,
+					uint32_t bytes, void **q, size_t m)
+{
+	const struct page *page = slab_page(slab);
+	for (size_t i = 0; i < m && !(READ_ONCE(page->flags) & PG_slab_page); i++) {
+		uintptr_t off = (uintptr_t)q[i] - base;
+		if (off >= bytes || !obj_start(s, off))
+			continue;
+		struct slabobj_ext *ext = slab_obj_ext(s, slab, q[i]);
+		if (ext && READ_ONCE(ext->ref))
+			_uslub_sample_free(s, slab, q[i]);
+	}
+}
+
+static __noinline int bulk_push_cold(struct kmem_cache *s, struct bulk_runs *t, void *x,
+				     void **q, size_t left)
 {
 	if (unlikely(!x))
 		return BULK_DROP;
@@ -646,11 +751,17 @@ static __noinline int bulk_push_cold(struct kmem_cache *s, struct bulk_runs *t, 
 		return BULK_LEAVE;                      /* in no object, or not at its start */
 	uintptr_t mark = slab_free_mark(s, slab);
 	const struct page *page = virt_to_page(x);
-	if (unlikely(!(READ_ONCE(page->flags) & PG_slab_page)))
+	if (unlikely(!(READ_ONCE(page->flags) & PG_slab_page))) {
 		_uslub_sample_free(s, slab, x);
+		if (t->scanned != slab) {       /* once per slab and call */
+			t->scanned = slab;
+			bulk_untag_ahead(s, slab, base, bytes, q, left);
+		}
+	}
 	if ((READ_ONCE(page->flags) & PG_slab_page) && bulk_run_fits(s, base, bytes)) {
 		bulk_run_fill(s, t, base, mark);
-		t->last = slab;
+		if (!t->first)
+			t->first = slab;
 	}
 	if (USLUB_FREE_MARK) {
 		uintptr_t *m = (uintptr_t *)((char *)x + s->free_mark_offset);
@@ -671,7 +782,9 @@ static __always_inline uint64_t bulk_runs_seed(struct kmem_cache *s, struct kmem
 {
 	uint64_t epoch = __atomic_load_n(&s->slab_epoch, __ATOMIC_ACQUIRE);
 	t->ready = false;
-	t->last = NULL;
+	t->table = false;
+	t->first = NULL;
+	t->scanned = NULL;
 	t->run_base = 0;
 	if (c->rec.epoch == epoch && bulk_run_fits(s, (uintptr_t)c->rec.addr, c->rec.bytes)) {
 		t->run_base = (uintptr_t)c->rec.addr;
@@ -680,30 +793,34 @@ static __always_inline uint64_t bulk_runs_seed(struct kmem_cache *s, struct kmem
 	return epoch;
 }
 
-/* The last slab a lookup entered becomes the slot's free record (the
- * next call's seed, and the single free's first try). */
+/* The first slab a lookup entered (p[0]'s, when the record did not place
+ * it) becomes the slot's free record: the next call's seed, and the
+ * single free's first try. */
 static __always_inline void bulk_record(struct kmem_cache *s, struct kmem_cache_cpu *c,
 					const struct bulk_runs *t, uint64_t epoch)
 {
-	if (slab_address(t->last) != c->rec.addr || c->rec.epoch != epoch)
-		_uslub_free_record_set(s, c, t->last);
+	if (slab_address(t->first) != c->rec.addr || c->rec.epoch != epoch)
+		_uslub_free_record_set(s, c, t->first);
 }
 
 /*
  * The general case, from p[i] on (p[0, i) stored and published by the
  * caller) with the caller's table @t of @epoch: main filled sheaf by
  * sheaf, the refused pointers by bulk_push_cold(). Returns how many were
- * left at the front of p[].
+ * left at the front of p[]. @record: the free record did not place p[0],
+ * so the first slab looked up becomes it.
  */
 static __noinline size_t free_to_pcs_bulk(struct kmem_cache *s, struct kmem_cache_cpu *c,
 					  size_t n, void **p, size_t i, struct bulk_runs *t,
-					  uint64_t epoch, const bool pow2)
+					  uint64_t epoch, bool record, const bool pow2)
 {
 	struct slab_sheaf *main = c->main;
 	unsigned long pushed = 0;
 	void **q = p + i, **const qend = p + n; /* the next pointer to take */
 	void **out = p;                         /* where the next one left goes */
 
+	if (q == qend)
+		return 0;
 	for (;;) {
 		if (unlikely(!sheaf_real(main) || main->size == main->capacity)) {
 			/* main is full (or there is none): the spare, or a
@@ -733,7 +850,7 @@ static __noinline size_t free_to_pcs_bulk(struct kmem_cache *s, struct kmem_cach
 			WRITE_ONCE(main->size, (unsigned int)(d - dst));   /* the report, the untag */
 			void *x = *q++;
 			m--;
-			int r = bulk_push_cold(s, t, x);
+			int r = bulk_push_cold(s, t, x, q, (size_t)(qend - q));
 			if (r == BULK_STORE)
 				*d++ = x;
 			else if (r == BULK_LEAVE)
@@ -746,7 +863,7 @@ static __noinline size_t free_to_pcs_bulk(struct kmem_cache *s, struct kmem_cach
 			break;
 	}
 	stat_add(c, FREE_PCS, pushed);
-	if (t->last)
+	if (t->first && record)
 		bulk_record(s, c, t, epoch);
 	return (size_t)(out - p);
 rest:
@@ -757,54 +874,153 @@ rest:
 }
 
 /*
- * The common case inline: all of p[] fits in main and the table (with
- * bulk_run_fast()'s lookups) passes every pointer: one loop, one
- * published size. From the first pointer it refuses, or when main has
- * too little room, free_to_pcs_bulk() goes on.
+ * The common case, without the table: p[] while it stays in the slab of
+ * the slot's free record (struct free_record, valid while the cache's
+ * epoch is the one it holds), the way bulk_mark_run()'s run takes it (an
+ * object start there and not free already: marked and stored at d[]).
+ * Returns how many went; the rest is the table's. A call whose objects sit
+ * in one slab call after call (the record follows p[0]'s slab) costs a
+ * test and the mark per object, and none of the table's setup.
  */
-static __always_inline size_t free_bulk_pcs_common(struct kmem_cache *s, struct kmem_cache_cpu *c,
-						   size_t n, void **p, const bool pow2)
+static __always_inline size_t bulk_rec_run(const struct kmem_cache *s,
+					   const struct kmem_cache_cpu *c, void **q, void **d,
+					   size_t m, const bool pow2)
+{
+	/* locals: the stores into objects and sheaves may alias s and c */
+	const uintptr_t base = (uintptr_t)c->rec.addr, mark = c->rec.mark;
+	const uintptr_t bytes = c->rec.bytes;
+	const uintptr_t bad = ~((PAGE_SIZE << s->order) - 1) | (s->size - 1);
+	const uintptr_t fmo = pow2 ? 0 : s->free_mark_offset;   /* pow2: the mark at word 0 */
+	const uint64_t magic = s->div_magic;
+	const uintptr_t doff = (uintptr_t)d - (uintptr_t)q;
+	void **r = q, **const qend = q + m;
+
+	if (c->rec.epoch != __atomic_load_n(&s->slab_epoch, __ATOMIC_ACQUIRE))
+		return 0;
+	/* pow2: the bad mask's test needs the record's slab to span a whole
+	 * block of the cache's order: all objects, naturally aligned */
+	if (pow2 && bytes != PAGE_SIZE << s->order)
+		return 0;
+	if (pow2) {
+		for (; r + 4 <= qend; r += 4) {
+			uintptr_t x0 = (uintptr_t)r[0], x1 = (uintptr_t)r[1];
+			uintptr_t x2 = (uintptr_t)r[2], x3 = (uintptr_t)r[3];
+			if (unlikely(((x0 - base) | (x1 - base) | (x2 - base) | (x3 - base)) & bad))
+				break;
+			if (USLUB_FREE_MARK) {
+				/* each mark set before the next one's test: the
+				 * same pointer twice */
+				if (unlikely(meta_load((uintptr_t *)x0) == mark))
+					goto out;
+				meta_store((uintptr_t *)x0, mark);
+				*(void **)((uintptr_t)r + doff) = (void *)x0;
+				if (unlikely(meta_load((uintptr_t *)x1) == mark)) {
+					r += 1;
+					goto out;
+				}
+				meta_store((uintptr_t *)x1, mark);
+				*(void **)((uintptr_t)(r + 1) + doff) = (void *)x1;
+				if (unlikely(meta_load((uintptr_t *)x2) == mark)) {
+					r += 2;
+					goto out;
+				}
+				meta_store((uintptr_t *)x2, mark);
+				*(void **)((uintptr_t)(r + 2) + doff) = (void *)x2;
+				if (unlikely(meta_load((uintptr_t *)x3) == mark)) {
+					r += 3;
+					goto out;
+				}
+				meta_store((uintptr_t *)x3, mark);
+			} else {
+				*(void **)((uintptr_t)r + doff) = (void *)x0;
+				*(void **)((uintptr_t)(r + 1) + doff) = (void *)x1;
+				*(void **)((uintptr_t)(r + 2) + doff) = (void *)x2;
+			}
+			*(void **)((uintptr_t)(r + 3) + doff) = (void *)x3;
+		}
+	}
+	for (; r < qend; r++) {
+		uintptr_t x = (uintptr_t)*r, off = x - base;
+		if (pow2 ? unlikely(off & bad) : unlikely(off >= bytes) || unlikely(off * magic >= magic))
+			break;
+		if (USLUB_FREE_MARK) {
+			uintptr_t *mp = (uintptr_t *)(x + fmo);
+			if (unlikely(meta_load(mp) == mark))
+				break;
+			meta_store(mp, mark);
+		}
+		*(void **)((uintptr_t)r + doff) = (void *)x;
+	}
+out:
+	return (size_t)(r - q);
+}
+
+/* What bulk_rec_run() left, p[i, n): the table's way, then the detached
+ * path for what that leaves. */
+static __noinline void free_bulk_pcs_more(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					  size_t n, void **p, size_t i, const bool pow2)
 {
 	struct bulk_runs t;
+	uint64_t epoch = bulk_runs_seed(s, c, &t);
+	struct slab_sheaf *main = c->main;
+	unsigned int size = main->size;
+	size_t k;
+	if (likely(n - i <= main->capacity - size)) {
+		/* the rest fits: the table's loop once, one published size */
+		k = pow2 ? bulk_mark_pow2(s, &t, p + i, main->objects + size, n - i) :
+				  bulk_mark_any(s, &t, p + i, main->objects + size, n - i);
+		barrier();              /* a fork child flushes objects[0, size) */
+		WRITE_ONCE(main->size, size + (unsigned int)k);
+		stat_add(c, FREE_PCS, k);
+		if (likely(k == n - i)) {
+			if (t.first && !i)
+				bulk_record(s, c, &t, epoch);   /* the record placed no p[0] */
+			return;
+		}
+		/* a refused pointer: the general case goes on from it */
+		k += i;
+	} else {
+		k = i;
+	}
+	size_t left = free_to_pcs_bulk(s, c, n, p, k, &t, epoch, !i, pow2);
+	if (unlikely(left))
+		free_bulk_rest(s, left, p);
+}
+
+/*
+ * The two instances of the sheaf front, entered by a tail call from
+ * uslub_cache_free_bulk(): the first for power-of-two sizes with the free
+ * mark at word 0. All of p[] in the record's slab and room for it in main:
+ * one loop, one published size. Else free_bulk_pcs_more() goes on from the
+ * first pointer the record does not place.
+ */
+static __always_inline void free_bulk_pcs_common(struct kmem_cache *s, struct kmem_cache_cpu *c,
+						 size_t n, void **p, const bool pow2)
+{
 	struct slab_sheaf *main = c->main;
 	unsigned int size = main->size;
 	size_t i = 0;
-	uint64_t epoch = bulk_runs_seed(s, c, &t);
-	uintptr_t seed = t.run_base;
 	if (likely(n <= main->capacity - size)) {       /* the empty sheaf has none */
-		i = pow2 ? bulk_mark_pow2(s, &t, p, main->objects + size, n) :
-			   bulk_mark_any(s, &t, p, main->objects + size, n);
+		i = bulk_rec_run(s, c, p, main->objects + size, n, pow2);
 		barrier();                      /* a fork child flushes objects[0, size) */
 		WRITE_ONCE(main->size, size + (unsigned int)i);
 		stat_add(c, FREE_PCS, i);
-		if (likely(i == n)) {
-			/* a record that placed p[0] stays: p[] that starts in
-			 * the same slab call after call keeps its seed */
-			if (unlikely(t.last) && (uintptr_t)p[0] - seed >= PAGE_SIZE << s->order)
-				bulk_record(s, c, &t, epoch);
-			return 0;
-		}
+		if (likely(i == n))
+			return;
 	}
-	return free_to_pcs_bulk(s, c, n, p, i, &t, epoch, pow2);
+	free_bulk_pcs_more(s, c, n, p, i, pow2);
 }
 
-/* The two instances of free_to_pcs_bulk(), each with the detached path
- * for what it left: entered by a tail call from uslub_cache_free_bulk().
- * The first is for power-of-two sizes with the free mark at word 0. */
 static __noinline void free_bulk_pcs_pow2(struct kmem_cache *s, struct kmem_cache_cpu *c,
 					  size_t n, void **p)
 {
-	size_t left = free_bulk_pcs_common(s, c, n, p, true);
-	if (unlikely(left))
-		free_bulk_rest(s, left, p);
+	free_bulk_pcs_common(s, c, n, p, true);
 }
 
 static __noinline void free_bulk_pcs(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t n,
 				     void **p)
 {
-	size_t left = free_bulk_pcs_common(s, c, n, p, false);
-	if (unlikely(left))
-		free_bulk_rest(s, left, p);
+	free_bulk_pcs_common(s, c, n, p, false);
 }
 
 static size_t free_bulk_to_sheaves(struct kmem_cache *s, size_t n, void **p)
@@ -814,7 +1030,7 @@ static size_t free_bulk_to_sheaves(struct kmem_cache *s, size_t n, void **p)
 	struct kmem_cache_cpu *c = this_cpu(s);
 	struct bulk_runs t;
 	uint64_t epoch = bulk_runs_seed(s, c, &t);
-	return free_to_pcs_bulk(s, c, n, p, 0, &t, epoch, bulk_pow2(s));
+	return free_to_pcs_bulk(s, c, n, p, 0, &t, epoch, true, bulk_pow2(s));
 }
 
 /*
