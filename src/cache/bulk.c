@@ -478,11 +478,13 @@ static __always_inline bool bulk_run_fast(const struct kmem_cache *s, struct bul
  * values all stay in registers.
  */
 static __always_inline size_t bulk_table_run(const struct kmem_cache *s, struct bulk_runs *t,
-					     void **q, void **d, size_t m, const bool pow2)
+					     void **q, void **d, size_t m, const bool pow2,
+					     const bool order0)
 {
 	/* locals: the stores into objects and sheaves may alias s */
-	const unsigned int kshift = PAGE_SHIFT + s->order;
-	const uintptr_t bad = ~((PAGE_SIZE << s->order) - 1) | (s->size - 1);
+	const unsigned int order = order0 ? 0 : s->order;
+	const unsigned int kshift = PAGE_SHIFT + order;
+	const uintptr_t bad = ~((PAGE_SIZE << order) - 1) | (s->size - 1);
 	const uintptr_t fmo = pow2 ? 0 : s->free_mark_offset;   /* pow2: the mark at word 0 */
 	const uint32_t bytes = s->objects * s->size;
 	const uint64_t magic = s->div_magic;
@@ -539,13 +541,16 @@ out:
 static __noinline size_t bulk_table_pow2(const struct kmem_cache *s, struct bulk_runs *t,
 					 void **q, void **d, size_t m)
 {
-	return bulk_table_run(s, t, q, d, m, true);
+	/* order 0 (the small sizes): the key's shift a constant */
+	if (!s->order)
+		return bulk_table_run(s, t, q, d, m, true, true);
+	return bulk_table_run(s, t, q, d, m, true, false);
 }
 
 static __noinline size_t bulk_table_any(const struct kmem_cache *s, struct bulk_runs *t,
 					void **q, void **d, size_t m)
 {
-	return bulk_table_run(s, t, q, d, m, false);
+	return bulk_table_run(s, t, q, d, m, false, false);
 }
 
 /*
@@ -649,7 +654,7 @@ look:
 					goto look;      /* its slab in the table now */
 				goto out;
 			}
-			if (unlikely(++switches > 2 + (size_t)(r - q) / 16)) {
+			if (unlikely(++switches > 1 + (size_t)(r - q) / 16)) {
 				t->table = true;
 				goto table;
 			}
