@@ -63,44 +63,12 @@ static size_t alloc_bulk_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c, siz
 	return i;
 }
 
-/*
- * Hand out the top @k objects of @main (k <= size) into p[], clearing each
- * free mark: below 32, one pass that copies four pointers and clears
- * their marks (memcpy's call costs more than it saves there); from 32 on,
- * one memcpy of the pointers, then a pass over p[] that clears the marks
- * (four at a time: loads first, then stores). The size goes down first,
- * so a fork child never flushes an object already handed out.
- */
-static __always_inline void sheaf_pop_bulk(const struct kmem_cache *s, struct slab_sheaf *main,
-					   unsigned int k, void **p)
+/* sheaf_pop_bulk() from 32 on: one memcpy of the pointers, then a pass
+ * over p[] that clears the marks (four at a time: loads first, then
+ * stores). Out of line: the call keeps the small case's registers. */
+static __noinline void sheaf_pop_many(uintptr_t fmo, void **p, void **src, unsigned int k)
 {
-	unsigned int size = main->size - k;
-	const uintptr_t fmo = s->free_mark_offset;   /* a local: the stores below may alias s */
 	void **const end = p + k;
-	void **src = main->objects + size;
-	WRITE_ONCE(main->size, size);
-	barrier();
-	if (k < 32) {
-		for (; p + 4 <= end; p += 4, src += 4) {
-			char *x0 = src[0], *x1 = src[1], *x2 = src[2], *x3 = src[3];
-			p[0] = x0;
-			p[1] = x1;
-			p[2] = x2;
-			p[3] = x3;
-			if (USLUB_FREE_MARK) {
-				meta_store(x0 + fmo, 0);
-				meta_store(x1 + fmo, 0);
-				meta_store(x2 + fmo, 0);
-				meta_store(x3 + fmo, 0);
-			}
-		}
-		for (; p < end; p++, src++) {
-			*p = *src;
-			if (USLUB_FREE_MARK)
-				meta_store((char *)*src + fmo, 0);
-		}
-		return;
-	}
 	memcpy(p, src, (size_t)k * sizeof(void *));
 	if (!USLUB_FREE_MARK)
 		return;
@@ -113,6 +81,46 @@ static __always_inline void sheaf_pop_bulk(const struct kmem_cache *s, struct sl
 	}
 	for (; p < end; p++)
 		meta_store((char *)*p + fmo, 0);
+}
+
+/*
+ * Hand out the top @k objects of @main (k <= size) into p[], clearing each
+ * free mark: below 32, one pass that copies four pointers and clears
+ * their marks (memcpy's call costs more than it saves there); from 32 on,
+ * sheaf_pop_many(). The size goes down first, so a fork child never
+ * flushes an object already handed out.
+ */
+static __always_inline void sheaf_pop_bulk(const struct kmem_cache *s, struct slab_sheaf *main,
+					   unsigned int k, void **p)
+{
+	unsigned int size = main->size - k;
+	const uintptr_t fmo = s->free_mark_offset;   /* a local: the stores below may alias s */
+	void **const end = p + k;
+	void **src = main->objects + size;
+	WRITE_ONCE(main->size, size);
+	barrier();
+	if (k >= 32) {
+		sheaf_pop_many(fmo, p, src, k);
+		return;
+	}
+	for (; p + 4 <= end; p += 4, src += 4) {
+		char *x0 = src[0], *x1 = src[1], *x2 = src[2], *x3 = src[3];
+		p[0] = x0;
+		p[1] = x1;
+		p[2] = x2;
+		p[3] = x3;
+		if (USLUB_FREE_MARK) {
+			meta_store(x0 + fmo, 0);
+			meta_store(x1 + fmo, 0);
+			meta_store(x2 + fmo, 0);
+			meta_store(x3 + fmo, 0);
+		}
+	}
+	for (; p < end; p++, src++) {
+		*p = *src;
+		if (USLUB_FREE_MARK)
+			meta_store((char *)*src + fmo, 0);
+	}
 }
 
 /*
@@ -299,17 +307,23 @@ __public int (uslub_cache_alloc_bulk)(struct kmem_cache *s, uslub_gfp_t gfp, siz
 /*
  * Sheaf caches: p[] goes to the main sheaf, each pointer validated against
  * its slab before it is stored: an object start of a live local slab of
- * this cache, and not free already (the free mark, tested and set). The
- * slabs are in a direct-mapped table on the stack (struct bulk_runs),
- * seeded with the slot's free record and filled by descriptor lookups:
+ * this cache, and not free already (the free mark, tested and set).
+ *
+ * First the slab of the slot's free record (struct free_record), which
+ * follows p[0]'s: bulk_rec_run() takes p[] while it stays there, four
+ * pointers to a test, and nothing else is set up; a call whose objects sit
+ * in one slab call after call ends there. From the first pointer it does
+ * not place (free_bulk_pcs_more()), the slabs are in a direct-mapped
+ * table on the stack (struct bulk_runs), filled by descriptor lookups:
  * inline for the common case (bulk_run_fast(): a live slab of this cache
  * without sampled objects, on one node), out of line for the rest
  * (bulk_push_cold(): NULL, another node's or cache's, invalid, a sampled
  * object's untag, a double free). bulk_mark_run() keeps the current slab
- * in registers while p[] stays in it, and looks every pointer up in the
- * table once p[] switches slabs often: interleaved objects of many slabs
- * then cost a few instructions more, not a mispredicted branch each. A
- * full main is exchanged for the spare or, whole, for an empty sheaf of
+ * in registers while p[] stays in it, and bulk_table_run() looks every
+ * pointer up once p[] switches slabs often: interleaved objects of many
+ * slabs then cost a few instructions more, not a mispredicted branch each.
+ *
+ * A full main is exchanged for the spare or, whole, for an empty sheaf of
  * the barn (_uslub_pcs_replace_full_main(), once per sheaf). Double frees
  * are reported here; the rest (NULLs dropped) is moved to the front of
  * p[] and counted in the return value: other nodes, invalid pointers
@@ -328,10 +342,10 @@ __public int (uslub_cache_alloc_bulk)(struct kmem_cache *s, uslub_gfp_t gfp, siz
  * an offset in that slab's objects, or in the tail after them
  * (power-of-two sizes have none). Empty: the address of a block whose
  * number is not k, so that no x with key k is in it (0, and one slab size
- * for entry 0), zeroed per call (256 bytes of stores, where a valid mask
- * would cost every pointer a bit test). An entry holds while the cache's
- * slab_epoch does (struct free_record's argument): read at the start of
- * the call and after each sheaf given away.
+ * for entry 0), set on the table's first use (256 bytes of stores, where a
+ * valid mask would cost every pointer a bit test). An entry holds while
+ * the cache's slab_epoch does (struct free_record's argument): read when
+ * the table starts and after each sheaf given away.
  */
 struct bulk_runs {
 	/* the current run of bulk_mark_run() (run_base 0: none), kept from
@@ -380,8 +394,6 @@ static __always_inline bool bulk_run_fits(const struct kmem_cache *s, uintptr_t 
 	return !(base & ((PAGE_SIZE << s->order) - 1)) && bytes == bulk_fit_bytes(s);
 }
 
-/* Empty every entry: 16-byte stores (a memset of 256 bytes is rep stosq,
- * whose start-up costs a small call more than the stores). */
 static __always_inline void bulk_run_set(const struct kmem_cache *s, struct bulk_runs *t,
 					 uintptr_t base, uintptr_t mark)
 {
@@ -391,7 +403,8 @@ static __always_inline void bulk_run_set(const struct kmem_cache *s, struct bulk
 }
 
 /* Set the entries up before their first use: all empty but the current
- * run's. */
+ * run's. 16-byte stores: a memset of 256 bytes is rep stosq, whose
+ * start-up costs a small call more than the stores. */
 static __noinline void bulk_runs_init(const struct kmem_cache *s, struct bulk_runs *t)
 {
 	typedef uint64_t v2u64 __attribute__((vector_size(16), may_alias));
@@ -554,10 +567,10 @@ static __noinline size_t bulk_table_any(const struct kmem_cache *s, struct bulk_
 }
 
 /*
- * The loop: q[i] to d[i] for i < m, each placed by the table (after a
- * lookup by bulk_run_fast() if need be) and marked free, up to the first
- * that is not (for bulk_push_cold()); returns how many went. A function
- * of its own, whose few live values all fit in registers.
+ * The loop: q[i] to d[i] for i < m, each placed by the current run or the
+ * table (after a lookup by bulk_run_fast() if need be) and marked free, up
+ * to the first that is not (for bulk_push_cold()); returns how many went.
+ * A function of its own, whose few live values all fit in registers.
  */
 static __always_inline size_t bulk_mark_run(const struct kmem_cache *s, struct bulk_runs *t,
 					    void **q, void **d, size_t m, const bool pow2)
@@ -591,12 +604,11 @@ static __always_inline size_t bulk_mark_run(const struct kmem_cache *s, struct b
 	if (likely(base))
 		goto run;
 	/*
-	 * First the run: a pointer into the current slab (the last entry
-	 * used, set by the first pointer's) costs no table access (pow2: two
-	 * at a time, one test for both, the first object's mark set before
-	 * the second's is tested: the same pointer twice). Objects of few
-	 * slabs, or in runs, never leave it; p[] that switches slabs too
-	 * often (the branch then mispredicts) goes on in the table loop.
+	 * The run: a pointer into the current slab (the free record's, then
+	 * the last entry used) costs no table access. Objects of few slabs,
+	 * or in long runs, never leave it; p[] that switches slabs more than
+	 * once in 16 pointers (each switch a mispredicted branch) goes on in
+	 * the table loop for the rest of the call.
 	 */
 	goto look;
 	for (;;) {
@@ -703,19 +715,6 @@ static __noinline size_t bulk_mark_any(const struct kmem_cache *s, struct bulk_r
 enum { BULK_DROP, BULK_STORE, BULK_LEAVE };
 
 /*
- * What bulk_mark_run() refused, out of line so that the loop keeps its
- * registers: a double free of an object the table places (reported,
- * BULK_DROP), NULL (BULK_DROP), else a descriptor lookup: not an object
- * start of a local slab of @s (foreign, another cache's or node's, inside
- * an object or past the last one: BULK_LEAVE, the detached path reports
- * it), else checked like the loop checks (BULK_STORE: marked free, for
- * main). A slab holding sampled objects (no PG_slab_page) gets no entry:
- * each of its objects comes here and is untagged (sample.c) before it is
- * stored, which gives the slab its bit back with its last sample; and so
- * does a slab that does not qualify (bulk_run_fits()). Only valid objects
- * fill an entry: a pointer of this call keeps the slab live.
- */
-/*
  * @slab holds sampled objects (no PG_slab_page): untag the sampled ones
  * among the pointers still to come, q[0, m), before any of them is stored
  * (every one of them is freed by this call, to main or to the slabs), so
@@ -736,6 +735,19 @@ static __noinline void bulk_untag_ahead(struct kmem_cache *s, struct slab *slab,
 	}
 }
 
+/*
+ * What bulk_mark_run() refused, out of line so that the loop keeps its
+ * registers, with the @left pointers after it at @q: NULL (BULK_DROP),
+ * else a descriptor lookup: not an object start of a local slab of @s
+ * (foreign, another cache's or node's, inside an object or past the last
+ * one: BULK_LEAVE, the detached path reports it), a double free (reported,
+ * BULK_DROP), else marked free (BULK_STORE, for main). A slab holding
+ * sampled objects (no PG_slab_page) gets no entry until its samples are
+ * untagged (sample.c, and bulk_untag_ahead()) before they are stored; nor
+ * does a slab that does not qualify (bulk_run_fits()): their objects come
+ * here. Only valid objects fill an entry: a pointer of this call keeps the
+ * slab live.
+ */
 static __noinline int bulk_push_cold(struct kmem_cache *s, struct bulk_runs *t, void *x,
 				     void **q, size_t left)
 {
@@ -1092,7 +1104,7 @@ static void free_bulk_hooks(struct kmem_cache *s, size_t n, void **p)
 static void free_bulk_slow(struct kmem_cache *s, size_t n, void **p);
 
 /* The common case: a live sheaf cache without hooks, on a thread with a
- * cpu area, straight to its instance of free_to_pcs_bulk(). */
+ * cpu area, straight to its instance of the sheaf front. */
 __public void uslub_cache_free_bulk(struct kmem_cache *s, size_t n, void **p)
 {
 	if (likely(s && p && n) &&
