@@ -891,35 +891,68 @@ rest:
 }
 
 /*
- * The common case, without the table: p[] while it stays in the slab of
- * the slot's free record (struct free_record, valid while the cache's
- * epoch is the one it holds), the way bulk_mark_run()'s run takes it (an
- * object start there and not free already: marked and stored at d[]).
- * Returns how many went; the rest is the table's. A call whose objects sit
- * in one slab call after call (the record follows p[0]'s slab) costs a
- * test and the mark per object, and none of the table's setup.
+ * The slab of @x for a run of bulk_rec_run(), read from the page's own
+ * line as free_object_lookup() reads it: a live slab of @s without
+ * sampled objects, on one node, whose objects span a whole block of the
+ * cache's order (pow2: the mask's test needs it), @x an object start in
+ * it. Else false: the table's way decides.
+ */
+static __always_inline bool bulk_rec_slab(const struct kmem_cache *s, const void *x,
+					  uintptr_t *base, uintptr_t *mark, uint32_t *bytes,
+					  struct slab **slabp, const bool pow2)
+{
+	if (unlikely(!_uslub_owns_segment(x)) || unlikely(_uslub_multi_node))
+		return false;
+	const struct page *page = virt_to_page(x);
+	if (unlikely(!(READ_ONCE(page->flags) & PG_slab_page)) || unlikely(page_slab_cache(page) != s))
+		return false;
+	struct slab *slab = page_slab(READ_ONCE(page->compound_head));
+	uint64_t word = page_slab_word(page);
+	uintptr_t b = (uintptr_t)slab_obj_base(s, slab), off = (uintptr_t)x - b;
+	if (unlikely(off >= (uint32_t)word) || unlikely(!obj_start(s, off)) ||
+	    (pow2 && unlikely(!bulk_run_fits(s, b, (uint32_t)word))))
+		return false;
+	*base = b;
+	*mark = s->free_mark ^ word;                    /* slab_free_mark() */
+	*bytes = (uint32_t)word;
+	*slabp = slab;
+	return true;
+}
+
+/*
+ * The common case, without the table: p[] while it stays in few slabs,
+ * the first the slot's free record's (struct free_record, valid while the
+ * cache's epoch is the one it holds), the next ones read by bulk_rec_slab()
+ * (three at most: then the table pays), each taken the way bulk_mark_run()'s
+ * run takes it (an object start there and not free already: marked and
+ * stored at d[]). Returns how many went; the rest is the table's. *@first:
+ * p[0]'s slab when the record did not place it (it becomes the record),
+ * else NULL. A call whose objects sit in a slab or two call after call
+ * costs a test and the mark per object, and none of the table's setup.
  */
 static __always_inline size_t bulk_rec_run(const struct kmem_cache *s,
 					   const struct kmem_cache_cpu *c, void **q, void **d,
-					   size_t m, const bool pow2)
+					   size_t m, struct slab **first, const bool pow2)
 {
 	/* locals: the stores into objects and sheaves may alias s and c */
-	const uintptr_t base = (uintptr_t)c->rec.addr, mark = c->rec.mark;
-	const uintptr_t bytes = c->rec.bytes;
+	uintptr_t base = (uintptr_t)c->rec.addr, mark = c->rec.mark;
+	uint32_t bytes = (uint32_t)c->rec.bytes;
 	const uintptr_t bad = ~((PAGE_SIZE << s->order) - 1) | (s->size - 1);
 	const uintptr_t fmo = pow2 ? 0 : s->free_mark_offset;   /* pow2: the mark at word 0 */
 	const uint64_t magic = s->div_magic;
 	const uintptr_t doff = (uintptr_t)d - (uintptr_t)q;
 	void **r = q, **const qend = q + m;
+	unsigned int switches = 0;
+	struct slab *slab;
 
-	if (c->rec.epoch != __atomic_load_n(&s->slab_epoch, __ATOMIC_ACQUIRE))
-		return 0;
+	*first = NULL;
 	/* pow2: the bad mask's test needs the record's slab to span a whole
 	 * block of the cache's order: all objects, naturally aligned */
-	if (pow2 && bytes != PAGE_SIZE << s->order)
-		return 0;
-	if (pow2) {
-		for (; r + 4 <= qend; r += 4) {
+	if (c->rec.epoch != __atomic_load_n(&s->slab_epoch, __ATOMIC_ACQUIRE) ||
+	    (pow2 && bytes != PAGE_SIZE << s->order))
+		goto other;
+	for (;;) {
+		for (; pow2 && r + 4 <= qend; r += 4) {
 			uintptr_t x0 = (uintptr_t)r[0], x1 = (uintptr_t)r[1];
 			uintptr_t x2 = (uintptr_t)r[2], x3 = (uintptr_t)r[3];
 			if (unlikely(((x0 - base) | (x1 - base) | (x2 - base) | (x3 - base)) & bad))
@@ -955,27 +988,36 @@ static __always_inline size_t bulk_rec_run(const struct kmem_cache *s,
 			}
 			*(void **)((uintptr_t)(r + 3) + doff) = (void *)x3;
 		}
-	}
-	for (; r < qend; r++) {
+		if (r == qend)
+			goto out;
 		uintptr_t x = (uintptr_t)*r, off = x - base;
-		if (pow2 ? unlikely(off & bad) : unlikely(off >= bytes) || unlikely(off * magic >= magic))
-			break;
+		if (pow2 ? unlikely(off & bad) : unlikely(off >= bytes) || unlikely(off * magic >= magic)) {
+other:
+			/* another slab: read it, up to three times */
+			if (switches++ == 3 || !bulk_rec_slab(s, *r, &base, &mark, &bytes, &slab, pow2))
+				goto out;
+			if (r == q)
+				*first = slab;
+			continue;
+		}
 		if (USLUB_FREE_MARK) {
 			uintptr_t *mp = (uintptr_t *)(x + fmo);
 			if (unlikely(meta_load(mp) == mark))
-				break;
+				goto out;
 			meta_store(mp, mark);
 		}
 		*(void **)((uintptr_t)r + doff) = (void *)x;
+		r++;
 	}
 out:
 	return (size_t)(r - q);
 }
 
 /* What bulk_rec_run() left, p[i, n): the table's way, then the detached
- * path for what that leaves. */
+ * path for what that leaves. @record: as free_to_pcs_bulk()'s. */
 static __noinline void free_bulk_pcs_more(struct kmem_cache *s, struct kmem_cache_cpu *c,
-					  size_t n, void **p, size_t i, const bool pow2)
+					  size_t n, void **p, size_t i, bool record,
+					  const bool pow2)
 {
 	struct bulk_runs t;
 	uint64_t epoch = bulk_runs_seed(s, c, &t);
@@ -990,8 +1032,8 @@ static __noinline void free_bulk_pcs_more(struct kmem_cache *s, struct kmem_cach
 		WRITE_ONCE(main->size, size + (unsigned int)k);
 		stat_add(c, FREE_PCS, k);
 		if (likely(k == n - i)) {
-			if (t.first && !i)
-				bulk_record(s, c, &t, epoch);   /* the record placed no p[0] */
+			if (t.first && record)
+				bulk_record(s, c, &t, epoch);
 			return;
 		}
 		/* a refused pointer: the general case goes on from it */
@@ -999,7 +1041,7 @@ static __noinline void free_bulk_pcs_more(struct kmem_cache *s, struct kmem_cach
 	} else {
 		k = i;
 	}
-	size_t left = free_to_pcs_bulk(s, c, n, p, k, &t, epoch, !i, pow2);
+	size_t left = free_to_pcs_bulk(s, c, n, p, k, &t, epoch, record, pow2);
 	if (unlikely(left))
 		free_bulk_rest(s, left, p);
 }
@@ -1016,16 +1058,20 @@ static __always_inline void free_bulk_pcs_common(struct kmem_cache *s, struct km
 {
 	struct slab_sheaf *main = c->main;
 	unsigned int size = main->size;
+	struct slab *first = NULL;
 	size_t i = 0;
 	if (likely(n <= main->capacity - size)) {       /* the empty sheaf has none */
-		i = bulk_rec_run(s, c, p, main->objects + size, n, pow2);
+		i = bulk_rec_run(s, c, p, main->objects + size, n, &first, pow2);
 		barrier();                      /* a fork child flushes objects[0, size) */
 		WRITE_ONCE(main->size, size + (unsigned int)i);
 		stat_add(c, FREE_PCS, i);
+		if (unlikely(first))
+			_uslub_free_record_set(s, c, first);    /* p[0]'s slab */
 		if (likely(i == n))
 			return;
 	}
-	free_bulk_pcs_more(s, c, n, p, i, pow2);
+	/* the table's way records p[0]'s slab when nothing placed it yet */
+	free_bulk_pcs_more(s, c, n, p, i, !i && !first, pow2);
 }
 
 static __noinline void free_bulk_pcs_pow2(struct kmem_cache *s, struct kmem_cache_cpu *c,
