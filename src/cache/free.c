@@ -210,15 +210,17 @@ static __noinline void free_hooked_cpu_slab(struct kmem_cache *s, void *x,
  * ends one of them later also ends the record. A tail call after the push: the lookup keeps
  * no register for it.
  */
-/* @c, whose record names @slab, is the thread's record slot for each
- * page of the slab (REC_SLOTS entries at most). */
-static void rec_slots_set(struct kmem_cache_cpu *c, struct slab *slab)
+/* @c is the thread's record slot for each page of its record's objects
+ * (REC_SLOTS entries at most). From the record, not the slab's page
+ * flags: those change under other threads (the node-partial flag). */
+static void rec_slots_set(struct kmem_cache_cpu *c)
 {
-	char *addr = slab_address(slab);
-	unsigned int pages = MIN(1u << slab_order(slab), (unsigned int)REC_SLOTS);
+	char *addr = c->rec.addr;
+	unsigned long pages = MIN((c->rec.bytes + PAGE_SIZE - 1) >> PAGE_SHIFT,
+				  (unsigned long)REC_SLOTS);
 	struct kmem_cache_cpu **tab = rec_slots(_uslub_tls.cpu_base);
-	for (unsigned int i = 0; i < pages; i++)
-		tab[REC_SLOT(addr + (size_t)i * PAGE_SIZE)] = c;
+	for (unsigned long i = 0; i < pages; i++)
+		tab[REC_SLOT(addr + i * PAGE_SIZE)] = c;
 }
 
 void _uslub_free_record_set(struct kmem_cache *s, struct kmem_cache_cpu *c, struct slab *slab)
@@ -231,7 +233,7 @@ void _uslub_free_record_set(struct kmem_cache *s, struct kmem_cache_cpu *c, stru
 		 * between caches come back here): only the thread's pointer
 		 * to it moves */
 		if (s->rec_thread)
-			rec_slots_set(c, slab);
+			rec_slots_set(c);
 		return;
 	}
 	unsigned int off = READ_ONCE(s->fastpath_off);
@@ -254,7 +256,7 @@ void _uslub_free_record_set(struct kmem_cache *s, struct kmem_cache_cpu *c, stru
 	c->rec.cache = s;
 	c->rec.exts = exts;
 	if (s->rec_thread && !(epoch & FREE_RECORD_HOOKED))
-		rec_slots_set(c, slab);
+		rec_slots_set(c);
 }
 
 /* Where the object's slab qualifies: the inline paths on, PG_slab_page
