@@ -369,21 +369,33 @@ static __always_inline void slab_free_to_pcs(struct kmem_cache *s, struct slab *
 }
 
 /*
- * free() and kfree() of any @x, in two steps: the inline one, the free
- * record of the slot the thread last freed into in @x's region
- * (rec_slots()[REC_SLOT(x)]: a kmalloc or malloc cache's), and,
- * out of line in the callers, the lookup.
+ * free() and kfree() of any @x, in three steps: the inline one, the free
+ * record of the slot the thread last freed into (_uslub_tls.last_slot: a
+ * kmalloc or malloc cache's; not indexed by @x, so its loads do not wait
+ * for @x and a hit costs no more latency than one record's); then, out
+ * of line in the callers, the record of the slot the thread last
+ * recorded for @x's page (rec_slots(): frees that alternate between size
+ * classes find their class's), and the lookup.
  */
 static __always_inline bool free_object_record(void *x)
+{
+	struct kmem_cache_cpu *last = _uslub_tls.last_slot;
+	return free_to_pcs_record(last, x, last->rec.cache);
+}
+
+static __always_inline bool free_object_record_page(void *x)
 {
 	/* rec_slots()[REC_SLOT(x)] as a byte offset (x >> (REC_SHIFT - 3)):
 	 * a shift the lookup does not share, so gcc keeps no page number
 	 * of x in a saved register for it */
 	static_assert(sizeof(void *) == 8, "rec_slots() entries are 8 bytes");
 	uintptr_t off = ((uintptr_t)x >> (REC_SHIFT - 3)) & ((REC_SLOTS - 1) * 8);
-	struct kmem_cache_cpu *last =
+	struct kmem_cache_cpu *c =
 		*(struct kmem_cache_cpu **)((char *)rec_slots(_uslub_tls.cpu_base) + off);
-	return free_to_pcs_record(last, x, last->rec.cache);
+	if (!free_to_pcs_record(c, x, c->rec.cache))
+		return false;
+	_uslub_tls.last_slot = c;
+	return true;
 }
 
 /*

@@ -210,8 +210,8 @@ static __noinline void free_hooked_cpu_slab(struct kmem_cache *s, void *x,
  * ends one of them later also ends the record. A tail call after the push: the lookup keeps
  * no register for it.
  */
-/* @c is the thread's record slot for each page of its record's objects
- * (REC_SLOTS entries at most). From the record, not the slab's page
+/* @c is the thread's last record slot and its record slot for each page
+ * of its record's objects (REC_SLOTS entries at most). From the record, not the slab's page
  * flags: those change under other threads (the node-partial flag). */
 static void rec_slots_set(struct kmem_cache_cpu *c)
 {
@@ -221,6 +221,7 @@ static void rec_slots_set(struct kmem_cache_cpu *c)
 	struct kmem_cache_cpu **tab = rec_slots(_uslub_tls.cpu_base);
 	for (unsigned long i = 0; i < pages; i++)
 		tab[REC_SLOT(addr + i * PAGE_SIZE)] = c;
+	_uslub_tls.last_slot = c;
 }
 
 void _uslub_free_record_set(struct kmem_cache *s, struct kmem_cache_cpu *c, struct slab *slab)

@@ -803,6 +803,12 @@ struct uslub_tls {
 	int init_depth;              /* > 0 while this thread initializes uslub:
 	                                a malloc from inside (libc's) is served
 	                                from the malloc layer's boot arena      */
+	struct kmem_cache_cpu *last_slot; /* the slot of the last free_object()
+	                                (kfree, free) record set or hit, of a
+	                                rec_thread cache; else CPU_SLOT_NONE: a
+	                                slot of the sentinel area whose record
+	                                is empty (the first try; rec_slots()
+	                                the second)                           */
 };
 __internal extern __thread struct uslub_tls _uslub_tls __tls_ie;
 

@@ -30,7 +30,8 @@ struct cpu_empty_area _uslub_cpu_empty_area __attribute__((aligned(4096))) = {
 static_assert(offsetof(struct cpu_empty_area, area) % 4096 == 0, "the sentinel area is page aligned");
 static_assert(sizeof(struct uslub_thread) + REC_SLOTS * sizeof(void *) <= THREAD_HDR_SIZE,
 	      "the record table fits below the cpu slots");
-__thread struct uslub_tls _uslub_tls __tls_ie = { .cpu_base = _uslub_cpu_empty };
+__thread struct uslub_tls _uslub_tls __tls_ie = { .cpu_base = _uslub_cpu_empty,
+						    .last_slot = CPU_SLOT_NONE };
 
 pthread_mutex_t _uslub_thread_lock = PTHREAD_MUTEX_INITIALIZER;
 struct list_head _uslub_threads = LIST_HEAD_INIT(_uslub_threads);
@@ -132,6 +133,7 @@ static void thread_exit(void *arg)
 {
 	_uslub_lifecycle_thread_exit(arg);
 	_uslub_tls.cpu_base = _uslub_cpu_empty;
+	_uslub_tls.last_slot = CPU_SLOT_NONE;   /* the area goes to another thread */
 	_uslub_tls.thread = NULL;
 	_uslub_tls.state = THREAD_DEAD;
 	_uslub_gp_drain();      /* the thread's rcu_free sheaves (rcu.c) */

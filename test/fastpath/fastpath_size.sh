@@ -20,21 +20,30 @@ hot() {   # instructions of function $1 up to and including its first ret
 # free record's miss: the instructions up to that branch, then those from
 # its target to the next ret (the lookup, laid out after the record's ret,
 # falls through to its own ret on a hit).
-general() {
-	awk -v f="<$1>:" '$2 == f { on = 1; next }
-		on && /^$/ { exit }
+general() { branches "$1" 1; }
+# branches FUNC D: the instructions from FUNC's entry following the first
+# conditional branch of each of D stretches (each to its target, laid out
+# later), then to the next ret
+branches() {
+	awk -v f="<$1>:" -v depth="$2" '$2 == f { on = 1; next }
+		on && /^$/ { on = 0 }
 		on && /\t/ {
-			split($1, a, ":"); addr = a[1]
-			if (tgt == "") {
+			split($1, a, ":"); addr = a[1]; sub(/^ +/, "", addr); sub(/^0+/, "", addr)
+			n++; A[n] = addr; T[n] = $0; I[addr] = n
+		}
+		END {
+			pc = 1; lvl = 0; k = 0
+			while (pc >= 1 && pc <= n) {
 				k++
-				if ($0 ~ /\tj(ae|b|a|be|e|ne|l|g|le|ge|s|ns) /) {
-					tgt = $(NF - 1); sub(/^0+/, "", tgt)
+				if (lvl < depth && T[pc] ~ /\tj(ae|b|a|be|e|ne|l|g|le|ge|s|ns) /) {
+					nw = split(T[pc], w, " "); tgt = w[nw - 1]
+					sub(/^0+/, "", tgt)
+					if (!(tgt in I)) exit
+					pc = I[tgt]; lvl++; continue
 				}
-				next
+				if (lvl == depth && T[pc] ~ /\tret/) { print k; exit }
+				pc++
 			}
-			a2 = addr; sub(/^ +/, "", a2); sub(/^0+/, "", a2)
-			if (a2 == tgt) in_t = 1
-			if (in_t) { m++; if ($0 ~ /\tret/) { print k + m; exit } }
 		}' "$dis"
 }
 status=0
@@ -54,6 +63,8 @@ measure() {
 }
 check() { measure hot "$1" "$2" "${3:-}" "" hot; }
 check_general() { measure general "$1" "$2" "${3:-}" " (lookup)" lookup; }
+check_second() { measure second "$1" "$2" "${3:-}" " (lookup after the page's record)" lookup; }
+second() { branches "$1" 2; }
 # Sheaf mode (Linux 7.0, every cache by default; objdump of the gcc -O2
 # build, counted to the first ret, which includes the miss branches laid
 # out before it):
@@ -93,24 +104,30 @@ check cache_free_lookup 58
 #        the ALLOC_PCS counter and sampled countdown (2: add, js, as
 #        above), the free mark's clear (1), ret (1); the 1-64 KiB index
 #        (bsr and two shifts) is laid out after the ret
-# free (32): the thread's free record (rec_slots(), below its cpu slots: the slot of
-#        the kmalloc/malloc cache it last recorded for the pointer's page:
-#        cpu_base, the index and the load, 6), the record's range
-#        (4), its cache (1), object start (3), room (4), epoch (3), the
-#        mark (4), the push (4), FREE_PCS (1), ret; the lookup is inline,
-#        laid out after that ret:
-# free's lookup path (63): the record's test up to its miss branch (11),
-#        then the ownership byte (its index range is the canonical-address
-#        test), the page's descriptor and PG_slab_page, from its line the
-#        cache and the slab word, the cache's fast slot (the dead one,
-#        full, while its inline paths are off), room, offset, object
-#        start, one node, the mark, the push, the record's note; a miss
-#        tail-calls _uslub_free_slab_miss with the caller's address, read
-#        from the stack only there
+# free (28): the thread's free record (_uslub_tls.last_slot, the slot of
+#        the kmalloc/malloc cache it last recorded or hit: 2, a load that
+#        does not wait for the pointer), the record's range (4), its cache
+#        (1), object start (3), room (4), epoch (3), the mark (4), the push
+#        (4), FREE_PCS (1), ret; the rest is inline, laid out after that
+#        ret:
+# free's page record (39): the record's test up to its miss branch (7),
+#        then the record of the slot last recorded for the pointer's page
+#        (rec_slots(), below the thread's first cpu slot: cpu_base, the
+#        index and the load), the same tests and push, last_slot moved to
+#        it; frees alternating between size classes end here
+# free's lookup after both (69): the page record's test up to its miss
+#        branch, then the ownership byte (its index range is the
+#        canonical-address test), the page's descriptor and PG_slab_page,
+#        from its line the cache and the slab word, the cache's fast slot
+#        (the dead one, full, while its inline paths are off), room,
+#        offset, object start, one node, the mark, the push, the record's
+#        note; a miss tail-calls _uslub_free_slab_miss with the caller's
+#        address, read from the stack only there
 if [ -n "$mlib" ]; then
 	objdump -d --no-show-raw-insn "$mlib" > "$dis"
 	check malloc 22 __libc_malloc
-	check free 32 __libc_free
-	check_general free 63 __libc_free
+	check free 28 __libc_free
+	check_general free 39 __libc_free
+	check_second free 69 __libc_free
 fi
 exit $status
