@@ -244,11 +244,7 @@ static void discard_isolated(struct kmem_cache *s)
 			discard = slab;
 		}
 		node_unlock(n);
-		while (discard) {
-			struct slab *slab = discard;
-			discard = slab->next;
-			_uslub_discard_slab(s, slab);
-		}
+		_uslub_discard_slabs(s, discard, NULL);
 	}
 }
 

@@ -484,6 +484,20 @@ static __always_inline bool bulk_run_fast(const struct kmem_cache *s, struct bul
 	return true;
 }
 
+/* A power-of-two cache's pointer @x (its mark at word 0) stored at @dst
+ * unless it holds @mark (already free: false, nothing stored); the mark
+ * is set before the store, so the same pointer twice in p[] is caught. */
+static __always_inline bool bulk_mark_store(uintptr_t x, uintptr_t mark, void **dst)
+{
+	if (USLUB_FREE_MARK) {
+		if (unlikely(meta_load((uintptr_t *)x) == mark))
+			return false;
+		meta_store((uintptr_t *)x, mark);
+	}
+	*dst = (void *)x;
+	return true;
+}
+
 /*
  * The table loop: like bulk_mark_run() below, with every pointer placed
  * by its entry: more work than the run's test, but no branch that
@@ -621,36 +635,20 @@ run:
 			uintptr_t x2 = (uintptr_t)r[2], x3 = (uintptr_t)r[3];
 			if (unlikely(((x0 - base) | (x1 - base) | (x2 - base) | (x3 - base)) & bad))
 				break;
-			if (USLUB_FREE_MARK) {
-				if (unlikely(meta_load((uintptr_t *)x0) == mark))
-					goto out;
-				meta_store((uintptr_t *)x0, mark);
+			if (unlikely(!bulk_mark_store(x0, mark, &BULK_D(r)[0])))
+				goto out;
+			if (unlikely(!bulk_mark_store(x1, mark, &BULK_D(r)[1]))) {
+				r += 1;
+				goto out;
 			}
-			BULK_D(r)[0] = (void *)x0;
-			if (USLUB_FREE_MARK) {
-				if (unlikely(meta_load((uintptr_t *)x1) == mark)) {
-					r += 1;
-					goto out;
-				}
-				meta_store((uintptr_t *)x1, mark);
+			if (unlikely(!bulk_mark_store(x2, mark, &BULK_D(r)[2]))) {
+				r += 2;
+				goto out;
 			}
-			BULK_D(r)[1] = (void *)x1;
-			if (USLUB_FREE_MARK) {
-				if (unlikely(meta_load((uintptr_t *)x2) == mark)) {
-					r += 2;
-					goto out;
-				}
-				meta_store((uintptr_t *)x2, mark);
+			if (unlikely(!bulk_mark_store(x3, mark, &BULK_D(r)[3]))) {
+				r += 3;
+				goto out;
 			}
-			BULK_D(r)[2] = (void *)x2;
-			if (USLUB_FREE_MARK) {
-				if (unlikely(meta_load((uintptr_t *)x3) == mark)) {
-					r += 3;
-					goto out;
-				}
-				meta_store((uintptr_t *)x3, mark);
-			}
-			BULK_D(r)[3] = (void *)x3;
 			r += 4;
 		}
 		if (r == qend)

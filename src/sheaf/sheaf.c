@@ -211,41 +211,18 @@ static unsigned long barn_cap(const struct kmem_cache *s, const struct node_barn
 	return MAX(barn->base_full, MIN(sheaves, BARN_GROW_SHEAVES));
 }
 
-static inline uint64_t coarse_ns(void)
-{
-	return monotonic_ns(CLOCK_MONOTONIC_COARSE);
-}
-
-static inline uint64_t decay_ns(void)
-{
-	return (uint64_t)_uslub_option(USLUB_OPT_DECAY_MS) * 1000000ull;
-}
-
 /* The barn refused a full sheaf: it goes to the slabs. */
 static void barn_refused(struct node_barn *barn)
 {
-	WRITE_ONCE(barn->refused_ns, coarse_ns());
+	_uslub_swing_mark(&barn->refused_ns);
 }
 
 /* Main is refilled from slabs: if the barn refused a sheaf within the
- * decay, those objects are coming back. Raise its limit (lockless: two
- * racing raises may count once). The first raise gives the purge pass a
- * deadline. */
+ * decay, those objects are coming back. */
 static void barn_refill_seen(struct kmem_cache *s, struct node_barn *barn)
 {
-	uint64_t refused = READ_ONCE(barn->refused_ns);
-	if (!refused)
-		return;
-	uint64_t now = coarse_ns(), decay = decay_ns();
-	if (now - refused >= decay)
-		return;
-	unsigned long max = READ_ONCE(barn->max_full);
-	if (max >= barn_cap(s, barn))
-		return;
-	WRITE_ONCE(barn->max_full, max + 1);
-	WRITE_ONCE(barn->raised_ns, now);
-	if (max == barn->base_full)
-		_uslub_purge_notify();
+	_uslub_swing_raise(&barn->max_full, &barn->raised_ns, &barn->refused_ns,
+			   barn->base_full, barn_cap(s, barn));
 }
 
 /* An empty sheaf nobody holds any more: to its node's barn if there is
@@ -339,6 +316,27 @@ static void list_move_all(struct list_head *from, struct list_head *to)
 	INIT_LIST_HEAD(from);
 }
 
+/* Sheaves taken off a barn (no lock held): the full ones flushed, all
+ * freed (SHEAF_FREE). Returns how many were full. */
+static int drop_sheaves(struct kmem_cache *s, struct kmem_cache_cpu *c, struct list_head *full,
+			struct list_head *empty)
+{
+	struct list_head *pos, *tmp;
+	int flushed = 0;
+	list_for_each_safe(pos, tmp, full) {
+		struct slab_sheaf *sheaf = list_entry(pos, struct slab_sheaf, barn_list);
+		flush_sheaf(s, c, sheaf);
+		free_sheaf_locked(sheaf);
+		stat(c, SHEAF_FREE);
+		flushed++;
+	}
+	list_for_each_safe(pos, tmp, empty) {
+		free_sheaf_locked(list_entry(pos, struct slab_sheaf, barn_list));
+		stat(c, SHEAF_FREE);
+	}
+	return flushed;
+}
+
 int _uslub_sheaf_cache_shrink(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
 	int flushed = 0;
@@ -346,7 +344,7 @@ int _uslub_sheaf_cache_shrink(struct kmem_cache *s, struct kmem_cache_cpu *c)
 		return 0;
 	for (int i = 0; i < _uslub_nr_nodes(); i++) {
 		struct node_barn *barn = get_barn(s, i);
-		struct list_head full, empty, *pos, *tmp;
+		struct list_head full, empty;
 		INIT_LIST_HEAD(&full);
 		INIT_LIST_HEAD(&empty);
 		barn_lock(barn);
@@ -355,43 +353,24 @@ int _uslub_sheaf_cache_shrink(struct kmem_cache *s, struct kmem_cache_cpu *c)
 		WRITE_ONCE(barn->nr_full, 0);
 		WRITE_ONCE(barn->nr_empty, 0);
 		barn_unlock(barn);
-
-		list_for_each_safe(pos, tmp, &full) {
-			struct slab_sheaf *sheaf = list_entry(pos, struct slab_sheaf, barn_list);
-			flush_sheaf(s, c, sheaf);
-			free_sheaf_locked(sheaf);
-			stat(c, SHEAF_FREE);
-			flushed++;
-		}
-		list_for_each_safe(pos, tmp, &empty) {
-			free_sheaf_locked(list_entry(pos, struct slab_sheaf, barn_list));
-			stat(c, SHEAF_FREE);
-		}
+		flushed += drop_sheaves(s, c, &full, &empty);
 	}
 	return flushed;
 }
 
 /*
- * Lower a raised barn of @s back to base_full (once its last raise is a
- * decay old, or @force) and flush the full sheaves above it; the empty
- * ones above MAX_EMPTY_SHEAVES are freed. *@next: the earliest time a
- * raised barn left becomes due. slab_mutex held (the cache stays),
- * nothing else; @c a slot on the stack.
+ * The purge pass's lower (_uslub_swing_purge(), slab_mutex held): each
+ * raised barn of @s, when due, goes back to base_full; the full sheaves
+ * above it are flushed and the empty ones above MAX_EMPTY_SHEAVES freed.
  */
-static void barn_lower(struct kmem_cache *s, struct kmem_cache_cpu *c, bool force,
-		       uint64_t now, uint64_t decay, uint64_t *next)
+static void barns_lower(struct kmem_cache *s, struct kmem_cache_cpu *c, struct swing_pass *p)
 {
-	for (int i = 0; i < _uslub_nr_nodes(); i++) {
+	for (int i = 0; s->sheaf_capacity && i < _uslub_nr_nodes(); i++) {
 		struct node_barn *barn = get_barn(s, i);
-		if (READ_ONCE(barn->max_full) <= barn->base_full)
+		if (READ_ONCE(barn->max_full) <= barn->base_full ||
+		    !_uslub_swing_due(p, READ_ONCE(barn->raised_ns)))
 			continue;
-		uint64_t due = READ_ONCE(barn->raised_ns) + decay;
-		if (!force && now < due) {
-			if (!*next || due < *next)
-				*next = due;
-			continue;
-		}
-		struct list_head full, empty, *pos, *tmp;
+		struct list_head full, empty;
 		INIT_LIST_HEAD(&full);
 		INIT_LIST_HEAD(&empty);
 		barn_lock(barn);
@@ -402,45 +381,17 @@ static void barn_lower(struct kmem_cache *s, struct kmem_cache_cpu *c, bool forc
 		while (barn->nr_empty > MAX_EMPTY_SHEAVES)
 			list_add(&__barn_take(&barn->empty, &barn->nr_empty)->barn_list, &empty);
 		barn_unlock(barn);
-		list_for_each_safe(pos, tmp, &full) {
-			struct slab_sheaf *sheaf = list_entry(pos, struct slab_sheaf, barn_list);
-			flush_sheaf(s, c, sheaf);
-			free_sheaf_locked(sheaf);
-			stat(c, SHEAF_FREE);
-		}
-		list_for_each_safe(pos, tmp, &empty) {
-			free_sheaf_locked(list_entry(pos, struct slab_sheaf, barn_list));
-			stat(c, SHEAF_FREE);
-		}
+		drop_sheaves(s, c, &full, &empty);
 	}
 }
 
 /* The page layer's purge callback (its thread, a slow path past the
- * deadline, uslub_trim()): every raised barn lowered when due. Nothing is
- * done under a uslub lock (a purge forced by an allocation that ran out
- * of address space): the next pass is a decay away. Returns 0: what it
- * frees goes to the slabs, and the pages those give back are counted by
- * the page layer when it returns them to the OS. */
+ * deadline, uslub_trim()): every raised barn lowered when due. Returns
+ * 0: what it frees goes to the slabs, and the pages those give back are
+ * counted by the page layer when it returns them to the OS. */
 static size_t barn_purge(bool force, uint64_t *next)
 {
-	uint64_t now = coarse_ns(), decay = decay_ns();
-	*next = 0;
-	if (_uslub_locks_held) {
-		*next = now + (decay ? decay : 1000000000ull);
-		return 0;
-	}
-	struct kmem_cache *s;
-	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
-	list_for_each_entry(s, &_uslub_slab_caches, list) {
-		if (!s->sheaf_capacity)
-			continue;
-		struct kmem_cache_cpu c;
-		memset(&c, 0, sizeof(c));
-		barn_lower(s, &c, force, now, decay, next);
-		_uslub_fold_stats(s, &c);
-	}
-	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
-	return 0;
+	return _uslub_swing_purge(force, next, barns_lower);
 }
 
 void _uslub_sheaf_cache_destroy(struct kmem_cache *s)

@@ -52,6 +52,7 @@ void _uslub_remove_partial(struct kmem_cache_node *n, struct slab *slab)
  * ---------------------------------------------------------------------- */
 #define SLAB_KEEP_BYTES (16ul << 20)
 
+/* The swing primitives (slub.h), shared with the barn (sheaf/sheaf.c). */
 static inline uint64_t coarse_ns(void)
 {
 	return monotonic_ns(CLOCK_MONOTONIC_COARSE);
@@ -60,6 +61,77 @@ static inline uint64_t coarse_ns(void)
 static inline uint64_t decay_ns(void)
 {
 	return (uint64_t)_uslub_option(USLUB_OPT_DECAY_MS) * 1000000ull;
+}
+
+void _uslub_swing_mark(uint64_t *event_ns)
+{
+	WRITE_ONCE(*event_ns, coarse_ns());
+}
+
+void _uslub_swing_raise(unsigned long *level, uint64_t *raised_ns, const uint64_t *event_ns,
+			unsigned long base, unsigned long cap)
+{
+	uint64_t event = READ_ONCE(*event_ns);
+	if (likely(!event))
+		return;
+	uint64_t now = coarse_ns();
+	if (now - event >= decay_ns())
+		return;
+	unsigned long lvl = MAX(READ_ONCE(*level), base);
+	if (lvl >= cap)
+		return;
+	WRITE_ONCE(*level, lvl + 1);
+	WRITE_ONCE(*raised_ns, now);
+	if (lvl == base)
+		_uslub_purge_notify();          /* the first raise: a deadline */
+}
+
+bool _uslub_swing_due(struct swing_pass *p, uint64_t raised_ns)
+{
+	uint64_t due = raised_ns + p->decay;
+	if (p->force || p->now >= due)
+		return true;
+	if (!*p->next || due < *p->next)
+		*p->next = due;
+	return false;
+}
+
+size_t _uslub_swing_purge(bool force, uint64_t *next,
+			  void (*lower)(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					struct swing_pass *p))
+{
+	struct swing_pass p = { .force = force, .now = coarse_ns(), .decay = decay_ns(),
+				.next = next };
+	*next = 0;
+	if (_uslub_locks_held) {
+		*next = p.now + (p.decay ? p.decay : 1000000000ull);
+		return 0;
+	}
+	struct kmem_cache *s;
+	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+	list_for_each_entry(s, &_uslub_slab_caches, list) {
+		struct kmem_cache_cpu c;
+		memset(&c, 0, sizeof(c));
+		lower(s, &c, &p);
+		_uslub_fold_stats(s, &c);
+	}
+	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+	return 0;
+}
+
+unsigned long _uslub_discard_slabs(struct kmem_cache *s, struct slab *list,
+				   struct kmem_cache_cpu *c)
+{
+	unsigned long k = 0;
+	while (list) {
+		struct slab *slab = list;
+		list = slab->next;
+		_uslub_discard_slab(s, slab);
+		if (c)
+			stat(c, FREE_SLAB);
+		k++;
+	}
+	return k;
 }
 
 static unsigned long keep_cap(const struct kmem_cache *s)
@@ -71,97 +143,52 @@ bool _uslub_node_keep_empty(const struct kmem_cache *s, struct kmem_cache_node *
 {
 	if (READ_ONCE(n->nr_partial) < MAX((unsigned long)s->min_partial, READ_ONCE(n->keep)))
 		return true;
-	WRITE_ONCE(n->discard_ns, coarse_ns());
+	_uslub_swing_mark(&n->discard_ns);
 	return false;
 }
 
 void _uslub_node_new_slab(const struct kmem_cache *s, struct kmem_cache_node *n)
 {
-	uint64_t discarded = READ_ONCE(n->discard_ns);
-	if (likely(!discarded))
-		return;
-	uint64_t now = coarse_ns();
-	if (now - discarded >= decay_ns())
-		return;
-	unsigned long keep = READ_ONCE(n->keep);
-	if (keep >= keep_cap(s))
-		return;
-	if (keep < s->min_partial)
-		keep = s->min_partial;
-	WRITE_ONCE(n->keep, keep + 1);
-	WRITE_ONCE(n->raised_ns, now);
-	if (keep == s->min_partial)
-		_uslub_purge_notify();          /* the first raise: a deadline */
+	_uslub_swing_raise(&n->keep, &n->raised_ns, &n->discard_ns, s->min_partial, keep_cap(s));
 }
 
-/* Lower a raised node of @s when due: keep back to 0, the empty slabs
- * above min_partial discarded. slab_mutex held (the cache stays). */
-static void node_lower(struct kmem_cache *s, struct kmem_cache_node *n, bool force,
-		       uint64_t now, uint64_t decay, uint64_t *next, struct kmem_cache_cpu *c)
+/* The purge pass's lower: each raised node of @s, when due, gets keep 0
+ * back and its empty slabs above min_partial discarded. */
+static void nodes_lower(struct kmem_cache *s, struct kmem_cache_cpu *c, struct swing_pass *p)
 {
-	if (!READ_ONCE(n->keep))
-		return;
-	uint64_t due = READ_ONCE(n->raised_ns) + decay;
-	if (!force && now < due) {
-		if (!*next || due < *next)
-			*next = due;
-		return;
-	}
-	struct slab *discard = NULL;
-	struct list_head *pos, *tmp;
-	node_lock(n);
-	WRITE_ONCE(n->keep, 0);
-	WRITE_ONCE(n->discard_ns, 0);
-	list_for_each_safe(pos, tmp, &n->partial) {
-		if (n->nr_partial <= s->min_partial)
-			break;
-		struct slab *slab = list_entry(pos, struct slab, slab_list);
-		if (FC_INUSE(slab_counters(slab)))
+	for (int i = 0; i < _uslub_nr_nodes(); i++) {
+		struct kmem_cache_node *n = get_node(s, i);
+		if (!READ_ONCE(n->keep) || !_uslub_swing_due(p, READ_ONCE(n->raised_ns)))
 			continue;
-		/* empty: no object of it is anyone's, so no free can race */
-		_uslub_remove_partial(n, slab);
-		stat(c, FREE_REMOVE_PARTIAL);
-		slab->next = discard;
-		discard = slab;
-	}
-	node_unlock(n);
-	while (discard) {
-		struct slab *slab = discard;
-		discard = slab->next;
-		_uslub_discard_slab(s, slab);
-		stat(c, FREE_SLAB);
+		struct slab *discard = NULL;
+		struct list_head *pos, *tmp;
+		node_lock(n);
+		WRITE_ONCE(n->keep, 0);
+		WRITE_ONCE(n->discard_ns, 0);
+		list_for_each_safe(pos, tmp, &n->partial) {
+			if (n->nr_partial <= s->min_partial)
+				break;
+			struct slab *slab = list_entry(pos, struct slab, slab_list);
+			if (FC_INUSE(slab_counters(slab)))
+				continue;
+			/* empty: no object of it is anyone's, so no free can race */
+			_uslub_remove_partial(n, slab);
+			stat(c, FREE_REMOVE_PARTIAL);
+			slab->next = discard;
+			discard = slab;
+		}
+		node_unlock(n);
+		_uslub_discard_slabs(s, discard, c);
 	}
 }
 
-/* The page layer's purge callback: every raised node lowered when due.
- * Nothing is done under a uslub lock (a purge forced by an allocation
- * out of address space): the next pass is a decay away. Returns 0: the
+/* The page layer's purge callback: every raised node lowered when due
+ * (nothing under a uslub lock: _uslub_swing_purge()). Returns 0: the
  * pages of the slabs discarded are counted by the page layer when it
  * returns them to the OS. */
 static size_t partial_purge(bool force, uint64_t *next)
 {
-	uint64_t now = coarse_ns(), decay = decay_ns();
-	*next = 0;
-	if (_uslub_locks_held) {
-		*next = now + (decay ? decay : 1000000000ull);
-		return 0;
-	}
-	struct kmem_cache *s;
-	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
-	list_for_each_entry(s, &_uslub_slab_caches, list) {
-		struct kmem_cache_cpu c;
-		bool any = false;
-		for (int i = 0; i < _uslub_nr_nodes() && !any; i++)
-			any = READ_ONCE(get_node(s, i)->keep) != 0;
-		if (!any)
-			continue;
-		memset(&c, 0, sizeof(c));
-		for (int i = 0; i < _uslub_nr_nodes(); i++)
-			node_lower(s, get_node(s, i), force, now, decay, next, &c);
-		_uslub_fold_stats(s, &c);
-	}
-	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
-	return 0;
+	return _uslub_swing_purge(force, next, nodes_lower);
 }
 
 void _uslub_partial_init(void)
@@ -200,12 +227,7 @@ void _uslub_put_partials_node(struct kmem_cache *s, struct slab *list, struct km
 	}
 	if (n)
 		node_unlock(n);
-	while (discard) {
-		struct slab *slab = discard;
-		discard = slab->next;
-		_uslub_discard_slab(s, slab);
-		stat(c, FREE_SLAB);
-	}
+	_uslub_discard_slabs(s, discard, c);
 }
 
 /* Put an unfrozen slab on the cpu partial list; with @drain, a full list is

@@ -313,7 +313,6 @@ int _uslub_shrink_node(struct kmem_cache *s, struct kmem_cache_node *n, struct k
 	struct list_head buckets[BUCKETS];
 	struct slab *discard = NULL;
 	struct list_head *pos, *tmp;
-	int freed = 0;
 
 	for (int i = 0; i < BUCKETS; i++)
 		INIT_LIST_HEAD(&buckets[i]);
@@ -338,14 +337,7 @@ int _uslub_shrink_node(struct kmem_cache *s, struct kmem_cache_node *n, struct k
 			list_add_tail(e, &n->partial);
 		}
 	node_unlock(n);
-	while (discard) {
-		struct slab *slab = discard;
-		discard = slab->next;
-		_uslub_discard_slab(s, slab);
-		stat(c, FREE_SLAB);
-		freed++;
-	}
-	return freed;
+	return (int)_uslub_discard_slabs(s, discard, c);
 }
 
 void _uslub_bad_cache(const struct kmem_cache *s, const char *call)

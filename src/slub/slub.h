@@ -1411,6 +1411,38 @@ __internal bool _uslub_node_keep_empty(const struct kmem_cache *s, struct kmem_c
 /* A new slab was made on @n (not in any-context calls). */
 __internal void _uslub_node_new_slab(const struct kmem_cache *s, struct kmem_cache_node *n);
 __internal void _uslub_partial_init(void);
+
+/*
+ * Levels that follow a cache's swings (partial.c): a barn's max_full
+ * (sheaf/sheaf.c) and a node's keep. The first half of a swing (a full
+ * sheaf refused, an empty slab discarded) marks its time; the second (a
+ * refill, a new slab) less than USLUB_DECAY_MS later raises the level by
+ * one, from at least @base up to @cap, the first raise giving the purge
+ * pass a deadline (lockless hints: a race counts one raise less). The
+ * page layer's purge pass lowers a level once its last raise is a decay
+ * old (at once when forced), through _uslub_swing_purge().
+ */
+struct swing_pass {
+	bool force;
+	uint64_t now, decay;
+	uint64_t *next;              /* the earliest deadline left (0: none) */
+};
+__internal void _uslub_swing_mark(uint64_t *event_ns);
+__internal void _uslub_swing_raise(unsigned long *level, uint64_t *raised_ns,
+				   const uint64_t *event_ns, unsigned long base, unsigned long cap);
+/* In a lower: is a level raised at @raised_ns due? If not, its deadline
+ * lowers *p->next. */
+__internal bool _uslub_swing_due(struct swing_pass *p, uint64_t raised_ns);
+/* A purge callback: @lower for every cache (slab_mutex held, a slot on
+ * the stack for the counters, folded after); nothing while a uslub lock
+ * is held (the next pass a decay away). Returns 0. */
+__internal size_t _uslub_swing_purge(bool force, uint64_t *next,
+				     void (*lower)(struct kmem_cache *s, struct kmem_cache_cpu *c,
+						   struct swing_pass *p));
+/* Discard a ->next list of slabs that are on no list (FREE_SLAB counted
+ * in @c unless NULL); returns how many. */
+__internal unsigned long _uslub_discard_slabs(struct kmem_cache *s, struct slab *list,
+					      struct kmem_cache_cpu *c);
 __internal void _uslub_remove_partial(struct kmem_cache_node *n, struct slab *slab);
 __internal void _uslub_put_partials_node(struct kmem_cache *s, struct slab *list,
 		struct kmem_cache_cpu *c);
