@@ -90,9 +90,10 @@
  *   thread, a slow path past the deadline, uslub_trim()) take slab_mutex,
  *   then one barn lock or one list_lock at a time, and free slabs to the
  *   page layer (page_node.lock) with neither held: barn_purge()
- *   (sheaf/sheaf.c) and partial_purge() (slub/partial.c). They do nothing
- *   when _uslub_locks_held != 0 (a purge forced by an allocation that ran
- *   out of address space may hold a list_lock).
+ *   (sheaf/sheaf.c) and partial_purge() (slub/partial.c), both through
+ *   _uslub_swing_purge(), which does nothing when _uslub_locks_held != 0
+ *   (a purge forced by an allocation that ran out of address space may
+ *   hold a list_lock).
  *   (slub_debug reports made under list_lock and the page lock are
  *   buffered per thread and written by _uslub_debug_flush() with no uslub
  *   lock held: dladdr() takes the dynamic loader's lock.)
