@@ -1,85 +1,128 @@
 #!/usr/bin/env bash
-# Build and run the kernel's userspace test harness on uslub
-# (tools/testing/radix-tree: main idr-test multiorder xarray maple;
-# tools/testing/vma: vma), linked with libuslub-ktest instead of the
-# harness's own allocation shim (tools/testing/shared/linux.c and
-# tools/lib/slab.c). README, "Running the kernel's test harness".
+# Build and run the kernel's userspace test harness on uslub: every folder
+# of tools/testing that builds with the harness's shared.mk (radix-tree:
+# main idr-test multiorder xarray maple; vma: vma; on 7.x trees also
+# rbtree: rbtree_test interval_tree_test), linked with libuslub-ktest
+# instead of the harness's own allocation shim (tools/testing/shared/
+# linux.c and tools/lib/slab.c). README, "Running the kernel's test
+# harness".
 #
-# usage: scripts/kernel-harness.sh [options] [KERNEL_SRC]
-#   KERNEL_SRC      a kernel source tree (default: $USLUB_KERNEL_SRC, then
-#                   build/linux-source-6.12; with --download, fetched there
-#                   with `apt-get download linux-source-6.12`)
+# usage: scripts/kernel-harness.sh [options] [KERNEL_SRC ...]
+#   KERNEL_SRC      kernel source trees, each run in turn (default: those
+#                   of $USLUB_KERNEL_SRC (':'-separated), build/linux-source-6.12
+#                   and build/linux-source-7.2 that exist; with --download,
+#                   the missing build/ ones are fetched first)
 #   -b DIR          uslub's CMake build directory (default: build)
-#   -t "T ..."      targets to run (default: main idr-test multiorder xarray
-#                   maple vma)
-#   --stock         also build and run the same targets on the stock shim,
-#                   for comparison (pass/fail and run time)
-#   --download      fetch the kernel source if none is found
+#   -t "T ..."      only these targets (default: every target of every
+#                   harness folder, read from the tree's Makefiles)
+#   --stock         also build and run the same targets on the kernel's own
+#                   shim, side by side (pass/fail, run time, ratio)
+#   --download      fetch Debian's linux-source-6.12 (this machine's apt
+#                   sources) and linux-source-7.2 (Debian unstable, through
+#                   a private sources list and lists folder under DIR:
+#                   the machine's apt setup is not touched) into DIR
 #   -j N            make jobs (default: nproc)
 #
 # The kernel tree is not modified: the needed folders are copied (hard
-# links where possible) under DIR/kernel-harness/, and the harness is
-# built there with make variables only:
+# links where possible) under DIR/kernel-harness/<version>/, and the
+# harness is built there with make variables only:
 #   CFLAGS="-I<uslub>/include/uslub/ktest -I<uslub>/include"   (environment,
 #                   so that shared.mk's CFLAGS += comes after: our
-#                   <linux/slab.h> is found first)
-#   LDLIBS="-L<build> -Wl,-rpath,<build> -luslub-ktest -luslub"  (environment)
-#   make SHARED_OFILES="xarray-shared.o radix-tree.o idr.o find_bit.o
-#                   bitmap.o hweight.o vsprintf.o"   (linux.o and slab.o out)
-# Exit status: 0 if every target passed, 1 if one failed, 77 (skip) if no
-# kernel source is available.
+#                   <linux/slab.h> is found first, and includes the tree's)
+#   LDLIBS="-L<build> -Wl,-rpath,<build> -luslub-ktest -luslub-rcu -luslub"
+#                   (environment; -luslub-rcu where it was built)
+#   make SHARED_OFILES="<the tree's SHARED_OFILES without linux.o, slab.o>"
+# Each uslub run must exit 0, print no leak line (nr_allocated = N > 0),
+# and libuslub-ktest's exit line must say its caches validated clean with
+# no uslub error reported.
+# Exit status: 0 if every target passed on uslub, 1 if one failed, 77
+# (skip) if no kernel source is available.
 set -u
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=build
-targets="main idr-test multiorder xarray maple vma"
+only=""
 stock=0
 download=0
 jobs=$(nproc)
-src=""
+srcs=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	-b) build=$2; shift 2 ;;
-	-t) targets=$2; shift 2 ;;
+	-t) only=$2; shift 2 ;;
 	-j) jobs=$2; shift 2 ;;
 	--stock) stock=1; shift ;;
 	--download) download=1; shift ;;
-	-h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+	-h|--help) sed -n '2,40p' "$0"; exit 0 ;;
 	-*) echo "kernel-harness: unknown option $1" >&2; exit 2 ;;
-	*) src=$1; shift ;;
+	*) srcs+=("$1"); shift ;;
 	esac
 done
 case $build in /*) ;; *) build=$here/$build ;; esac
 
-# ---- the kernel source ------------------------------------------------
+# ---- the kernel sources --------------------------------------------------
 is_ksrc() {
-	[ -f "$1/tools/testing/radix-tree/Makefile" ] && [ -f "$1/tools/testing/shared/shared.mk" ] &&
-		[ -f "$1/lib/maple_tree.c" ]
+	[ -f "$1/tools/testing/shared/shared.mk" ] && [ -f "$1/lib/maple_tree.c" ] &&
+		[ -f "$1/Makefile" ]
 }
-if [ -z "$src" ]; then
-	for c in "${USLUB_KERNEL_SRC:-}" "$build/linux-source-6.12"; do
-		if [ -n "$c" ] && is_ksrc "$c"; then src=$c; break; fi
+
+# fetch linux-source-$1 into $build/linux-source-$1; $2: "sid" for Debian
+# unstable through a private apt configuration, else the machine's apt
+fetch_source() {
+	local v=$1 suite=$2 dir=$build/ksrc-deb apt=()
+	mkdir -p "$dir" || return 1
+	if [ "$suite" = sid ]; then
+		local conf=$dir/apt-sid
+		mkdir -p "$conf/lists/partial" "$conf/cache/archives/partial"
+		echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]" \
+		     "http://deb.debian.org/debian sid main" >"$conf/sources.list"
+		apt=(-o "Dir::Etc::SourceList=$conf/sources.list" -o "Dir::Etc::SourceParts=/dev/null"
+		     -o "Dir::State::Lists=$conf/lists" -o "Dir::Cache=$conf/cache")
+		echo "kernel-harness: apt-get update of Debian unstable's lists (private, under $conf)"
+		apt-get "${apt[@]}" -q update >"$conf/update.log" 2>&1 ||
+			{ tail -5 "$conf/update.log" >&2; return 1; }
+	fi
+	echo "kernel-harness: fetching linux-source-$v (apt-get download, about 160 MB)"
+	(cd "$dir" && apt-get "${apt[@]}" download "linux-source-$v") || return 1
+	local deb
+	deb=$(ls "$dir"/linux-source-"$v"_*.deb 2>/dev/null | tail -1)
+	[ -n "$deb" ] || return 1
+	rm -rf "$dir/x" && dpkg-deb -x "$deb" "$dir/x" || return 1
+	local tarball
+	tarball=$(ls "$dir"/x/usr/src/linux-source-"$v".tar.* | head -1)
+	tar -xf "$tarball" -C "$build" "linux-source-$v/Makefile" "linux-source-$v/tools" \
+		"linux-source-$v/include" "linux-source-$v/lib" "linux-source-$v/mm" \
+		"linux-source-$v/arch/x86/include" "linux-source-$v/scripts" || return 1
+	rm -rf "$dir/x"
+	is_ksrc "$build/linux-source-$v"
+}
+
+if [ ${#srcs[@]} -eq 0 ]; then
+	IFS=: read -r -a env_srcs <<<"${USLUB_KERNEL_SRC:-}"
+	for c in "${env_srcs[@]}"; do
+		[ -n "$c" ] && is_ksrc "$c" && srcs+=("$c")
+	done
+	for v in 6.12 7.2; do
+		c=$build/linux-source-$v
+		if ! is_ksrc "$c" && [ $download = 1 ]; then
+			suite=""
+			[ "$v" = 7.2 ] && suite=sid
+			fetch_source "$v" "$suite" || echo "kernel-harness: could not fetch linux-source-$v" >&2
+		fi
+		is_ksrc "$c" && srcs+=("$c")
 	done
 fi
-if [ -z "$src" ] && [ $download = 1 ]; then
-	echo "kernel-harness: fetching linux-source-6.12 (apt-get download, about 150 MB)"
-	mkdir -p "$build/ksrc-deb" &&
-	(cd "$build/ksrc-deb" && apt-get download linux-source-6.12) &&
-	deb=$(ls "$build"/ksrc-deb/linux-source-6.12_*.deb | head -1) &&
-	rm -rf "$build/ksrc-deb/x" && dpkg-deb -x "$deb" "$build/ksrc-deb/x" &&
-	tarball=$(ls "$build"/ksrc-deb/x/usr/src/linux-source-6.12.tar.* | head -1) &&
-	tar -xf "$tarball" -C "$build" linux-source-6.12/tools linux-source-6.12/include \
-		linux-source-6.12/lib linux-source-6.12/mm linux-source-6.12/arch/x86/include \
-		linux-source-6.12/scripts &&
-	src=$build/linux-source-6.12
-	is_ksrc "${src:-/nonexistent}" || src=""
-fi
-if [ -z "$src" ] || ! is_ksrc "$src"; then
+if [ ${#srcs[@]} -eq 0 ]; then
 	echo "kernel-harness: SKIP: no kernel source (give a path, set USLUB_KERNEL_SRC," \
-	     "or pass --download to fetch linux-source-6.12 into $build)"
+	     "or pass --download to fetch linux-source-6.12 and -7.2 into $build)"
 	exit 77
 fi
-src=$(cd "$src" && pwd)
+for s in "${srcs[@]}"; do
+	if ! is_ksrc "$s"; then
+		echo "kernel-harness: $s is not a kernel source tree with tools/testing/shared" >&2
+		exit 2
+	fi
+done
 for lib in libuslub-ktest.so libuslub.so; do
 	if [ ! -e "$build/$lib" ]; then
 		echo "kernel-harness: $build/$lib is missing: build uslub first (make build)" >&2
@@ -91,24 +134,30 @@ if ! echo '#include <urcu.h>' | ${CC:-cc} -E -x c - >/dev/null 2>&1; then
 	exit 77
 fi
 
-# ---- a copy to build in ------------------------------------------------
-copy_tree() {     # $1: destination
-	rm -rf "$1"
-	mkdir -p "$1"
-	for d in tools include lib mm arch/x86/include scripts; do
-		[ -e "$src/$d" ] || continue
-		mkdir -p "$1/$(dirname "$d")"
-		cp -al "$src/$d" "$1/$d" 2>/dev/null || cp -a "$src/$d" "$1/$d" || return 1
+# ---- one tree ------------------------------------------------------------
+tree_version() {  # the tree's top Makefile: VERSION.PATCHLEVEL.SUBLEVEL
+	awk -F' *= *' '$1 == "VERSION" { v = $2 } $1 == "PATCHLEVEL" { p = $2 }
+		$1 == "SUBLEVEL" { s = $2 } END { printf "%s.%s.%s", v, p, s }' "$1/Makefile"
+}
+
+copy_tree() {     # $1: source, $2: destination
+	rm -rf "$2"
+	mkdir -p "$2"
+	for d in Makefile tools include lib mm arch/x86/include scripts; do
+		[ -e "$1/$d" ] || continue
+		mkdir -p "$2/$(dirname "$d")"
+		cp -al "$1/$d" "$2/$d" 2>/dev/null || cp -a "$1/$d" "$2/$d" || return 1
 	done
 }
 
 # Debian's 6.12 source (6.12.x stable) calls vma_close() from mm/vma.c,
-# but its tools/testing/vma/vma_internal.h lacks the empty stub upstream
-# added with it, so `vma` does not link, on the stock shim either. Add the
-# stub to the copy (both builds), and say so.
+# but its tools/testing/vma lacks the empty stub upstream added with it,
+# so `vma` does not link, on the stock shim either. Add the stub to the
+# copy (both builds), and say so.
 fix_vma_close() {  # $1: tree
 	local h=$1/tools/testing/vma/vma_internal.h
-	if grep -q 'vma_close(' "$1/mm/vma.c" && ! grep -q 'vma_close' "$h"; then
+	[ -f "$h" ] || return 0
+	if grep -q 'vma_close(' "$1/mm/vma.c" && ! grep -rq 'vma_close' "$1/tools/testing/vma"; then
 		# sed -i writes a new file: a hard-linked original stays as it was
 		sed -i '$ s|^#endif|static inline void vma_close(struct vm_area_struct *vma)\n{\n}\n\n#endif|' "$h" &&
 			grep -q 'vma_close' "$h" &&
@@ -117,82 +166,145 @@ fix_vma_close() {  # $1: tree
 	fi
 }
 
-# make variables that put libuslub-ktest in the shim's place
-uslub_vars=(SHARED_OFILES="xarray-shared.o radix-tree.o idr.o find_bit.o bitmap.o hweight.o vsprintf.o")
-uslub_cflags="-I$here/include/uslub/ktest -I$here/include"
-uslub_ldlibs="-L$build -Wl,-rpath,$build -luslub-ktest -luslub"
-
-build_one() {     # $1: tree, $2: uslub|stock
-	local dir=$1 kind=$2 log=$1/build.log
-	: >"$log"
-	for t in radix-tree vma; do
-		if [ "$kind" = uslub ]; then
-			CFLAGS="$uslub_cflags" LDLIBS="$uslub_ldlibs" \
-				make -C "$dir/tools/testing/$t" -j "$jobs" "${uslub_vars[@]}" \
-				>>"$log" 2>&1 || return 1
-		else
-			make -C "$dir/tools/testing/$t" -j "$jobs" >>"$log" 2>&1 || return 1
-		fi
+# The harness folders: those whose Makefile includes the shared shim.
+harness_dirs() {  # $1: tree
+	local m
+	for m in "$1"/tools/testing/*/Makefile; do
+		grep -q '^include \.\./shared/shared\.mk' "$m" && basename "$(dirname "$m")"
 	done
 }
 
-declare -A result time_s
-run_one() {       # $1: tree, $2: kind, $3: target
-	local dir=$1 kind=$2 t=$3 sub=radix-tree
-	[ "$t" = vma ] && sub=vma
+# A make variable of a harness folder, as make itself evaluates it.
+make_var() {      # $1: folder, $2: variable
+	make --no-print-directory -s -C "$1" -f Makefile -f - uslub-print-var <<EOF 2>/dev/null
+uslub-print-var:
+	@echo \$($2)
+EOF
+}
+
+uslub_cflags="-I$here/include/uslub/ktest -I$here/include"
+uslub_ldlibs="-L$build -Wl,-rpath,$build -luslub-ktest -luslub"
+# SLAB_TYPESAFE_BY_RCU caches (7.x's vm_area_struct) need a grace-period
+# provider: libuslub-rcu, on the liburcu the harness links anyway
+[ -e "$build/libuslub-rcu.so" ] &&
+	uslub_ldlibs="-L$build -Wl,-rpath,$build -luslub-ktest -luslub-rcu -luslub"
+
+build_one() {     # $1: tree copy, $2: uslub|stock, $3: folders
+	local dir=$1 kind=$2 log=$1/build.log d ok=0
+	: >"$log"
+	for d in $3; do
+		if [ "$kind" = uslub ]; then
+			local shared
+			shared=$(make_var "$dir/tools/testing/$d" SHARED_OFILES)
+			shared=$(echo " $shared " | sed -e 's/ linux\.o / /; s/ slab\.o / /')
+			CFLAGS="$uslub_cflags" LDLIBS="$uslub_ldlibs" \
+				make -C "$dir/tools/testing/$d" -j "$jobs" SHARED_OFILES="$shared" \
+				>>"$log" 2>&1 || ok=1
+		else
+			make -C "$dir/tools/testing/$d" -j "$jobs" >>"$log" 2>&1 || ok=1
+		fi
+	done
+	return $ok
+}
+
+declare -A result time_s cpu_s
+run_one() {       # $1: tree copy, $2: kind, $3: folder, $4: target, $5: key
+	local dir=$1 kind=$2 sub=$3 t=$4 key=$5
 	local exe=$dir/tools/testing/$sub/$t log=$dir/$t.log
 	if [ ! -x "$exe" ]; then
-		result[$kind,$t]="FAIL (not built)"; time_s[$kind,$t]="-"; return 1
+		result[$key]="FAIL (not built)"; time_s[$key]="-"; cpu_s[$key]="-"; return 1
 	fi
-	local t0 t1 rc
-	t0=$(date +%s.%N)
-	(cd "$dir/tools/testing/$sub" && ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} "./$t") \
-		>"$log" 2>&1
+	local rc real user sys
+	# wall and CPU (user + system) seconds, by bash's time keyword
+	{ TIMEFORMAT='%R %U %S'; time (cd "$dir/tools/testing/$sub" &&
+		ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} "./$t" >"$log" 2>&1); } 2>"$log.time"
 	rc=$?
-	t1=$(date +%s.%N)
-	time_s[$kind,$t]=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
-	local leak
+	read -r real user sys <"$log.time"
+	time_s[$key]=$(awk -v r="$real" 'BEGIN { printf "%.1f", r }')
+	cpu_s[$key]=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.1f", u + s }')
+	local leak bad=""
 	leak=$(grep -E '^nr_allocated = [1-9]' "$log" | head -1)
-	if [ $rc -eq 0 ] && [ -z "$leak" ]; then
-		result[$kind,$t]=PASS
-	elif [ $rc -eq 0 ]; then
-		result[$kind,$t]="FAIL ($leak)"
-	else
-		result[$kind,$t]="FAIL (exit $rc; $log)"
+	if [ "$kind" = uslub ]; then
+		# libuslub-ktest's exit line: validated clean, no uslub error
+		bad=$(grep -E '^uslub-ktest: at exit:' "$log" |
+			grep -vE ' 0 inconsistencies; 0 uslub errors' | head -1)
+		[ -z "$bad" ] && bad=$(grep -E '^uslub: ' "$log" | head -1)
 	fi
-	[ "${result[$kind,$t]}" = PASS ]
+	if [ $rc -eq 0 ] && [ -z "$leak" ] && [ -z "$bad" ]; then
+		result[$key]=PASS
+	elif [ $rc -ne 0 ]; then
+		result[$key]="FAIL (exit $rc; $log)"
+	elif [ -n "$leak" ]; then
+		result[$key]="FAIL ($leak)"
+	else
+		result[$key]="FAIL ($bad)"
+	fi
+	[ "${result[$key]}" = PASS ]
 }
 
 kinds=uslub
 [ $stock = 1 ] && kinds="uslub stock"
-work=$build/kernel-harness
 status=0
-echo "kernel-harness: kernel source $src"
-for kind in $kinds; do
-	dir=$work/$kind
-	echo "kernel-harness: [$kind] copying the tree to $dir"
-	copy_tree "$dir" || { echo "kernel-harness: copy failed" >&2; exit 2; }
-	fix_vma_close "$dir"
-	echo "kernel-harness: [$kind] building radix-tree and vma (log: $dir/build.log)"
-	if ! build_one "$dir" "$kind"; then
-		echo "kernel-harness: [$kind] BUILD FAILED; the end of $dir/build.log:" >&2
-		tail -30 "$dir/build.log" >&2
-		[ "$kind" = uslub ] && status=1
-		continue
-	fi
-	for t in $targets; do
-		if run_one "$dir" "$kind" "$t"; then :; else [ "$kind" = uslub ] && status=1; fi
-		echo "kernel-harness: [$kind] $t: ${result[$kind,$t]} (${time_s[$kind,$t]} s)"
+tables=""
+for src in "${srcs[@]}"; do
+	src=$(cd "$src" && pwd)
+	ver=$(tree_version "$src")
+	dirs=$(harness_dirs "$src" | tr '\n' ' ')
+	echo "kernel-harness: kernel $ver ($src): harness folders $dirs"
+	declare -A folder_of=()
+	targets=()
+	for kind in $kinds; do
+		dir=$build/kernel-harness/$ver/$kind
+		echo "kernel-harness: [$ver $kind] copying the tree to $dir"
+		copy_tree "$src" "$dir" || { echo "kernel-harness: copy failed" >&2; exit 2; }
+		fix_vma_close "$dir"
+		if [ ${#targets[@]} -eq 0 ]; then
+			for d in $dirs; do
+				for t in $(make_var "$dir/tools/testing/$d" TARGETS); do
+					if [ -z "$only" ] || [[ " $only " == *" $t "* ]]; then
+						targets+=("$t")
+						folder_of[$t]=$d
+					fi
+				done
+			done
+		fi
+		echo "kernel-harness: [$ver $kind] building $dirs(log: $dir/build.log)"
+		if ! build_one "$dir" "$kind" "$dirs"; then
+			echo "kernel-harness: [$ver $kind] a build failed; the end of $dir/build.log:" >&2
+			tail -20 "$dir/build.log" >&2
+		fi
+		for t in "${targets[@]}"; do
+			key="$ver,$kind,$t"
+			if run_one "$dir" "$kind" "${folder_of[$t]}" "$t" "$key"; then :; else
+				[ "$kind" = uslub ] && status=1
+			fi
+			echo "kernel-harness: [$ver $kind] $t: ${result[$key]} (${time_s[$key]} s," \
+			     "CPU ${cpu_s[$key]} s)"
+			[ "$kind" = uslub ] && grep -E '^uslub-ktest: ' "$dir/$t.log" | sed 's/^/    /'
+		done
 	done
+	ratio() {  # a / b, or - where either is missing or 0
+		awk -v a="$1" -v b="$2" \
+			'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }'
+	}
+	tables+=$'\n'"kernel $ver (times in seconds: wall, CPU = user + system)"$'\n'
+	tables+=$(printf '%-20s %-28s %7s %7s' target "uslub (libuslub-ktest)" wall CPU)
+	[ $stock = 1 ] && tables+=$(printf ' | %-28s %7s %7s | %5s %5s' "stock shim (linux.c)" \
+		wall CPU "wall×" "CPU×")
+	tables+=$'\n'
+	for t in "${targets[@]}"; do
+		u="$ver,uslub,$t" k="$ver,stock,$t"
+		tables+=$(printf '%-20s %-28s %7s %7s' "$t" "${result[$u]:-not run}" \
+			"${time_s[$u]:--}" "${cpu_s[$u]:--}")
+		if [ $stock = 1 ]; then
+			tables+=$(printf ' | %-28s %7s %7s | %5s %5s' "${result[$k]:-not run}" \
+				"${time_s[$k]:--}" "${cpu_s[$k]:--}" \
+				"$(ratio "${time_s[$u]:--}" "${time_s[$k]:--}")" \
+				"$(ratio "${cpu_s[$u]:--}" "${cpu_s[$k]:--}")")
+		fi
+		tables+=$'\n'
+	done
+	unset folder_of
 done
-
-echo
-printf '%-12s %-28s %8s' target "uslub (libuslub-ktest)" "time s"
-[ $stock = 1 ] && printf ' | %-28s %8s' "stock shim (linux.c)" "time s"
-echo
-for t in $targets; do
-	printf '%-12s %-28s %8s' "$t" "${result[uslub,$t]:-not run}" "${time_s[uslub,$t]:--}"
-	[ $stock = 1 ] && printf ' | %-28s %8s' "${result[stock,$t]:-not run}" "${time_s[stock,$t]:--}"
-	echo
-done
+echo "$tables"
 exit $status

@@ -92,6 +92,10 @@ unsigned long kmem_cache_nr_tallocated(struct kmem_cache *cachep);
  * aligned cache checked; aborts with a message on a failure. */
 void test_kmem_cache_bulk(void);
 
+/* The library also defines slab_is_available() (true: uslub allocates
+ * from the start), which the harness's header declares and nothing of
+ * the harness defines. */
+
 /* ---- the entry points behind <linux/slab.h> ---------------------------- */
 /* gfp here is uslub's (USLUB_GFP_NOWAIT/ATOMIC: no __GFP_DIRECT_RECLAIM);
  * the header translates the kernel's. */
@@ -103,6 +107,14 @@ struct kmem_cache *uslub_ktest_cache_create(const char *name, size_t size, size_
 /* Make @s a harness cache (its budget hook installed) if it is not one
  * yet; 0, or -1 with errno. Every call below does it. */
 int uslub_ktest_cache_attach(struct kmem_cache *s);
+/* The same with the kernel's argument structure (the 7.x harness's
+ * __kmem_cache_create_args(); @args may be NULL). A cache created so
+ * follows the 7.x shim's rules for the failure callback: a bulk call or a
+ * prefill the budget refused arms it too, and a prefill or bulk free runs
+ * it first, as an allocation does. */
+struct kmem_cache *uslub_ktest_cache_create_args(const char *name, size_t size,
+						 const struct uslub_cache_args *args,
+						 unsigned int flags, int panic);
 /* Destroy a harness cache (uslub_cache_destroy()); its harness state goes
  * with it. Returns what uslub_cache_destroy() returned. */
 int uslub_ktest_cache_destroy(struct kmem_cache *s);
@@ -113,6 +125,20 @@ void uslub_ktest_cache_free(struct kmem_cache *s, void *obj);
 int uslub_ktest_cache_alloc_bulk(struct kmem_cache *s, uslub_gfp_t gfp, size_t n, void **p);
 void uslub_ktest_cache_free_bulk(struct kmem_cache *s, size_t n, void **p);
 void uslub_ktest_cache_shrink(struct kmem_cache *s);
+/* Prefilled sheaves (uslub_cache_prefill_sheaf() and friends) with the
+ * harness's hooks: the budget is asked for the objects a prefill or
+ * refill must get (uslub's fault injection, as for a bulk call); a
+ * sheaf's objects count as allocated (nr_allocated, the cache's counters)
+ * only once uslub_ktest_alloc_from_sheaf() takes them, and returning a
+ * sheaf frees nothing that was counted. A prefill of 0 objects returns
+ * NULL (EINVAL), as the kernel's. */
+struct uslub_sheaf *uslub_ktest_prefill_sheaf(struct kmem_cache *s, uslub_gfp_t gfp,
+					      unsigned int size);
+void *uslub_ktest_alloc_from_sheaf(struct kmem_cache *s, uslub_gfp_t gfp,
+				   struct uslub_sheaf *sheaf);
+int uslub_ktest_refill_sheaf(struct kmem_cache *s, uslub_gfp_t gfp,
+			     struct uslub_sheaf **sheafp, unsigned int size);
+void uslub_ktest_return_sheaf(struct kmem_cache *s, uslub_gfp_t gfp, struct uslub_sheaf *sheaf);
 void *uslub_ktest_kmalloc(size_t size, uslub_gfp_t gfp);
 void *uslub_ktest_kmalloc_array(size_t n, size_t size, uslub_gfp_t gfp);
 void uslub_ktest_kfree(const void *p);

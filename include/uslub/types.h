@@ -680,7 +680,9 @@ void *(uslub_cache_alloc_from_sheaf)(uslub_cache_t *s, uslub_gfp_t gfp,
  * Make *@sheafp hold at least @size objects. It may be refilled in place
  * or replaced by another sheaf (the old one is returned), hence the
  * double pointer. Returns 0, or -ENOMEM (errno too) with *sheafp unchanged
- * and still usable.
+ * and still usable. Fault injection (USLUB_FAILSLAB, a cache's fail hook)
+ * is asked as for a prefill of the objects the call must get: those
+ * missing when refilled in place, @size when the sheaf is replaced.
  */
 int uslub_cache_refill_sheaf(uslub_cache_t *s, uslub_gfp_t gfp,
 			     struct uslub_sheaf **sheafp, unsigned int size);
@@ -701,6 +703,11 @@ void uslub_flush_thread(void);
 
 /* Is @p inside memory uslub manages? (lock-free, O(1)) */
 int uslub_owns(const void *p);
+
+/* The cache of the slab @p points into (the kernel's virt_to_cache()), or
+ * NULL when @p is not inside a live slab (not uslub's memory, a kmalloc
+ * or malloc block above the caches). Lock-free, O(1). */
+uslub_cache_t *uslub_object_cache(const void *p);
 
 /* Return every empty region to the OS now, whatever the decay delay
  * (USLUB_DECAY_MS) and without waiting for the background purge thread:

@@ -16,6 +16,7 @@
 #include <uslub/ktest.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +38,15 @@ struct ktest_cache {
 	void (*callback)(void *);
 	void *priv;
 	uint64_t tallocated_base;        /* allocation count at the last zeroing */
+	int rules_7x;                    /* created with kmem_cache_args: a
+	                                    refused bulk call or prefill arms
+	                                    the callback too                  */
+	struct kmem_cache *cache;
+	struct ktest_cache *next;        /* the harness caches (attach_lock)  */
+	unsigned long prefills, refills, sheaf_allocs;   /* harness calls (atomic) */
 };
+
+static struct ktest_cache *harness_caches;   /* attach_lock */
 
 static int ktest_gfp_nowait(uslub_gfp_t gfp)
 {
@@ -61,9 +70,10 @@ static int ktest_budget_hook(struct kmem_cache *s, uslub_gfp_t gfp, size_t nr, v
 	}
 	if (left >= nr)
 		return 0;
-	/* The shim arms the callback after a single allocation's failure;
-	 * a bulk call that ran out fails without it. */
-	if (nr == 1)
+	/* The 6.12 shim arms the callback after a single allocation's
+	 * failure only; the 7.x one after a bulk call's (and so a prefill's)
+	 * too. */
+	if (nr == 1 || k->rules_7x)
 		__atomic_store_n(&k->exec_callback, 1, __ATOMIC_RELEASE);
 	return 1;
 }
@@ -132,6 +142,11 @@ static struct ktest_cache *ktest_of(struct kmem_cache *s)
 			uslub_kfree(k);
 			k = NULL;
 		}
+		if (k) {
+			k->cache = s;
+			k->next = harness_caches;
+			harness_caches = k;
+		}
 	}
 	pthread_mutex_unlock(&attach_lock);
 	return k;
@@ -162,6 +177,34 @@ __public struct kmem_cache *uslub_ktest_cache_create(const char *name, size_t si
 	return s;
 }
 
+__public struct kmem_cache *uslub_ktest_cache_create_args(const char *name, size_t size,
+							  const struct uslub_cache_args *args,
+							  unsigned int flags, int panic)
+{
+	struct kmem_cache *s = uslub_cache_create_args(name, size, args, flags);
+	struct ktest_cache *k = s ? ktest_of(s) : NULL;
+
+	if (s && !k) {
+		int err = errno;
+		uslub_cache_destroy(s);
+		errno = err;
+		s = NULL;
+	}
+	if (k)
+		k->rules_7x = 1;
+	if (!s && panic) {
+		fprintf(stderr, "uslub-ktest: kmem_cache_create(\"%s\", %zu) failed with "
+			"SLAB_PANIC (errno %d)\n", name ? name : "(null)", size, errno);
+		abort();
+	}
+	return s;
+}
+
+__public bool slab_is_available(void)
+{
+	return true;
+}
+
 __public int uslub_ktest_cache_destroy(struct kmem_cache *s)
 {
 	struct ktest_cache *k;
@@ -169,11 +212,56 @@ __public int uslub_ktest_cache_destroy(struct kmem_cache *s)
 
 	if (!s)
 		return 0;
+	pthread_mutex_lock(&attach_lock);
 	k = uslub_cache_fail_hook_arg(s);
 	ret = uslub_cache_destroy(s);
-	if (ret == 0 && k)
+	if (ret == 0 && k) {
+		for (struct ktest_cache **pp = &harness_caches; *pp; pp = &(*pp)->next) {
+			if (*pp == k) {
+				*pp = k->next;
+				break;
+			}
+		}
 		uslub_kfree(k);
+	}
+	pthread_mutex_unlock(&attach_lock);
 	return ret;
+}
+
+/*
+ * At exit, every harness cache still alive is validated (its slabs'
+ * counters against their freelists, the lists against the flags), and one
+ * line says what was checked and how many errors uslub reported during
+ * the run (invalid frees, corrupted freelists: uslub_error_count()). The
+ * kernel's tests end with their own leak line; this is the allocator's.
+ */
+__attribute__((destructor)) static void ktest_exit_check(void)
+{
+	long bad = 0;
+	int n = 0;
+
+	pthread_mutex_lock(&attach_lock);
+	for (struct ktest_cache *k = harness_caches; k; k = k->next) {
+		bad += uslub_cache_validate(k->cache);
+		n++;
+		if (!k->prefills)
+			continue;
+		/* the sheaf calls, and how uslub's sheaf layer served them */
+		uint64_t st[USLUB_NR_STATS];
+		uslub_cache_stats(k->cache, st);
+		fprintf(stderr, "uslub-ktest: %s: %lu prefilled sheaves (uslub: %llu from a "
+			"ready sheaf, %llu refilled, %llu oversize), %lu refills, %lu objects "
+			"taken from sheaves\n", uslub_cache_name(k->cache), k->prefills,
+			(unsigned long long)st[USLUB_SHEAF_PREFILL_FAST],
+			(unsigned long long)st[USLUB_SHEAF_PREFILL_SLOW],
+			(unsigned long long)st[USLUB_SHEAF_PREFILL_OVERSIZE], k->refills,
+			k->sheaf_allocs);
+	}
+	pthread_mutex_unlock(&attach_lock);
+	if (n)
+		fprintf(stderr, "uslub-ktest: at exit: %d harness caches validated, %ld "
+			"inconsistencies; %lu uslub errors reported\n", n, bad,
+			uslub_error_count());
 }
 
 /* The shim runs the callback, then disarms it. */
@@ -245,7 +333,11 @@ __public int uslub_ktest_cache_alloc_bulk(struct kmem_cache *s, uslub_gfp_t gfp,
 
 __public void uslub_ktest_cache_free_bulk(struct kmem_cache *s, size_t n, void **p)
 {
+	struct ktest_cache *k = uslub_cache_fail_hook_arg(s);
 	int freed = 0;
+
+	if (k && k->rules_7x)
+		run_callback(k);
 
 	if (kmalloc_verbose && n)
 		printf("Bulk free %p[0-%zu]\n", (void *)p, n - 1);
@@ -263,6 +355,97 @@ __public void uslub_ktest_cache_free_bulk(struct kmem_cache *s, size_t n, void *
 __public void uslub_ktest_cache_shrink(struct kmem_cache *s)
 {
 	(void)uslub_cache_shrink(s);
+}
+
+/* ---- prefilled sheaves --------------------------------------------------- */
+
+/*
+ * The shim's sheaves hold exactly what was asked (the 7.x tests count a
+ * maple state's nodes by its sheaf's size), where uslub's, as the
+ * kernel's, hold at least that: a spare or a barn's full sheaf, or one
+ * refilled to its capacity. So the harness gives the surplus back to the
+ * cache at once (to the thread's sheaves, as any free), and keeps it out
+ * of the cache's allocation count it took on the way.
+ */
+static void sheaf_trim(struct kmem_cache *s, struct ktest_cache *k, struct uslub_sheaf *sheaf,
+		       unsigned int size)
+{
+	void *extra[32];
+	unsigned int n;
+
+	while ((n = uslub_cache_sheaf_size(sheaf)) > size) {
+		unsigned int take = n - size < 32 ? n - size : 32, got = 0;
+
+		while (got < take)
+			extra[got++] = uslub_cache_alloc_from_sheaf_noprof(s, 0, sheaf);
+		uslub_cache_free_bulk(s, got, extra);
+		__atomic_add_fetch(&k->tallocated_base, got, __ATOMIC_RELAXED);
+	}
+}
+
+__public struct uslub_sheaf *uslub_ktest_prefill_sheaf(struct kmem_cache *s, uslub_gfp_t gfp,
+						       unsigned int size)
+{
+	struct ktest_cache *k = ktest_of(s);
+	struct uslub_sheaf *sheaf;
+
+	if (!k)
+		return NULL;
+	run_callback(k);
+	if (!size) {                 /* the kernel's rule: nothing to prefill */
+		errno = EINVAL;
+		return NULL;
+	}
+	sheaf = uslub_cache_prefill_sheaf(s, gfp, size);
+	if (sheaf) {
+		sheaf_trim(s, k, sheaf, size);
+		__atomic_add_fetch(&k->prefills, 1, __ATOMIC_RELAXED);
+	}
+	return sheaf;
+}
+
+__public void *uslub_ktest_alloc_from_sheaf(struct kmem_cache *s, uslub_gfp_t gfp,
+					    struct uslub_sheaf *sheaf)
+{
+	struct ktest_cache *k = uslub_cache_fail_hook_arg(s);
+	void *p = uslub_cache_alloc_from_sheaf_noprof(s, gfp, sheaf);
+
+	if (p) {
+		count_alloc(p, "sheaf");
+		if (k && k != (void *)&kmalloc_hooked)
+			__atomic_add_fetch(&k->sheaf_allocs, 1, __ATOMIC_RELAXED);
+	}
+	return p;
+}
+
+__public int uslub_ktest_refill_sheaf(struct kmem_cache *s, uslub_gfp_t gfp,
+				      struct uslub_sheaf **sheafp, unsigned int size)
+{
+	struct ktest_cache *k = ktest_of(s);
+
+	if (!k) {
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	if (sheafp && *sheafp && uslub_cache_sheaf_size(*sheafp) >= size)
+		return 0;            /* enough already: left as it is */
+	if (uslub_cache_refill_sheaf(s, gfp, sheafp, size) != 0)
+		return -ENOMEM;
+	sheaf_trim(s, k, *sheafp, size);
+	__atomic_add_fetch(&k->refills, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* The shim gives what is left in the sheaf back with a bulk free, which
+ * runs an armed callback first: so does this. */
+__public void uslub_ktest_return_sheaf(struct kmem_cache *s, uslub_gfp_t gfp,
+				       struct uslub_sheaf *sheaf)
+{
+	struct ktest_cache *k = uslub_cache_fail_hook_arg(s);
+
+	if (k && k != (void *)&kmalloc_hooked && k->rules_7x && uslub_cache_sheaf_size(sheaf))
+		run_callback(k);
+	uslub_cache_return_sheaf(s, gfp, sheaf);
 }
 
 static void *kmalloc_done(void *p)
@@ -297,13 +480,28 @@ __public void *uslub_ktest_kmalloc_array(size_t n, size_t size, uslub_gfp_t gfp)
 	return uslub_ktest_kmalloc(bytes, gfp);
 }
 
+/* kfree() of any slab object (the kernel's rule since 6.x; the 7.x maple
+ * tree frees its nodes so): an object of a harness cache is counted out
+ * of nr_allocated, as kmem_cache_free() would, not out of the kmalloc
+ * count. */
 __public void uslub_ktest_kfree(const void *p)
 {
+	struct kmem_cache *s;
+	void *arg;
+
 	if (USLUB_ZERO_OR_NULL_PTR(p))
 		return;
-	__atomic_sub_fetch(&kmalloc_nr_allocated, 1, __ATOMIC_RELAXED);
-	if (kmalloc_verbose)
-		printf("Freeing %p to malloc\n", p);
+	s = uslub_object_cache(p);
+	arg = s ? uslub_cache_fail_hook_arg(s) : NULL;
+	if (arg && arg != &kmalloc_hooked) {
+		__atomic_sub_fetch(&nr_allocated, 1, __ATOMIC_RELAXED);
+		if (kmalloc_verbose)
+			printf("Freeing %p to slab\n", p);
+	} else {
+		__atomic_sub_fetch(&kmalloc_nr_allocated, 1, __ATOMIC_RELAXED);
+		if (kmalloc_verbose)
+			printf("Freeing %p to malloc\n", p);
+	}
 	uslub_kfree(p);
 }
 

@@ -874,15 +874,22 @@ __public int uslub_cache_refill_sheaf(struct kmem_cache *s, uslub_gfp_t gfp,
 	}
 	if (sheaf->size >= size)
 		return 0;
-	if ((sheaf->oversize || size > s->sheaf_capacity) && !oversize_fits(size)) {
+	bool in_place = !sheaf->oversize && size <= s->sheaf_capacity;
+	if (!in_place && !oversize_fits(size)) {
 		errno = EINVAL;
 		return -EINVAL;
+	}
+	/* fault injection as for a prefill of what the call must get: the
+	 * missing objects in place, a whole new sheaf otherwise */
+	if (unlikely(failslab(s, gfp, in_place ? size - sheaf->size : size))) {
+		errno = ENOMEM;
+		return -ENOMEM;
 	}
 
 	struct cpu_ref ref;
 	int ret = 0;
 	get_cpu(s, &ref);
-	if (!sheaf->oversize && size <= s->sheaf_capacity) {
+	if (in_place) {
 		/* in place, up to capacity */
 		while (!refill_sheaf(s, ref.c, sheaf, size - sheaf->size,
 				     sheaf->capacity - sheaf->size)) {

@@ -217,6 +217,14 @@ __public int uslub_owns(const void *p)
 	return _uslub_owns_segment(p);
 }
 
+__public struct kmem_cache *uslub_object_cache(const void *p)
+{
+	if (!p || !_uslub_owns_segment(p))
+		return NULL;
+	struct slab *slab = virt_to_slab(p);
+	return slab ? slab->slab_cache : NULL;
+}
+
 __public size_t uslub_trim(void)
 {
 	return _uslub_page_trim();

@@ -398,6 +398,18 @@ static void test_owns(void)
 	CHECK(uslub_owns((char *)p + 47));
 	CHECK(!uslub_owns(&stack_var));
 	CHECK(!uslub_owns(m));
+	/* virt_to_cache: the object's cache, anywhere inside it; a kmalloc
+	 * object's size class; nothing for memory that is not a live slab */
+	CHECK(uslub_object_cache(p) == s);
+	CHECK(uslub_object_cache((char *)p + 47) == s);
+	void *k = uslub_kmalloc(100, 0);
+	CHECK(k && uslub_object_cache(k) == uslub_kmalloc_cache(100));
+	void *big = uslub_kmalloc(4u << 20, 0);
+	CHECK(big && uslub_object_cache(big) == NULL);
+	CHECK(uslub_object_cache(NULL) == NULL && uslub_object_cache(&stack_var) == NULL);
+	CHECK(uslub_object_cache(m) == NULL);
+	uslub_kfree(k);
+	uslub_kfree(big);
 	uslub_cache_free(s, p);
 	CHECK_EQ(uslub_cache_destroy(s), 0);
 	free(m);

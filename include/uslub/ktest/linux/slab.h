@@ -12,22 +12,28 @@
  * and counters. Two modes, chosen by what is on the include path:
  *
  *   - In the kernel's harness (its <linux/gfp.h> is there: the kernel's
- *     gfp_t and __GFP_ bits), this header declares what the harness's own
- *     <linux/slab.h> declares (the 6.12 tools header: kmem_cache_create's
- *     five-argument form, kmem_cache_alloc_lru with an int gfp,
- *     kmem_cache_shrink returning nothing, bulk with an int return,
- *     kmalloc/kzalloc/kfree, SLAB_PANIC), plus the usual neighbours
- *     (kmem_cache_zalloc, kmem_cache_destroy, kmalloc_array, kcalloc),
- *     and translates the kernel's gfp bits to uslub's inline.
+ *     gfp_t and __GFP_ bits), this header first includes the tree's own
+ *     tools/include/linux/slab.h (#include_next), so that the tree's flag
+ *     values, struct kmem_cache_args, struct slab_sheaf, enum slab_state
+ *     and its other declarations are exactly the tree's. Then it puts
+ *     uslub under the tree's names, following the API the tree declares:
+ *       - the 6.12 form: kmem_cache_create(name, size, align, flags, ctor)
+ *         a function, kmem_cache_alloc_bulk() returning int (the count);
+ *       - the 7.x form (6.18 on), recognized by the tree defining
+ *         kmem_cache_create as a macro: kmem_cache_args with align, ctor,
+ *         sheaf_capacity and the free pointer offset, the generic-selection
+ *         kmem_cache_create forms (args, NULL, the old five arguments),
+ *         __kmem_cache_create_args(), the prefilled-sheaf calls
+ *         (kmem_cache_prefill_sheaf/alloc_from_sheaf/refill_sheaf/
+ *         return_sheaf/sheaf_size) on uslub's real sheaves and barn, and
+ *         the 7.x shim's rules for the callback (armed by a failed bulk
+ *         call too, run by prefill and bulk free: see <uslub/ktest.h>);
+ *       - kmem_cache_alloc_bulk() returns what the tree declares it to
+ *         return (int: the count or 0; bool, since 7.2: all or nothing).
+ *     The kernel's gfp bits are translated to uslub's inline.
  *   - Elsewhere (a program of one's own), <uslub/slab.h> provides the
  *     kernel's whole slab API and gfp names, and this header routes the
  *     allocating and freeing calls through the harness.
- *
- * Limit: the kernel mode declares only what the 6.12 tools header
- * declares, which is all the 6.12 harness uses. <uslub/slab.h> compiles
- * after the tools headers (it defines nothing a kernel gfp header
- * defined), so a later harness that wants more of the slab API can have
- * this mode include it; that has not been needed or tested yet.
  */
 #ifndef USLUB_KTEST_LINUX_SLAB_H
 #define USLUB_KTEST_LINUX_SLAB_H
@@ -38,7 +44,7 @@
 
 #ifdef USLUB_KTEST_KERNEL_GFP
 /* ------------------------------------------------------------------------
- * The kernel's harness: its gfp, the tools header's declarations.
+ * The kernel's harness: the tree's own header, then uslub under its names.
  * ---------------------------------------------------------------------- */
 #include <linux/types.h>
 #include <linux/gfp.h>
@@ -49,40 +55,101 @@
 #define USLUB_KTEST_KERNEL_DECLS 1
 #include <uslub/ktest.h>
 
-#define SLAB_PANIC           2
-#define SLAB_RECLAIM_ACCOUNT 0x00020000UL
-#define SLAB_HWCACHE_ALIGN   0x00002000UL
-#define SLAB_ACCOUNT         0x04000000UL
-/* what uslub takes of the flags: SLAB_HWCACHE_ALIGN and SLAB_ACCOUNT (the
- * same bits as USLUB_HWCACHE_ALIGN and USLUB_ACCOUNT) */
-#define USLUB_KTEST_SLAB_PASSED (SLAB_HWCACHE_ALIGN | SLAB_ACCOUNT)
-_Static_assert(SLAB_HWCACHE_ALIGN == USLUB_HWCACHE_ALIGN && SLAB_ACCOUNT == USLUB_ACCOUNT,
-	       "the harness's SLAB_ bits and uslub's moved apart");
+#if !__has_include_next(<linux/slab.h>)
+#error "uslub-ktest: the kernel harness's tools/include/linux/slab.h is not on the include path"
+#endif
+/* The tree's inline that reads its own struct slab_sheaf: renamed out of
+ * the way (never called); kmem_cache_sheaf_size() is uslub's below. */
+#define kmem_cache_sheaf_size uslub_ktest_tree_sheaf_size
+#include_next <linux/slab.h>
+#undef kmem_cache_sheaf_size
 
-enum slab_state {
-	DOWN,
-	PARTIAL,
-	UP,
-	FULL
-};
-
-/* uslub can allocate from the start. */
-static inline bool slab_is_available(void)
+/* What uslub takes of the tree's cache flags (whatever bits the tree
+ * gives them; SLAB_ACCOUNT may be 0 there, SLAB_PANIC is the harness's). */
+static inline unsigned int uslub_ktest_slab_flags(unsigned long flags)
 {
-	return true;
+	unsigned int u = 0;
+#ifdef SLAB_HWCACHE_ALIGN
+	if (flags & (unsigned long)SLAB_HWCACHE_ALIGN)
+		u |= USLUB_HWCACHE_ALIGN;
+#endif
+#ifdef SLAB_ACCOUNT
+	if (flags & (unsigned long)SLAB_ACCOUNT)
+		u |= USLUB_ACCOUNT;
+#endif
+#ifdef SLAB_TYPESAFE_BY_RCU
+	if (flags & (unsigned long)SLAB_TYPESAFE_BY_RCU)
+		u |= USLUB_TYPESAFE_BY_RCU;
+#endif
+	return u;
 }
+#define USLUB_KTEST_PANIC(flags) (((unsigned long)(flags) & (unsigned long)SLAB_PANIC) != 0)
 
-struct list_lru;
+#ifdef kmem_cache_create
+/* The 7.x form: the tree's struct kmem_cache_args. */
+#define USLUB_KTEST_ARGS_API 1
+static inline struct kmem_cache *
+uslub_ktest_tree_create_args(const char *name, unsigned int size,
+			     const struct kmem_cache_args *args, unsigned long flags)
+{
+	struct uslub_cache_args ua = { 0 };
 
+	if (args) {
+		ua.align = args->align;
+		ua.ctor = args->ctor;
+		ua.sheaf_capacity = args->sheaf_capacity;
+		ua.freeptr_offset = args->freeptr_offset;
+		ua.use_freeptr_offset = args->use_freeptr_offset;
+	}
+	return uslub_ktest_cache_create_args(name, size, &ua, uslub_ktest_slab_flags(flags),
+					     USLUB_KTEST_PANIC(flags));
+}
+static inline struct kmem_cache *
+uslub_ktest_tree_create_default(const char *name, unsigned int size, void *args,
+				unsigned long flags)
+{
+	(void)args;
+	return uslub_ktest_tree_create_args(name, size, NULL, flags);
+}
+static inline struct kmem_cache *
+uslub_ktest_tree_create_legacy(const char *name, unsigned int size, unsigned int align,
+			       unsigned long flags, void (*ctor)(void *))
+{
+	struct uslub_cache_args ua = { 0 };
+
+	ua.align = align;
+	ua.ctor = ctor;
+	return uslub_ktest_cache_create_args(name, size, &ua, uslub_ktest_slab_flags(flags),
+					     USLUB_KTEST_PANIC(flags));
+}
+#undef kmem_cache_create
+#define kmem_cache_create(name, size, args, ...)                                \
+	_Generic((args),                                                        \
+		 struct kmem_cache_args *: uslub_ktest_tree_create_args,        \
+		 const struct kmem_cache_args *: uslub_ktest_tree_create_args,  \
+		 void *: uslub_ktest_tree_create_default,                       \
+		 default: uslub_ktest_tree_create_legacy)((name), (size), (args), __VA_ARGS__)
+#define __kmem_cache_create_args uslub_ktest_tree_create_args
+#else
+/* The 6.12 form. */
 #define kmem_cache_create(name, size, align, flags, ctor)                     \
-	uslub_ktest_cache_create((name), (size), (align),                     \
-				 (unsigned int)((flags) & USLUB_KTEST_SLAB_PASSED), \
-				 (ctor), ((flags) & SLAB_PANIC) != 0)
+	uslub_ktest_cache_create((name), (size), (align), uslub_ktest_slab_flags(flags), \
+				 (ctor), USLUB_KTEST_PANIC(flags))
+#endif
+
+/* kmem_cache_alloc_bulk() returns what the tree declares: the count (int)
+ * or all-or-nothing (bool). (The name inside the macro is the tree's
+ * declaration, not this macro; _Generic does not evaluate it.) */
+#define kmem_cache_alloc_bulk(s, gfp, size, list) ({                            \
+	size_t __uslub_kn = (size);                                             \
+	int __uslub_kgot = uslub_ktest_cache_alloc_bulk((s), uslub_ktest_gfp(gfp), \
+							__uslub_kn, (void **)(list)); \
+	_Generic(kmem_cache_alloc_bulk((s), (gfp), __uslub_kn, (list)),         \
+		 bool: (bool)((size_t)__uslub_kgot == __uslub_kn),              \
+		 default: __uslub_kgot); })
+
+#undef kzalloc_node
 #define kmem_cache_destroy(s) ((void)uslub_ktest_cache_destroy(s))
-#define kmem_cache_free(s, obj) uslub_ktest_cache_free((s), (obj))
-#define kmem_cache_free_bulk(s, size, list) uslub_ktest_cache_free_bulk((s), (size), (list))
-#define kmem_cache_shrink(s) uslub_ktest_cache_shrink(s)
-#define kfree(p) uslub_ktest_kfree(p)
 
 #else
 /* ------------------------------------------------------------------------
@@ -96,20 +163,20 @@ struct list_lru;
 #undef kmem_cache_alloc_node
 #undef kmem_cache_alloc_lru
 #undef kmem_cache_alloc_bulk
+#undef kmem_cache_alloc_from_sheaf
 #undef kmalloc
 #undef kzalloc
 #undef kzalloc_node
 #undef kmalloc_array
 #undef kcalloc
 #define kmem_cache_destroy(s) ((void)uslub_ktest_cache_destroy(s))
-#define kmem_cache_free(s, obj) uslub_ktest_cache_free((s), (obj))
-#define kmem_cache_free_bulk(s, size, list) uslub_ktest_cache_free_bulk((s), (size), (list))
-#define kmem_cache_shrink(s) uslub_ktest_cache_shrink(s)
-#define kfree(p) uslub_ktest_kfree(p)
+/* All or nothing: @size, or 0. */
+#define kmem_cache_alloc_bulk(s, gfp, size, list)                             \
+	uslub_ktest_cache_alloc_bulk((s), uslub_ktest_gfp(gfp), (size), (void **)(list))
 #endif
 
 /* ------------------------------------------------------------------------
- * Both modes: the allocating calls, with the kernel's gfp translated.
+ * Both modes: the calls, with the kernel's gfp translated.
  * ---------------------------------------------------------------------- */
 
 /* uslub's gfp for a kernel gfp mask: blocking is decided by
@@ -131,6 +198,11 @@ static inline uslub_gfp_t uslub_ktest_gfp(unsigned int gfp)
 	return u;
 }
 
+#define kmem_cache_free(s, obj) uslub_ktest_cache_free((s), (obj))
+#define kmem_cache_free_bulk(s, size, list) uslub_ktest_cache_free_bulk((s), (size), (list))
+#define kmem_cache_shrink(s) uslub_ktest_cache_shrink(s)
+#define kfree(p) uslub_ktest_kfree(p)
+
 /* The harness's kmem_cache_alloc_lru(cachep, lru, int flags): the list_lru
  * has no meaning here. */
 #define kmem_cache_alloc_lru(s, lru, gfp)                                     \
@@ -140,9 +212,6 @@ static inline uslub_gfp_t uslub_ktest_gfp(unsigned int gfp)
 	uslub_ktest_cache_alloc((s), uslub_ktest_gfp(gfp) | USLUB_GFP_ZERO)
 #define kmem_cache_alloc_node(s, gfp, node)                                   \
 	uslub_ktest_cache_alloc_node((s), uslub_ktest_gfp(gfp), (node))
-/* All or nothing: @size, or 0. */
-#define kmem_cache_alloc_bulk(s, gfp, size, list)                             \
-	uslub_ktest_cache_alloc_bulk((s), uslub_ktest_gfp(gfp), (size), (list))
 
 #define kmalloc(size, gfp) uslub_ktest_kmalloc((size), uslub_ktest_gfp(gfp))
 #define kzalloc(size, gfp) uslub_ktest_kmalloc((size), uslub_ktest_gfp(gfp) | USLUB_GFP_ZERO)
@@ -151,5 +220,26 @@ static inline uslub_gfp_t uslub_ktest_gfp(unsigned int gfp)
 	uslub_ktest_kmalloc_array((n), (size), uslub_ktest_gfp(gfp))
 #define kcalloc(n, size, gfp)                                                 \
 	uslub_ktest_kmalloc_array((n), (size), uslub_ktest_gfp(gfp) | USLUB_GFP_ZERO)
+
+/* Prefilled sheaves (the 7.x harness; <uslub/slab.h>'s calls otherwise
+ * bypass the harness's counters). A sheaf's objects are not allocated
+ * until kmem_cache_alloc_from_sheaf() takes one (the kernel's rule):
+ * nr_allocated and the cache's counters move then, and return gives the
+ * rest back without counting them freed. */
+#undef kmem_cache_prefill_sheaf
+#undef kmem_cache_refill_sheaf
+#undef kmem_cache_return_sheaf
+#undef kmem_cache_sheaf_size
+#define kmem_cache_prefill_sheaf(s, gfp, size)                                \
+	((struct slab_sheaf *)uslub_ktest_prefill_sheaf((s), uslub_ktest_gfp(gfp), (size)))
+#define kmem_cache_alloc_from_sheaf(s, gfp, sheaf)                            \
+	uslub_ktest_alloc_from_sheaf((s), uslub_ktest_gfp(gfp), (struct uslub_sheaf *)(sheaf))
+#define kmem_cache_refill_sheaf(s, gfp, sheafp, size)                         \
+	uslub_ktest_refill_sheaf((s), uslub_ktest_gfp(gfp),                   \
+				 (struct uslub_sheaf **)(void *)(sheafp), (size))
+#define kmem_cache_return_sheaf(s, gfp, sheaf)                                \
+	uslub_ktest_return_sheaf((s), uslub_ktest_gfp(gfp), (struct uslub_sheaf *)(sheaf))
+#define kmem_cache_sheaf_size(sheaf)                                          \
+	uslub_cache_sheaf_size((const struct uslub_sheaf *)(sheaf))
 
 #endif /* USLUB_KTEST_LINUX_SLAB_H */
