@@ -332,10 +332,12 @@ static void b_layout_json(const struct uslub_slabinfo *si)
 {
 	printf("\"object_size\":%zu,\"stride\":%zu,\"align\":%zu,\"objs_per_slab\":%u,"
 	       "\"order\":%u,\"pages_per_slab\":%u,\"obj_ext\":\"%s\",\"obj_ext_size\":%u,"
-	       "\"obj_ext_bytes\":%u,\"sheaf_capacity\":%u",
+	       "\"obj_ext_bytes\":%u,\"obj_ext_fields\":\"%s\",\"obj_ext_charge\":%u,"
+	       "\"sheaf_capacity\":%u",
 	       si->object_size, si->size, si->align, si->objs_per_slab, si->order,
 	       si->pages_per_slab, uslub_obj_ext_placement_name(si->obj_ext),
-	       si->obj_ext_size, si->obj_ext_bytes, si->sheaf_capacity);
+	       si->obj_ext_size, si->obj_ext_bytes, si->obj_ext_fields, si->obj_ext_charge,
+	       si->sheaf_capacity);
 }
 
 /* Every non-zero SLUB counter of @s as a JSON member "stats":{...}. */
@@ -702,9 +704,14 @@ static int b7(const struct bench_opts *o)
  * per-object extension (uslub_slabinfo.obj_ext), the extension bytes per
  * object outside the slab (obj_ext_bytes), the twin's layout (so an
  * in-slab placement can be seen to cost no object slot), and what one
- * object really charges its group.
+ * object really charges its group. The twin then allocates one object
+ * with USLUB_GFP_ACCOUNT, so its "plain" layout shows the extension a
+ * plain cache gets on demand (and, with exact profiling, its tag-only
+ * extension and the charge of a widened slab). run.py runs it with
+ * profiling off and exact: the exact run's accounted cache has both
+ * words, the two-word layout every extension had before Linux 7.3.
  */
-#define BMETA_DEFAULT "ext4_inode_cache-like=1184+hw,xfs_inode-like=984/64,64B=64"
+#define BMETA_DEFAULT "ext4_inode_cache-like=1184+hw,xfs_inode-like=984/64,64B=64,120B-in-128=120/64"
 
 static int bmeta(const struct bench_opts *o)
 {
@@ -752,6 +759,12 @@ static int bmeta(const struct bench_opts *o)
 		if (!p || uslub_group_cache_usage(g, acc->s, &c_objs, &c_bytes))
 			bench_die("B-meta: allocation or uslub_group_cache_usage failed");
 		uslub_cache_free(acc->s, p);
+		unsigned long p_objs = 0;
+		size_t p_bytes = 0;
+		void *q = uslub_cache_alloc(pl->s, USLUB_GFP_ACCOUNT);
+		if (!q || uslub_group_cache_usage(g, pl->s, &p_objs, &p_bytes))
+			bench_die("B-meta: allocation or uslub_group_cache_usage failed");
+		uslub_cache_free(pl->s, q);
 		uslub_group_set_current(old);
 		b_slabinfo(acc->s, &sa);
 		b_slabinfo(pl->s, &sp);
@@ -760,7 +773,8 @@ static int bmeta(const struct bench_opts *o)
 		printf("%s{\"label\":\"%s\",\"hwcache_align\":%d,\"align_asked\":%lu,",
 		       k ? "," : "", label, hw, align);
 		b_layout_json(&sa);
-		int ok = c_objs == 1 && c_bytes == sa.size + sa.obj_ext_bytes;
+		int ok = c_objs == 1 && c_bytes == sa.size + sa.obj_ext_bytes &&
+			 c_bytes == sa.obj_ext_charge && p_objs == 1 && p_bytes == sp.obj_ext_charge;
 		printf(",\"slab_bytes\":%ld,\"leftover_bytes\":%ld,\"padding_bytes\":%ld,"
 		       "\"charged_objects\":%lu,\"charged_bytes\":%zu,\"ok\":%s,\"plain\":{",
 		       slab_bytes, slab_bytes - (long)sa.objs_per_slab * (long)sa.size,
@@ -768,9 +782,12 @@ static int bmeta(const struct bench_opts *o)
 		       ok ? "true" : "false");
 		if (!ok)
 			fprintf(stderr, "bench: B-meta %s: one object charged %lu object(s), %zu "
-				"bytes (expected 1, stride %zu + outside %u)\n", label, c_objs,
-				c_bytes, sa.size, sa.obj_ext_bytes);
+				"bytes (expected 1, stride %zu + outside %u = %u); the plain twin's "
+				"%lu, %zu (expected 1, %u)\n", label, c_objs, c_bytes, sa.size,
+				sa.obj_ext_bytes, sa.obj_ext_charge, p_objs, p_bytes,
+				sp.obj_ext_charge);
 		b_layout_json(&sp);
+		printf(",\"charged_objects\":%lu,\"charged_bytes\":%zu", p_objs, p_bytes);
 		printf("}}");
 		b_close(acc);
 		b_close(pl);

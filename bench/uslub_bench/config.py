@@ -124,12 +124,21 @@ B7_MIN_SAVING = 0.40            # >= 40% fewer slab pages: shared/per-group <= 0
 # USLUB_HWCACHE_ALIGN. ext4_inode_cache (1184 B on x86-64, hwcache-aligned)
 # has room for the array after its last object; xfs_inode (here 984 B in a
 # 1024-byte stride) in each object's alignment padding; 64 B objects have
-# neither, so their extensions go to a separate array.
+# neither, so their extensions go to a separate array. B-meta runs with
+# profiling off, where an accounted cache's extension is one word.
 BMETA_CACHES = [
     ("ext4_inode_cache-like", "1184+hw", "leftover"),
     ("xfs_inode-like", "984/64", "padding"),
     ("64B", "64", "array"),
+    # 120 B in a 128-byte stride: 8 bytes of padding, room for the one-word
+    # extension of Linux 7.3 but not for the two-word one (an array before)
+    ("120B-in-128", "120/64", "padding"),
 ]
+# B-meta's second process: exact profiling (USLUB_PROFILING=1), where the
+# plain twin is a profiled cache (a tag-only extension) and the accounted
+# cache has both words: the two-word layout of every extension before
+# Linux 7.3, so its placement and bytes are the "before" of each row.
+BMETA_PROFILED = "uslub-prof"
 ONCE = {"B-meta"}               # a layout, not a timing: first round only
 # B-debug: each process times the plain cache "bench-plain-SIZE" with B5's
 # patterns while the cache "bench-debug-other-SIZE" holds and allocates a

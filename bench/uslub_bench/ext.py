@@ -16,7 +16,7 @@ import tempfile
 from .config import (
     B56_BATCH, B56_PATTERNS, B5_LIMITS, B6ACC_LIMIT, B6ACC_MIN_SHARE, B6ACC_PEERS, B6_BASE,
     B6_EXPECT, B6_LIMITS, B6_MODE, B6_PEERS, B7_GROUPS, B7_MIN_SAVING, B7_MODES, B7_OBJS,
-    BENCH_TITLES, BENCH_UNITS, BMETA_CACHES, SKIPPED,
+    BENCH_TITLES, BENCH_UNITS, BMETA_CACHES, BMETA_PROFILED, SKIPPED,
 )
 from .fmt import fmt_ext, fmt_ns, fmt_ratio, fmt_spread
 from .stats import caches_of, paired_ratios, ratio_check, run_extras, stats_of, verdict_of
@@ -194,7 +194,7 @@ def analyse_b6acc(results):
 
 LAYOUT_FIELDS = ("object_size", "stride", "align", "objs_per_slab", "order",
                  "pages_per_slab", "obj_ext", "obj_ext_size", "obj_ext_bytes",
-                 "sheaf_capacity")
+                 "obj_ext_fields", "obj_ext_charge", "sheaf_capacity")
 B7_POINT_FIELDS = ("caches", "objects", "slabs", "slab_pages", "slab_bytes",
                    "slot_objects", "ext_bytes_outside", "page_provider_bytes_in_slabs_delta",
                    "group_usage_sum", "group0_charged_objects", "group0_charged_bytes",
@@ -274,7 +274,50 @@ def analyse_bmeta(results):
                    plain={f: plain.get(f) for f in LAYOUT_FIELDS})
         entry["caches"].append(row)
     entry["profiling"] = runs[0].get("profiling")
+    entry["sizes"] = bmeta_sizes(runs[0], results.get(("B-meta", 0), {}).get(
+        BMETA_PROFILED, {}).get("runs", []))
     return entry
+
+
+def _ext(c):
+    """A cache's extension as B-meta shows it: placement, bytes of one
+    extension, bytes per object outside the slab, the words, the charge."""
+    return {"placement": c.get("obj_ext"), "ext_bytes": c.get("obj_ext_size") or 0,
+            "outside_bytes": c.get("obj_ext_bytes") or 0, "fields": c.get("obj_ext_fields"),
+            "charge": c.get("obj_ext_charge")}
+
+
+def bmeta_sizes(off_run, prof_runs):
+    """Linux 7.3's smaller extension: per-object metadata before (the
+    two-word layout) and after, for each cache spec and kind. The profiling
+    off run gives the accounted cache and the plain one (whose on-demand
+    arrays a USLUB_GFP_ACCOUNT allocation made); the exact-profiling run
+    the profiled cache (the plain twin: tag only) and the accounted one
+    with both words, which is also the two-word layout's placement and
+    bytes for that spec (the placement rule depends only on the geometry
+    and the extension's size). A plain cache's on-demand arrays were two
+    words (16 bytes) before."""
+    if not prof_runs:
+        return []
+    prof = {c["label"]: c for c in prof_runs[0].get("caches", [])}
+    rows = []
+    for c in off_run.get("caches", []):
+        p = prof.get(c["label"])
+        if not p:
+            continue
+        two = _ext(p)                                   # both words: the old layout
+        on_demand_before = {"placement": "on-demand", "ext_bytes": 16, "outside_bytes": 16,
+                            "fields": "objcg+tag", "charge": c["plain"]["stride"] + 16}
+        for kind, before, after in (
+                ("plain (on demand)", on_demand_before, _ext(c["plain"])),
+                ("accounted", two, _ext(c)),
+                ("profiled", dict(two, charge=None), _ext(p["plain"])),
+                ("accounted+profiled", two, two)):
+            rows.append({"label": c["label"], "kind": kind, "stride": c["stride"],
+                         "before": before, "after": after,
+                         "saved_ext_bytes": before["ext_bytes"] - after["ext_bytes"],
+                         "saved_outside_bytes": before["outside_bytes"] - after["outside_bytes"]})
+    return rows
 
 
 # B6's instruction counts (callgrind), beside its timings: B6 compares
@@ -498,3 +541,21 @@ def print_bmeta(e, log):
             c["saving_bytes_per_object"], c["saving_pct_of_stride"],
             "%s (%s)" % (c["seed003_kind"] or "-", "yes" if c["matches_seed003"] else "NO"),
             "yes" if c["same_layout_as_plain"] else "no"))
+    rows = e.get("sizes") or []
+    if not rows:
+        return
+    log("")
+    log("  Linux 7.3's smaller extension: bytes per object, before (two words: objcg and tag,")
+    log("  the layout every extension had) -> after (only the words the cache can need).")
+    log("  ext = one extension wherever it is; outside = of those, bytes outside the slab;")
+    log("  plain: its on-demand arrays (a USLUB_GFP_ACCOUNT allocation), profiling off;")
+    log("  accounted: profiling off; profiled: USLUB_PROFILING=1, not accounted")
+    log("  %-22s %-19s %6s  %-24s %-9s %-9s %s" % (
+        "cache", "kind", "stride", "placement", "ext", "outside", "words after"))
+    for r in rows:
+        b, a = r["before"], r["after"]
+        log("  %-22s %-19s %6d  %-24s %-9s %-9s %s" % (
+            r["label"], r["kind"], r["stride"],
+            "%s -> %s" % (b["placement"], a["placement"]),
+            "%d -> %d" % (b["ext_bytes"], a["ext_bytes"]),
+            "%d -> %d" % (b["outside_bytes"], a["outside_bytes"]), a["fields"] or "-"))

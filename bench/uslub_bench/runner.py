@@ -11,7 +11,7 @@ import time
 from .config import (
     B2_MODES, B2_NS, B2_SHEAVES, B3_VARIANTS, B56_BATCH, B56_PATTERNS, B6ACC_MIN_SHARE,
     B6ACC_ONCE, B6ACC_PEERS, B6_EXPECT, B6_PEERS, B7_GROUPS, B7_MODES, B7_OBJS, B9_SKIP,
-    BDEBUG_PEERS, BMETA_CACHES, CPUSLABS, CPUSLABS_ENV, DFREE, HARDENED_ENV, NO_PROFILING, ONCE,
+    BDEBUG_PEERS, BMETA_CACHES, BMETA_PROFILED, CPUSLABS, CPUSLABS_ENV, DFREE, HARDENED_ENV, NO_PROFILING, ONCE,
     OWN, SKIPPED, SUITE, SUITE_BENCHES, USLUB_MALLOC, log,
 )
 
@@ -86,8 +86,12 @@ def peers_for(bench, peers, size=None):
                 out.append(p)
         return out
     if bench in ("B3", "B5", "B-meta"):
-        return [(p[0], p[1], dict(p[2], **NO_PROFILING)) if bench != "B3" else p
-                for p in peers if p[0] == "uslub"]
+        out = [(p[0], p[1], dict(p[2], **NO_PROFILING)) if bench != "B3" else p
+               for p in peers if p[0] == "uslub"]
+        if bench == "B-meta":   # the profiled caches, and the two-word layout
+            out += [(BMETA_PROFILED, p[1], dict(p[2], USLUB_PROFILING="1"))
+                    for p in peers if p[0] == "uslub"]
+        return out
     if bench in ("B6", "B6-acc"):
         return [(name, p[1], dict(p[2], USLUB_PROFILING=val))
                 for p in peers if p[0] == "uslub"

@@ -884,6 +884,14 @@ struct uslub_slabinfo {
 	                                before an empty one is discarded, above
 	                                min_partial while the cache swings (0:
 	                                min_partial), all nodes                */
+	const char *obj_ext_fields;  /* the words of one extension (Linux
+	                                7.3's smaller slabobj_ext): "objcg",
+	                                "tag", "objcg+tag"; "" with none (with
+	                                obj_ext on_demand: what its arrays hold) */
+	unsigned int obj_ext_charge; /* bytes one accounted object charges its
+	                                group: size + obj_ext_bytes, + a word
+	                                for the objcg where obj_ext_fields has
+	                                none (0: never accounted)             */
 };
 
 /* Where a cache keeps its per-object extensions (seed 003). */

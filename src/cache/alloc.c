@@ -79,6 +79,9 @@ void _uslub_set_pcs_hooks(struct kmem_cache *s)
 			ph |= PCS_HOOKS_ACCOUNT;
 		if (s->hooks & HOOK_PROFILE)
 			ph |= PCS_HOOKS_PROFILE;
+		/* the lean accessors assume the layout from ph (slub.h) */
+		if (s->ext_layout != ph)
+			ph = 0;
 	}
 	s->pcs_hooks = ph;
 }
@@ -260,24 +263,22 @@ static __noinline void *alloc_hooked_cpu_slab(struct kmem_cache *s, uslub_gfp_t 
 	}
 	/* a cpu freelist means a real cpu area: t != NULL */
 	struct uslub_thread *t = _uslub_tls.thread;
-	unsigned long base = __atomic_load_n(&c->slab->obj_exts, __ATOMIC_ACQUIRE);
+	uintptr_t off = (uintptr_t)obj - (uintptr_t)c->slab_addr;
+	struct obj_ext ext = slab_obj_ext_idx(s, c->slab, slab_offset_to_index(off, s->reciprocal_size));
 	unsigned int tidx = tag ? READ_ONCE(tag->index) : 0;
-	if (unlikely(!base) ||
-	    (objcg && unlikely(!(hooks & HOOK_ACCOUNT) || !stock_can_charge(t, objcg, s->charge) ||
-			       c->slab_bytes)) ||
-	    (tag && unlikely(!tag_counters_ready(t, tidx))))
+	if ((objcg && unlikely(!ext.objcg || !(hooks & HOOK_ACCOUNT) ||
+			       !stock_can_charge(t, objcg, s->charge) || c->slab_bytes)) ||
+	    (tag && unlikely(!ext.tag || !tag_counters_ready(t, tidx))))
 		return alloc_hooked(s, gfp, node, addr);
 
 	c->freelist = get_freepointer_raw(s, obj);
 	free_mark_clear(s, obj);
-	uintptr_t off = (uintptr_t)obj - (uintptr_t)c->slab_addr;
-	struct slabobj_ext *ext = (struct slabobj_ext *)
-		(base + (uintptr_t)slab_offset_to_index(off, s->reciprocal_size) * s->ext_stride);
-	if (objcg)
+	if (objcg) {
 		stock_charge(t, s->charge);
-	WRITE_ONCE(ext->objcg, objcg);
-	WRITE_ONCE(ext->ref, tag);
+		WRITE_ONCE(*ext.objcg, objcg);
+	}
 	if (tag) {
+		WRITE_ONCE(*ext.tag, tag);
 		uslub_alloc_tag_cur = NULL;              /* taken */
 		tag_counters_add(t, tidx, (int64_t)s->size, 1);
 	}
@@ -503,16 +504,16 @@ __public bool uslub_cache_charge(void *objp, uslub_gfp_t gfp)
 		return true;
 	if (unlikely(!(READ_ONCE(s->hooks) & HOOK_ACCOUNT)))
 		_uslub_obj_ext_enable_on_demand(s);
-	struct slabobj_ext *ext = slab_obj_ext(s, slab, objp);
-	if (!ext)
-		ext = _uslub_slab_obj_ext_alloc(s, slab, objp);
-	if (!ext || READ_ONCE(ext->objcg))
+	struct obj_ext ext = slab_obj_ext(s, slab, objp);
+	if (!ext.objcg)
+		ext = _uslub_slab_obj_ext_alloc(s, slab, objp, OBJ_EXT_OBJCG);
+	if (!ext.objcg || READ_ONCE(*ext.objcg))
 		return true;
 	if (!memcg_charge(objcg, s->charge, gfp)) {
 		errno = ENOMEM;
 		return false;
 	}
-	WRITE_ONCE(ext->objcg, objcg);
+	WRITE_ONCE(*ext.objcg, objcg);
 	/* as post_alloc_hook(): this thread's cpu slab may still have an
 	 * open free range from before the cache's hooks were on */
 	struct kmem_cache_cpu *c = this_cpu(s);

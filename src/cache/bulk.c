@@ -727,8 +727,7 @@ static __noinline void bulk_untag_ahead(struct kmem_cache *s, struct slab *slab,
 		uintptr_t off = (uintptr_t)q[i] - base;
 		if (off >= bytes || !obj_start(s, off))
 			continue;
-		struct slabobj_ext *ext = slab_obj_ext(s, slab, q[i]);
-		if (ext && READ_ONCE(ext->ref))
+		if (obj_ext_tag(slab_obj_ext(s, slab, q[i])))
 			_uslub_sample_free(s, slab, q[i]);
 	}
 }

@@ -170,10 +170,10 @@ static __noinline void free_hooked_cpu_slab(struct kmem_cache *s, void *x,
 	if (unlikely(off >= c->slab_span || (uintptr_t)idx * s->size != off ||
 		     free_mark_test(s, x, c->free_mark) || cache_hardened(s)))
 		return free_hooked(s, x, addr);
-	struct slabobj_ext *ext = slab_obj_ext_idx(s, c->slab, idx);
-	if (ext) {
-		struct obj_cgroup *objcg = READ_ONCE(ext->objcg);
-		struct uslub_alloc_tag *tag = READ_ONCE(ext->ref);
+	struct obj_ext ext = slab_obj_ext_idx(s, c->slab, idx);
+	{
+		struct obj_cgroup *objcg = obj_ext_objcg(ext);
+		struct uslub_alloc_tag *tag = obj_ext_tag(ext);
 		if (objcg || tag) {
 			/* inside a cpu slab's range: a real cpu area, t != NULL */
 			struct uslub_thread *t = _uslub_tls.thread;
@@ -182,11 +182,11 @@ static __noinline void free_hooked_cpu_slab(struct kmem_cache *s, void *x,
 			    (tag && unlikely(!tag_counters_ready(t, tidx))))
 				return free_hooked(s, x, addr);
 			if (objcg) {
-				WRITE_ONCE(ext->objcg, NULL);
+				WRITE_ONCE(*ext.objcg, NULL);
 				stock_uncharge(t, s->charge);
 			}
 			if (tag) {
-				WRITE_ONCE(ext->ref, NULL);
+				WRITE_ONCE(*ext.tag, NULL);
 				tag_counters_add(t, tidx, -(int64_t)s->size, -1);
 			}
 		}
@@ -246,7 +246,7 @@ void _uslub_free_record_set(struct kmem_cache *s, struct kmem_cache_cpu *c, stru
 	if (off > FASTPATH_OFF_HARDENED) {
 		/* a hooked record, for the lean leaves (slub.h) */
 		exts = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
-		if ((off & ~PCS_LEAN_OFF_OK) || !READ_ONCE(s->pcs_hooks) || !exts)
+		if ((off & ~PCS_LEAN_OFF_OK) || !READ_ONCE(s->pcs_hooks) || (long)exts <= 0)
 			return;
 		epoch |= FREE_RECORD_HOOKED;
 	}

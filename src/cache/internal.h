@@ -170,15 +170,20 @@ static __always_inline bool post_alloc_hook(struct kmem_cache *s, uslub_gfp_t gf
 	size_t missed = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct slab *sl = slab ? slab : virt_to_slab(p[i]);
-		struct slabobj_ext *ext = slab_obj_ext(s, sl, p[i]);
-		if (unlikely(!ext) && objcg)
-			ext = _uslub_slab_obj_ext_alloc(s, sl, p[i]);
-		if (unlikely(!ext)) {
+		struct obj_ext ext = slab_obj_ext(s, sl, p[i]);
+		/* no word for the charge (no array yet, a tag-only layout):
+		 * make one; a tag with no word (no array: out of memory when
+		 * the slab was made) goes without, as the kernel's does */
+		if (unlikely(objcg && !ext.objcg))
+			ext = _uslub_slab_obj_ext_alloc(s, sl, p[i], OBJ_EXT_OBJCG);
+		if (unlikely((objcg && !ext.objcg) || (tag && !ext.tag))) {
 			missed++;
 			continue;
 		}
-		WRITE_ONCE(ext->objcg, objcg);
-		WRITE_ONCE(ext->ref, tag);
+		if (objcg)
+			WRITE_ONCE(*ext.objcg, objcg);
+		if (tag)
+			WRITE_ONCE(*ext.tag, tag);
 	}
 	if (objcg) {
 		if (unlikely(missed))
@@ -197,17 +202,15 @@ static __always_inline bool post_alloc_hook(struct kmem_cache *s, uslub_gfp_t gf
 /* The pre-free hook of object @idx of @slab (valid): uncharge, untag. */
 static __always_inline void free_hook(struct kmem_cache *s, struct slab *slab, void *x)
 {
-	struct slabobj_ext *ext = slab_obj_ext(s, slab, x);
-	if (!ext)
-		return;
-	struct obj_cgroup *objcg = READ_ONCE(ext->objcg);
-	struct uslub_alloc_tag *tag = READ_ONCE(ext->ref);
+	struct obj_ext ext = slab_obj_ext(s, slab, x);
+	struct obj_cgroup *objcg = obj_ext_objcg(ext);
+	struct uslub_alloc_tag *tag = obj_ext_tag(ext);
 	if (objcg) {
-		WRITE_ONCE(ext->objcg, NULL);
+		WRITE_ONCE(*ext.objcg, NULL);
 		memcg_uncharge(objcg, s->charge);
 	}
 	if (tag) {
-		WRITE_ONCE(ext->ref, NULL);
+		WRITE_ONCE(*ext.tag, NULL);
 		tag_add(tag, -(int64_t)s->size, -1);
 	}
 }
@@ -255,7 +258,8 @@ static __always_inline void *alloc_pcs_lean(struct kmem_cache *s, struct kmem_ca
 	long stock = 0;
 	struct uslub_alloc_tag *tag = NULL;
 	unsigned int tidx = 0;
-	if (unlikely(!base))
+	/* none, or widened (a sample in an objcg-only slab): the ladder */
+	if (unlikely((long)base <= 0))
 		return NULL;
 	if (ph & PCS_HOOKS_ACCOUNT) {
 		objcg = t->stock.cached;
@@ -284,15 +288,14 @@ static __always_inline void *alloc_pcs_lean(struct kmem_cache *s, struct kmem_ca
 	}
 	main->size = n - 1;
 	free_mark_clear(s, obj);
-	struct slabobj_ext *ext = obj_ext_at(s, base, off,
-					     slab_offset_to_index(off, s->reciprocal_size));
+	char *ext = obj_ext_at(s, base, off, slab_offset_to_index(off, s->reciprocal_size));
 	if (ph & PCS_HOOKS_ACCOUNT) {
 		if (objcg)
 			t->stock.nr_bytes = stock;
-		WRITE_ONCE(ext->objcg, objcg);
+		WRITE_ONCE(*obj_ext_at_objcg(ext, ph), objcg);
 	}
 	if (ph & PCS_HOOKS_PROFILE) {
-		WRITE_ONCE(ext->ref, tag);
+		WRITE_ONCE(*obj_ext_at_tag(ext, ph), tag);
 		if (tag) {
 			uslub_alloc_tag_cur = NULL;              /* taken */
 			tag_counters_alloc(t, tidx, (int64_t)s->size, 1);
@@ -343,12 +346,11 @@ static __always_inline bool free_pcs_lean(struct kmem_cache *s, struct kmem_cach
 		base = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
 		if (unlikely(off >= (uint32_t)word) || unlikely(!obj_start(s, off)) ||
 		    (unlikely(_uslub_multi_node) && slab_nid(slab) != main->node) ||
-		    unlikely(!base) || free_mark_test(s, x, mark))
+		    unlikely((long)base <= 0) || free_mark_test(s, x, mark))
 			return false;
 	}
 	/* the index (a multiply) only where the extension's place needs it */
-	struct slabobj_ext *ext = obj_ext_at(s, base, off,
-					     slab_offset_to_index(off, s->reciprocal_size));
+	char *ext = obj_ext_at(s, base, off, slab_offset_to_index(off, s->reciprocal_size));
 	/* a main sheaf with room: a live cpu area, t != NULL */
 	struct uslub_thread *t = _uslub_tls.thread;
 	struct obj_cgroup *objcg = NULL;
@@ -356,13 +358,13 @@ static __always_inline bool free_pcs_lean(struct kmem_cache *s, struct kmem_cach
 	struct uslub_alloc_tag *tag = NULL;
 	unsigned int tidx = 0;
 	if (ph & PCS_HOOKS_ACCOUNT) {
-		objcg = READ_ONCE(ext->objcg);
+		objcg = READ_ONCE(*obj_ext_at_objcg(ext, ph));
 		stock = t->stock.nr_bytes + (long)s->charge;
 		if (objcg && unlikely(objcg != t->stock.cached || stock > _uslub_stock_max))
 			return false;
 	}
 	if (ph & PCS_HOOKS_PROFILE) {
-		tag = READ_ONCE(ext->ref);
+		tag = READ_ONCE(*obj_ext_at_tag(ext, ph));
 		if (tag) {
 			tidx = READ_ONCE(tag->index);
 			if (unlikely(!tidx || !t->tagc))
@@ -370,11 +372,11 @@ static __always_inline bool free_pcs_lean(struct kmem_cache *s, struct kmem_cach
 		}
 	}
 	if ((ph & PCS_HOOKS_ACCOUNT) && objcg) {
-		WRITE_ONCE(ext->objcg, NULL);
+		WRITE_ONCE(*obj_ext_at_objcg(ext, ph), NULL);
 		t->stock.nr_bytes = stock;
 	}
 	if ((ph & PCS_HOOKS_PROFILE) && tag) {
-		WRITE_ONCE(ext->ref, NULL);
+		WRITE_ONCE(*obj_ext_at_tag(ext, ph), NULL);
 		tag_counters_free(t, tidx, (int64_t)s->size, 1);
 	}
 	free_mark_set(s, x, mark);

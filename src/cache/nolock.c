@@ -59,21 +59,22 @@ static void defer_free(struct kmem_cache *s, void *x);
  * group straight (ext/: groups_lock tried, no stock), switching the cache
  * to on-demand extensions if it must (slab_mutex tried). Returns @obj, or
  * NULL with @obj given back when the charge is refused (a lock taken, the
- * limit). An object without extension storage (an on-demand cache's slab
- * without its array: making one allocates) is handed out uncharged, as
- * the kernel does when its metadata allocation fails.
+ * limit). An object without a word for its objcg (an on-demand cache's
+ * slab without its array, a tag-only slab not widened yet: making either
+ * allocates) is handed out uncharged, as the kernel does when its
+ * metadata allocation fails.
  */
 static void *charge_nolock(struct kmem_cache *s, void *obj, struct kmem_cache_cpu *c)
 {
 	struct slab *slab = virt_to_slab(obj);
 	if ((READ_ONCE(s->hooks) & HOOK_ACCOUNT) || _uslub_obj_ext_enable_on_demand_try(s)) {
-		struct slabobj_ext *ext = slab_obj_ext(s, slab, obj);
-		if (!ext)
-			return obj;      /* no array: see above */
+		struct obj_ext ext = slab_obj_ext(s, slab, obj);
+		if (!ext.objcg)
+			return obj;      /* no array, or a tag-only slab: see above */
 		bool refused;
 		struct obj_cgroup *objcg = _uslub_charge_nolock(s->charge, &refused);
 		if (!refused) {
-			WRITE_ONCE(ext->objcg, objcg);
+			WRITE_ONCE(*ext.objcg, objcg);
 			return obj;
 		}
 	}
@@ -120,8 +121,8 @@ static bool free_needs_defer(struct kmem_cache *s, struct slab *slab, void *x)
 		return true;            /* maybe sampled: the untag takes list_lock */
 	if (!READ_ONCE(s->hooks))
 		return false;
-	struct slabobj_ext *ext = slab_obj_ext(s, slab, x);
-	return ext && (READ_ONCE(ext->objcg) || READ_ONCE(ext->ref));
+	struct obj_ext ext = slab_obj_ext(s, slab, x);
+	return obj_ext_objcg(ext) || obj_ext_tag(ext);
 }
 
 static void defer_free(struct kmem_cache *s, void *x)

@@ -231,16 +231,16 @@ static void sample_object(struct kmem_cache *s, void *obj, struct uslub_alloc_ta
 	struct slab *slab = virt_to_slab(obj);
 	if (unlikely(!slab) || (s->flags & SLAB_NO_OBJ_EXT))
 		return;
-	struct slabobj_ext *ext = slab_obj_ext(s, slab, obj);
-	if (!ext)
-		ext = _uslub_slab_obj_ext_alloc(s, slab, obj);
-	if (unlikely(!ext))
+	struct obj_ext ext = slab_obj_ext(s, slab, obj);
+	if (!ext.tag)           /* no array yet, or an objcg-only slab: widen it */
+		ext = _uslub_slab_obj_ext_alloc(s, slab, obj, OBJ_EXT_TAG);
+	if (unlikely(!ext.tag))
 		return;
 	if (!tag)
 		tag = &untagged;
 	struct kmem_cache_node *n = get_node(s, slab_nid(slab));
 	node_lock(n);
-	WRITE_ONCE(ext->ref, tag);
+	WRITE_ONCE(*ext.tag, tag);
 	if (READ_ONCE(slab_page(slab)->flags) & PG_slab_page) {
 		set_slab_pages(slab, false);
 		slab_epoch_bump(s);     /* before the object is handed out: no
@@ -275,16 +275,16 @@ struct slab *_uslub_sample_free(struct kmem_cache *s, struct slab *slab, void *x
 		return NULL;
 	if (READ_ONCE(virt_to_page(x)->flags) & PG_slab_page)
 		return slab;
-	struct slabobj_ext *ext = slab_obj_ext(s, slab, x);
-	if (!ext || !READ_ONCE(ext->ref))
+	struct obj_ext ext = slab_obj_ext(s, slab, x);
+	if (!obj_ext_tag(ext))
 		return slab;            /* not sampled: nothing changes */
 	struct kmem_cache_node *n = get_node(s, slab_nid(slab));
 	node_lock(n);
-	struct uslub_alloc_tag *tag = __atomic_exchange_n(&ext->ref, NULL, __ATOMIC_RELAXED);
+	struct uslub_alloc_tag *tag = __atomic_exchange_n(ext.tag, NULL, __ATOMIC_RELAXED);
 	bool any = false;
 	unsigned int objects = FC_OBJECTS(slab_counters(slab));
 	for (unsigned int i = 0; i < objects && !any; i++)
-		any = READ_ONCE(slab_obj_ext_idx(s, slab, i)->ref) != NULL;
+		any = obj_ext_tag(slab_obj_ext_idx(s, slab, i)) != NULL;
 	if (!any)
 		set_slab_pages(slab, true);
 	node_unlock(n);

@@ -94,10 +94,10 @@ static void unload_walk_cb(struct kmem_cache *s, struct slab *slab, void *arg)
 		return;
 	unsigned int objects = FC_OBJECTS(slab_counters(slab));
 	for (unsigned int i = 0; i < objects; i++) {
-		struct slabobj_ext *ext = _uslub_slab_obj_ext_idx(s, slab, i);
-		struct uslub_alloc_tag *ref = READ_ONCE(ext->ref);
+		struct obj_ext ext = _uslub_slab_obj_ext_idx(s, slab, i);
+		struct uslub_alloc_tag *ref = obj_ext_tag(ext);
 		if ((uintptr_t)ref >= w->lo && (uintptr_t)ref < w->hi)
-			__atomic_compare_exchange_n(&ext->ref, &ref, NULL, false,
+			__atomic_compare_exchange_n(ext.tag, &ref, NULL, false,
 						    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 	}
 }

@@ -557,10 +557,7 @@ static void usage_walk_cb(struct kmem_cache *s, struct slab *slab, void *arg)
 		return;
 	unsigned int objects = FC_OBJECTS(slab_counters(slab));
 	for (unsigned int i = 0; i < objects; i++) {
-		struct slabobj_ext *ext = _uslub_slab_obj_ext_idx(s, slab, i);
-		if (!ext)
-			return;
-		struct obj_cgroup *o = READ_ONCE(ext->objcg);
+		struct obj_cgroup *o = obj_ext_objcg(_uslub_slab_obj_ext_idx(s, slab, i));
 		if (!o || !objcg_plausible(o))
 			continue;
 		struct uslub_group *g = READ_ONCE(o->group);

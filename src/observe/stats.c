@@ -71,8 +71,14 @@ static void slabinfo_locked(const struct kmem_cache *s, struct uslub_slabinfo *o
 	for (int i = 0; i < _uslub_nr_nodes(); i++)
 		o->keep_empty += READ_ONCE(get_node(s, i)->keep);
 	o->obj_ext = READ_ONCE(s->ext_placement);
-	o->obj_ext_size = o->obj_ext != USLUB_OBJ_EXT_NONE ? (unsigned int)sizeof(struct slabobj_ext) : 0;
+	o->obj_ext_size = o->obj_ext != USLUB_OBJ_EXT_NONE ? s->ext_size : 0;
 	o->obj_ext_bytes = o->obj_ext != USLUB_OBJ_EXT_NONE ? s->ext_bytes : 0;
+	static const char *const fields[] = {
+		[0] = "", [OBJ_EXT_OBJCG] = "objcg", [OBJ_EXT_TAG] = "tag",
+		[OBJ_EXT_BOTH] = "objcg+tag",
+	};
+	o->obj_ext_fields = fields[s->ext_layout & OBJ_EXT_BOTH];
+	o->obj_ext_charge = s->ext_layout ? s->charge : 0;
 	o->useroffset = s->useroffset;
 	o->usersize = s->usersize;
 	static const char letters[] = "FZPUTAOX";
@@ -234,6 +240,7 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 				"\"barn_empty\":%lu,\"barn_limit\":%lu,\"keep_empty\":%lu,"
 				"\"random_freelist\":%s,\"hardened_freelist\":%s,"
 				"\"obj_ext\":\"%s\",\"obj_ext_size\":%u,\"obj_ext_bytes\":%u,"
+				"\"obj_ext_fields\":\"%s\",\"obj_ext_charge\":%u,"
 				"\"debug\":\"%s\",\"isolated_slabs\":%lu,\"stats\":{",
 				si.object_size, si.size, si.align, si.offset, si.objs_per_slab,
 				si.order, si.pages_per_slab, si.min_partial, si.cpu_partial_slabs,
@@ -244,7 +251,8 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 				si.random_freelist ? "true" : "false",
 				si.hardened_freelist ? "true" : "false",
 				uslub_obj_ext_placement_name(si.obj_ext), si.obj_ext_size,
-				si.obj_ext_bytes, si.debug, si.isolated_slabs);
+				si.obj_ext_bytes, si.obj_ext_fields, si.obj_ext_charge, si.debug,
+				si.isolated_slabs);
 			bool comma = false;
 			for (int i = 0; i < USLUB_NR_STATS; i++) {
 				uint64_t v;
@@ -280,9 +288,10 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 				_uslub_buf_printf(&b, "    keep_empty=%lu (min_partial %u)\n", si.keep_empty,
 					si.min_partial);
 			if (si.obj_ext)
-				_uslub_buf_printf(&b, "    obj_ext=%s obj_ext_size=%u metadata_bytes_per_object=%u\n",
+				_uslub_buf_printf(&b, "    obj_ext=%s obj_ext_size=%u obj_ext_fields=%s "
+					"metadata_bytes_per_object=%u charge=%u\n",
 					uslub_obj_ext_placement_name(si.obj_ext), si.obj_ext_size,
-					si.obj_ext_bytes);
+					si.obj_ext_fields, si.obj_ext_bytes, si.obj_ext_charge);
 			if (si.debug[0] || si.isolated_slabs)
 				_uslub_buf_printf(&b, "    debug=%s isolated_slabs=%lu\n", si.debug,
 					si.isolated_slabs);

@@ -177,18 +177,50 @@ bool _uslub_calculate_sizes(struct kmem_cache *s, size_t object_size, size_t ali
 }
 
 /*
+ * What one extension of a cache created with @flags holds (Linux 7.3's
+ * smaller slabobj_ext): the words the cache can need, known at creation.
+ * An objcg where the cache is accounted; a tag where profiling is exact
+ * (every object tagged). Not a tag for sampled profiling in an accounted
+ * cache: a sample is one object in hundreds of slabs, so an objcg-only
+ * slab that gets one is widened (slub.h) rather than every object paying
+ * a word. A cache with no vector at creation gets on-demand arrays, whose
+ * layout is fixed here as well, for what can reach a plain cache: an
+ * objcg (a USLUB_GFP_ACCOUNT allocation, in any mode) and, under sampled
+ * profiling, a tag. SLAB_NO_OBJ_EXT: nothing.
+ */
+static unsigned int obj_ext_layout(unsigned int flags)
+{
+	if (flags & SLAB_NO_OBJ_EXT)
+		return 0;
+	unsigned int layout = 0;
+	if (flags & USLUB_ACCOUNT)
+		layout |= OBJ_EXT_OBJCG;
+	if (_uslub_profiling)
+		layout |= OBJ_EXT_TAG;
+	if (!layout)            /* on demand */
+		layout = OBJ_EXT_OBJCG | (_uslub_sampling ? OBJ_EXT_TAG : 0);
+	return layout;
+}
+
+/*
  * Where the per-object extensions of @s go (seed 003), decided once for
  * its preferred slab order: the slab's leftover when an array of them fits
  * there (case 1), else each object's alignment padding when an extension
  * fits after the object's used bytes (case 2), else a separate array per
- * slab. A cache needs them when it is accounted or profiling is on;
- * otherwise it has none until a USLUB_GFP_ACCOUNT allocation asks (then
- * arrays, on demand). One object charges its stride plus the extension
- * bytes that live outside the slab.
+ * slab. A cache needs them when it is accounted or profiling is exact;
+ * otherwise it has none until a USLUB_GFP_ACCOUNT allocation or a sample
+ * asks (then arrays, on demand). Each has the words obj_ext_layout()
+ * gives. One object charges its stride plus the extension bytes that live
+ * outside the slab, and a word more where the layout has no objcg (a
+ * widened slab keeps its objcg in an array: obj_ext.c).
  */
 void _uslub_calculate_obj_ext(struct kmem_cache *s, unsigned int flags)
 {
-	const unsigned int ext = sizeof(struct slabobj_ext);
+	const unsigned int layout = obj_ext_layout(flags);
+	const unsigned int ext = OBJ_EXT_SIZE(layout);
+	s->ext_layout = layout;
+	s->ext_size = ext;
+	s->ext_tag_off = OBJ_EXT_TAG_OFF(layout);
 	s->ext_stride = ext;
 	s->ext_offset = 0;
 	s->ext_bytes = ext;
@@ -217,13 +249,13 @@ void _uslub_calculate_obj_ext(struct kmem_cache *s, unsigned int flags)
 		}
 		s->fastpath_off |= FASTPATH_OFF_HOOKS;
 	}
-	s->charge = s->size + s->ext_bytes;
+	s->charge = s->size + s->ext_bytes + (layout && !(layout & OBJ_EXT_OBJCG) ? sizeof(void *) : 0);
 	/* the extension's address without a multiply where the layout
 	 * allows: the lean hooked paths' free then loads it without waiting
 	 * on the index's multiply chain */
 	s->ext_shift = -1;
 	if (s->ext_stride == s->size)
 		s->ext_shift = 0;
-	else if (!(s->size & (s->size - 1)) && s->size >= ext)
+	else if (ext && !(s->size & (s->size - 1)) && s->size >= ext)
 		s->ext_shift = (int)(fls_u(s->size) - fls_u(ext));
 }

@@ -68,7 +68,7 @@ void _uslub_kasan_poison(const void *p, size_t n)
 static void poison_slot(const struct kmem_cache *s, char *obj)
 {
 	if (READ_ONCE(s->ext_placement) == USLUB_OBJ_EXT_PADDING) {
-		size_t after = s->ext_offset + sizeof(struct slabobj_ext);
+		size_t after = s->ext_offset + s->ext_size;
 		poison(obj, s->ext_offset);
 		poison(obj + after, s->size - after);
 	} else {
@@ -134,7 +134,7 @@ void _uslub_kasan_new_slab(const struct kmem_cache *s, const struct slab *slab,
 	}
 	if (placement == USLUB_OBJ_EXT_LEFTOVER)
 		used = (char *)ALIGN_UP((uintptr_t)used, sizeof(void *)) +
-		       (size_t)objects * sizeof(struct slabobj_ext);
+		       (size_t)objects * s->ext_size;
 	if (used < end)
 		poison(used, (size_t)(end - used));
 }

@@ -246,32 +246,107 @@ static __always_inline bool obj_is_valid(const struct kmem_cache *s,
 	return (uintptr_t)obj_to_index(s, slab, x) * s->size == off;
 }
 
-static __always_inline struct slabobj_ext *slab_obj_ext_idx(const struct kmem_cache *s,
-							     const struct slab *slab, unsigned int idx)
+/*
+ * The accessors of the per-object extension (struct slabobj_ext and the
+ * layouts in slub.h): every read and write of an objcg or a tag goes
+ * through one of them, which alone know the stride, the word offsets and
+ * a widened slab's extra words.
+ *
+ * struct obj_ext: where one object's two fields are, NULL for a field its
+ * slab has no word for (the cache's layout lacks it and the slab is not
+ * widened with it, or the slab has no extensions at all).
+ */
+struct obj_ext {
+	struct obj_cgroup **objcg;
+	struct uslub_alloc_tag **tag;
+};
+
+/* A widened slab's extension storage (slab->obj_exts = OBJ_EXTS_WIDENED |
+ * its address; from the bucket caches, obj_ext.c): where the slab's own
+ * extensions are (the cache's layout, unmoved: a writer that loaded the
+ * old obj_exts still writes the right word), then one word per object
+ * for the field the cache's layout lacks (a tag where the layout is
+ * objcg-only, an objcg where it is tag-only). */
+struct obj_ext_wide {
+	unsigned long primary;       /* extension 0 of the cache's layout     */
+	void *extra[];               /* extra[i]: object i's missing field    */
+};
+
+/* Object @idx's fields from obj_exts value @v (0: none). */
+static __always_inline struct obj_ext obj_ext_of(const struct kmem_cache *s, unsigned long v,
+						 unsigned int idx)
 {
-	unsigned long base = __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE);
-	if (!base)
-		return NULL;
-	return (struct slabobj_ext *)(base + (uintptr_t)idx * s->ext_stride);
+	struct obj_ext e = { NULL, NULL };
+	unsigned int layout = s->ext_layout;
+	if (!v)
+		return e;
+	if (unlikely(v & OBJ_EXTS_WIDENED)) {
+		struct obj_ext_wide *w = (struct obj_ext_wide *)(v & ~OBJ_EXTS_WIDENED);
+		void **extra = &w->extra[idx];
+		if (layout & OBJ_EXT_OBJCG)
+			e.tag = (struct uslub_alloc_tag **)extra;
+		else
+			e.objcg = (struct obj_cgroup **)extra;
+		v = w->primary;
+	}
+	char *p = (char *)v + (uintptr_t)idx * s->ext_stride;
+	if (layout & OBJ_EXT_OBJCG)
+		e.objcg = (struct obj_cgroup **)p;
+	if (layout & OBJ_EXT_TAG)
+		e.tag = (struct uslub_alloc_tag **)(p + s->ext_tag_off);
+	return e;
 }
 
-/* The extension of the object at @off from @slab's first object (an
- * object start, index @idx), from obj_exts @base != 0: by shift where the
- * layout allows (kmem_cache.ext_shift), else index * stride. */
-static __always_inline struct slabobj_ext *obj_ext_at(const struct kmem_cache *s,
-						       unsigned long base, uintptr_t off,
-						       unsigned int idx)
+static __always_inline struct obj_ext slab_obj_ext_idx(const struct kmem_cache *s,
+						       const struct slab *slab, unsigned int idx)
+{
+	return obj_ext_of(s, __atomic_load_n(&slab->obj_exts, __ATOMIC_ACQUIRE), idx);
+}
+
+static __always_inline struct obj_ext slab_obj_ext(const struct kmem_cache *s,
+						   const struct slab *slab, const void *obj)
+{
+	return slab_obj_ext_idx(s, slab, obj_to_index(s, slab, obj));
+}
+
+/* The fields' values (NULL where there is no word). */
+static __always_inline struct obj_cgroup *obj_ext_objcg(struct obj_ext e)
+{
+	return e.objcg ? READ_ONCE(*e.objcg) : NULL;
+}
+
+static __always_inline struct uslub_alloc_tag *obj_ext_tag(struct obj_ext e)
+{
+	return e.tag ? READ_ONCE(*e.tag) : NULL;
+}
+
+/*
+ * The lean hooked paths' accessor (cache/internal.h): the extension of
+ * the object at @off from @slab's first object (an object start, index
+ * @idx), from obj_exts @base > 0 (not widened), for a cache whose layout
+ * is the compile-time @layout (_uslub_set_pcs_hooks() gives a lean path
+ * only to such a cache): by shift where the cache allows
+ * (kmem_cache.ext_shift), else index * stride; the words at the layout's
+ * constant offsets, so no offset is loaded.
+ */
+static __always_inline char *obj_ext_at(const struct kmem_cache *s, unsigned long base,
+					uintptr_t off, unsigned int idx)
 {
 	int sh = s->ext_shift;
 	if (likely(sh >= 0))
-		return (struct slabobj_ext *)(base + (off >> sh));
-	return (struct slabobj_ext *)(base + (uintptr_t)idx * s->ext_stride);
+		return (char *)(base + (off >> sh));
+	return (char *)(base + (uintptr_t)idx * s->ext_stride);
 }
 
-static __always_inline struct slabobj_ext *slab_obj_ext(const struct kmem_cache *s,
-							 const struct slab *slab, const void *obj)
+static __always_inline struct obj_cgroup **obj_ext_at_objcg(char *ext, const unsigned int layout)
 {
-	return slab_obj_ext_idx(s, slab, obj_to_index(s, slab, obj));
+	(void)layout;           /* objcg is the first word of every layout having it */
+	return (struct obj_cgroup **)ext;
+}
+
+static __always_inline struct uslub_alloc_tag **obj_ext_at_tag(char *ext, const unsigned int layout)
+{
+	return (struct uslub_alloc_tag **)(ext + OBJ_EXT_TAG_OFF(layout));
 }
 
 /* Every chain walk checks each pointer before following it: an object

@@ -282,6 +282,21 @@
  *     so a sheaf cache's cpu slots never open a free range. On-demand
  *     arrays are installed in slab->obj_exts with a CAS (release) and read
  *     with acquire.
+ *   - Extension layouts (Linux 7.3's smaller slabobj_ext; struct
+ *     slabobj_ext below): a cache's words (ext_layout), stride and
+ *     offsets are fixed at creation and every access goes through the
+ *     slub/object.h accessors. A slab's obj_exts changes at most 0 ->
+ *     array -> widened (OBJ_EXTS_WIDENED | struct obj_ext_wide), each by
+ *     a CAS (the loser frees its own), and never back while the slab
+ *     lives; widening moves no word (the extensions stay where they were,
+ *     the missing field gets a word per object beside them), so a writer
+ *     holding an older value still writes the right word. The lean
+ *     leaves, which know the layout at compile time, take a widened
+ *     slab's objects to the ladder ((long)obj_exts <= 0), and a hooked
+ *     free record is never set from a widened value; the primary words a
+ *     stale record points at stay valid. A charge (kmem_cache.charge) is
+ *     fixed at creation, so it matches its uncharge whatever the slab
+ *     becomes in between.
  *   - Sampled profiling (USLUB_PROFILING=sample, cache/sample.c): no hook,
  *     so the lockless paths above run unchanged, but a slab holding a live
  *     sampled object has PG_slab_page cleared on every page descriptor
@@ -411,22 +426,66 @@ struct node_barn;                    /* sheaf/sheaf.h */
 struct obj_cgroup;                   /* ext/ext.h     */
 
 /*
- * Per-object extension (the kernel's struct slabobj_ext, seed 003): the
- * accounting group handle an object is charged to and the allocation tag
- * of its call site. Only caches that need it have one (cache->ext_stride
- * != 0, or on demand); both fields are NULL while the object is free.
- * Extension i of a slab is at slab->obj_exts + i * cache->ext_stride:
+ * Per-object extension (the kernel's struct slabobj_ext, seed 003; Linux
+ * 7.3's smaller one): the accounting group handle an object is charged to
+ * (objcg) and the allocation tag of its call site (ref), each a word, and
+ * a cache's extension holds only the words it can need, chosen once at
+ * creation (kmem_cache.ext_layout, _uslub_calculate_obj_ext()):
+ *   OBJ_EXT_OBJCG            a USLUB_ACCOUNT cache with profiling off or
+ *                            sampled; the on-demand arrays of a plain
+ *                            cache with profiling off             8 bytes
+ *   OBJ_EXT_TAG              a plain cache with exact profiling   8 bytes
+ *   OBJ_EXT_OBJCG|OBJ_EXT_TAG an accounted cache with exact profiling; the
+ *                            on-demand arrays of a plain cache with
+ *                            sampled profiling                   16 bytes
+ *   none                     a plain cache with profiling off or sampled
+ *                            (until a USLUB_GFP_ACCOUNT allocation or a
+ *                            sample gives a slab an on-demand array)
+ * objcg is the first word when present, ref the word after it (or the
+ * only one): struct slabobj_ext is the two-word extension, whose field
+ * offsets the one-word ones share (static_asserts below). Both fields are
+ * NULL while the object is free. Extension i of a slab is at
+ * slab->obj_exts + i * cache->ext_stride:
  *   leftover  obj_exts = slab_address + ALIGN_UP(objects * size, 8),
- *             stride 16 (an array in the slab's unused tail)
+ *             stride ext_size (an array in the slab's unused tail)
  *   padding   obj_exts = slab_address + ext_offset, stride size (inside
  *             each object's alignment padding, after its used bytes)
- *   array     obj_exts = a separate zeroed array, stride 16
+ *   array     obj_exts = a separate zeroed array, stride ext_size
+ * A slab whose cache's layout lacks a word a later event needs (a
+ * USLUB_GFP_ACCOUNT charge in a tag-only cache, a sample in an objcg-only
+ * one) is *widened*: obj_exts becomes OBJ_EXTS_WIDENED | the address of a
+ * struct obj_ext_wide (slub/object.h), which keeps the slab's extensions
+ * where they were and adds one word per object for the missing field.
+ * Every reader and writer goes through the accessors of slub/object.h
+ * (slab_obj_ext(), obj_ext_of(), obj_ext_at() with the lean paths'
+ * compile-time layout), which know the stride and the offsets.
  */
 struct slabobj_ext {
 	struct obj_cgroup *objcg;
 	struct uslub_alloc_tag *ref;
 };
 static_assert(sizeof(struct slabobj_ext) == 16, "slabobj_ext is two words");
+static_assert(offsetof(struct slabobj_ext, objcg) == 0 &&
+	      offsetof(struct slabobj_ext, ref) == sizeof(void *),
+	      "objcg first, ref after it: an objcg-only extension is the first word");
+
+/* kmem_cache.ext_layout: the words of a cache's extension */
+#define OBJ_EXT_OBJCG 1u             /* the accounting handle (objcg)        */
+#define OBJ_EXT_TAG   2u             /* the allocation tag (ref)             */
+#define OBJ_EXT_BOTH  (OBJ_EXT_OBJCG | OBJ_EXT_TAG)
+/* The bytes of an extension of @layout, and where its tag is. */
+#define OBJ_EXT_SIZE(layout) \
+	((((layout) & OBJ_EXT_OBJCG) ? sizeof(void *) : 0) + \
+	 (((layout) & OBJ_EXT_TAG) ? sizeof(void *) : 0))
+#define OBJ_EXT_TAG_OFF(layout) (((layout) & OBJ_EXT_OBJCG) ? sizeof(void *) : 0)
+static_assert(OBJ_EXT_SIZE(OBJ_EXT_BOTH) == sizeof(struct slabobj_ext) &&
+	      OBJ_EXT_TAG_OFF(OBJ_EXT_BOTH) == offsetof(struct slabobj_ext, ref) &&
+	      OBJ_EXT_SIZE(OBJ_EXT_OBJCG) == sizeof(void *) &&
+	      OBJ_EXT_SIZE(OBJ_EXT_TAG) == sizeof(void *) && OBJ_EXT_TAG_OFF(OBJ_EXT_TAG) == 0,
+	      "the one-word layouts are the two-word one's words");
+/* slab->obj_exts of a widened slab (see above): a user address never has
+ * bit 63 set, so (long)obj_exts <= 0 tests "none or widened" at once */
+#define OBJ_EXTS_WIDENED (1ul << 63)
 
 /*
  * The per-thread byte stock (the kernel's obj_stock_pcp): bytes charged to
@@ -703,8 +762,13 @@ struct kmem_cache {
 	unsigned int sheaf_capacity; /* 0: no sheaves                                  */
 	uint16_t *random_seq;        /* RANDOM_FREELIST: a permutation of [0, objects)  */
 	unsigned int useroffset, usersize;
-	/* per-object extensions (seed 003); all 0 for a cache without them */
-	unsigned int ext_stride;     /* 16 (leftover, array) or size (padding)     */
+	/* per-object extensions (seed 003; struct slabobj_ext above) */
+	unsigned int ext_layout;     /* OBJ_EXT_*: the words of one extension (of
+	                                the on-demand arrays where the placement
+	                                is none); 0: never any                */
+	unsigned int ext_size;       /* OBJ_EXT_SIZE(ext_layout): 0, 8 or 16    */
+	unsigned int ext_tag_off;    /* OBJ_EXT_TAG_OFF(ext_layout)             */
+	unsigned int ext_stride;     /* ext_size (leftover, array) or size (padding) */
 	unsigned int ext_offset;     /* padding: the extension's offset in objects */
 	int ext_placement;           /* USLUB_OBJ_EXT_*                            */
 	unsigned int ext_bytes;      /* extension bytes outside the slab per object */
@@ -713,7 +777,9 @@ struct kmem_cache {
 	                                obj_exts + (off >> ext_shift): padding (0,
 	                                stride == size), or a power-of-two size
 	                                with stride 16; -1: index * stride        */
-	unsigned int charge;         /* bytes one object charges: size + ext_bytes */
+	unsigned int charge;         /* bytes one object charges: size + ext_bytes,
+	                                + a word where the layout has no objcg
+	                                (the widened slab's objcg array)   */
 	unsigned int hooks;          /* HOOK_*: allocs and frees run the extension
 	                                hooks (written once, under slab_mutex)     */
 	unsigned int pcs_hooks;      /* PCS_HOOKS_*: which lean hooked sheaf path
@@ -937,6 +1003,10 @@ __internal void _uslub_cpu_area_init(char *cpu_base);
 #define PCS_HOOKS_ACCOUNT 1u         /* a USLUB_ACCOUNT cache: every object is
                                         charged to the thread's group         */
 #define PCS_HOOKS_PROFILE 2u         /* every object is tagged (exact mode)    */
+/* A lean path's pcs_hooks is its cache's extension layout too (the lean
+ * accessors take it as a compile-time layout: obj_ext_at_tag()) */
+static_assert(PCS_HOOKS_ACCOUNT == OBJ_EXT_OBJCG && PCS_HOOKS_PROFILE == OBJ_EXT_TAG,
+	      "pcs_hooks == ext_layout for the lean paths");
 
 /* fastpath_off bits */
 #define FASTPATH_OFF_HARDENED 1u
@@ -1094,8 +1164,9 @@ __internal unsigned int _uslub_refill_objects(struct kmem_cache *s, struct kmem_
 __internal void _uslub_free_to_slabs(struct kmem_cache *s, struct kmem_cache_cpu *c,
 				     size_t n, void **p);
 
-__internal struct slabobj_ext *_uslub_slab_obj_ext_idx(struct kmem_cache *s, struct slab *slab,
-							unsigned int idx);
+struct obj_ext;                      /* slub/object.h */
+__internal struct obj_ext _uslub_slab_obj_ext_idx(struct kmem_cache *s, struct slab *slab,
+						  unsigned int idx);
 
 /* Fault injection (failslab.c): should this allocation call of @n
  * objects fail? Only asked when fastpath_off has FASTPATH_OFF_DEBUG. */
@@ -1372,8 +1443,8 @@ __internal extern struct kmem_cache _uslub_boot_kmem_cache, _uslub_boot_kmem_cac
 /* obj_ext.c */
 __internal void _uslub_slab_init_obj_exts(struct kmem_cache *s, struct slab *slab,
 		unsigned int objects, bool nolock);
-__internal __cold struct slabobj_ext *_uslub_slab_obj_ext_alloc(struct kmem_cache *s,
-		struct slab *slab, const void *obj);
+__internal __cold struct obj_ext _uslub_slab_obj_ext_alloc(struct kmem_cache *s,
+		struct slab *slab, const void *obj, unsigned int need);
 __internal void _uslub_slab_free_obj_exts(struct kmem_cache *s, struct slab *slab);
 
 /* The any-context paths (kmalloc_nolock, kfree_nolock; cache/nolock.c):

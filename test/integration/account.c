@@ -1,6 +1,7 @@
 /*
  * account: accounting groups (a userspace obj_cgroup; seed 004).
- * A charge is the cache's slabinfo size + obj_ext_bytes, to the thread's
+ * A charge is the cache's slabinfo size + obj_ext_bytes (+ a word where
+ * the extension is tag-only: obj_ext_charge), to the thread's
  * current group and every ancestor; usage includes the thread's prepaid
  * stock (at most USLUB_ACCOUNT_BATCH bytes, default 8192), so each check
  * is "within one batch" first and exact after uslub_group_drain_stock().
@@ -66,7 +67,11 @@ static size_t account_batch(void)
 static size_t charge_of(uslub_cache_t *s)
 {
 	struct uslub_slabinfo si = slabinfo_get(s);
-	return si.size + si.obj_ext_bytes;
+	/* a tag-only extension (a plain cache, exact profiling) is widened
+	 * with an objcg word per object by the first charge in a slab */
+	size_t c = si.size + si.obj_ext_bytes + (strcmp(si.obj_ext_fields, "tag") ? 0 : sizeof(void *));
+	CHECK_EQU(si.obj_ext_charge, c);
+	return c;
 }
 
 static struct uslub_group_info ginfo(const uslub_group_t *g)
@@ -357,12 +362,20 @@ static void test_charging(uslub_cache_t *s, uslub_cache_t *plain)
 	for (int i = 0; i < 30; i++)
 		push(&vp, uslub_cache_alloc(plain, USLUB_GFP_ACCOUNT));
 	struct uslub_slabinfo psi = slabinfo_get(plain);
+	/* Linux 7.3's smaller extension: the on-demand arrays hold an objcg
+	 * (and a tag under sampled profiling); exact profiling's tag-only
+	 * vector is widened with an objcg word per object, which the charge
+	 * includes */
+	bool sampling = uslub_profiling_enabled() == 2;
 	if (!profiling) {
 		CHECK_EQ(psi.obj_ext, USLUB_OBJ_EXT_ON_DEMAND);
-		CHECK_EQU(psi.obj_ext_bytes, 16);
+		CHECK_EQU(psi.obj_ext_bytes, sampling ? 16 : 8);
 	}
-	CHECK_EQU(psi.obj_ext_size, 16);
-	size_t cp = psi.size + psi.obj_ext_bytes;
+	CHECK_EQU(psi.obj_ext_size, sampling ? 16 : 8);
+	CHECK_MSG(!strcmp(psi.obj_ext_fields, profiling ? "tag" : sampling ? "objcg+tag" : "objcg"),
+		  "plain cache's extension holds %s", psi.obj_ext_fields);
+	size_t cp = psi.size + psi.obj_ext_bytes + (profiling ? 8 : 0);
+	CHECK_EQU(psi.obj_ext_charge, cp);
 	USAGE_EXACT(c, n * cs + 30 * cp);
 	USAGE_EXACT(g, (n + 40) * cs + 30 * cp);
 	CACHE_USAGE(c, plain, 30, 30 * cp);

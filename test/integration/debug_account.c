@@ -42,7 +42,7 @@ static size_t account_batch(void)
 static size_t charge_of(uslub_cache_t *s)
 {
 	struct uslub_slabinfo si = slabinfo_get(s);
-	return si.size + si.obj_ext_bytes;
+	return si.obj_ext_charge;
 }
 
 static uint64_t live_objs(uslub_cache_t *s)

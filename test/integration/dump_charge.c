@@ -20,7 +20,7 @@
 static size_t charge_of(uslub_cache_t *s)
 {
 	struct uslub_slabinfo si = slabinfo_get(s);
-	return si.size + si.obj_ext_bytes;
+	return si.obj_ext_charge;
 }
 
 static size_t usage_now(uslub_group_t *g)

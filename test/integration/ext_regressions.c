@@ -395,7 +395,7 @@ static void sheaf_over_limit(void)
 	uslub_cache_t *s = uslub_cache_create("reg-sheaf-limit", 512, 0, USLUB_ACCOUNT, NULL);
 	CHECK(s);
 	struct uslub_slabinfo si = slabinfo_get(s);
-	const size_t charge = si.size + si.obj_ext_bytes;
+	const size_t charge = si.obj_ext_charge;
 	const size_t limit = 4096;                 /* 16 objects are twice that */
 	uslub_group_t *g = uslub_group_create(NULL, "reg-sl", limit);
 	CHECK(g);
@@ -468,8 +468,8 @@ static size_t reclaim_sibling_cb(uslub_group_t *g, size_t need, void *arg)
 		return 0;
 	uslub_cache_free(sib_small, sib_obj[--sib_n]);   /* one object per call */
 	struct uslub_slabinfo si = slabinfo_get(sib_small);
-	sib_freed += si.size + si.obj_ext_bytes;
-	return si.size + si.obj_ext_bytes;
+	sib_freed += si.obj_ext_charge;
+	return si.obj_ext_charge;
 }
 
 static void reclaim_sibling(void)

@@ -1,6 +1,7 @@
 /*
- * obj_ext: per-object extensions (struct slabobj_ext, 16 bytes: group
- * handle + allocation tag) and where each cache keeps them.
+ * obj_ext: per-object extensions (struct slabobj_ext: group handle and
+ * allocation tag, only the words a cache can need: Linux 7.3's smaller
+ * extension) and where each cache keeps them.
  *   - uslub_obj_ext_placement_name() names the five placements, distinct;
  *   - the placement rule, for ~1500 layouts (every 8 bytes from 8 to 4096,
  *     every size from 1 to 256, alignments 16..256, HWCACHE_ALIGN, ctor
@@ -13,8 +14,11 @@
  *         up to 8, minus 8 more when the free pointer is stored after the
  *         object) holds one, else
  *       ARRAY;
- *     obj_ext_size 16, obj_ext_bytes 16 for ARRAY and 0 in the slab; a
- *     cache without ACCOUNT (profiling off) reports NONE, 0, 0; the free
+ *     obj_ext_size 8 for an ACCOUNT cache ("objcg") or, with exact
+ *     profiling, a plain one ("tag"), 16 for an ACCOUNT cache with exact
+ *     profiling ("objcg+tag"), with the rule applied to that size;
+ *     obj_ext_bytes the size for ARRAY and 0 in the slab; a cache without
+ *     ACCOUNT (profiling off or sampled) reports NONE, 0, 0; the free
  *     pointer is outside the object exactly for ctor caches without a
  *     freeptr_offset; each of LEFTOVER, PADDING and ARRAY occurs;
  *   - one cache of each kind (ARRAY, PADDING, PADDING with a ctor,
@@ -23,8 +27,11 @@
  *     nested groups and the root (singly, in bulk, zeroed, on node 0),
  *     every one of their object_size bytes written with a pattern; no
  *     address handed out twice; GFP_ZERO objects are zero; ctor objects
- *     keep their constructed state; group usage == charged objects *
- *     (size + obj_ext_bytes) (within one stock batch, exactly after
+ *     keep their constructed state; obj_ext_charge == size +
+ *     obj_ext_bytes (+ 8 where the extension has no objcg word: the plain
+ *     cache with exact profiling, whose slabs are widened with an objcg
+ *     array by the first charge); group usage == charged objects *
+ *     obj_ext_charge (within one stock batch, exactly after
  *     draining), uslub_group_cache_usage exact for each group, the
  *     patterns intact (the allocator never writes into a live object),
  *     validate == 0; again after freeing every other object and
@@ -35,11 +42,11 @@
  */
 #include "check.h"
 
-#define EXT_SIZE 16u
 #define CTOR_MAGIC 0x6f626a6578746372ull
 
 static struct rng rng;
-static int profiling;
+static int profiling;          /* exact */
+static int sampling;
 static size_t batch;
 static unsigned long cache_serial;
 
@@ -71,18 +78,46 @@ struct layout {
 	bool freeptr;        /* ctor with freeptr_offset 0: pointer inside */
 };
 
-static int rule(const struct uslub_slabinfo *si, bool fp_outside)
+/* The extension's bytes for an ACCOUNT cache or a plain one (a plain
+ * cache's on-demand arrays when it has no vector). */
+static unsigned int ext_size(bool account)
+{
+	if (account)
+		return profiling ? 16 : 8;
+	return profiling ? 8 : sampling ? 16 : 8;
+}
+
+static const char *ext_fields(bool account)
+{
+	if (account)
+		return profiling ? "objcg+tag" : "objcg";
+	return profiling ? "tag" : sampling ? "objcg+tag" : "objcg";
+}
+
+/* What one accounted object charges: its stride, the extension bytes
+ * outside the slab, a word for the objcg a tag-only slab is widened with. */
+static size_t want_charge(const struct uslub_slabinfo *si)
+{
+	return si->size + si->obj_ext_bytes + (strcmp(si->obj_ext_fields, "tag") ? 0 : 8);
+}
+
+static int rule_ext(const struct uslub_slabinfo *si, bool fp_outside, unsigned int ext)
 {
 	size_t slab = (size_t)si->pages_per_slab * USLUB_PAGE_SIZE;
 	size_t tail = align_up((size_t)si->objs_per_slab * si->size, 8);
 	size_t left = slab > tail ? slab - tail : 0;
-	if (left >= (size_t)si->objs_per_slab * EXT_SIZE)
+	if (left >= (size_t)si->objs_per_slab * ext)
 		return USLUB_OBJ_EXT_LEFTOVER;
 	size_t used = align_up(si->object_size, 8) + (fp_outside ? sizeof(void *) : 0) +
 		      (si->free_mark_offset >= si->object_size ? sizeof(void *) : 0);
-	if (si->size >= used + EXT_SIZE)
+	if (si->size >= used + ext)
 		return USLUB_OBJ_EXT_PADDING;
 	return USLUB_OBJ_EXT_ARRAY;
+}
+
+static int rule(const struct uslub_slabinfo *si, bool fp_outside, bool account)
+{
+	return rule_ext(si, fp_outside, ext_size(account));
 }
 
 static uslub_cache_t *make_cache(const struct layout *l, bool account)
@@ -121,7 +156,8 @@ static void check_layout(const struct layout *l, bool also_plain)
 		CHECK_MSG((si.offset >= si.object_size) == fp_outside,
 			  "size %zu ctor %d freeptr %d: free pointer offset %zu, object_size %zu",
 			  l->size, l->ctor, l->freeptr, si.offset, si.object_size);
-		int want = rule(&si, fp_outside);
+		int want = rule(&si, fp_outside, account);
+		unsigned int ext = ext_size(account);
 		if (!account && !profiling) {
 			CHECK_MSG(si.obj_ext == USLUB_OBJ_EXT_NONE && si.obj_ext_size == 0 &&
 					  si.obj_ext_bytes == 0,
@@ -140,8 +176,12 @@ static void check_layout(const struct layout *l, bool also_plain)
 					  (size_t)si.objs_per_slab * si.size,
 				  si.offset, si.obj_ext, uslub_obj_ext_placement_name(si.obj_ext),
 				  want, uslub_obj_ext_placement_name(want));
-			CHECK_EQU(si.obj_ext_size, EXT_SIZE);
-			CHECK_EQU(si.obj_ext_bytes, want == USLUB_OBJ_EXT_ARRAY ? EXT_SIZE : 0);
+			CHECK_EQU(si.obj_ext_size, ext);
+			CHECK_EQU(si.obj_ext_bytes, want == USLUB_OBJ_EXT_ARRAY ? ext : 0);
+			CHECK_MSG(!strcmp(si.obj_ext_fields, ext_fields(account)),
+				  "obj_ext_fields %s, expected %s", si.obj_ext_fields,
+				  ext_fields(account));
+			CHECK_EQU(si.obj_ext_charge, want_charge(&si));
 			seen[want]++;
 		}
 		CHECK_EQ(uslub_cache_destroy(s), 0);
@@ -300,7 +340,8 @@ static void alloc_some(struct fcase *c, size_t k)
 static void check_charges(struct fcase *c, int line)
 {
 	struct uslub_slabinfo si = slabinfo_get(c->s);
-	size_t charge = si.size + si.obj_ext_bytes;
+	size_t charge = want_charge(&si);
+	CHECK_EQU(si.obj_ext_charge, charge);
 	unsigned long cnt[3] = { 0, 0, 0 };
 	for (size_t i = 0; i < c->n; i++)
 		cnt[c->o[i].grp]++;
@@ -316,9 +357,10 @@ static void check_charges(struct fcase *c, int line)
 	if (u1 != want1 || u2 != want2)
 		test_fail(__FILE__, line,
 			  "%s: after draining the stock usage g1 %zu g2 %zu, expected %zu and %zu "
-			  "(objects g1 %lu g2 %lu uncharged %lu, charge %zu = size %zu + ext %u, "
-			  "placement %s)", c->what, u1, u2, want1, want2, cnt[1], cnt[2], cnt[0],
-			  charge, si.size, si.obj_ext_bytes, uslub_obj_ext_placement_name(si.obj_ext));
+			  "(objects g1 %lu g2 %lu uncharged %lu, charge %zu = size %zu + ext %u "
+			  "(%s), placement %s)", c->what, u1, u2, want1, want2, cnt[1], cnt[2],
+			  cnt[0], charge, si.size, si.obj_ext_bytes, si.obj_ext_fields,
+			  uslub_obj_ext_placement_name(si.obj_ext));
 	for (int g = 1; g <= 2; g++) {
 		unsigned long objs = 12345;
 		size_t bytes = 12345;
@@ -370,9 +412,12 @@ static void exercise(uslub_cache_t *s, bool ctor, bool plain, int want, const ch
 	si = slabinfo_get(s);
 	CHECK_MSG(si.obj_ext == want, "%s: placement %d (%s), expected %d (%s)", what, si.obj_ext,
 		  uslub_obj_ext_placement_name(si.obj_ext), want, uslub_obj_ext_placement_name(want));
-	CHECK_EQU(si.obj_ext_size, EXT_SIZE);
+	unsigned int ext = ext_size(!plain);
+	CHECK_EQU(si.obj_ext_size, ext);
 	CHECK_EQU(si.obj_ext_bytes,
-		  want == USLUB_OBJ_EXT_ARRAY || want == USLUB_OBJ_EXT_ON_DEMAND ? EXT_SIZE : 0);
+		  want == USLUB_OBJ_EXT_ARRAY || want == USLUB_OBJ_EXT_ON_DEMAND ? ext : 0);
+	CHECK_MSG(!strcmp(si.obj_ext_fields, ext_fields(!plain)), "%s: obj_ext_fields %s, expected %s",
+		  what, si.obj_ext_fields, ext_fields(!plain));
 	CHECK_MSG(si.num_slabs >= 2, "%s: only %lu slabs", what, si.num_slabs);
 	check_charges(&c, __LINE__);
 
@@ -447,15 +492,16 @@ static void test_placements_work(void)
 	s = make_cache(&l, true);
 	CHECK(s);
 	struct uslub_slabinfo big = slabinfo_get(s);
-	exercise(s, false, false, rule(&big, false), "large-9000");
+	exercise(s, false, false, rule(&big, false, true), "large-9000");
 
 	/* a plain cache: USLUB_GFP_ACCOUNT gives its slabs extensions on demand
-	 * (with profiling every cache has them from the start) */
+	 * (with exact profiling every cache has a tag-only vector from the
+	 * start, and the first charge in a slab widens it with objcg words) */
 	l = (struct layout){ 64, 0, 0, false, false };
 	s = make_cache(&l, false);
 	CHECK(s);
 	struct uslub_slabinfo si = slabinfo_get(s);
-	int want = profiling ? rule(&si, false) : USLUB_OBJ_EXT_ON_DEMAND;
+	int want = profiling ? rule(&si, false, false) : USLUB_OBJ_EXT_ON_DEMAND;
 	if (!profiling) {
 		CHECK_EQ(si.obj_ext, USLUB_OBJ_EXT_NONE);
 		/* unaccounted objects, then a charged one: ON_DEMAND from then on */
@@ -506,6 +552,7 @@ int main(void)
 	/* exact mode gives every cache extensions; sampled mode none (its
 	 * sampled objects' slabs get arrays on demand, unreported) */
 	profiling = uslub_profiling_enabled() == 1;
+	sampling = uslub_profiling_enabled() == 2;
 	batch = account_batch();
 	unsigned long err0 = uslub_error_count();
 	double t0 = now_s();

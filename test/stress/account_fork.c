@@ -62,7 +62,7 @@ int main(void)
 	CHECK(cache);
 	struct uslub_slabinfo si;
 	uslub_cache_slabinfo(cache, &si);
-	size_t charge = si.size + si.obj_ext_bytes;
+	size_t charge = si.obj_ext_charge;
 	for (int i = 0; i < NTHREADS; i++) {
 		char name[16];
 		snprintf(name, sizeof(name), "forked-%d", i);

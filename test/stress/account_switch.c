@@ -426,7 +426,7 @@ static void read_charges(void)
 {
 	for (int c = 0; c < NC; c++) {
 		struct uslub_slabinfo si = slabinfo_get(caches[c]);
-		charge[c] = si.size + si.obj_ext_bytes;
+		charge[c] = si.obj_ext_charge;
 	}
 }
 

@@ -289,7 +289,7 @@ static void check_usage(const char *when, bool exact)
 {
 	for (int c = 0; c < NCACHES; c++) {
 		struct uslub_slabinfo si = slabinfo_get(caches[c]);
-		charge[c] = si.size + si.obj_ext_bytes;
+		charge[c] = si.obj_ext_charge;
 	}
 	size_t excess_top = 0;
 	for (int g = 0; g < nthreads; g++) {

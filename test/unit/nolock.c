@@ -297,8 +297,8 @@ static void test_account(void)
 	/* no current group: nothing charged */
 	void *p = _uslub_cache_alloc_nolock(s, USLUB_GFP_ACCOUNT, 0);
 	CHECK(p);
-	struct slabobj_ext *ext = slab_obj_ext(s, virt_to_slab(p), p);
-	CHECK(ext && !ext->objcg);
+	struct obj_ext ext = slab_obj_ext(s, virt_to_slab(p), p);
+	CHECK(ext.objcg && !*ext.objcg && !ext.tag == !_uslub_profiling);
 	uslub_kfree_nolock(p);
 
 	uslub_group_set_current(g);
@@ -307,7 +307,7 @@ static void test_account(void)
 	p = _uslub_cache_alloc_nolock(s, USLUB_GFP_ACCOUNT, 0);
 	CHECK(p);
 	ext = slab_obj_ext(s, virt_to_slab(p), p);
-	CHECK(ext && ext->objcg);
+	CHECK(ext.objcg && *ext.objcg);
 	CHECK_EQ(uslub_group_usage(g), u0 + s->charge);   /* straight, no stock */
 	uint64_t d0 = stat_of(s, USLUB_FREE_NOLOCK_DEFER);
 	uslub_kfree_nolock(p);                              /* charged: deferred */
@@ -315,7 +315,7 @@ static void test_account(void)
 	uslub_cache_shrink(s);                              /* drained, uncharged */
 	uslub_group_drain_stock();
 	CHECK_EQ(uslub_group_usage(g), u0);
-	CHECK(!ext->objcg);
+	CHECK(!*ext.objcg);
 
 	/* over the limit: NULL, counted, nothing charged, the object back */
 	CHECK_EQ(uslub_group_set_limit(g, u0 + s->charge - 1), 0);
@@ -334,7 +334,7 @@ static void test_account(void)
 	CHECK_EQ(uslub_group_set_limit(g, USLUB_GROUP_NO_LIMIT), 0);
 	p = _uslub_cache_alloc_nolock(d, USLUB_GFP_ACCOUNT, 0);
 	CHECK(p && (d->hooks & HOOK_ACCOUNT));
-	CHECK(!slab_obj_ext(d, virt_to_slab(p), p));
+	CHECK(!slab_obj_ext(d, virt_to_slab(p), p).objcg);
 	uslub_kfree_nolock(p);
 	CHECK_EQ(uslub_cache_destroy(d), 0);
 	/* a cache whose extensions are a separate array: a nolock slab gets
