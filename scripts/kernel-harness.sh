@@ -166,6 +166,33 @@ fix_vma_close() {  # $1: tree
 	fi
 }
 
+# Debian's 7.2 tree converted lib/rbtree_test.c and lib/interval_tree_test.c
+# to the 7.x typed allocators (kmalloc_objs) and <linux/printk.h>'s
+# pr_warn, but not tools/testing: `rbtree` does not compile, on the stock
+# shim either. Give the copy a <linux/printk.h> (both builds) and the
+# stock shim's header kmalloc_objs (uslub's harness header has the typed
+# allocators), and say so.
+fix_rbtree() {    # $1: tree, $2: kind
+	local t=$1/tools/testing
+	[ -f "$t/rbtree/Makefile" ] || return 0
+	if grep -q 'linux/printk.h' "$1/lib/interval_tree_test.c" 2>/dev/null &&
+	   [ ! -e "$1/tools/include/linux/printk.h" ] && [ ! -e "$t/shared/linux/printk.h" ]; then
+		printf '%s\n' '/* added by uslub scripts/kernel-harness.sh: the tree lacks it */' \
+			'#include <linux/kernel.h>' '#ifndef pr_warn' '#define pr_warn printk' \
+			'#endif' >"$t/shared/linux/printk.h"
+		echo "kernel-harness: note: added tools/testing/shared/linux/printk.h (pr_warn)," \
+		     "which lib/interval_tree_test.c includes and this tree lacks"
+	fi
+	local h=$1/tools/include/linux/slab.h
+	if [ "$2" = stock ] && grep -q 'kmalloc_objs' "$1/lib/rbtree_test.c" 2>/dev/null &&
+	   ! grep -q 'kmalloc_objs' "$h"; then
+		# sed -i writes a new file: a hard-linked original stays as it was
+		sed -i '$ s|^#endif|#define kmalloc_objs(T, n, ...) ((typeof(T) *)kmalloc_array((n), sizeof(T), GFP_KERNEL))\n#endif|' "$h" &&
+			echo "kernel-harness: note: added kmalloc_objs() to the stock shim's" \
+			     "tools/include/linux/slab.h, which lib/rbtree_test.c calls and it lacks"
+	fi
+}
+
 # The harness folders: those whose Makefile includes the shared shim.
 harness_dirs() {  # $1: tree
 	local m
@@ -193,6 +220,10 @@ build_one() {     # $1: tree copy, $2: uslub|stock, $3: folders
 	local dir=$1 kind=$2 log=$1/build.log d ok=0
 	: >"$log"
 	for d in $3; do
+		# shared.mk's generated headers first: some folders' objects (7.2's
+		# vma main.o) do not depend on them, a race under make -j
+		make -C "$dir/tools/testing/$d" generated/autoconf.h generated/map-shift.h \
+			generated/bit-length.h >>"$log" 2>&1
 		if [ "$kind" = uslub ]; then
 			local shared
 			shared=$(make_var "$dir/tools/testing/$d" SHARED_OFILES)
@@ -226,7 +257,7 @@ run_one() {       # $1: tree copy, $2: kind, $3: folder, $4: target, $5: key
 	leak=$(grep -E '^nr_allocated = [1-9]' "$log" | head -1)
 	if [ "$kind" = uslub ]; then
 		# libuslub-ktest's exit line: validated clean, no uslub error
-		bad=$(grep -E '^uslub-ktest: at exit:' "$log" |
+		bad=$(grep -oE 'uslub-ktest: at exit:.*' "$log" |
 			grep -vE ' 0 inconsistencies; 0 uslub errors' | head -1)
 		[ -z "$bad" ] && bad=$(grep -E '^uslub: ' "$log" | head -1)
 	fi
@@ -258,6 +289,7 @@ for src in "${srcs[@]}"; do
 		echo "kernel-harness: [$ver $kind] copying the tree to $dir"
 		copy_tree "$src" "$dir" || { echo "kernel-harness: copy failed" >&2; exit 2; }
 		fix_vma_close "$dir"
+		fix_rbtree "$dir" "$kind"
 		if [ ${#targets[@]} -eq 0 ]; then
 			for d in $dirs; do
 				for t in $(make_var "$dir/tools/testing/$d" TARGETS); do
@@ -280,7 +312,8 @@ for src in "${srcs[@]}"; do
 			fi
 			echo "kernel-harness: [$ver $kind] $t: ${result[$key]} (${time_s[$key]} s," \
 			     "CPU ${cpu_s[$key]} s)"
-			[ "$kind" = uslub ] && grep -E '^uslub-ktest: ' "$dir/$t.log" | sed 's/^/    /'
+			[ "$kind" = uslub ] && [ -f "$dir/$t.log" ] &&
+				grep -oE 'uslub-ktest: .*' "$dir/$t.log" | sed 's/^/    /'
 		done
 	done
 	ratio() {  # a / b, or - where either is missing or 0

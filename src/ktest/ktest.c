@@ -240,6 +240,7 @@ __attribute__((destructor)) static void ktest_exit_check(void)
 	long bad = 0;
 	int n = 0;
 
+	fflush(stdout);          /* the program's last lines before ours */
 	pthread_mutex_lock(&attach_lock);
 	for (struct ktest_cache *k = harness_caches; k; k = k->next) {
 		bad += uslub_cache_validate(k->cache);

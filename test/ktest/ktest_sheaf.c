@@ -15,7 +15,8 @@
  *   - the non-kernel budget on prefill and refill (GFP_NOWAIT), the
  *     callback armed by a refused prefill and run by the next one;
  *   - kmem_cache_alloc_bulk() returns bool; kfree() of a cache object
- *     counts it out of nr_allocated; everything validates clean.
+ *     counts it out of nr_allocated; the typed allocators (kmalloc_objs)
+ *     where the tree's header lacks them; everything validates clean.
  */
 #include <linux/slab.h>
 #include <errno.h>
@@ -203,12 +204,30 @@ static void test_bulk_bool(void)
 	puts("bool bulk: ok");
 }
 
+/* the 7.x typed allocators the tree's header lacks (lib/rbtree_test.c) */
+static void test_typed(void)
+{
+	int base = kmalloc_nr_allocated;
+	struct item *one = kmalloc_obj(*one);
+	struct item *arr = kzalloc_objs(struct item, 4, GFP_KERNEL);
+
+	CHECK(one && arr && arr[3].key == 0 && arr[3].pad[183] == 0);
+	CHECK(uslub_ksize(one) >= sizeof(*one) && uslub_ksize(arr) >= 4 * sizeof(*arr));
+	CHECK(kmalloc_nr_allocated == base + 2);
+	CHECK(kmalloc_objs(struct item, 2, GFP_NOWAIT) == NULL);   /* the shim's rule */
+	kfree(one);
+	kfree(arr);
+	CHECK(kmalloc_nr_allocated == base);
+	puts("typed allocators: ok");
+}
+
 int main(void)
 {
 	test_create_forms();
 	test_sheaves();
 	test_budget();
 	test_bulk_bool();
+	test_typed();
 	CHECK(nr_allocated == 0);
 	printf("nr_allocated = %d\n", nr_allocated);
 	return 0;

@@ -148,6 +148,28 @@ uslub_ktest_tree_create_legacy(const char *name, unsigned int size, unsigned int
 		 bool: (bool)((size_t)__uslub_kgot == __uslub_kn),              \
 		 default: __uslub_kgot); })
 
+/* The 7.x typed allocators that kernel code calls (lib/rbtree_test.c
+ * of 7.2 calls kmalloc_objs) and the tree's header may lack; the gfp
+ * argument is optional (GFP_KERNEL). */
+#define USLUB_KTEST_GFP_PICK(_0, g, ...) g
+#define USLUB_KTEST_DEFAULT_GFP(...) USLUB_KTEST_GFP_PICK(0, ##__VA_ARGS__, GFP_KERNEL)
+#ifndef kmalloc_obj
+#define kmalloc_obj(T, ...)                                                   \
+	((__typeof__(T) *)kmalloc(sizeof(T), USLUB_KTEST_DEFAULT_GFP(__VA_ARGS__)))
+#endif
+#ifndef kmalloc_objs
+#define kmalloc_objs(T, n, ...)                                               \
+	((__typeof__(T) *)kmalloc_array((n), sizeof(T), USLUB_KTEST_DEFAULT_GFP(__VA_ARGS__)))
+#endif
+#ifndef kzalloc_obj
+#define kzalloc_obj(T, ...)                                                   \
+	((__typeof__(T) *)kzalloc(sizeof(T), USLUB_KTEST_DEFAULT_GFP(__VA_ARGS__)))
+#endif
+#ifndef kzalloc_objs
+#define kzalloc_objs(T, n, ...)                                               \
+	((__typeof__(T) *)kcalloc((n), sizeof(T), USLUB_KTEST_DEFAULT_GFP(__VA_ARGS__)))
+#endif
+
 #undef kzalloc_node
 #define kmem_cache_destroy(s) ((void)uslub_ktest_cache_destroy(s))
 
