@@ -1481,6 +1481,129 @@ static inline void *kmem_buckets_alloc_noprof(kmem_buckets *b, size_t size, gfp_
 }
 
 /* ------------------------------------------------------------------------
+ * kmalloc partitions (Linux 7.2, CONFIG_KMALLOC_PARTITION_CACHES): the
+ * token plumbing. uslub switches partitions on at run time
+ * (USLUB_KMALLOC_PARTITIONS=1), so this is the kernel's header with the
+ * option built in: kmalloc_token_t carries a value and the DECL_/PASS_
+ * macros add the token parameter. __kmalloc_token() is the call site's
+ * (random mode: the address of a static at the site, the kernel's
+ * _CODE_LOCATION_ where _THIS_IP_ is not trusted) or, where the compiler
+ * has __builtin_infer_alloc_token (Clang 22), the allocated type's (typed
+ * mode, mod 16: the partition itself). The kernel's names that take a
+ * token hand it to uslub_kmalloc_token_noprof() and
+ * uslub_krealloc_token_noprof(); kmalloc(), krealloc() and the rest need
+ * none (each site's profiling tag stands for it). krealloc_node_align_noprof()
+ * takes both forms: 7.2's (p, size, token, align, gfp, node) and the
+ * five arguments without the token (6.17 - 7.1). Not provided, as before:
+ * kmalloc_type() and kmalloc_caches[]. A kmalloc_nolock() token is not
+ * used (the call's return address picks its partition).
+ * ---------------------------------------------------------------------- */
+#ifndef KMALLOC_PARTITION_CACHES_NR
+#define KMALLOC_PARTITION_CACHES_NR (USLUB_KMALLOC_PARTITIONS - 1)
+#endif
+typedef struct { unsigned long v; } kmalloc_token_t;
+static inline kmalloc_token_t uslub_compat_kmalloc_token(unsigned long v)
+{
+	kmalloc_token_t t;
+	t.v = v;
+	return t;
+}
+#ifdef USLUB_KMALLOC_TYPED
+#define __kmalloc_token(...)                                                   \
+	uslub_compat_kmalloc_token((unsigned long)(__builtin_infer_alloc_token(__VA_ARGS__) % \
+						   USLUB_KMALLOC_PARTITIONS))
+#else
+#define __kmalloc_token(...)                                                   \
+	uslub_compat_kmalloc_token(__extension__({                             \
+		static const char __uslub_here = 0;                            \
+		(unsigned long)&__uslub_here; }))
+#endif
+#define DECL_TOKEN_PARAM(_token)         , kmalloc_token_t (_token)
+#define _PASS_TOKEN_PARAM(_token)        , (_token)
+#define PASS_TOKEN_PARAM(_token)         (_token)
+#define DECL_TOKEN_PARAMS(_size, _token) size_t (_size), kmalloc_token_t (_token)
+#define PASS_TOKEN_PARAMS(_size, _token) (_size), (_token)
+#define DECL_BUCKET_PARAMS(_size, _b)    size_t (_size), kmem_buckets *(_b)
+#define PASS_BUCKET_PARAMS(_size, _b)    (_size), (_b)
+#define PASS_BUCKET_PARAM(_b)            (_b)
+#define DECL_KMALLOC_PARAMS(_size, _b, _token)                                 \
+	DECL_BUCKET_PARAMS(_size, _b) DECL_TOKEN_PARAM(_token)
+#define PASS_KMALLOC_PARAMS(_size, _b, _token)                                 \
+	PASS_BUCKET_PARAMS(_size, _b) _PASS_TOKEN_PARAM(_token)
+
+static inline void *__kmalloc_node_noprof(size_t size, kmem_buckets *b, kmalloc_token_t token,
+					  gfp_t gfp, int node)
+{
+	if (b)
+		return uslub_kmem_buckets_alloc_noprof(b, size, uslub_compat_gfp(gfp), node);
+	return uslub_kmalloc_token_noprof(size, 1, uslub_compat_gfp(gfp), node, token.v);
+}
+static inline void *__kmalloc_noprof(size_t size, kmalloc_token_t token, gfp_t gfp)
+{
+	return __kmalloc_node_noprof(size, NULL, token, gfp, NUMA_NO_NODE);
+}
+static inline void *__kmalloc_node_track_caller_noprof(size_t size, kmem_buckets *b,
+						       kmalloc_token_t token, gfp_t gfp,
+						       int node, unsigned long caller)
+{
+	(void)caller;
+	return __kmalloc_node_noprof(size, b, token, gfp, node);
+}
+static inline void *__kvmalloc_node_noprof(size_t size, kmem_buckets *b, kmalloc_token_t token,
+					   unsigned long align, gfp_t gfp, int node)
+{
+	if (b && align <= ARCH_KMALLOC_MINALIGN)
+		return uslub_kmem_buckets_alloc_noprof(b, size, uslub_compat_gfp(gfp), node);
+	return uslub_kmalloc_token_noprof(size, align, uslub_compat_gfp(gfp), node, token.v);
+}
+static inline void *_kmalloc_noprof(size_t size, gfp_t gfp, kmalloc_token_t token)
+{
+	return __kmalloc_node_noprof(size, NULL, token, gfp, NUMA_NO_NODE);
+}
+static inline void *_kmalloc_node_noprof(size_t size, gfp_t gfp, int node, kmalloc_token_t token)
+{
+	return __kmalloc_node_noprof(size, NULL, token, gfp, node);
+}
+static inline void *_kmalloc_array_noprof(size_t n, size_t size, gfp_t gfp,
+					  kmalloc_token_t token)
+{
+	size_t bytes;
+	if (__builtin_mul_overflow(n, size, &bytes)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __kmalloc_node_noprof(bytes, NULL, token, gfp, NUMA_NO_NODE);
+}
+static inline void *uslub_compat_krealloc_token(const void *p, size_t new_size,
+						kmalloc_token_t token, unsigned long align,
+						gfp_t gfp, int node)
+{
+	return uslub_krealloc_token_noprof(p, new_size, align, uslub_compat_gfp(gfp), node,
+					   token.v);
+}
+static inline void *_krealloc_array_noprof(const void *p, size_t new_n, size_t new_size,
+					   gfp_t gfp, kmalloc_token_t token)
+{
+	size_t bytes;
+	if (__builtin_mul_overflow(new_n, new_size, &bytes)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return uslub_compat_krealloc_token(p, bytes, token, 1, gfp, NUMA_NO_NODE);
+}
+static inline void *_kmalloc_nolock_noprof(size_t size, kmalloc_token_t token, gfp_t gfp,
+					   int node)
+{
+	(void)token;
+	return kmalloc_nolock_noprof(size, gfp, node);
+}
+/* krealloc_node_align_noprof(p, size, [token,] align, gfp, node) */
+#define USLUB_COMPAT_PICK6(a, b, c, d, e, f, name, ...) name
+#define krealloc_node_align_noprof(...)                                        \
+	USLUB_COMPAT_PICK6(__VA_ARGS__, uslub_compat_krealloc_token,           \
+			   (krealloc_node_align_noprof), _)(__VA_ARGS__)
+
+/* ------------------------------------------------------------------------
  * slab_is_available(): the kernel's "may slab allocations be made yet"
  * (false early in boot). uslub initialises itself on first use, from any
  * thread and before main(), so there is no moment where a call could not

@@ -122,6 +122,11 @@ struct uslub_alloc_tag {
 	unsigned int index;          /* set when registered (0: not registered) */
 	uint64_t bytes;              /* folded counts (exited threads,          */
 	uint64_t calls;              /*  unregistered tags); see uslub_allocinfo */
+	unsigned int kmalloc_part;   /* kmalloc partitions: 1 + the partition the
+	                                compiler's type token chose (typed mode,
+	                                USLUB_KMALLOC_PART_OF below); 0: none,
+	                                the tag's address picks it (random mode).
+	                                In the padding: the size stays 48 */
 } __attribute__((aligned(16)));
 
 extern __thread struct uslub_alloc_tag *uslub_alloc_tag_cur
@@ -144,7 +149,40 @@ extern __thread struct uslub_alloc_tag *uslub_alloc_tag_cur
 #define USLUB_TAG_HERE() do {                                                   \
 	static struct uslub_alloc_tag __uslub_tag USLUB_TAG_SECTION            \
 		__attribute__((used, aligned(16))) =                            \
-		{ __FILE__, __func__, __LINE__, 0, 0, 0 };                       \
+		{ __FILE__, __func__, __LINE__, 0, 0, 0, 0 };                    \
+	uslub_alloc_tag_cur = &__uslub_tag;                                      \
+} while (0)
+
+/*
+ * kmalloc partitions (the kernel's CONFIG_KMALLOC_PARTITION_CACHES, 7.2;
+ * off unless USLUB_KMALLOC_PARTITIONS=1): kmalloc of the normal type (not
+ * USLUB_GFP_ACCOUNT) takes one of USLUB_KMALLOC_PARTITIONS copies of the
+ * kmalloc caches, chosen per call site. The kmalloc family's entry macros
+ * tag their site with USLUB_TAG_HERE_KMALLOC(args), which also records the
+ * site's partition where the compiler infers the allocated type (Clang's
+ * __builtin_infer_alloc_token, the kernel's typed mode: the token mod 16,
+ * a compile-time constant in the tag); elsewhere the tag's address, hashed
+ * with a per-process random seed, picks it (the random mode).
+ */
+#define USLUB_KMALLOC_PARTITIONS 16
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_infer_alloc_token)
+#define USLUB_KMALLOC_TYPED 1
+#endif
+#endif
+#ifdef USLUB_KMALLOC_TYPED
+#define USLUB_KMALLOC_PART_OF(...)                                               \
+	(__builtin_constant_p(__builtin_infer_alloc_token(__VA_ARGS__)) ?       \
+	 1u + (unsigned int)(__builtin_infer_alloc_token(__VA_ARGS__) %         \
+			     USLUB_KMALLOC_PARTITIONS) : 0u)
+#else
+#define USLUB_KMALLOC_PART_OF(...) 0u
+#endif
+#define USLUB_TAG_HERE_KMALLOC(...) do {                                        \
+	static struct uslub_alloc_tag __uslub_tag USLUB_TAG_SECTION            \
+		__attribute__((used, aligned(16))) =                            \
+		{ __FILE__, __func__, __LINE__, 0, 0, 0,                         \
+		  USLUB_KMALLOC_PART_OF(__VA_ARGS__) };                          \
 	uslub_alloc_tag_cur = &__uslub_tag;                                      \
 } while (0)
 
@@ -486,15 +524,15 @@ void *(uslub_kcalloc)(size_t n, size_t size, uslub_gfp_t gfp);
 void *(uslub_krealloc)(const void *p, size_t new_size, uslub_gfp_t gfp);
 #define uslub_kmalloc(size, gfp) ({                                              \
 	size_t __uslub_z = (size); uslub_gfp_t __uslub_g = (gfp);                \
-	USLUB_TAG_HERE(); uslub_kmalloc_noprof(__uslub_z, __uslub_g); })
+	USLUB_TAG_HERE_KMALLOC(size); uslub_kmalloc_noprof(__uslub_z, __uslub_g); })
 #define uslub_kmalloc_node(size, gfp, node) ({                                   \
 	size_t __uslub_z = (size); uslub_gfp_t __uslub_g = (gfp);                \
 	int __uslub_n = (node);                                                  \
-	USLUB_TAG_HERE(); uslub_kmalloc_node_noprof(__uslub_z, __uslub_g, __uslub_n); })
+	USLUB_TAG_HERE_KMALLOC(size); uslub_kmalloc_node_noprof(__uslub_z, __uslub_g, __uslub_n); })
 #define uslub_kzalloc(size, gfp) uslub_kmalloc((size), (gfp) | USLUB_GFP_ZERO)
 #define uslub_kmalloc_array(n, size, gfp) ({                                     \
 	size_t __uslub_k = (n), __uslub_z = (size); uslub_gfp_t __uslub_g = (gfp); \
-	USLUB_TAG_HERE(); uslub_kmalloc_array_noprof(__uslub_k, __uslub_z, __uslub_g); })
+	USLUB_TAG_HERE_KMALLOC(n, size); uslub_kmalloc_array_noprof(__uslub_k, __uslub_z, __uslub_g); })
 #define uslub_kcalloc(n, size, gfp) uslub_kmalloc_array((n), (size), (gfp) | USLUB_GFP_ZERO)
 /* Resize: in place when the new size fits the allocation's size class (the
  * bytes past the old size are zeroed with USLUB_GFP_ZERO, as far as the
@@ -505,7 +543,7 @@ void *(uslub_krealloc)(const void *p, size_t new_size, uslub_gfp_t gfp);
 #define uslub_krealloc(p, new_size, gfp) ({                                      \
 	const void *__uslub_p = (p); size_t __uslub_z = (new_size);              \
 	uslub_gfp_t __uslub_g = (gfp);                                           \
-	USLUB_TAG_HERE(); uslub_krealloc_noprof(__uslub_p, __uslub_z, __uslub_g); })
+	USLUB_TAG_HERE_KMALLOC(new_size); uslub_krealloc_noprof(__uslub_p, __uslub_z, __uslub_g); })
 
 /* Free what kmalloc (any size) or any cache returned; NULL and
  * USLUB_ZERO_SIZE_PTR are ignored. Invalid pointers are reported as
@@ -593,7 +631,7 @@ void *uslub_kmalloc_node_align_noprof(size_t size, size_t align, uslub_gfp_t gfp
 #define uslub_kmalloc_node_align(size, align, gfp, node) ({                     \
 	size_t __uslub_z = (size), __uslub_a = (align);                          \
 	uslub_gfp_t __uslub_g = (gfp); int __uslub_n = (node);                   \
-	USLUB_TAG_HERE();                                                        \
+	USLUB_TAG_HERE_KMALLOC(size);                                            \
 	uslub_kmalloc_node_align_noprof(__uslub_z, __uslub_a, __uslub_g, __uslub_n); })
 
 /*
@@ -610,9 +648,24 @@ void *uslub_krealloc_node_align_noprof(const void *p, size_t new_size, size_t al
 	const void *__uslub_p = (p); size_t __uslub_z = (new_size);              \
 	size_t __uslub_a = (align); uslub_gfp_t __uslub_g = (gfp);               \
 	int __uslub_n = (node);                                                  \
-	USLUB_TAG_HERE();                                                        \
+	USLUB_TAG_HERE_KMALLOC(new_size);                                        \
 	uslub_krealloc_node_align_noprof(__uslub_p, __uslub_z, __uslub_a, __uslub_g, \
 					 __uslub_n); })
+
+/*
+ * kmalloc with the kernel's partition token (kmalloc_token_t, 7.2: what
+ * <uslub/slab.h>'s token-taking names pass): as
+ * uslub_kmalloc_node_align_noprof and uslub_krealloc_node_align_noprof,
+ * the partition (with USLUB_KMALLOC_PARTITIONS=1) chosen by @token instead
+ * of the call site: a @token below USLUB_KMALLOC_PARTITIONS is the
+ * partition itself (typed mode, 0 the normal caches), any other value
+ * stands for a call site and is hashed with the process's seed (random
+ * mode). The uslub_kmalloc* macros need no token: their tag is the site.
+ */
+void *uslub_kmalloc_token_noprof(size_t size, size_t align, uslub_gfp_t gfp, int node,
+				 unsigned long token);
+void *uslub_krealloc_token_noprof(const void *p, size_t new_size, size_t align,
+				  uslub_gfp_t gfp, int node, unsigned long token);
 
 /*
  * Bucket sets (the kernel's kmem_buckets, CONFIG_SLAB_BUCKETS): a private
@@ -640,7 +693,7 @@ void *uslub_kmem_buckets_alloc_noprof(uslub_kmem_buckets *b, size_t size, uslub_
 #define uslub_kmem_buckets_alloc(b, size, gfp, node) ({                          \
 	uslub_kmem_buckets *__uslub_b = (b); size_t __uslub_z = (size);          \
 	uslub_gfp_t __uslub_g = (gfp); int __uslub_n = (node);                   \
-	USLUB_TAG_HERE();                                                        \
+	USLUB_TAG_HERE_KMALLOC(size);                                            \
 	uslub_kmem_buckets_alloc_noprof(__uslub_b, __uslub_z, __uslub_g, __uslub_n); })
 
 /* ------------------------------------------------------------------------

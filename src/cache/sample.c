@@ -27,7 +27,7 @@
 
 /* A tag for allocations that came without one (the _noprof entries, the
  * malloc front end's hits): registered on first use. */
-static struct uslub_alloc_tag untagged = { "(untagged)", "(untagged)", 0, 0, 0, 0 };
+static struct uslub_alloc_tag untagged = { "(untagged)", "(untagged)", 0, 0, 0, 0, 0 };
 
 /* ---- arithmetic without libm ------------------------------------------ */
 

@@ -104,7 +104,7 @@ static unsigned long long swept_subs;                /* dlpi_subs seen    */
 static __thread unsigned int lookups_left __tls_ie;  /* to its next sweep */
 
 static struct uslub_alloc_tag other = {
-	"<other call sites>", "(caller table full)", 0, 0, 0, 0
+	"<other call sites>", "(caller table full)", 0, 0, 0, 0, 0
 };
 
 static inline unsigned int slot_of(uintptr_t addr)

@@ -12,6 +12,38 @@
 
 struct kmem_cache *_uslub_kmalloc_caches[KMALLOC_SHIFT_HIGH + 1];
 
+/*
+ * kmalloc partitions (Linux 7.2's CONFIG_KMALLOC_PARTITION_CACHES, the
+ * successor of RANDOM_KMALLOC_CACHES; USLUB_KMALLOC_PARTITIONS=1). An
+ * allocation of the normal type (not USLUB_GFP_ACCOUNT: the kernel's
+ * kmalloc_type(), whose accounted objects have a set of their own) of up
+ * to 8 KiB takes one of KMALLOC_PARTS sets of the kmalloc caches, the
+ * normal caches (partition 0) or the copies kmalloc-part-01-<size> ..
+ * kmalloc-part-15-<size> (bucket sets made at kmalloc's initialization),
+ * chosen by the call site's token (kmalloc_site_token()):
+ *
+ *   token                                 partition
+ *   below KMALLOC_PARTS (typed mode)      the token
+ *   any other value: a tag's address,     hash_64(token ^ kmalloc_seed), top
+ *   or a return address (random mode)     4 bits (a multiplicative hash)
+ *
+ * kmalloc_seed comes from getrandom() at initialization, so the map from
+ * sites to partitions differs from process to process and a fork child
+ * keeps its parent's, as a boot keeps the kernel's.
+ *
+ * The cost when off is nothing: kmalloc's inline path takes its cache
+ * from kmalloc_inline[], the normal caches when partitions are off and
+ * all NULL when they are on, so every kmalloc then misses into
+ * kmalloc_miss(), which picks the set. The malloc front end has caches
+ * of its own and is not partitioned.
+ */
+#define KMALLOC_PARTS USLUB_KMALLOC_PARTITIONS
+static struct kmem_cache *kmalloc_inline[KMALLOC_SHIFT_HIGH + 1];
+static uslub_kmem_buckets kmalloc_part_sets[KMALLOC_PARTS - 1];
+static uslub_kmem_buckets *kmalloc_parts[KMALLOC_PARTS];   /* [0]: _uslub_kmalloc_caches */
+static uint64_t kmalloc_seed;
+static bool kmalloc_partitioned;         /* set once, when the sets are made */
+
 /* (size + 7) / 8 -> cache index, for sizes 0..192 (0 is never asked by
  * kmalloc; malloc(0) gets the smallest class). */
 const unsigned char _uslub_kmalloc_size_index[25] = {
@@ -36,6 +68,32 @@ static struct kmalloc_large_stats kstats;   /* atomics, relaxed */
 #define KSTAT_ADD(f, v) __atomic_add_fetch(&kstats.f, (v), __ATOMIC_RELAXED)
 
 static const struct uslub_lifecycle huge_lifecycle;
+
+static bool buckets_fill(uslub_kmem_buckets *b, const char *name, unsigned int flags,
+			 unsigned int useroffset, unsigned int usersize, void (*ctor)(void *),
+			 bool part);
+
+/* The partitions' sets (kmalloc's initialization, with
+ * USLUB_KMALLOC_PARTITIONS=1): kmalloc caches in all but the name, never
+ * merged (the kernel's SLAB_NO_MERGE for them), in static storage. false
+ * (reported; kmalloc stays one set) when one cannot be made. */
+static bool kmalloc_parts_init(void)
+{
+	kmalloc_parts[0] = &_uslub_kmalloc_caches;
+	for (unsigned int i = 1; i < KMALLOC_PARTS; i++) {
+		char name[24] = "kmalloc-part-";
+		name[13] = (char)('0' + i / 10);
+		name[14] = (char)('0' + i % 10);
+		if (!buckets_fill(&kmalloc_part_sets[i - 1], name, 0, 0, 0, NULL, true)) {
+			_uslub_report("uslub: cannot create the kmalloc partitions; "
+				      "kmalloc stays one set\n");
+			return false;
+		}
+		kmalloc_parts[i] = &kmalloc_part_sets[i - 1];
+	}
+	kmalloc_seed = _uslub_seed64();
+	return true;
+}
 
 static void kmalloc_init_once(void)
 {
@@ -67,7 +125,13 @@ static void kmalloc_init_once(void)
 		cache_set_rec_thread(s);
 		__atomic_store_n(&_uslub_kmalloc_caches[i], s, __ATOMIC_RELEASE);
 	}
-	kmalloc_ok = true;
+	if (_uslub_option(USLUB_OPT_KMALLOC_PARTITIONS) && kmalloc_parts_init())
+		__atomic_store_n(&kmalloc_partitioned, true, __ATOMIC_RELEASE);
+	if (!kmalloc_partitioned)
+		for (unsigned int i = 1; i <= KMALLOC_SHIFT_HIGH; i++)
+			__atomic_store_n(&kmalloc_inline[i], _uslub_kmalloc_caches[i],
+					 __ATOMIC_RELEASE);
+	__atomic_store_n(&kmalloc_ok, true, __ATOMIC_RELEASE);
 out:
 	_uslub_tls.init_depth--;
 }
@@ -709,6 +773,93 @@ static const struct uslub_lifecycle huge_lifecycle = {
 /* ------------------------------------------------------------------------
  * The slow paths
  * ---------------------------------------------------------------------- */
+
+/* The class index for @need bytes (up to 8 KiB) aligned to @align: 96 and
+ * 192 are aligned to 32 and 64 only. */
+static __always_inline unsigned int kmalloc_class(size_t need, size_t align)
+{
+	unsigned int idx = kmalloc_index(need);
+	if (idx == 1 && align > 32)
+		idx = 7;
+	else if (idx == 2 && align > 64)
+		idx = 8;
+	return idx;
+}
+
+/* The partition of @token (see the top of the file). */
+static __always_inline unsigned int kmalloc_part_of(unsigned long token)
+{
+	if (token < KMALLOC_PARTS)
+		return (unsigned int)token;
+	return (unsigned int)(((token ^ kmalloc_seed) * 0x61c8864680b583ebull) >> 60);
+}
+
+/* The token of the kmalloc call being served: the site's tag (the entry
+ * macros', <uslub/types.h>: its typed partition, or its address), else
+ * @ret, the public entry point's return address. A tag of the malloc
+ * front end's deferred kind is never looked into. */
+static __always_inline unsigned long kmalloc_site_token(unsigned long ret)
+{
+	struct uslub_alloc_tag *tag = uslub_alloc_tag_cur;
+	if (!tag)
+		return ret;
+	if (!((uintptr_t)tag & USLUB_CALLER_DEFERRED) && tag->kmalloc_part)
+		return tag->kmalloc_part - 1;
+	return (unsigned long)tag;
+}
+
+/* Before kmalloc's first use: make the caches (or wait for the thread
+ * that makes them), unless this thread is inside an initialization;
+ * then whether kmalloc is partitioned. */
+static __cold bool kmalloc_parts_wait(void)
+{
+	if (!__atomic_load_n(&kmalloc_ok, __ATOMIC_ACQUIRE) && !_uslub_tls.init_depth)
+		(void)_uslub_kmalloc_init();
+	return __atomic_load_n(&kmalloc_partitioned, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * The kmalloc API's miss (malloc never comes here): the caches not made
+ * yet, sizes above 8 KiB or aligned beyond their class, and, with
+ * partitions, every allocation of up to 8 KiB (kmalloc_inline[] is empty
+ * then): one of the normal type takes the class cache of @token's
+ * partition. Before the first use it waits for kmalloc's initialization
+ * when another thread runs it, so no allocation slips into the normal
+ * caches before the partitions are there.
+ */
+static __noinline void *kmalloc_miss(size_t size, size_t align, uslub_gfp_t gfp, int node,
+				     unsigned long token)
+{
+	size_t need = MAX(size, align);
+	if (need - 1 < KMALLOC_MAX_CACHE_SIZE && !(gfp & USLUB_GFP_ACCOUNT) &&
+	    (likely(__atomic_load_n(&kmalloc_partitioned, __ATOMIC_ACQUIRE)) ||
+	     (unlikely(!__atomic_load_n(&kmalloc_ok, __ATOMIC_RELAXED)) && kmalloc_parts_wait()))) {
+		unsigned int idx = kmalloc_class(need, align);
+		return slab_alloc_node((*kmalloc_parts[kmalloc_part_of(token)])[idx], gfp, node,
+				       size ? size : 1);
+	}
+	return _uslub_kmalloc_slow(size, align, gfp, node);
+}
+
+/* kmalloc_inline[] had no cache for @size (1 .. 8 KiB): with partitions
+ * (the usual reason) an allocation of the normal type takes its
+ * partition's cache here, with nothing to save (every other way out is a
+ * tail call); anything else is kmalloc_miss()'s. The class index is
+ * worked out again: kept from the inline path, it cost the hit a
+ * register move. */
+static __noinline void *kmalloc_part_miss(size_t size, uslub_gfp_t gfp, int node,
+					  unsigned long token)
+{
+	if (likely(__atomic_load_n(&kmalloc_partitioned, __ATOMIC_ACQUIRE)) &&
+	    likely(!(gfp & USLUB_GFP_ACCOUNT)))
+		return slab_alloc_node((*kmalloc_parts[kmalloc_part_of(token)])[kmalloc_index(size)],
+				       gfp, node, size);
+	return kmalloc_miss(size, 1, gfp, node, token);
+}
+
+/* The public entry point's return address, for kmalloc_site_token() (an
+ * always-inline helper's is its caller's). */
+#define KMALLOC_RET_IP ((unsigned long)__builtin_return_address(0))
 void *_uslub_kmalloc_slow(size_t size, size_t align, uslub_gfp_t gfp, int node)
 {
 	if (unlikely(!__atomic_load_n(&_uslub_kmalloc_caches[KMALLOC_SHIFT_HIGH], __ATOMIC_ACQUIRE)) &&
@@ -718,14 +869,9 @@ void *_uslub_kmalloc_slow(size_t size, size_t align, uslub_gfp_t gfp, int node)
 		return NULL;
 	}
 	size_t need = MAX(size, align);
-	if (need <= KMALLOC_MAX_CACHE_SIZE) {
-		unsigned int idx = kmalloc_index(need);
-		if (idx == 1 && align > 32)
-			idx = 7;
-		else if (idx == 2 && align > 64)
-			idx = 8;
-		return slab_alloc_node(_uslub_kmalloc_caches[idx], gfp, node, size ? size : 1);
-	}
+	if (need <= KMALLOC_MAX_CACHE_SIZE)
+		return slab_alloc_node(_uslub_kmalloc_caches[kmalloc_class(need, align)], gfp,
+				       node, size ? size : 1);
 	struct uslub_alloc_tag *tag = large_tag();   /* before anything nests */
 	if (need <= KMALLOC_LARGE_MAX)
 		return kmalloc_large(size, align, gfp, node, tag);
@@ -909,7 +1055,10 @@ size_t _uslub_ksize(const void *p, bool fatal)
 	}
 }
 
-void *_uslub_krealloc(void *p, size_t new_size, uslub_gfp_t gfp, void *(*malloc_alloc)(size_t))
+/* _uslub_krealloc(); a move of the kmalloc API's (@malloc_alloc NULL)
+ * takes @token's partition. */
+static void *krealloc_token(void *p, size_t new_size, uslub_gfp_t gfp,
+			    void *(*malloc_alloc)(size_t), unsigned long token)
 {
 	bool malloc_semantics = malloc_alloc != NULL;
 	if (unlikely(new_size > USLUB_KMALLOC_MAX_SIZE)) {   /* p stays as it was */
@@ -959,10 +1108,15 @@ void *_uslub_krealloc(void *p, size_t new_size, uslub_gfp_t gfp, void *(*malloc_
 	if (malloc_semantics && k == K_SLAB && new_size > usable && new_size < usable + usable / 2)
 		ask = usable + usable / 2;
 	void *q = malloc_alloc ? malloc_alloc(ask) :
-		  _uslub_kmalloc_slow(new_size, 1, gfp, USLUB_NUMA_NO_NODE);
+		  kmalloc_miss(new_size, 1, gfp, USLUB_NUMA_NO_NODE, token);
 	if (!q)
 		return NULL;
 	return krealloc_move(q, p, k, s, usable, new_size);
+}
+
+void *_uslub_krealloc(void *p, size_t new_size, uslub_gfp_t gfp, void *(*malloc_alloc)(size_t))
+{
+	return krealloc_token(p, new_size, gfp, malloc_alloc, KMALLOC_RET_IP);
 }
 
 void _uslub_kmalloc_large_stats(struct kmalloc_large_stats *out)
@@ -978,17 +1132,31 @@ void _uslub_kmalloc_large_stats(struct kmalloc_large_stats *out)
 /* ------------------------------------------------------------------------
  * The public kmalloc API
  * ---------------------------------------------------------------------- */
-static __always_inline void *kmalloc_node_inline(size_t size, uslub_gfp_t gfp, int node)
+/* kmalloc's inline path: a class cache hit. Everything else (and, with
+ * partitions, everything) goes to kmalloc_miss(), with @token, or with
+ * @site the token of the call site: the tag the entry macro set, or the
+ * return address of the public function this is inlined into (worked
+ * out on the miss only). */
+static __always_inline void *kmalloc_inline_token(size_t size, uslub_gfp_t gfp, int node,
+						  bool site, unsigned long token)
 {
 	if (likely(size - 1 < KMALLOC_MAX_CACHE_SIZE)) {        /* 1 .. 8 KiB */
-		struct kmem_cache *s = _uslub_kmalloc_caches[kmalloc_index(size)];
+		struct kmem_cache *s = kmalloc_inline[kmalloc_index(size)];
 		if (likely(s))
-			return slab_alloc_node(s, gfp, node, size ? size : 1);
-	} else if (!size) {
+			return slab_alloc_node(s, gfp, node, size);
+		return kmalloc_part_miss(size, gfp, node,
+					 site ? kmalloc_site_token(KMALLOC_RET_IP) : token);
+	}
+	if (!size) {
 		uslub_alloc_tag_cur = NULL;
 		return USLUB_ZERO_SIZE_PTR;
 	}
-	return _uslub_kmalloc_slow(size, 1, gfp, node);
+	return kmalloc_miss(size, 1, gfp, node, site ? kmalloc_site_token(KMALLOC_RET_IP) : token);
+}
+
+static __always_inline void *kmalloc_node_inline(size_t size, uslub_gfp_t gfp, int node)
+{
+	return kmalloc_inline_token(size, gfp, node, true, 0);
 }
 
 __public void *uslub_kmalloc_noprof(size_t size, uslub_gfp_t gfp)
@@ -1028,7 +1196,8 @@ __public void *uslub_krealloc_noprof(const void *p, size_t new_size, uslub_gfp_t
 	}
 	if (USLUB_ZERO_OR_NULL_PTR(p))
 		return kmalloc_node_inline(new_size, gfp, USLUB_NUMA_NO_NODE);
-	void *q = _uslub_krealloc((void *)p, new_size, gfp, NULL);
+	void *q = krealloc_token((void *)p, new_size, gfp, NULL,
+				 kmalloc_site_token(KMALLOC_RET_IP));
 	if (q == p)
 		uslub_alloc_tag_cur = NULL;      /* nothing new was allocated */
 	return q;
@@ -1098,16 +1267,18 @@ __public void *uslub_kmalloc_nolock(size_t size, uslub_gfp_t gfp, int node)
 		return NULL;
 	if (unlikely(!size))
 		return USLUB_ZERO_SIZE_PTR;
-	if (unlikely(!__atomic_load_n(&_uslub_kmalloc_caches[KMALLOC_SHIFT_HIGH],
-				      __ATOMIC_ACQUIRE)))
+	if (unlikely(!__atomic_load_n(&kmalloc_ok, __ATOMIC_ACQUIRE)))
 		return NULL;
 	int saved = errno;
-	unsigned int idx = kmalloc_index(size);
-	struct kmem_cache *s = _uslub_kmalloc_caches[idx];
+	/* partitioned by the return address only: the thread's tag may be
+	 * the interrupted call's */
+	uslub_kmem_buckets *set = &_uslub_kmalloc_caches;
+	if (kmalloc_partitioned && !(gfp & USLUB_GFP_ACCOUNT))
+		set = kmalloc_parts[kmalloc_part_of(KMALLOC_RET_IP)];
+	struct kmem_cache *s = (*set)[kmalloc_index(size)];
 	void *p = _uslub_cache_alloc_nolock(s, gfp, node);
 	if (!p && s->object_size < KMALLOC_MAX_CACHE_SIZE)
-		p = _uslub_cache_alloc_nolock(_uslub_kmalloc_caches[kmalloc_index(s->object_size + 1)],
-					      gfp, node);
+		p = _uslub_cache_alloc_nolock((*set)[kmalloc_index(s->object_size + 1)], gfp, node);
 	errno = saved;
 	return p;
 }
@@ -1180,8 +1351,8 @@ __public void *uslub_kmalloc_aligned(size_t size, size_t align, uslub_gfp_t gfp)
 	return uslub_kmalloc_node_align_noprof(size, align, gfp, USLUB_NUMA_NO_NODE);
 }
 
-__public void *uslub_kmalloc_node_align_noprof(size_t size, size_t align, uslub_gfp_t gfp,
-					       int node)
+static __always_inline void *kmalloc_node_align(size_t size, size_t align, uslub_gfp_t gfp,
+						 int node, bool site, unsigned long token)
 {
 	if (!align || (align & (align - 1)) ||
 	    (node != USLUB_NUMA_NO_NODE && (node < 0 || node >= _uslub_nr_nodes()))) {
@@ -1190,12 +1361,25 @@ __public void *uslub_kmalloc_node_align_noprof(size_t size, size_t align, uslub_
 		return NULL;
 	}
 	if (align <= 8)
-		return kmalloc_node_inline(size, gfp, node);
+		return kmalloc_inline_token(size, gfp, node, site, token);
 	if (!size) {
 		uslub_alloc_tag_cur = NULL;
 		return USLUB_ZERO_SIZE_PTR;
 	}
-	return _uslub_kmalloc_slow(size, align, gfp, node);
+	return kmalloc_miss(size, align, gfp, node,
+			    site ? kmalloc_site_token(KMALLOC_RET_IP) : token);
+}
+
+__public void *uslub_kmalloc_node_align_noprof(size_t size, size_t align, uslub_gfp_t gfp,
+					       int node)
+{
+	return kmalloc_node_align(size, align, gfp, node, true, 0);
+}
+
+__public void *uslub_kmalloc_token_noprof(size_t size, size_t align, uslub_gfp_t gfp, int node,
+					  unsigned long token)
+{
+	return kmalloc_node_align(size, align, gfp, node, false, token);
 }
 
 /* The node of @p's memory (USLUB_NUMA_NO_NODE: a mapping, on any node). */
@@ -1205,8 +1389,8 @@ static int object_nid(const void *p)
 	return head ? page_to_nid(head) : USLUB_NUMA_NO_NODE;
 }
 
-__public void *uslub_krealloc_node_align_noprof(const void *p, size_t new_size, size_t align,
-						uslub_gfp_t gfp, int node)
+static void *krealloc_node_align(const void *p, size_t new_size, size_t align, uslub_gfp_t gfp,
+				 int node, unsigned long token)
 {
 	if (!align || (align & (align - 1)) ||
 	    (node != USLUB_NUMA_NO_NODE && (node < 0 || node >= _uslub_nr_nodes()))) {
@@ -1220,7 +1404,7 @@ __public void *uslub_krealloc_node_align_noprof(const void *p, size_t new_size, 
 			uslub_kfree(p);
 			return USLUB_ZERO_SIZE_PTR;
 		}
-		return uslub_kmalloc_node_align_noprof(new_size, align, gfp, node);
+		return kmalloc_node_align(new_size, align, gfp, node, false, token);
 	}
 	size_t usable = 0;
 	struct kmem_cache *s = NULL;
@@ -1230,7 +1414,7 @@ __public void *uslub_krealloc_node_align_noprof(const void *p, size_t new_size, 
 		placed = object_nid(p) == node;
 	/* in place (or an invalid pointer, which krealloc reports) */
 	if ((placed && new_size <= usable) || k == K_INVALID || k == K_FREED) {
-		void *q = _uslub_krealloc((void *)p, new_size, gfp, NULL);
+		void *q = krealloc_token((void *)p, new_size, gfp, NULL, token);
 		if (q == p || !q)
 			uslub_alloc_tag_cur = NULL;
 		return q;
@@ -1240,10 +1424,23 @@ __public void *uslub_krealloc_node_align_noprof(const void *p, size_t new_size, 
 		errno = ENOMEM;
 		return NULL;
 	}
-	void *q = _uslub_kmalloc_slow(new_size, align, gfp, node);
+	void *q = kmalloc_miss(new_size, align, gfp, node, token);
 	if (!q)
 		return NULL;
 	return krealloc_move(q, p, k, s, usable, new_size);
+}
+
+__public void *uslub_krealloc_node_align_noprof(const void *p, size_t new_size, size_t align,
+						uslub_gfp_t gfp, int node)
+{
+	return krealloc_node_align(p, new_size, align, gfp, node,
+				   kmalloc_site_token(KMALLOC_RET_IP));
+}
+
+__public void *uslub_krealloc_token_noprof(const void *p, size_t new_size, size_t align,
+					   uslub_gfp_t gfp, int node, unsigned long token)
+{
+	return krealloc_node_align(p, new_size, align, gfp, node, token);
 }
 
 /* ------------------------------------------------------------------------
@@ -1270,6 +1467,24 @@ __public uslub_kmem_buckets *uslub_kmem_buckets_create(const char *name, unsigne
 	uslub_kmem_buckets *b = uslub_kmalloc_noprof(sizeof(*b), USLUB_GFP_ZERO);
 	if (!b)
 		return NULL;
+	if (!buckets_fill(b, name, flags, useroffset, usersize, ctor, false)) {
+		int err = errno;
+		uslub_kfree(b);
+		errno = err;
+		return NULL;
+	}
+	return b;
+}
+
+/* Make @b's caches, <name>-<class>, never merged; @part: a kmalloc
+ * partition's, which are kmalloc caches (the thread's free record, abort
+ * on a bad free under the malloc front end). false with errno and
+ * nothing left made on failure. */
+static bool buckets_fill(uslub_kmem_buckets *b, const char *name, unsigned int flags,
+			 unsigned int useroffset, unsigned int usersize, void (*ctor)(void *),
+			 bool part)
+{
+	bool fatal = part && _uslub_kmalloc_fatal_errors();
 	for (unsigned int i = 1; i <= KMALLOC_SHIFT_HIGH; i++) {
 		size_t size = kmalloc_index_size(i);
 		char cname[96];
@@ -1289,17 +1504,22 @@ __public uslub_kmem_buckets *uslub_kmem_buckets_create(const char *name, unsigne
 		}
 		unsigned int f = flags | USLUB_NO_MERGE |
 				 (args.sheaf_capacity ? 0 : USLUB_CPU_SLAB);
-		(*b)[i] = uslub_cache_create_args(cname, size, &args, f);
-		if (!(*b)[i]) {
+		struct kmem_cache *s = uslub_cache_create_args(cname, size, &args, f);
+		if (!s) {
 			int err = errno;
 			while (--i >= 1)
 				(void)uslub_cache_destroy((*b)[i]);
-			uslub_kfree(b);
 			errno = err;
-			return NULL;
+			return false;
 		}
+		if (part) {
+			if (fatal)
+				s->flags |= SLAB_ABORT_ON_ERROR;
+			cache_set_rec_thread(s);
+		}
+		(*b)[i] = s;
 	}
-	return b;
+	return true;
 }
 
 /* Everything but a class cache hit on any node: a node to check, no set,

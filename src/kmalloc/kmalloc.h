@@ -28,6 +28,11 @@
  * otherwise the huge table (huge_lock) is asked; anything else is an
  * invalid free.
  *
+ * Partitions (USLUB_KMALLOC_PARTITIONS=1, Linux 7.2): the kmalloc API's
+ * allocations of the normal type come from one of 16 sets of these caches
+ * (kmalloc-<size>, kmalloc-part-NN-<size>), one per call site; see the top
+ * of kmalloc.c. _uslub_kmalloc_caches[] is always the normal set.
+ *
  * Locks: huge_lock (rank RANK_HUGE) protects the huge table; nothing else
  * is taken while it is held, and no mmap/munmap runs under it.
  */

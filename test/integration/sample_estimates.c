@@ -51,9 +51,9 @@ static void **objs[NSITES];
 /* The sites' tags (registered on first use, as C++'s are): "lines" 1-6
  * of this file, which no allocation of its own has. */
 static struct uslub_alloc_tag site_tag[NSITES] = {
-	{ __FILE__, "site", 1, 0, 0, 0 }, { __FILE__, "site", 2, 0, 0, 0 },
-	{ __FILE__, "site", 3, 0, 0, 0 }, { __FILE__, "site", 4, 0, 0, 0 },
-	{ __FILE__, "site", 5, 0, 0, 0 }, { __FILE__, "site", 6, 0, 0, 0 },
+	{ __FILE__, "site", 1, 0, 0, 0, 0 }, { __FILE__, "site", 2, 0, 0, 0, 0 },
+	{ __FILE__, "site", 3, 0, 0, 0, 0 }, { __FILE__, "site", 4, 0, 0, 0, 0 },
+	{ __FILE__, "site", 5, 0, 0, 0, 0 }, { __FILE__, "site", 6, 0, 0, 0, 0 },
 };
 
 static void *free_odd(void *arg)
