@@ -1604,6 +1604,86 @@ static inline void *_kmalloc_nolock_noprof(size_t size, kmalloc_token_t token, g
 			   (krealloc_node_align_noprof), _)(__VA_ARGS__)
 
 /* ------------------------------------------------------------------------
+ * The rest of 7.x's _noprof names (what a wrapper written with
+ * alloc_hooks() calls) and small helpers kernel code calls. The caller
+ * argument of the track_caller forms is ignored: the tag is the call
+ * site's, as kmalloc_track_caller() above.
+ * ---------------------------------------------------------------------- */
+static inline void *kmalloc_node_track_caller_noprof(size_t size, gfp_t gfp, int node,
+						     unsigned long caller)
+{
+	(void)caller;
+	return uslub_kmalloc_node_noprof(size, uslub_compat_gfp(gfp), node);
+}
+static inline void *kmalloc_track_caller_noprof(size_t size, gfp_t gfp, unsigned long caller)
+{
+	return kmalloc_node_track_caller_noprof(size, gfp, NUMA_NO_NODE, caller);
+}
+static inline void *kmalloc_array_node_noprof(size_t n, size_t size, gfp_t gfp, int node)
+{
+	size_t bytes;
+	if (__builtin_mul_overflow(n, size, &bytes)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return uslub_kmalloc_node_noprof(bytes, uslub_compat_gfp(gfp), node);
+}
+static inline void *krealloc_array_noprof(const void *p, size_t new_n, size_t new_size, gfp_t gfp)
+{
+	size_t bytes;
+	if (__builtin_mul_overflow(new_n, new_size, &bytes)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return uslub_krealloc_noprof(p, bytes, uslub_compat_gfp(gfp));
+}
+static inline void *kvmalloc_node_noprof(size_t size, gfp_t gfp, int node)
+{
+	return uslub_kmalloc_node_noprof(size, uslub_compat_gfp(gfp), node);
+}
+static inline void *kvmalloc_noprof(size_t size, gfp_t gfp)
+{
+	return kvmalloc_node_noprof(size, gfp, NUMA_NO_NODE);
+}
+static inline void *kvmalloc_array_node_noprof(size_t n, size_t size, gfp_t gfp, int node)
+{
+	return kmalloc_array_node_noprof(n, size, gfp, node);
+}
+static inline void *kvmalloc_array_noprof(size_t n, size_t size, gfp_t gfp)
+{
+	return kmalloc_array_node_noprof(n, size, gfp, NUMA_NO_NODE);
+}
+static inline void *kvcalloc_node_noprof(size_t n, size_t size, gfp_t gfp, int node)
+{
+	return kmalloc_array_node_noprof(n, size, gfp | __GFP_ZERO, node);
+}
+static inline void *kvcalloc_noprof(size_t n, size_t size, gfp_t gfp)
+{
+	return kvcalloc_node_noprof(n, size, gfp, NUMA_NO_NODE);
+}
+static inline void *kvrealloc_node_align_noprof(const void *p, size_t size, unsigned long align,
+						gfp_t gfp, int node)
+{
+	return uslub_krealloc_node_align_noprof(p, size, align, uslub_compat_gfp(gfp), node);
+}
+static inline void *kmem_cache_alloc_lru_noprof(struct kmem_cache *s, struct list_lru *lru,
+						gfp_t gfp)
+{
+	(void)lru;
+	return kmem_cache_alloc_noprof(s, gfp);
+}
+#define kmem_buckets_alloc_node_track_caller(b, size, gfp, node)               \
+	uslub_kmem_buckets_alloc((b), (size), uslub_compat_gfp(gfp), (node))
+/* The 7.x creation entry point that kmem_cache_create()'s forms call. */
+#define __kmem_cache_create_args(name, size, args, flags)                      \
+	uslub_compat_create_args((name), (size), (args), (flags))
+/* The minimum alignment of @s's objects: the architecture's here. */
+static inline unsigned int arch_slab_minalign(void)
+{
+	return ARCH_SLAB_MINALIGN;
+}
+
+/* ------------------------------------------------------------------------
  * slab_is_available(): the kernel's "may slab allocations be made yet"
  * (false early in boot). uslub initialises itself on first use, from any
  * thread and before main(), so there is no moment where a call could not

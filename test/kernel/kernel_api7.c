@@ -524,9 +524,54 @@ static void test_misc(void)
 	CHECK_EQ(default_gfp(GFP_ATOMIC), GFP_ATOMIC);
 }
 
+/* 7.x's remaining _noprof names and helpers */
+static void test_noprof_names(void)
+{
+	struct kmem_cache *c = kmem_cache_create("api7_lru", 40, NULL, 0);
+	void *a = kmalloc_track_caller_noprof(24, GFP_KERNEL, 0);
+	void *b = kmalloc_node_track_caller_noprof(24, GFP_KERNEL, NUMA_NO_NODE, 0);
+	int *arr = kmalloc_array_node_noprof(10, sizeof(int), GFP_KERNEL | __GFP_ZERO, NUMA_NO_NODE);
+	int *z = kvcalloc_noprof(100, sizeof(int), GFP_KERNEL);
+	void *v = kvmalloc_noprof(5000, GFP_KERNEL);
+	void *vn = kvmalloc_node_noprof(100, GFP_KERNEL, NUMA_NO_NODE);
+	void *va = kvmalloc_array_noprof(7, 9, GFP_KERNEL);
+	void *o = kmem_cache_alloc_lru_noprof(c, NULL, GFP_KERNEL);
+
+	CHECK(a && b && arr && z && v && vn && va && o && c);
+	CHECK(all_zero(arr, 10 * sizeof(int)) && all_zero(z, 100 * sizeof(int)));
+	CHECK(ksize(v) >= 5000 && ksize(va) >= 63);
+	CHECK(kmalloc_array_node_noprof(SIZE_MAX / 2, 4, GFP_KERNEL, NUMA_NO_NODE) == NULL);
+	CHECK(kvcalloc_node_noprof(SIZE_MAX / 2, 4, GFP_KERNEL, NUMA_NO_NODE) == NULL);
+	memset(arr, 7, 10 * sizeof(int));
+	int *arr2 = krealloc_array_noprof(arr, 20, sizeof(int), GFP_KERNEL);
+	CHECK(arr2 && ksize(arr2) >= 20 * sizeof(int) && arr2[9] == 0x07070707);
+	CHECK(krealloc_array_noprof(arr2, SIZE_MAX / 2, 4, GFP_KERNEL) == NULL);  /* arr2 kept */
+	void *al = kvrealloc_node_align_noprof(NULL, 300, 256, GFP_KERNEL, NUMA_NO_NODE);
+	CHECK(al && ((uintptr_t)al & 255) == 0);
+	struct kmem_cache_args args = { .align = 128 };
+	struct kmem_cache *c2 = __kmem_cache_create_args("api7_direct", 100, &args, 0);
+	void *o2 = c2 ? kmem_cache_alloc(c2, GFP_KERNEL) : NULL;
+	CHECK(o2 && ((uintptr_t)o2 & 127) == 0);
+	CHECK(arch_slab_minalign() >= sizeof(long long));
+	kmem_cache_free(c2, o2);
+	kmem_cache_destroy(c2);
+	kmem_cache_free(c, o);
+	kmem_cache_destroy(c);
+	kfree(a);
+	kfree(b);
+	kfree(arr2);
+	kvfree(z);
+	kvfree(v);
+	kvfree(vn);
+	kvfree(va);
+	kvfree(al);
+	printf("noprof names: ok\n");
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
+	test_noprof_names();
 	test_typed();
 	test_typed_tags();
 	test_realloc();
