@@ -337,6 +337,24 @@ for src in "${srcs[@]}"; do
 		fi
 		tables+=$'\n'
 	done
+	# the whole harness: the sums of the targets both kinds ran
+	sum() {    # $1: kind, $2: array name
+		local t total=0 v
+		for t in "${targets[@]}"; do
+			v=$(eval echo "\${$2[$ver,$1,$t]:--}")
+			[ "$v" = - ] && continue
+			total=$(awk -v a="$total" -v b="$v" 'BEGIN { printf "%.1f", a + b }')
+		done
+		echo "$total"
+	}
+	tables+=$(printf '%-20s %-28s %7s %7s' "all targets" "" "$(sum uslub time_s)" \
+		"$(sum uslub cpu_s)")
+	if [ $stock = 1 ]; then
+		tables+=$(printf ' | %-28s %7s %7s | %5s %5s' "" "$(sum stock time_s)" \
+			"$(sum stock cpu_s)" "$(ratio "$(sum uslub time_s)" "$(sum stock time_s)")" \
+			"$(ratio "$(sum uslub cpu_s)" "$(sum stock cpu_s)")")
+	fi
+	tables+=$'\n'
 	unset folder_of
 done
 echo "$tables"
