@@ -23,7 +23,9 @@
  * anything over (the heads' links are the provider's once handed over).
  */
 #include "slub/slub.h"
+#include "base/lifecycle.h"
 #include <errno.h>
+#include <sched.h>
 
 const struct uslub_gp_ops *_uslub_gp_ops;
 unsigned long _uslub_gp_seq;
@@ -37,6 +39,10 @@ struct uslub_rcu_head *_uslub_gp_deferred;
 #define gp_deferred _uslub_gp_deferred
 static unsigned long gp_pushed;         /* atomic */
 static unsigned long gp_handed;         /* atomic */
+/* Drains between their exchange and their last hand-over: a barrier
+ * waits them out, so what was deferred before it (a kfree_rcu_nolock that
+ * returned) is with the provider before it waits there. */
+static unsigned long gp_draining;       /* atomic */
 
 __public int uslub_gp_register(const struct uslub_gp_ops *ops)
 {
@@ -137,9 +143,12 @@ void _uslub_gp_drain_slow(void)
 	const struct uslub_gp_ops *ops = __atomic_load_n(&_uslub_gp_ops, __ATOMIC_ACQUIRE);
 	if (!ops || _uslub_locks_held)
 		return;
-	struct uslub_rcu_head *head = __atomic_exchange_n(&gp_deferred, NULL, __ATOMIC_ACQUIRE);
-	if (!head)
+	__atomic_add_fetch(&gp_draining, 1, __ATOMIC_SEQ_CST);
+	struct uslub_rcu_head *head = __atomic_exchange_n(&gp_deferred, NULL, __ATOMIC_SEQ_CST);
+	if (!head) {
+		__atomic_sub_fetch(&gp_draining, 1, __ATOMIC_RELEASE);
 		return;
+	}
 	/* handed first: whatever it counts was pushed before, so pushed
 	 * (read after, and after the exchange) counts it and this list */
 	unsigned long handed = __atomic_load_n(&gp_handed, __ATOMIC_ACQUIRE);
@@ -155,6 +164,7 @@ void _uslub_gp_drain_slow(void)
 		head = next;
 	}
 	__atomic_add_fetch(&gp_handed, n, __ATOMIC_RELEASE);
+	__atomic_sub_fetch(&gp_draining, 1, __ATOMIC_RELEASE);
 }
 
 bool _uslub_gp_wait(void)
@@ -162,12 +172,35 @@ bool _uslub_gp_wait(void)
 	const struct uslub_gp_ops *ops = __atomic_load_n(&_uslub_gp_ops, __ATOMIC_ACQUIRE);
 	if (!ops || _uslub_locks_held)
 		return false;
-	_uslub_gp_drain();
+	/* the exchange even when the list looks empty (it orders the load of
+	 * gp_draining after any drain that emptied it), then wait out the
+	 * drains in flight: another thread's, or the provider's worker at the
+	 * end of a callback (neither waits for this thread) */
+	_uslub_gp_drain_slow();
+	while (__atomic_load_n(&gp_draining, __ATOMIC_SEQ_CST))
+		sched_yield();
 	unsigned long seq = __atomic_load_n(&_uslub_gp_seq, __ATOMIC_RELAXED);
 	ops->rcu_barrier();
 	(void)__atomic_load_n(&_uslub_gp_done, __ATOMIC_ACQUIRE);
 	return __atomic_load_n(&_uslub_gp_seq, __ATOMIC_RELAXED) != seq ||
 	       __atomic_load_n(&gp_deferred, __ATOMIC_RELAXED);
+}
+
+/* A fork child has none of the drains other threads had in flight (their
+ * heads are lost to it, never freed early): none to wait out. */
+static void gp_postfork_child(void)
+{
+	__atomic_store_n(&gp_draining, 0, __ATOMIC_RELAXED);
+}
+
+void _uslub_gp_lifecycle_init(void)
+{
+	static const struct uslub_lifecycle gp_entry = {
+		.name = "gp_deferred",
+		.rank = LIFECYCLE_UNLOCKED,
+		.postfork_child = gp_postfork_child,
+	};
+	_uslub_lifecycle_register(&gp_entry);
 }
 
 /* ------------------------------------------------------------------------

@@ -155,7 +155,8 @@
  * (barn, list_lock, page node lock; a worker gets a cpu area like any
  * thread); each drains gp_deferred when it ends. uslub_gp_barrier() (kvfree_rcu_barrier,
  * destroy) takes thread_lock and slab_mutex to reach every thread's
- * rcu_free sheaf, drops them, then waits in the provider. fork: the
+ * rcu_free sheaf, drops them, waits out other threads' drains in flight,
+ * then waits in the provider. fork: the
  * provider's prepare handler runs before uslub's (registered after it), so
  * its workers are paused, between callbacks, before uslub takes its locks.
  *
@@ -1302,6 +1303,8 @@ static inline void gp_callback_end(void)
  * when something more was handed over (or deferred) meanwhile, say a
  * callback's flush discarding TYPESAFE_BY_RCU slabs. */
 __internal bool _uslub_gp_wait(void);
+/* The fork child's reset of the drains in flight (slab_common.c's init). */
+__internal void _uslub_gp_lifecycle_init(void);
 
 /* publish.c */
 __internal void _uslub_publish_init(void);
