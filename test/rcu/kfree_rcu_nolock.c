@@ -111,8 +111,14 @@ static void on_signal(int sig)
 
 static struct kmem_cache *churn_cache;
 
+/* Released before each call_rcu() below and acquired by its callback:
+ * the order liburcu's queue gives, said so that TSan sees it (liburcu is
+ * not instrumented; uslub says it the same way, _uslub_gp_seq). */
+static atomic_ulong churn_seq;
+
 static void churn_cb(struct rcu_head *h)
 {
+	(void)atomic_load_explicit(&churn_seq, memory_order_acquire);
 	kfree(caa_container_of(h, struct item, rcu));
 }
 
@@ -146,8 +152,11 @@ static void *churner(void *arg)
 			case 2:
 				if (i & 1)
 					kmem_cache_free(churn_cache, it);
-				else
+				else {
+					atomic_fetch_add_explicit(&churn_seq, 1,
+								  memory_order_release);
 					call_rcu(&it->rcu, churn_cb);
+				}
 				break;
 			default:
 				kfree_rcu_nolock(it, rcu);
