@@ -1,7 +1,8 @@
 /*
  * <uslub/rcu.h> — RCU-deferred freeing on uslub: the kernel's kfree_rcu(),
- * kvfree_rcu(), kfree_rcu_mightsleep(), kvfree_rcu_mightsleep(),
- * kvfree_rcu_barrier() and kvfree_rcu_barrier_on_cache(), and the
+ * kvfree_rcu(), kfree_rcu_nolock(), kfree_rcu_mightsleep(),
+ * kvfree_rcu_mightsleep(), kvfree_rcu_barrier() and
+ * kvfree_rcu_barrier_on_cache(), and the
  * grace periods of SLAB_TYPESAFE_BY_RCU caches. <uslub/slab.h> includes
  * it, so kernel code calls kfree_rcu() as it does with <linux/slab.h>.
  *
@@ -54,6 +55,17 @@
  *     objects of s. kmem_cache_destroy() of a cache given to kfree_rcu, or
  *     of a TYPESAFE_BY_RCU cache, waits like this by itself. Never call
  *     them inside rcu_read_lock() or from an RCU callback.
+ *   kfree_rcu_nolock(ptr, field) (7.3): kfree_rcu() from any context: a
+ *     signal handler (also one that interrupted this thread inside uslub
+ *     or inside liburcu), re-entrantly, with any lock held. Only the
+ *     two-argument form (a headless one would allocate). It never calls
+ *     liburcu, allocates, blocks or changes errno: the rcu_head is pushed
+ *     on a lock-free list, which an ordinary context hands to call_rcu()
+ *     (one each, no rcu_free sheaf): the next kfree_rcu(), the barriers,
+ *     kmem_cache_shrink() and destroy, a thread's exit, or the end of one
+ *     of uslub's callbacks in liburcu's worker. kvfree_rcu_barrier()
+ *     waits for these objects too. For what kmalloc_nolock() or any
+ *     kmalloc()/kmem_cache_alloc() returned; ptr may be NULL.
  *   A partly filled rcu_free sheaf is handed to call_rcu(), never freed
  *   early, when its thread exits, on kmem_cache_shrink() and destroy, and
  *   in a fork() child for the threads the child does not have.
@@ -72,6 +84,7 @@ extern "C" {
 
 /* libuslub-rcu's entries (what the macros below call). */
 void uslub_kvfree_call_rcu(void *head, void *ptr);
+void uslub_kvfree_call_rcu_nolock(void *head, void *ptr);
 void uslub_kvfree_rcu_mightsleep(void *ptr);
 void uslub_kvfree_rcu_barrier(void);
 void uslub_kvfree_rcu_barrier_on_cache(struct kmem_cache *s);
@@ -100,8 +113,24 @@ int uslub_rcu_init(void);
 					      (void *)uslub_rcu_p_);           \
 	} while (0)
 
+/* kfree_rcu_nolock(ptr, rhf): the same checks, the any-context entry. */
+#define uslub_kfree_rcu_nolock_2(ptr, rhf)                                     \
+	do {                                                                   \
+		__typeof__(ptr) uslub_rcu_p_ = (ptr);                          \
+		USLUB_RCU_STATIC_ASSERT(offsetof(__typeof__(*(ptr)), rhf) < 4096, \
+					"kfree_rcu_nolock: the rcu_head is 4 KiB or more into the object"); \
+		USLUB_RCU_STATIC_ASSERT(sizeof(uslub_rcu_p_->rhf) == 2 * sizeof(void *), \
+					"kfree_rcu_nolock: the field is not a struct rcu_head"); \
+		if (uslub_rcu_p_)                                              \
+			uslub_kvfree_call_rcu_nolock((void *)&uslub_rcu_p_->rhf, \
+						     (void *)uslub_rcu_p_);    \
+	} while (0)
+
 #ifndef kfree_rcu
 #define kfree_rcu(ptr, rhf) uslub_kvfree_rcu_2(ptr, rhf)
+#endif
+#ifndef kfree_rcu_nolock
+#define kfree_rcu_nolock(ptr, rhf) uslub_kfree_rcu_nolock_2(ptr, rhf)
 #endif
 #ifndef kvfree_rcu
 #define kvfree_rcu(ptr, rhf) uslub_kvfree_rcu_2(ptr, rhf)

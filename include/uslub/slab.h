@@ -46,7 +46,9 @@
  *     kmem_buckets_alloc() (a bucket set is a real private copy of the
  *     kmalloc caches), __free(kfree_sensitive), gfpflags_allow_spinning(),
  *     slab_is_available(); kmem_cache_alloc_bulk() returns int (6.12 to
- *     7.1) or bool (7.2; define USLUB_BULK_RETURNS_BOOL).
+ *     7.1) or bool (7.2; define USLUB_BULK_RETURNS_BOOL), with any gfp;
+ *     kmalloc_nolock() takes __GFP_NOWARN and __GFP_NOMEMALLOC (7.2);
+ *     kfree_rcu_nolock() (7.3, in <uslub/rcu.h>).
  *   - Where the kernel's semantics changed, this header follows them:
  *     use_freeptr_offset without a ctor (or SLAB_TYPESAFE_BY_RCU) fails
  *     creation with EINVAL; a usercopy window outside the object is
@@ -1295,7 +1297,9 @@ static inline size_t uslub_compat_size_sub(size_t a, size_t b)
  * (anything else: NULL); sizes above KMALLOC_MAX_CACHE_SIZE give NULL, 0
  * gives ZERO_SIZE_PTR. kfree() frees such objects too (as since 7.0).
  * Untagged: in a signal handler the call site's tag slot may be the
- * interrupted call's.
+ * interrupted call's. kfree_rcu_nolock() (7.3, <uslub/rcu.h>) frees them
+ * (or any kmalloc or cache object) after a grace period from the same
+ * contexts.
  *
  * kmem_dump_obj() prints the object's cache, start, offset and size, and
  * its owners when the cache tracks them (SLAB_STORE_USER), to stderr;

@@ -1041,6 +1041,19 @@ const char *uslub_gp_provider(void);
  * once, by the address given and with kfree()'s cause, and never queued.
  */
 void uslub_gp_kvfree(void *ptr, struct uslub_rcu_head *head);
+/*
+ * The same from any context (kfree_rcu_nolock(); also a signal handler,
+ * one that interrupted this thread inside uslub or inside the provider):
+ * @head is pushed on a lock-free list (one CAS; no lock, no allocation, no
+ * provider call, errno kept) and handed to @call by the next drain in an
+ * ordinary context: the next kfree_rcu(), barrier, kmem_cache_shrink() or
+ * destroy, a thread's exit, or the end of one of uslub's callbacks; each
+ * object then has its own @call. @head is required. @ptr is checked from
+ * its page descriptor: a slab object or a page run's start; a page-aligned
+ * pointer outside uslub's pages (a huge mapping) is checked by the
+ * callback's free; anything else is reported and left alone.
+ */
+void uslub_gp_kvfree_nolock(void *ptr, struct uslub_rcu_head *head);
 /* Hand every partly filled rcu_free sheaf (of @s, or of every cache when
  * @s is NULL; every thread's) and everything deferred to the provider.
  * Does not wait. */

@@ -18,12 +18,20 @@
  *   a pointer kfree() would refuse (not uslub's, inside a page run, freed):
  *   reported at once, naming the pointer as passed; never queued
  *
+ * uslub_gp_kvfree_nolock(ptr, head) (kfree_rcu_nolock: any context, a
+ * signal handler too): the pointer checked from its page descriptor
+ * alone (no lock), @head pushed on the core's deferred list (one CAS),
+ * handed to the provider by the next drain in an ordinary context, to be
+ * freed like the per-object path's; never a provider call, an allocation
+ * or a lock here, errno kept.
+ *
  * The object's memory is not written before its grace period (readers
  * may still read it): the free mark is set by the sheaf's callback. The
  * barriers (uslub_gp_flush/barrier) are the cache layer's (cache/rcu.c):
  * kmem_cache_destroy() uses them.
  */
 #include "kmalloc/kmalloc.h"
+#include <errno.h>
 #include <string.h>
 
 #define home_node _uslub_home_node
@@ -126,4 +134,64 @@ __public void uslub_gp_kvfree(void *ptr, struct uslub_rcu_head *head)
 	ops->synchronize();
 	(void)__atomic_load_n(&_uslub_gp_done, __ATOMIC_ACQUIRE);
 	uslub_kfree(ptr);
+}
+
+/*
+ * kfree_rcu_nolock: what kfree_rcu_nolock can check without a lock. A slab
+ * object (its cache's rcu_used set, so destroy waits for it; a free one
+ * reported), a page run's start: queued. No page descriptor: a huge
+ * mapping is page aligned and has its entry under huge_lock, which a
+ * signal handler may not take, so a page-aligned pointer is queued and
+ * the callback's kfree() checks it (reporting it there if it is not
+ * uslub's), anything else is reported now. Reports name the pointer.
+ */
+static bool nolock_refused(void *ptr)
+{
+	struct page *page = _uslub_virt_to_head_page(ptr);
+	if (!page) {
+		if (!((uintptr_t)ptr & (PAGE_SIZE - 1)))
+			return false;
+		_uslub_report_error("uslub: kfree_rcu_nolock(%p): not a uslub allocation; "
+				    "left alone\n", ptr);
+		return true;
+	}
+	unsigned long f = __atomic_load_n(&page->flags, __ATOMIC_ACQUIRE);
+	if ((f & PG_large) && page_address(page) == ptr)
+		return false;
+	struct slab *slab = page_slab(page);
+	struct kmem_cache *s = (f & PG_slab) ? READ_ONCE(slab->slab_cache) : NULL;
+	if (!s) {
+		_uslub_report_error("uslub: kfree_rcu_nolock(%p): not in a live slab or at the "
+				    "start of a page run; left alone\n", ptr);
+		return true;
+	}
+	if (!obj_is_valid(s, slab, ptr)) {
+		_uslub_report_error("uslub: %s: kfree_rcu_nolock(%p): not an object start; left "
+				    "alone\n", s->name, ptr);
+		return true;
+	}
+	if (!kmem_cache_debug(s) && free_mark_test(s, ptr, slab_free_mark(s, slab))) {
+		_uslub_report_error("uslub: %s: kfree_rcu_nolock(%p): the object is already "
+				    "free; left alone\n", s->name, ptr);
+		return true;
+	}
+	if (!READ_ONCE(s->rcu_used))
+		WRITE_ONCE(s->rcu_used, 1);
+	/* counted as the per-object path's, atomically (no cpu slot here) */
+	ATOMIC_ADD(s->stat_exited[USLUB_FREE_RCU_SHEAF_FAIL], 1);
+	return false;
+}
+
+__public void uslub_gp_kvfree_nolock(void *ptr, struct uslub_rcu_head *head)
+{
+	if (USLUB_ZERO_OR_NULL_PTR(ptr))
+		return;
+	int saved_errno = errno;
+	_uslub_lockdep_nolock_enter();
+	if (unlikely(!gp_available()))
+		no_provider("kfree_rcu_nolock", ptr);
+	else if (!nolock_refused(ptr))
+		_uslub_gp_defer_nolock(head, kvfree_rcu_cb);
+	_uslub_lockdep_nolock_exit();
+	errno = saved_errno;
 }

@@ -107,6 +107,14 @@ __public void uslub_kvfree_call_rcu(void *head, void *ptr)
 	uslub_gp_kvfree(ptr, (struct uslub_rcu_head *)head);
 }
 
+/* Any context: never calls liburcu (its call_rcu may register the
+ * thread, create its worker, or reach glibc's __tls_get_addr: see
+ * design.md §12); the core queues the head for a later drain. */
+__public void uslub_kvfree_call_rcu_nolock(void *head, void *ptr)
+{
+	uslub_gp_kvfree_nolock(ptr, (struct uslub_rcu_head *)head);
+}
+
 __public void uslub_kvfree_rcu_mightsleep(void *ptr)
 {
 	uslub_gp_kvfree(ptr, NULL);

@@ -464,4 +464,5 @@ void _uslub_slub_lifecycle_init(void)
 	_uslub_lifecycle_register(&slab_mutex_entry);
 	_uslub_lifecycle_register(&list_lock_entry);
 	_uslub_partial_init();                  /* kept empty slabs' purge */
+	_uslub_gp_lifecycle_init();             /* rcu.c: drains in flight at fork */
 }

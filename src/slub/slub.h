@@ -148,12 +148,15 @@
  * take uslub locks. A head due to it while a lock is held (an rcu_free
  * sheaf taken by a flush under thread_lock, a TYPESAFE_BY_RCU slab
  * discarded there) goes on gp_deferred (lock-free) and is handed over by
- * the next _uslub_gp_drain() with _uslub_locks_held == 0. The callbacks
- * run in the provider's worker thread, no lock held, and take uslub locks
- * in rank order like any free (barn, list_lock, page node lock; a worker
- * gets a cpu area like any thread). uslub_gp_barrier() (kvfree_rcu_barrier,
+ * the next _uslub_gp_drain() with _uslub_locks_held == 0
+ * (kfree_rcu_nolock only ever pushes there, from any context:
+ * _uslub_gp_defer_nolock()). The callbacks run in the provider's worker
+ * thread, no lock held, and take uslub locks in rank order like any free
+ * (barn, list_lock, page node lock; a worker gets a cpu area like any
+ * thread); each drains gp_deferred when it ends. uslub_gp_barrier() (kvfree_rcu_barrier,
  * destroy) takes thread_lock and slab_mutex to reach every thread's
- * rcu_free sheaf, drops them, then waits in the provider. fork: the
+ * rcu_free sheaf, drops them, waits out other threads' drains in flight,
+ * then waits in the provider. fork: the
  * provider's prepare handler runs before uslub's (registered after it), so
  * its workers are paused, between callbacks, before uslub takes its locks.
  *
@@ -1341,20 +1344,38 @@ static inline void gp_callback_begin(void)
 {
 	(void)__atomic_load_n(&_uslub_gp_seq, __ATOMIC_ACQUIRE);
 }
+__internal void _uslub_gp_defer(struct uslub_rcu_head *head,
+				void (*func)(struct uslub_rcu_head *head));
+/* Any context (a signal handler, under any lock): push @head for the
+ * next drain, never a call (kfree_rcu_nolock). */
+__internal void _uslub_gp_defer_nolock(struct uslub_rcu_head *head,
+				       void (*func)(struct uslub_rcu_head *head));
+/* Hand what was deferred to the provider (nothing while a uslub lock is
+ * held). */
+__internal extern struct uslub_rcu_head *_uslub_gp_deferred;
+__internal void _uslub_gp_drain_slow(void);
+static inline void _uslub_gp_drain(void)
+{
+	if (unlikely(__atomic_load_n(&_uslub_gp_deferred, __ATOMIC_RELAXED)))
+		_uslub_gp_drain_slow();
+}
 /* ... and every callback releases _uslub_gp_done when it is done, which a
- * barrier acquires after the provider's barrier returned. */
+ * barrier acquires after the provider's barrier returned; then hands over
+ * what was deferred meanwhile (the worker holds no uslub lock and may
+ * call the provider: kfree_rcu_nolock's heads do not wait for the
+ * program's next RCU call while others' callbacks run). */
 __internal extern unsigned long _uslub_gp_done;
 static inline void gp_callback_end(void)
 {
 	__atomic_fetch_add(&_uslub_gp_done, 1, __ATOMIC_RELEASE);
+	_uslub_gp_drain();
 }
-__internal void _uslub_gp_defer(struct uslub_rcu_head *head,
-				void (*func)(struct uslub_rcu_head *head));
-__internal void _uslub_gp_drain(void);
 /* Wait for every callback handed over so far (no uslub lock held); true
  * when something more was handed over (or deferred) meanwhile, say a
  * callback's flush discarding TYPESAFE_BY_RCU slabs. */
 __internal bool _uslub_gp_wait(void);
+/* The fork child's reset of the drains in flight (slab_common.c's init). */
+__internal void _uslub_gp_lifecycle_init(void);
 
 /* publish.c */
 __internal void _uslub_publish_init(void);

@@ -401,6 +401,24 @@ static void test_bulk_int(void)
 	kmem_cache_free_bulk(s, 16, objs);
 	CHECK_EQ(kmem_cache_alloc_bulk(s, GFP_KERNEL, 0, objs), 0);
 	CHECK_EQ(live_objs(s), 0);
+	/* any gfp, as the kernel's bulk allocation takes (the non-blocking
+	 * masks included); __GFP_ZERO zeroes every object */
+	const gfp_t masks[] = { GFP_NOWAIT, GFP_ATOMIC, __GFP_NOWARN, GFP_KERNEL | __GFP_NOWARN,
+				GFP_NOWAIT | __GFP_ZERO, GFP_ATOMIC | __GFP_ZERO | __GFP_NOWARN, 0 };
+	for (size_t m = 0; m < sizeof(masks) / sizeof(masks[0]); m++) {
+		memset(objs, 0, sizeof(objs));
+		CHECK_EQ(kmem_cache_alloc_bulk(s, masks[m], 16, objs), 16);
+		CHECK_EQ(live_objs(s), 16);
+		for (int i = 0; i < 16; i++) {
+			CHECK(objs[i]);
+			if (masks[m] & __GFP_ZERO)
+				for (int b = 0; b < 48; b++)
+					CHECK(((unsigned char *)objs[i])[b] == 0);
+			memset(objs[i], 0xa5, 48);
+		}
+		kmem_cache_free_bulk(s, 16, objs);
+		CHECK_EQ(live_objs(s), 0);
+	}
 	kmem_cache_destroy(s);
 }
 
