@@ -250,7 +250,8 @@ run_one() {       # $1: tree copy, $2: kind, $3: folder, $4: target, $5: key
 	{ TIMEFORMAT='%R %U %S'; time (cd "$dir/tools/testing/$sub" &&
 		ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} "./$t" >"$log" 2>&1); } 2>"$log.time"
 	rc=$?
-	read -r real user sys <"$log.time"
+	# the last line: bash's job report of a crash ("Aborted") comes first
+	read -r real user sys < <(tail -1 "$log.time")
 	time_s[$key]=$(awk -v r="$real" 'BEGIN { printf "%.1f", r }')
 	cpu_s[$key]=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.1f", u + s }')
 	local leak bad=""
