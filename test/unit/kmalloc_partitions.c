@@ -142,6 +142,11 @@ static void sites_check(void)
 		CHECK_EQ(part_of(a), 0);
 		uslub_kfree(a);
 	}
+	if (__builtin_popcount(seen) < 8) {  /* seen once, under TSan on a loaded machine */
+		char m[NSITES + 1];
+		site_map(m);
+		fprintf(stderr, "kmalloc_partitions: partitions seen %#x, site map %s\n", seen, m);
+	}
 	CHECK(__builtin_popcount(seen) >= 8);
 	printf("sites: 64 call sites in %d of 16 partitions\n", __builtin_popcount(seen));
 }
