@@ -207,9 +207,13 @@ __cold __noinline void _uslub_nolock_drain_slow(void)
 	void *x = __atomic_exchange_n(&_uslub_nolock_deferred, NULL, __ATOMIC_ACQUIRE);
 	/* a slub_debug object deferred twice (a double kfree_nolock, which
 	 * only its debug free detects) makes the chain a cycle: walk no more
-	 * than was ever deferred and not yet drained */
-	unsigned long bound = __atomic_load_n(&deferred_pushed, __ATOMIC_ACQUIRE) -
-			      __atomic_load_n(&deferred_drained, __ATOMIC_RELAXED);
+	 * than was ever deferred and not yet drained. Drained is read first:
+	 * a drain that took a later chain and finished meanwhile added its
+	 * objects to drained, and they are in pushed too only if pushed is
+	 * read after (read the other way, the bound could fall below this
+	 * chain's length, leaving objects unfreed behind a false "cycle") */
+	unsigned long drained = __atomic_load_n(&deferred_drained, __ATOMIC_ACQUIRE);
+	unsigned long bound = __atomic_load_n(&deferred_pushed, __ATOMIC_ACQUIRE) - drained;
 	unsigned long n = 0;
 	while (x && n < bound) {
 		struct slab *slab = virt_to_slab(x);
