@@ -104,6 +104,14 @@ static void hook_kmalloc_caches(void)
 	pthread_mutex_unlock(&attach_lock);
 }
 
+/* @s's harness state if it has one (not for a kmalloc cache, whose hook
+ * argument is kmalloc_hooked), without attaching it. */
+static struct ktest_cache *harness_state(struct kmem_cache *s)
+{
+	void *arg = s ? uslub_cache_fail_hook_arg(s) : NULL;
+	return arg == (void *)&kmalloc_hooked ? NULL : arg;
+}
+
 /* Whatever the program allocates first, kmalloc refuses GFP_NOWAIT from
  * the start (the shim's rule). */
 __attribute__((constructor)) static void ktest_init(void)
@@ -334,7 +342,7 @@ __public int uslub_ktest_cache_alloc_bulk(struct kmem_cache *s, uslub_gfp_t gfp,
 
 __public void uslub_ktest_cache_free_bulk(struct kmem_cache *s, size_t n, void **p)
 {
-	struct ktest_cache *k = uslub_cache_fail_hook_arg(s);
+	struct ktest_cache *k = harness_state(s);
 	int freed = 0;
 
 	if (k && k->rules_7x)
@@ -408,12 +416,12 @@ __public struct uslub_sheaf *uslub_ktest_prefill_sheaf(struct kmem_cache *s, usl
 __public void *uslub_ktest_alloc_from_sheaf(struct kmem_cache *s, uslub_gfp_t gfp,
 					    struct uslub_sheaf *sheaf)
 {
-	struct ktest_cache *k = uslub_cache_fail_hook_arg(s);
+	struct ktest_cache *k = harness_state(s);
 	void *p = uslub_cache_alloc_from_sheaf_noprof(s, gfp, sheaf);
 
 	if (p) {
 		count_alloc(p, "sheaf");
-		if (k && k != (void *)&kmalloc_hooked)
+		if (k)
 			__atomic_add_fetch(&k->sheaf_allocs, 1, __ATOMIC_RELAXED);
 	}
 	return p;
@@ -442,9 +450,9 @@ __public int uslub_ktest_refill_sheaf(struct kmem_cache *s, uslub_gfp_t gfp,
 __public void uslub_ktest_return_sheaf(struct kmem_cache *s, uslub_gfp_t gfp,
 				       struct uslub_sheaf *sheaf)
 {
-	struct ktest_cache *k = uslub_cache_fail_hook_arg(s);
+	struct ktest_cache *k = harness_state(s);
 
-	if (k && k != (void *)&kmalloc_hooked && k->rules_7x && uslub_cache_sheaf_size(sheaf))
+	if (k && k->rules_7x && uslub_cache_sheaf_size(sheaf))
 		run_callback(k);
 	uslub_cache_return_sheaf(s, gfp, sheaf);
 }
@@ -487,14 +495,9 @@ __public void *uslub_ktest_kmalloc_array(size_t n, size_t size, uslub_gfp_t gfp)
  * count. */
 __public void uslub_ktest_kfree(const void *p)
 {
-	struct kmem_cache *s;
-	void *arg;
-
 	if (USLUB_ZERO_OR_NULL_PTR(p))
 		return;
-	s = uslub_object_cache(p);
-	arg = s ? uslub_cache_fail_hook_arg(s) : NULL;
-	if (arg && arg != &kmalloc_hooked) {
+	if (harness_state(uslub_object_cache(p))) {
 		__atomic_sub_fetch(&nr_allocated, 1, __ATOMIC_RELAXED);
 		if (kmalloc_verbose)
 			printf("Freeing %p to slab\n", p);
