@@ -764,9 +764,12 @@ uslub_cache_t *uslub_object_cache(const void *p);
 
 /* Return every empty region to the OS now, whatever the decay delay
  * (USLUB_DECAY_MS) and without waiting for the background purge thread:
- * dirty free pages are purged (MADV_DONTNEED), empty 4 MiB segments, kept
- * kmalloc/malloc mappings above 2 MiB and the unused rest of the current
- * reservation are unmapped. Returns the number of bytes returned. */
+ * the barns' sheaves are flushed to their slabs and every empty slab is
+ * discarded (kmem_cache_shrink() of every cache, less the threads' own
+ * sheaves and cpu slabs), then dirty free pages are purged
+ * (MADV_DONTNEED), empty 4 MiB segments, kept kmalloc/malloc mappings
+ * above 2 MiB and the unused rest of the current reservation are
+ * unmapped. Returns the number of bytes returned. */
 size_t uslub_trim(void);
 
 /* Number of misuse reports so far: invalid frees (each counts one) and

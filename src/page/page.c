@@ -564,10 +564,13 @@ static size_t purge_pass(bool force, uint64_t *next)
 	if (!next)
 		next = &dummy;
 	*next = 0;
-	/* the layers first: what they give back (barns lowered, kept empty
-	 * slabs discarded) is then purged with the rest when forced */
+	/* the layers first, the highest first (the order they registered in,
+	 * reversed): what one gives back goes to the layer below it, which
+	 * returns it in the same pass (sheaves flushed from a barn empty
+	 * slabs the node pass then discards); then the pages they freed are
+	 * purged with the rest when forced */
 	unsigned int k = __atomic_load_n(&nr_purge_cbs, __ATOMIC_ACQUIRE);
-	for (unsigned int i = 0; i < k; i++) {
+	for (unsigned int i = k; i-- > 0;) {
 		uint64_t t = 0;
 		bytes += purge_cbs[i](force, &t);
 		if (t && (!*next || t < *next))

@@ -218,7 +218,9 @@ __internal bool _uslub_as_limited(void);
  * held (the thread holds none), it gives back what waited
  * USLUB_DECAY_MS (everything with @force), returns the bytes and sets
  * *@next to the CLOCK_MONOTONIC_COARSE time its next item becomes due (0:
- * none). At most 4 callbacks.
+ * none). At most 4 callbacks, called in the reverse order of registration
+ * (layers register bottom up at init, so the highest runs first and what
+ * it gives back reaches the layers below in the same pass).
  */
 __internal void _uslub_purge_register(size_t (*fn)(bool force, uint64_t *next));
 /* Something became purgeable (pages freed, a mapping kept): wakes the

@@ -362,23 +362,30 @@ int _uslub_sheaf_cache_shrink(struct kmem_cache *s, struct kmem_cache_cpu *c)
  * The purge pass's lower (_uslub_swing_purge(), slab_mutex held): each
  * raised barn of @s, when due, goes back to base_full; the full sheaves
  * above it are flushed and the empty ones above MAX_EMPTY_SHEAVES freed.
+ * A forced pass (uslub_trim(), malloc_trim(), a mapping refused for
+ * want of memory) empties every barn, as kmem_cache_shrink() does: the
+ * base_full sheaves a barn keeps hold objects of slabs spread over many
+ * segments, and each such slab keeps its whole segment mapped.
  */
 static void barns_lower(struct kmem_cache *s, struct kmem_cache_cpu *c, struct swing_pass *p)
 {
 	for (int i = 0; s->sheaf_capacity && i < _uslub_nr_nodes(); i++) {
 		struct node_barn *barn = get_barn(s, i);
-		if (READ_ONCE(barn->max_full) <= barn->base_full ||
-		    !_uslub_swing_due(p, READ_ONCE(barn->raised_ns)))
+		if (p->force ? !READ_ONCE(barn->nr_full) && !READ_ONCE(barn->nr_empty)
+			     : READ_ONCE(barn->max_full) <= barn->base_full ||
+			       !_uslub_swing_due(p, READ_ONCE(barn->raised_ns)))
 			continue;
+		unsigned long keep_full = p->force ? 0 : barn->base_full;
+		unsigned long keep_empty = p->force ? 0 : MAX_EMPTY_SHEAVES;
 		struct list_head full, empty;
 		INIT_LIST_HEAD(&full);
 		INIT_LIST_HEAD(&empty);
 		barn_lock(barn);
 		WRITE_ONCE(barn->max_full, barn->base_full);
 		WRITE_ONCE(barn->refused_ns, 0);
-		while (barn->nr_full > barn->base_full)
+		while (barn->nr_full > keep_full)
 			list_add(&__barn_take(&barn->full, &barn->nr_full)->barn_list, &full);
-		while (barn->nr_empty > MAX_EMPTY_SHEAVES)
+		while (barn->nr_empty > keep_empty)
 			list_add(&__barn_take(&barn->empty, &barn->nr_empty)->barn_list, &empty);
 		barn_unlock(barn);
 		drop_sheaves(s, c, &full, &empty);

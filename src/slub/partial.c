@@ -153,12 +153,16 @@ void _uslub_node_new_slab(const struct kmem_cache *s, struct kmem_cache_node *n)
 }
 
 /* The purge pass's lower: each raised node of @s, when due, gets keep 0
- * back and its empty slabs above min_partial discarded. */
+ * back and its empty slabs above min_partial discarded. A forced pass
+ * (uslub_trim()) discards every empty slab, min_partial's too, as
+ * kmem_cache_shrink() does: a kept empty slab keeps its segment mapped. */
 static void nodes_lower(struct kmem_cache *s, struct kmem_cache_cpu *c, struct swing_pass *p)
 {
+	unsigned long min_partial = p->force ? 0 : s->min_partial;
 	for (int i = 0; i < _uslub_nr_nodes(); i++) {
 		struct kmem_cache_node *n = get_node(s, i);
-		if (!READ_ONCE(n->keep) || !_uslub_swing_due(p, READ_ONCE(n->raised_ns)))
+		if (p->force ? !READ_ONCE(n->nr_partial)
+			     : !READ_ONCE(n->keep) || !_uslub_swing_due(p, READ_ONCE(n->raised_ns)))
 			continue;
 		struct slab *discard = NULL;
 		struct list_head *pos, *tmp;
@@ -166,7 +170,7 @@ static void nodes_lower(struct kmem_cache *s, struct kmem_cache_cpu *c, struct s
 		WRITE_ONCE(n->keep, 0);
 		WRITE_ONCE(n->discard_ns, 0);
 		list_for_each_safe(pos, tmp, &n->partial) {
-			if (n->nr_partial <= s->min_partial)
+			if (n->nr_partial <= min_partial)
 				break;
 			struct slab *slab = list_entry(pos, struct slab, slab_list);
 			if (FC_INUSE(slab_counters(slab)))

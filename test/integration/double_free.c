@@ -327,25 +327,44 @@ static void stale_marks(void)
 static void stale_pointer(bool purge)
 {
 	kname = purge ? "stale-purged" : "stale-discarded";
+	/* objects of another cache, allocated in step, keep slabs between
+	 * the old ones: a forced purge unmaps a segment with nothing in it,
+	 * and the new slabs must come from the same (purged) pages */
+	uslub_cache_t *pin_cache = uslub_cache_create("df-stale-pin", 64, 0, 0, NULL);
+	CHECK(pin_cache);
 	uslub_cache_t *s = uslub_cache_create("df-stale-ptr", 64, 0, 0, NULL);
 	CHECK(s);
 	enum { N = 4096 };
-	static void *orig[N], *v[N];
-	for (int i = 0; i < N; i++)
+	static void *orig[N], *v[N], *pins[N];
+	for (int i = 0; i < N; i++) {
 		CHECK((orig[i] = uslub_cache_alloc(s, 0)) != NULL);
+		CHECK((pins[i] = uslub_cache_alloc(pin_cache, 0)) != NULL);
+	}
 	for (int i = 0; i < N; i++)
 		uslub_cache_free(s, orig[i]);
 	uslub_flush_thread();
 	uslub_cache_shrink(s);
 	if (purge)
 		uslub_trim();
-	void *y = uslub_cache_alloc(s, 0);          /* a new slab */
-	CHECK(y);
+	/* new slabs, until one lies on a page of the old ones (the page
+	 * layer need not hand out those pages first) */
+	static void *ys[N];
+	int ny = 0;
 	void *x = NULL;
-	for (int i = 0; i < N && !x; i++)
-		if (orig[i] != y && ((uintptr_t)orig[i] >> 12) == ((uintptr_t)y >> 12))
+	while (!x && ny < N) {
+		void *y = uslub_cache_alloc(s, 0);
+		CHECK(y);
+		ys[ny++] = y;
+		for (int i = 0; i < N && !x; i++) {
+			if (((uintptr_t)orig[i] >> 12) != ((uintptr_t)y >> 12))
+				continue;
 			x = orig[i];
-	CHECK_MSG(x, "%s: no object of the old slabs on the new one: the case is not exercised",
+			for (int j = 0; j < ny && x; j++)
+				if (ys[j] == x)
+					x = NULL;         /* handed out again: not free */
+		}
+	}
+	CHECK_MSG(x, "%s: no object of the old slabs on the new ones: the case is not exercised",
 		  kname);
 	EXPECT_ONE(uslub_cache_free(s, x), "free of a pointer into a discarded slab");
 	int hits = 0;
@@ -357,9 +376,13 @@ static void stale_pointer(bool purge)
 	CHECK_MSG(hits <= 1, "%s: %p handed out %d times", kname, x, hits);
 	for (int i = 0; i < N; i++)
 		uslub_cache_free(s, v[i]);
-	uslub_cache_free(s, y);
+	for (int i = 0; i < ny; i++)
+		uslub_cache_free(s, ys[i]);
 	CHECK(uslub_cache_validate(s) == 0);
 	CHECK(uslub_cache_destroy(s) == 0);
+	for (int i = 0; i < N; i++)
+		uslub_cache_free(pin_cache, pins[i]);
+	CHECK(uslub_cache_destroy(pin_cache) == 0);
 }
 
 int main(void)
