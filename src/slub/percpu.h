@@ -1,0 +1,164 @@
+/*
+ * percpu.h — sheaves per CPU: the rseq critical sections on a slot's
+ * sheaf (base/rseq.h has the ABI and the rules of a section).
+ *
+ * The slots of id i (a concurrency id or a CPU number) lie in the area
+ * tab[i]; a slot's word at @off holds a sheaf pointer (never NULL: an
+ * empty stand-in when there is none, as in the per-thread slots). Every
+ * section reads the id inside its range, so all sections on one id run
+ * one after the other: a section preempted, migrated or interrupted by a
+ * signal is restarted from its beginning and has published nothing.
+ *
+ *   pop       objects[size - 1] out; commit: size - 1
+ *   push      objects[size] = x (a slot beyond size: private until the
+ *             commit); commit: size + 1
+ *   exchange  the slot's sheaf out, @put in its place; commit: the slot
+ *             word. The sheaf taken is then the caller's alone: no
+ *             section reaches it any more (one that read the old word
+ *             before the commit ran on the same id, so before it)
+ *   install   @put into the slot if it still holds @expect; commit: the
+ *             slot word
+ *
+ * A slow path never works on a sheaf that is in a slot: it exchanges it
+ * out (leaving the empty stand-in, so others on that id miss, and none
+ * waits for a holder that was preempted), works on it, and installs it
+ * back, or gives it to the barn when the slot was filled meanwhile.
+ */
+#ifndef USLUB_SLUB_PERCPU_H
+#define USLUB_SLUB_PERCPU_H
+
+#include "base/rseq.h"
+#include "slub/slub.h"
+
+#if USLUB_HAVE_RSEQ
+
+/* struct slab_sheaf's fields, as the asm templates need them */
+#define PCPU_SHEAF_SIZE_OFF 24
+#define PCPU_SHEAF_CAP_OFF  28
+#define PCPU_SHEAF_OBJS_OFF 40
+static_assert(offsetof(struct slab_sheaf, size) == PCPU_SHEAF_SIZE_OFF, "sheaf size");
+static_assert(offsetof(struct slab_sheaf, capacity) == PCPU_SHEAF_CAP_OFF, "sheaf capacity");
+static_assert(offsetof(struct slab_sheaf, objects) == PCPU_SHEAF_OBJS_OFF, "sheaf objects");
+
+/* The body's common start: %[tmp] = the id's area, %[sh] = the slot's
+ * sheaf. */
+#define PCPU_LOAD_SHEAF                                                      \
+	"movl (%[idp]), %k[tmp]\n\t"                                         \
+	"movq (%[tab], %q[tmp], 8), %[tmp]\n\t"                              \
+	"movq (%[tmp], %[off]), %[sh]\n\t"
+
+/* Pop the slot's sheaf; NULL when it is empty. */
+static __always_inline void *pcpu_sheaf_pop(char *rseq_area, const unsigned int *idp,
+					    char *const *tab, unsigned long off)
+{
+	unsigned long tmp;
+	char *sh;
+	void *obj;
+	__asm__ __volatile__(
+		USLUB_RSEQ_CS_BEGIN("rseq_area")
+		PCPU_LOAD_SHEAF
+		"movl " USLUB_STR(PCPU_SHEAF_SIZE_OFF) "(%[sh]), %k[tmp]\n\t"
+		"testl %k[tmp], %k[tmp]\n\t"
+		"jz 5f\n\t"
+		"subl $1, %k[tmp]\n\t"
+		"movq " USLUB_STR(PCPU_SHEAF_OBJS_OFF) "(%[sh], %q[tmp], 8), %[obj]\n\t"
+		"movl %k[tmp], " USLUB_STR(PCPU_SHEAF_SIZE_OFF) "(%[sh])\n\t"
+		"2:\n\t"
+		"jmp 6f\n\t"
+		"5:\n\t"
+		"xorl %k[obj], %k[obj]\n\t"
+		"6:\n\t"
+		USLUB_RSEQ_CS_ABORT
+		: [tmp] "=&r"(tmp), [sh] "=&r"(sh), [obj] "=&r"(obj)
+		: [rseq_area] "r"(rseq_area), [idp] "r"(idp), [tab] "r"(tab), [off] "r"(off)
+		: "memory", "cc");
+	return obj;
+}
+
+/* Push @x onto the slot's sheaf; false when it is full. */
+static __always_inline bool pcpu_sheaf_push(char *rseq_area, const unsigned int *idp,
+					    char *const *tab, unsigned long off, void *x)
+{
+	unsigned long tmp;
+	char *sh;
+	unsigned int ok;
+	__asm__ __volatile__(
+		USLUB_RSEQ_CS_BEGIN("rseq_area")
+		PCPU_LOAD_SHEAF
+		"movl " USLUB_STR(PCPU_SHEAF_SIZE_OFF) "(%[sh]), %k[tmp]\n\t"
+		"cmpl " USLUB_STR(PCPU_SHEAF_CAP_OFF) "(%[sh]), %k[tmp]\n\t"
+		"jae 5f\n\t"
+		"movq %[x], " USLUB_STR(PCPU_SHEAF_OBJS_OFF) "(%[sh], %q[tmp], 8)\n\t"
+		"addl $1, %k[tmp]\n\t"
+		"movl %k[tmp], " USLUB_STR(PCPU_SHEAF_SIZE_OFF) "(%[sh])\n\t"
+		"2:\n\t"
+		"movl $1, %[ok]\n\t"
+		"jmp 6f\n\t"
+		"5:\n\t"
+		"xorl %[ok], %[ok]\n\t"
+		"6:\n\t"
+		USLUB_RSEQ_CS_ABORT
+		: [tmp] "=&r"(tmp), [sh] "=&r"(sh), [ok] "=&r"(ok)
+		: [rseq_area] "r"(rseq_area), [idp] "r"(idp), [tab] "r"(tab), [off] "r"(off),
+		  [x] "r"(x)
+		: "memory", "cc");
+	return ok;
+}
+
+/* Take the slot's sheaf, leaving @put: returns what the slot held (@put
+ * itself when it already held that: nothing taken). *@id: the id whose
+ * slot it was. */
+static __always_inline void *pcpu_slot_exchange(char *rseq_area, const unsigned int *idp,
+						char *const *tab, unsigned long off, void *put,
+						unsigned int *id)
+{
+	unsigned long tmp, idv;
+	void *old;
+	__asm__ __volatile__(
+		USLUB_RSEQ_CS_BEGIN("rseq_area")
+		"movl (%[idp]), %k[idv]\n\t"
+		"movq (%[tab], %[idv], 8), %[tmp]\n\t"
+		"movq (%[tmp], %[off]), %[old]\n\t"
+		"cmpq %[old], %[put]\n\t"
+		"je 5f\n\t"
+		"movq %[put], (%[tmp], %[off])\n\t"
+		"2:\n\t"
+		"5:\n\t"
+		USLUB_RSEQ_CS_ABORT
+		: [tmp] "=&r"(tmp), [idv] "=&r"(idv), [old] "=&r"(old)
+		: [rseq_area] "r"(rseq_area), [idp] "r"(idp), [tab] "r"(tab), [off] "r"(off),
+		  [put] "r"(put)
+		: "memory", "cc");
+	*id = (unsigned int)idv;
+	return old;
+}
+
+/* Put @put into the slot if it holds @expect: returns what the slot held
+ * (== @expect: done). *@id: the id whose slot it was. */
+static __always_inline void *pcpu_slot_install(char *rseq_area, const unsigned int *idp,
+					       char *const *tab, unsigned long off, void *expect,
+					       void *put, unsigned int *id)
+{
+	unsigned long tmp, idv;
+	void *old;
+	__asm__ __volatile__(
+		USLUB_RSEQ_CS_BEGIN("rseq_area")
+		"movl (%[idp]), %k[idv]\n\t"
+		"movq (%[tab], %[idv], 8), %[tmp]\n\t"
+		"movq (%[tmp], %[off]), %[old]\n\t"
+		"cmpq %[old], %[expect]\n\t"
+		"jne 5f\n\t"
+		"movq %[put], (%[tmp], %[off])\n\t"
+		"2:\n\t"
+		"5:\n\t"
+		USLUB_RSEQ_CS_ABORT
+		: [tmp] "=&r"(tmp), [idv] "=&r"(idv), [old] "=&r"(old)
+		: [rseq_area] "r"(rseq_area), [idp] "r"(idp), [tab] "r"(tab), [off] "r"(off),
+		  [expect] "r"(expect), [put] "r"(put)
+		: "memory", "cc");
+	*id = (unsigned int)idv;
+	return old;
+}
+
+#endif /* USLUB_HAVE_RSEQ */
+#endif
