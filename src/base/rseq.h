@@ -90,18 +90,20 @@ static inline unsigned int uslub_rseq_id_now(const struct uslub_rseq_info *ri)
 #if USLUB_HAVE_RSEQ
 /*
  * The pieces of a section, for asm templates. In the template:
- *   USLUB_RSEQ_CS_BEGIN(area)  the descriptor (section __rseq_cs), its
+ *   USLUB_RSEQ_CS_BEGIN(area, tmp)
+ *                              the descriptor (section __rseq_cs), its
  *                              address stored into rseq_cs; label 1 is
  *                              the start of the range
- *   ... the body: reads the id (USLUB_RSEQ_ID), ends with the commit
+ *   ... the body: reads the id (at area + id_offset), ends with the commit
  *       store, then label 2 (the end of the range)
  *   USLUB_RSEQ_CS_ABORT        the signature and the abort handler
  *                              (section __rseq_failure): back to 0
  * Local labels 0..4 are taken; bodies use 5 and above. @area is an asm
  * operand holding the thread's rseq area; the descriptor's address goes
- * through %[tmp] (a scratch register operand of the template).
+ * through @tmp, a scratch register ("%[tmp]" for an output operand,
+ * "%%rax" for a clobbered register).
  */
-#define USLUB_RSEQ_CS_BEGIN(area)                                            \
+#define USLUB_RSEQ_CS_BEGIN(area, tmp)                                       \
 	".pushsection __rseq_cs, \"aw\"\n\t"                                 \
 	".balign 32\n\t"                                                     \
 	"3:\n\t"                                                             \
@@ -112,8 +114,8 @@ static inline unsigned int uslub_rseq_id_now(const struct uslub_rseq_info *ri)
 	".quad 3b\n\t"                                                       \
 	".popsection\n\t"                                                    \
 	"0:\n\t"                                                             \
-	"leaq 3b(%%rip), %[tmp]\n\t"                                    \
-	"movq %[tmp], " USLUB_STR(RSEQ_OFF_CS) "(%[" area "])\n\t"    \
+	"leaq 3b(%%rip), " tmp "\n\t"                                       \
+	"movq " tmp ", " USLUB_STR(RSEQ_OFF_CS) "(%[" area "])\n\t"        \
 	"1:\n\t"
 
 #define USLUB_RSEQ_CS_ABORT                                                  \

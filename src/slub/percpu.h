@@ -47,7 +47,10 @@ static_assert(offsetof(struct slab_sheaf, objects) == PCPU_SHEAF_OBJS_OFF, "shea
 	"movq (%[tab], %q[tmp], 8), %[tmp]\n\t"                              \
 	"movq (%[tmp], %[off]), %[sh]\n\t"
 
-/* Pop the slot's sheaf; NULL when it is empty. */
+/* Pop the slot's sheaf; NULL when it is empty (the result is zeroed
+ * first, so the empty exit is a jump past the commit and no more). Not
+ * asm goto: gcc 12 merged a goto path's `return NULL` into the
+ * fall-through's output register, which held anything. */
 static __always_inline void *pcpu_sheaf_pop(char *rseq_area, const unsigned int *idp,
 					    char *const *tab, unsigned long off)
 {
@@ -55,8 +58,9 @@ static __always_inline void *pcpu_sheaf_pop(char *rseq_area, const unsigned int 
 	char *sh;
 	void *obj;
 	__asm__ __volatile__(
-		USLUB_RSEQ_CS_BEGIN("rseq_area")
+		USLUB_RSEQ_CS_BEGIN("rseq_area", "%[tmp]")
 		PCPU_LOAD_SHEAF
+		"xorl %k[obj], %k[obj]\n\t"
 		"movl " USLUB_STR(PCPU_SHEAF_SIZE_OFF) "(%[sh]), %k[tmp]\n\t"
 		"testl %k[tmp], %k[tmp]\n\t"
 		"jz 5f\n\t"
@@ -64,10 +68,7 @@ static __always_inline void *pcpu_sheaf_pop(char *rseq_area, const unsigned int 
 		"movq " USLUB_STR(PCPU_SHEAF_OBJS_OFF) "(%[sh], %q[tmp], 8), %[obj]\n\t"
 		"movl %k[tmp], " USLUB_STR(PCPU_SHEAF_SIZE_OFF) "(%[sh])\n\t"
 		"2:\n\t"
-		"jmp 6f\n\t"
 		"5:\n\t"
-		"xorl %k[obj], %k[obj]\n\t"
-		"6:\n\t"
 		USLUB_RSEQ_CS_ABORT
 		: [tmp] "=&r"(tmp), [sh] "=&r"(sh), [obj] "=&r"(obj)
 		: [rseq_area] "r"(rseq_area), [idp] "r"(idp), [tab] "r"(tab), [off] "r"(off)
@@ -75,34 +76,34 @@ static __always_inline void *pcpu_sheaf_pop(char *rseq_area, const unsigned int 
 	return obj;
 }
 
-/* Push @x onto the slot's sheaf; false when it is full. */
+/* Push @x onto the slot's sheaf; false when it is full. asm goto with
+ * no output (its scratch registers are clobbers: rax, r11), and volatile
+ * said again (without it gcc 12 dropped a goto statement whose outputs
+ * were unused). */
 static __always_inline bool pcpu_sheaf_push(char *rseq_area, const unsigned int *idp,
 					    char *const *tab, unsigned long off, void *x)
 {
-	unsigned long tmp;
-	char *sh;
-	unsigned int ok;
-	__asm__ __volatile__(
-		USLUB_RSEQ_CS_BEGIN("rseq_area")
-		PCPU_LOAD_SHEAF
-		"movl " USLUB_STR(PCPU_SHEAF_SIZE_OFF) "(%[sh]), %k[tmp]\n\t"
-		"cmpl " USLUB_STR(PCPU_SHEAF_CAP_OFF) "(%[sh]), %k[tmp]\n\t"
-		"jae 5f\n\t"
-		"movq %[x], " USLUB_STR(PCPU_SHEAF_OBJS_OFF) "(%[sh], %q[tmp], 8)\n\t"
-		"addl $1, %k[tmp]\n\t"
-		"movl %k[tmp], " USLUB_STR(PCPU_SHEAF_SIZE_OFF) "(%[sh])\n\t"
+	__asm__ __volatile__ goto(
+		USLUB_RSEQ_CS_BEGIN("rseq_area", "%%rax")
+		"movl (%[idp]), %%eax\n\t"
+		"movq (%[tab], %%rax, 8), %%rax\n\t"
+		"movq (%%rax, %[off]), %%r11\n\t"
+		"movl " USLUB_STR(PCPU_SHEAF_SIZE_OFF) "(%%r11), %%eax\n\t"
+		"cmpl " USLUB_STR(PCPU_SHEAF_CAP_OFF) "(%%r11), %%eax\n\t"
+		"jae %l[full]\n\t"
+		"movq %[x], " USLUB_STR(PCPU_SHEAF_OBJS_OFF) "(%%r11, %%rax, 8)\n\t"
+		"addl $1, %%eax\n\t"
+		"movl %%eax, " USLUB_STR(PCPU_SHEAF_SIZE_OFF) "(%%r11)\n\t"
 		"2:\n\t"
-		"movl $1, %[ok]\n\t"
-		"jmp 6f\n\t"
-		"5:\n\t"
-		"xorl %[ok], %[ok]\n\t"
-		"6:\n\t"
 		USLUB_RSEQ_CS_ABORT
-		: [tmp] "=&r"(tmp), [sh] "=&r"(sh), [ok] "=&r"(ok)
+		:
 		: [rseq_area] "r"(rseq_area), [idp] "r"(idp), [tab] "r"(tab), [off] "r"(off),
 		  [x] "r"(x)
-		: "memory", "cc");
-	return ok;
+		: "rax", "r11", "memory", "cc"
+		: full);
+	return true;
+full:
+	return false;
 }
 
 /* Take the slot's sheaf, leaving @put: returns what the slot held (@put
@@ -115,7 +116,7 @@ static __always_inline void *pcpu_slot_exchange(char *rseq_area, const unsigned 
 	unsigned long tmp, idv;
 	void *old;
 	__asm__ __volatile__(
-		USLUB_RSEQ_CS_BEGIN("rseq_area")
+		USLUB_RSEQ_CS_BEGIN("rseq_area", "%[tmp]")
 		"movl (%[idp]), %k[idv]\n\t"
 		"movq (%[tab], %[idv], 8), %[tmp]\n\t"
 		"movq (%[tmp], %[off]), %[old]\n\t"
@@ -142,7 +143,7 @@ static __always_inline void *pcpu_slot_install(char *rseq_area, const unsigned i
 	unsigned long tmp, idv;
 	void *old;
 	__asm__ __volatile__(
-		USLUB_RSEQ_CS_BEGIN("rseq_area")
+		USLUB_RSEQ_CS_BEGIN("rseq_area", "%[tmp]")
 		"movl (%[idp]), %k[idv]\n\t"
 		"movq (%[tab], %[idv], 8), %[tmp]\n\t"
 		"movq (%[tmp], %[off]), %[old]\n\t"
