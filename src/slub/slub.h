@@ -182,6 +182,15 @@
  *
  * Lockless paths and why they are safe:
  *
+ *   - The per-CPU sheaf sections (slub/percpu.h; issue 29, not yet used
+ *     by the fast paths): each reads its id (mm_cid or cpu_id) inside an
+ *     rseq critical section whose last instruction is its one committing
+ *     store, so the sections on one id are serialized by the kernel (a
+ *     section preempted, migrated or signalled restarts from its start,
+ *     having published nothing). Stores before the commit go to memory
+ *     no other section reads until the commit (objects[size] of a push).
+ *     A sheaf exchanged out of a slot is the taker's alone: any section
+ *     that read the old slot word ran on the same id before the commit.
  *   - Fast alloc/free (cache/cache.h: slab_alloc_node(), slab_free()): plain
  *     loads and stores on the calling thread's own kmem_cache_cpu. Sheaf
  *     mode pops and pushes c->main (never NULL: the empty sheaf stands
