@@ -21,12 +21,9 @@
 
 #if USLUB_HAVE_RSEQ
 #define CAP 32
-struct sheaf32 {
-	struct slab_sheaf h;
-	void *objs[CAP];
-};
-
-static struct sheaf32 sheaves[1024];
+#define SHEAF_BYTES ALIGN_UP(sizeof(struct slab_sheaf) + CAP * sizeof(void *), 64)
+static char sheaf_store[1024][SHEAF_BYTES] __attribute__((aligned(64)));
+#define SHEAF(i) ((struct slab_sheaf *)sheaf_store[i])
 static char areas[1024][64] __attribute__((aligned(64)));
 static char *tab[1024];
 static __thread struct slab_sheaf *thread_main __tls_ie;
@@ -101,13 +98,13 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	for (unsigned int i = 0; i < ri->nr_ids; i++) {
-		sheaves[i].h.capacity = CAP;
+		SHEAF(i)->capacity = CAP;
 		for (int k = 0; k < CAP / 2; k++)
-			sheaves[i].h.objects[sheaves[i].h.size++] = &objs[k];
+			SHEAF(i)->objects[SHEAF(i)->size++] = &objs[k];
 		tab[i] = areas[i];
-		*(struct slab_sheaf **)tab[i] = &sheaves[i].h;
+		*(struct slab_sheaf **)tab[i] = SHEAF(i);
 	}
-	thread_main = &sheaves[0].h;
+	thread_main = SHEAF(0);
 	double r[99], t[99], q[99];
 	for (int k = 0; k < rounds; k++) {
 		r[k] = (double)run_rseq(ri, iters) / (double)iters;

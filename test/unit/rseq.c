@@ -34,16 +34,17 @@
 #define HELD     32
 #define OPS      50000000            /* a bound: the storm ends on stop */
 
-struct sheaf16 {                     /* a struct slab_sheaf with room for CAP */
-	struct slab_sheaf h;
-	void *objs[CAP];
-};
+/* a struct slab_sheaf with room for CAP objects */
+#define SHEAF_BYTES ALIGN_UP(sizeof(struct slab_sheaf) + CAP * sizeof(void *), 64)
+typedef char sheaf_mem[SHEAF_BYTES] __attribute__((aligned(64)));
 
 static const struct uslub_rseq_info *ri;
 static unsigned int nr_ids;
 static char *tab[MAXIDS];            /* id -> its area (one slot, at 0)       */
-static struct sheaf16 empty_sheaf;   /* the stand-in: capacity 0             */
-static struct sheaf16 sheaves[MAXIDS + NPOOL];
+static sheaf_mem empty_mem;          /* the stand-in: capacity 0             */
+static sheaf_mem sheaf_store[MAXIDS + NPOOL];
+#define empty_sheaf (*(struct slab_sheaf *)empty_mem)
+#define SHEAF(i) ((struct slab_sheaf *)sheaf_store[i])
 static struct {
 	unsigned int state;          /* 0 free (in a sheaf or being pushed), 1 held */
 } obj[NOBJ];
@@ -126,10 +127,10 @@ static void swap_sheaf(unsigned long long *seed)
 {
 	unsigned int id;
 	struct slab_sheaf *got = pcpu_slot_exchange(uslub_rseq_area(ri), idp(), tab, 0,
-						    &empty_sheaf.h, &id);
+						    &empty_sheaf, &id);
 	CHECK(id < nr_ids);
 	pthread_mutex_lock(&pool_lock);
-	if (got != &empty_sheaf.h)
+	if (got != &empty_sheaf)
 		pool[pool_n++] = got;
 	unsigned int k = pool_n ? (unsigned int)(unit_rand(seed) % pool_n) : 0;
 	struct slab_sheaf *put = pool_n ? pool[k] : NULL;
@@ -139,8 +140,8 @@ static void swap_sheaf(unsigned long long *seed)
 	if (!put)
 		return;
 	struct slab_sheaf *was = pcpu_slot_install(uslub_rseq_area(ri), idp(), tab, 0,
-						   &empty_sheaf.h, put, &id);
-	if (was != &empty_sheaf.h) {         /* filled meanwhile: back to the pool */
+						   &empty_sheaf, put, &id);
+	if (was != &empty_sheaf) {         /* filled meanwhile: back to the pool */
 		pthread_mutex_lock(&pool_lock);
 		pool[pool_n++] = put;
 		pthread_mutex_unlock(&pool_lock);
@@ -268,22 +269,22 @@ static void storm(void)
 	int nw = MAX(8, 4 * ncpu);
 	/* areas: one slot each, at 0; sheaves: one per id, half full */
 	static char areas[MAXIDS][64] __attribute__((aligned(64)));
-	empty_sheaf.h.capacity = 0;
+	empty_sheaf.capacity = 0;
 	unsigned int next = 0;
 	for (unsigned int i = 0; i < MAXIDS + NPOOL; i++) {
-		sheaves[i].h.capacity = CAP;
-		sheaves[i].h.size = 0;
+		SHEAF(i)->capacity = CAP;
+		SHEAF(i)->size = 0;
 	}
 	for (unsigned int i = 0; i < MAXIDS + NPOOL && next < NOBJ; i++)
 		for (unsigned int k = 0; k < CAP / 2 && next < NOBJ; k++)
-			sheaves[i].h.objects[sheaves[i].h.size++] = &obj[next++];
+			SHEAF(i)->objects[SHEAF(i)->size++] = &obj[next++];
 	CHECK_EQ(next, NOBJ);
 	for (unsigned int i = 0; i < nr_ids; i++) {
 		tab[i] = areas[i];
-		*(struct slab_sheaf **)tab[i] = &sheaves[i].h;
+		*(struct slab_sheaf **)tab[i] = SHEAF(i);
 	}
 	for (unsigned int i = nr_ids; i < MAXIDS + NPOOL; i++)
-		pool[pool_n++] = &sheaves[i].h;
+		pool[pool_n++] = SHEAF(i);
 
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
