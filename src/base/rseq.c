@@ -8,8 +8,11 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <sys/auxv.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/membarrier.h>
 
 #ifndef AT_RSEQ_FEATURE_SIZE
 #define AT_RSEQ_FEATURE_SIZE 27
@@ -62,6 +65,25 @@ static unsigned int possible_cpus(void)
 	return cpu_list_end(buf);
 }
 
+static long membarrier(int cmd, unsigned int flags)
+{
+	return syscall(__NR_membarrier, cmd, flags, 0);
+}
+
+int _uslub_rseq_fence(void)
+{
+	for (int tries = 0; tries < 2; tries++) {
+		if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, 0) == 0)
+			return 0;
+		if (errno != EPERM || tries)
+			return -1;
+		/* not registered (the first fence, or a fork child's mm) */
+		if (membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0) != 0)
+			return -1;
+	}
+	return -1;
+}
+
 static void detect(struct uslub_rseq_info *ri)
 {
 	memset(ri, 0, sizeof(*ri));
@@ -95,6 +117,11 @@ static void detect(struct uslub_rseq_info *ri)
 	ri->offset = (long)__rseq_offset;
 	ri->feature_size = size;
 	ri->nr_ids = nr;
+	if (_uslub_rseq_fence() != 0) {
+		ri->why = "the kernel has no rseq fence (membarrier's "
+			  "MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ, Linux 5.10) or refuses it";
+		return;
+	}
 	if (size >= RSEQ_END_MM_CID) {
 		ri->id = USLUB_RSEQ_MM_CID;
 		ri->id_offset = RSEQ_OFF_MM_CID;
@@ -128,3 +155,4 @@ bool _uslub_rseq_thread_ok(void)
 		return false;
 	return uslub_rseq_id_now(ri) < ri->nr_ids;
 }
+

@@ -80,6 +80,19 @@ static __always_inline char *uslub_rseq_area(const struct uslub_rseq_info *ri)
  * registration can fail for one: cpu_id -1 or -2 then)? */
 __internal bool _uslub_rseq_thread_ok(void);
 
+/*
+ * The cross-id fence: after it returns, every section that was running
+ * on any CPU of the process has finished or been aborted (restarting,
+ * it reads memory afresh). membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ,
+ * Linux >= 5.10), registered for the process on first use (again where
+ * the kernel says it is not: a fork child's new mm). A word that a
+ * section reads, changed by another thread with an atomic exchange and
+ * then fenced, can no longer be used by a section that read it before.
+ * 0, or -1 (errno) where the kernel has no such command or refuses it:
+ * the per-CPU mode is then not offered.
+ */
+__internal int _uslub_rseq_fence(void);
+
 /* The id the calling thread has now (outside a section: a hint only). */
 static inline unsigned int uslub_rseq_id_now(const struct uslub_rseq_info *ri)
 {

@@ -106,9 +106,10 @@ full:
 	return false;
 }
 
-/* Take the slot's sheaf, leaving @put: returns what the slot held (@put
- * itself when it already held that: nothing taken). *@id: the id whose
- * slot it was. */
+/* Take the slot's sheaf, leaving @put: returns what the slot held. A
+ * sheaf of capacity 0 (the empty stand-in, or a remote taker's stop
+ * marker) is never taken: it is returned and the slot left as it was.
+ * *@id: the id whose slot it was. */
 static __always_inline void *pcpu_slot_exchange(char *rseq_area, const unsigned int *idp,
 						char *const *tab, unsigned long off, void *put,
 						unsigned int *id)
@@ -120,7 +121,7 @@ static __always_inline void *pcpu_slot_exchange(char *rseq_area, const unsigned 
 		"movl (%[idp]), %k[idv]\n\t"
 		"movq (%[tab], %[idv], 8), %[tmp]\n\t"
 		"movq (%[tmp], %[off]), %[old]\n\t"
-		"cmpq %[old], %[put]\n\t"
+		"cmpl $0, " USLUB_STR(PCPU_SHEAF_CAP_OFF) "(%[old])\n\t"
 		"je 5f\n\t"
 		"movq %[put], (%[tmp], %[off])\n\t"
 		"2:\n\t"
@@ -159,6 +160,41 @@ static __always_inline void *pcpu_slot_install(char *rseq_area, const unsigned i
 		: "memory", "cc");
 	*id = (unsigned int)idv;
 	return old;
+}
+
+/*
+ * From another id (a drain, a shrink, a destroy, an idle id): take the
+ * sheaf in slot word @slot, leaving @standin. Remote takers are
+ * serialized by the caller (one at a time per slot). The word is first
+ * exchanged for @stop, a second sheaf of capacity 0 (sections then miss
+ * on it, and exchange and install leave it alone); the fence then waits
+ * out every section that read the old word. One of them may have been
+ * an exchange on the slot's own id, which committed @standin over
+ * @stop: the sheaf is then that thread's, and nothing is taken. Else
+ * @stop goes back to @standin and the sheaf is the caller's alone.
+ * Returns the sheaf taken, or @standin for none (also when the fence
+ * failed: the sheaf is then put back, or left to the thread that took
+ * it).
+ */
+static inline void *pcpu_slot_take_remote(void **slot, void *standin, void *stop)
+{
+	void *old = __atomic_exchange_n(slot, stop, __ATOMIC_ACQ_REL);
+	bool fenced = _uslub_rseq_fence() == 0;
+	void *expect = stop;
+	bool ours = __atomic_compare_exchange_n(slot, &expect, fenced ? standin : old, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	if (!ours || !fenced || ((struct slab_sheaf *)old)->capacity == 0)
+		return standin;
+	return old;
+}
+
+/* From another id: @put into slot word @slot if it holds @expect (a
+ * CAS: a section that read the old word only finds the stand-in's size
+ * 0 and capacity 0). true: done. */
+static inline bool pcpu_slot_install_remote(void **slot, void *expect, void *put)
+{
+	return __atomic_compare_exchange_n(slot, &expect, put, false, __ATOMIC_ACQ_REL,
+					   __ATOMIC_RELAXED);
 }
 
 #endif /* USLUB_HAVE_RSEQ */

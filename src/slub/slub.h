@@ -191,6 +191,12 @@
  *     no other section reads until the commit (objects[size] of a push).
  *     A sheaf exchanged out of a slot is the taker's alone: any section
  *     that read the old slot word ran on the same id before the commit.
+ *     Exchange and install never replace a sheaf of capacity 0 other
+ *     than the stand-in they expect. From another id, a take exchanges
+ *     the word for a stop marker (capacity 0), fences (membarrier's rseq
+ *     fence: every section that read the old word has then committed or
+ *     aborted), and owns the sheaf only if the marker is still there (an
+ *     exchange of the slot's own id that committed meanwhile took it).
  *   - Fast alloc/free (cache/cache.h: slab_alloc_node(), slab_free()): plain
  *     loads and stores on the calling thread's own kmem_cache_cpu. Sheaf
  *     mode pops and pushes c->main (never NULL: the empty sheaf stands

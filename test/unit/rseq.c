@@ -5,7 +5,9 @@
  * from a shared pool (the slow paths' pattern), flip their affinity with
  * sched_setaffinity, and take signals whose handlers pop and push too;
  * the main thread forks children during the storm, which check the
- * sheaves they inherited and run sections of their own. Every object is
+ * sheaves they inherited and run sections of their own; a drainer
+ * thread takes sheaves out of other ids' slots (exchange, then the rseq
+ * fence) and installs others (CAS). Every object is
  * an index with a state word: a pop that finds an object not free, or a
  * final census that finds one missing or twice, fails.
  *
@@ -43,7 +45,9 @@ static unsigned int nr_ids;
 static char *tab[MAXIDS];            /* id -> its area (one slot, at 0)       */
 static sheaf_mem empty_mem;          /* the stand-in: capacity 0             */
 static sheaf_mem sheaf_store[MAXIDS + NPOOL];
+static sheaf_mem stop_mem;           /* the remote taker's marker: capacity 0 */
 #define empty_sheaf (*(struct slab_sheaf *)empty_mem)
+#define stop_sheaf (*(struct slab_sheaf *)stop_mem)
 #define SHEAF(i) ((struct slab_sheaf *)sheaf_store[i])
 static struct {
 	unsigned int state;          /* 0 free (in a sheaf or being pushed), 1 held */
@@ -130,7 +134,7 @@ static void swap_sheaf(unsigned long long *seed)
 						    &empty_sheaf, &id);
 	CHECK(id < nr_ids);
 	pthread_mutex_lock(&pool_lock);
-	if (got != &empty_sheaf)
+	if (got->capacity)               /* a stand-in or the stop marker: none */
 		pool[pool_n++] = got;
 	unsigned int k = pool_n ? (unsigned int)(unit_rand(seed) % pool_n) : 0;
 	struct slab_sheaf *put = pool_n ? pool[k] : NULL;
@@ -146,6 +150,54 @@ static void swap_sheaf(unsigned long long *seed)
 		pool[pool_n++] = put;
 		pthread_mutex_unlock(&pool_lock);
 	}
+}
+
+/* Another id's slot, from outside its sections (pcpu_slot_take_remote:
+ * exchange, then the fence): its sheaf to the pool, and one from the
+ * pool into an empty slot (a CAS). */
+static unsigned long remote_takes;    /* sheaves taken from other ids' slots */
+static unsigned long stale_commits;   /* atomic: a section's commit after a take */
+
+static void *drain(void *arg)
+{
+	unsigned long long seed = 0xd7a1ull;
+	(void)arg;
+	while (!stop) {
+		unsigned int id = (unsigned int)(unit_rand(&seed) % nr_ids);
+		void **slot = (void **)tab[id];
+		struct slab_sheaf *got = pcpu_slot_take_remote(slot, &empty_sheaf, &stop_sheaf);
+		if (got != &empty_sheaf) {
+			/* ours alone now: a section still at work on it (no
+			 * fence) would commit a size over the poison */
+			unsigned int size = __atomic_load_n(&got->size, __ATOMIC_RELAXED);
+			__atomic_store_n(&got->size, 0xdeadu, __ATOMIC_RELAXED);
+			for (int k = 0; k < 2000; k++)
+				__asm__ __volatile__("pause" ::: "memory");
+			if (__atomic_load_n(&got->size, __ATOMIC_RELAXED) != 0xdeadu)
+				__atomic_fetch_add(&stale_commits, 1, __ATOMIC_RELAXED);
+			__atomic_store_n(&got->size, size, __ATOMIC_RELAXED);
+		}
+		pthread_mutex_lock(&pool_lock);
+		if (got != &empty_sheaf) {
+			pool[pool_n++] = got;
+			remote_takes++;
+		}
+		struct slab_sheaf *put = NULL;
+		if (pool_n) {
+			unsigned int k = (unsigned int)(unit_rand(&seed) % pool_n);
+			put = pool[k];
+			pool[k] = pool[--pool_n];
+		}
+		pthread_mutex_unlock(&pool_lock);
+		id = (unsigned int)(unit_rand(&seed) % nr_ids);
+		if (put && !pcpu_slot_install_remote((void **)tab[id], &empty_sheaf, put)) {
+			pthread_mutex_lock(&pool_lock);
+			pool[pool_n++] = put;
+			pthread_mutex_unlock(&pool_lock);
+		}
+		sched_yield();
+	}
+	return NULL;
 }
 
 struct worker {
@@ -297,6 +349,8 @@ static void storm(void)
 		w[t].seed = 0x5eed0000ull + (unsigned long long)t;
 		CHECK(pthread_create(&w[t].t, NULL, work, &w[t]) == 0);
 	}
+	pthread_t drainer;
+	CHECK(pthread_create(&drainer, NULL, drain, NULL) == 0);
 	unsigned long long r = 42;
 	int forks = 0;
 	for (int round = 0; round < 400; round++) {
@@ -316,6 +370,7 @@ static void storm(void)
 		nanosleep(&ts, NULL);
 	}
 	stop = 1;
+	CHECK(pthread_join(drainer, NULL) == 0);
 	unsigned long ids = 0;
 	int migrated = 0;
 	for (int t = 0; t < nw; t++) {
@@ -323,12 +378,15 @@ static void storm(void)
 		ids |= w[t].ids_seen;
 		migrated += __builtin_popcountl(w[t].ids_seen) > 1;
 	}
+	CHECK_EQ(__atomic_load_n(&stale_commits, __ATOMIC_RELAXED), 0);
 	CHECK_EQ(__atomic_load_n(&dup_pops, __ATOMIC_RELAXED), 0);
 	census(w, nw, false);
-	printf("rseq: %s, %u ids, %d threads (%d saw more than one id, ids seen %#lx), %d forks: "
-	       "every object once\n", ri->id == USLUB_RSEQ_MM_CID ? "mm_cid" : "cpu_id", nr_ids, nw,
-	       migrated, ids, forks);
+	printf("rseq: %s, %u ids, %d threads (%d saw more than one id, ids seen %#lx), %d forks, "
+	       "%lu sheaves taken from other ids: every object once\n",
+	       ri->id == USLUB_RSEQ_MM_CID ? "mm_cid" : "cpu_id", nr_ids, nw, migrated, ids, forks,
+	       remote_takes);
 	CHECK(migrated > 0);
+	CHECK(remote_takes > 0);
 }
 
 int main(int argc, char **argv)
