@@ -43,6 +43,30 @@
  *                        the next (sh6bench/sh8bench-like programs)
  *   --workload waves-4t  4 threads (--threads) each doing a quarter of
  *                        those waves (+1), the order rotating per wave
+ *   --workload tloop     4 threads (--threads) each a fixed loop over its own
+ *                        1024 blocks: free a random one, allocate one of
+ *                        8 B..32 KiB (log-uniform by octave), nothing
+ *                        shared (glibc bench-malloc-thread-like)
+ *   --workload mstress   40 rounds (at --scale 1) of 8 short-lived threads
+ *                        (--threads) that allocate 8..511 B (1 in 64:
+ *                        1..64 KiB), swap objects through 1024 shared
+ *                        slots with threads of this and earlier rounds,
+ *                        free what they hold and exit; the time includes
+ *                        the threads' start and exit (mstress-like)
+ *   --workload larson    4 threads (--threads) replace random objects
+ *                        (8..511 B) of a live set of 1000 and every 2000
+ *                        replacements swap the set for the one waiting in
+ *                        a shared mailbox: they free objects other
+ *                        threads made (larson-like)
+ *   --workload xmalloc   --threads/2 pairs (default 2): each producer
+ *                        allocates 8..511 B objects into a ring, its
+ *                        consumer frees them (xmalloc-test-like)
+ *                        The threaded workloads (threads, tloop, mstress,
+ *                        larson, xmalloc) report "allocs", "frees" and
+ *                        "unaccounted" (allocs - frees, 0; else "ok" is
+ *                        false); threads, larson and xmalloc divide a fixed
+ *                        total of operations among --threads, so their
+ *                        time against the thread count is B-scale's curve
  *   --workload b9        N threads (--threads) each allocate 1000 objects
  *                        of 16..256 B, free them and wait while the main
  *                        thread reads VmRSS; baseline: the same threads
@@ -70,6 +94,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -310,6 +335,23 @@ static pthread_t spawn(void *(*fn)(void *), void *arg, size_t stack)
 	return t;
 }
 
+/* --threads, or the workload's default. */
+static int threads_or(int dflt)
+{
+	return opt.threads > 0 ? opt.threads : dflt;
+}
+
+/* The objects a threaded workload made and freed, summed over its
+ * threads: a run that lost or doubled one says so ("unaccounted" not 0,
+ * and "ok" false). */
+static void put_accounting(uint64_t allocs, uint64_t frees)
+{
+	if (allocs != frees)
+		bad_objects++;
+	put(",\"allocs\":%llu,\"frees\":%llu,\"unaccounted\":%lld", (unsigned long long)allocs,
+	    (unsigned long long)frees, (long long)(allocs - frees));
+}
+
 /* ------------------------------------------------------------------------
  * churn and threads
  * ---------------------------------------------------------------------- */
@@ -348,7 +390,7 @@ struct churn_arg {
 	uint64_t ops;
 	uint64_t seed_stream;
 	pthread_barrier_t *start;
-	uint64_t allocs;
+	uint64_t allocs, frees;
 };
 
 /* Random replacement in a live set of @live small objects, @ops times; every
@@ -361,7 +403,7 @@ static void *churn_run(void *argp)
 	size_t bytes = (size_t)a->live * sizeof(struct slot);
 	struct slot *s = xmap(bytes);
 	unsigned char *tmp[BURST];
-	uint64_t allocs = 0;
+	uint64_t allocs = 0, frees = 0;
 
 	if (a->start)
 		pthread_barrier_wait(a->start);
@@ -373,6 +415,7 @@ static void *churn_run(void *argp)
 		uint32_t i = rng_below(&r, a->live);
 		slot_replace(&s[i], size_oct(&r, 8, 5), (uint32_t)op);
 		allocs++;
+		frees++;
 		if (op % BURST_EVERY == BURST_EVERY - 1) {
 			size_t bn = size_oct(&r, 8, 5);
 			for (int k = 0; k < BURST; k++) {
@@ -386,14 +429,17 @@ static void *churn_run(void *argp)
 				free(tmp[k]);
 			}
 			allocs += BURST;
+			frees += BURST;
 		}
 	}
 	for (uint32_t i = 0; i < a->live; i++) {
 		check(s[i].p, s[i].n, (unsigned char)s[i].tag);
 		free(s[i].p);
+		frees++;
 	}
 	xunmap(s, bytes);
 	a->allocs = allocs;
+	a->frees = frees;
 	return NULL;
 }
 
@@ -410,7 +456,7 @@ static uint64_t wl_churn(void)
 
 static uint64_t wl_threads(void)
 {
-	int nt = opt.threads > 0 ? opt.threads : 16;
+	int nt = threads_or(16);
 	struct churn_arg *a = xmap(sizeof(*a) * (size_t)nt);
 	pthread_t *th = xmap(sizeof(*th) * (size_t)nt);
 	pthread_barrier_t start;
@@ -423,16 +469,17 @@ static uint64_t wl_threads(void)
 	}
 	pthread_barrier_wait(&start);
 	uint64_t t0 = now_ns();
-	uint64_t allocs = 0;
+	uint64_t allocs = 0, frees = 0;
 	for (int i = 0; i < nt; i++) {
 		pthread_join(th[i], NULL);
 		allocs += a[i].allocs;
+		frees += a[i].frees;
 	}
 	uint64_t t = now_ns() - t0;
 	pthread_barrier_destroy(&start);
-	put(",\"threads\":%d,\"live_objects_per_thread\":%u,\"ops_per_thread\":%llu,"
-	    "\"allocs\":%llu", nt, a[0].live, (unsigned long long)ops,
-	    (unsigned long long)allocs);
+	put(",\"threads\":%d,\"live_objects_per_thread\":%u,\"ops_per_thread\":%llu", nt,
+	    a[0].live, (unsigned long long)ops);
+	put_accounting(allocs, frees);
 	xunmap(a, sizeof(*a) * (size_t)nt);
 	xunmap(th, sizeof(*th) * (size_t)nt);
 	return t;
@@ -1138,6 +1185,467 @@ static uint64_t wl_waves_4t(void)
 }
 
 /* ------------------------------------------------------------------------
+ * tloop, mstress, larson, xmalloc: threads that free what others made
+ * ---------------------------------------------------------------------- */
+
+/*
+ * Self-describing objects for the workloads whose objects change hands
+ * (mstress, larson, xmalloc): the object holds its own size in its first
+ * 4 bytes and a tag in its fifth and last bytes, so whichever thread
+ * frees it can check it without bookkeeping of its own. Every size is at
+ * least 8. obj_free() returns the size it found (0: the object was bad).
+ */
+#define OBJ_MIN 8
+
+static inline void *obj_new(size_t n, uint32_t salt)
+{
+	unsigned char *p = malloc(n);
+	if (!p)
+		oom(n);
+	uint32_t n32 = (uint32_t)n;
+	unsigned char t = tag_of(n, salt);
+	memcpy(p, &n32, sizeof(n32));
+	p[4] = t;
+	p[n - 1] = t;
+	return p;
+}
+
+static inline size_t obj_free(void *v)
+{
+	unsigned char *p = v;
+	uint32_t n;
+	memcpy(&n, p, sizeof(n));
+	size_t ok = n >= OBJ_MIN && p[n - 1] == p[4] ? n : 0;
+	if (!ok)
+		bad_objects++;
+	free(p);
+	return ok;
+}
+
+/* --- tloop: each thread its own fixed loop of random sizes up to 32 KiB --- */
+
+#define TL_SLOTS 1024           /* each thread's working set */
+#define TL_THREADS 4
+#define TL_OCTAVES 12           /* sizes 8 B .. 32 KiB, log-uniform by octave */
+
+struct tl_arg {
+	uint64_t iters;
+	uint64_t seed_stream;
+	pthread_barrier_t *start;
+	uint64_t allocs, frees, bytes, big;
+};
+
+/*
+ * A thread that frees a random block of its working set and allocates a
+ * new one of a random size, a fixed number of times (a glibc
+ * bench-malloc-thread-like loop, written here: every thread its own
+ * blocks, sizes 8 B .. 32 KiB, log-uniform by octave so each octave gets
+ * a twelfth of the calls and most of the bytes are in the large ones).
+ * Nothing crosses threads: what it measures is each size class's own
+ * paths under threads that share the CPUs.
+ */
+static void *tloop_run(void *argp)
+{
+	struct tl_arg *a = argp;
+	struct rng r;
+	rng_init(&r, opt.seed, a->seed_stream);
+	size_t bytes = TL_SLOTS * sizeof(struct slot);
+	struct slot *s = xmap(bytes);
+
+	pthread_barrier_wait(a->start);
+	for (uint32_t i = 0; i < TL_SLOTS; i++) {
+		size_t n = size_oct(&r, OBJ_MIN, TL_OCTAVES);
+		unsigned char t = tag_of(n, i);
+		s[i] = (struct slot){ .p = malloc(n), .n = (uint32_t)n, .tag = t };
+		if (!s[i].p)
+			oom(n);
+		wv_touch(s[i].p, n, t);
+		a->allocs++;
+	}
+	for (uint64_t k = 0; k < a->iters; k++) {
+		struct slot *x = &s[rng_below(&r, TL_SLOTS)];
+		check(x->p, x->n, (unsigned char)x->tag);
+		free(x->p);
+		a->frees++;
+		size_t n = size_oct(&r, OBJ_MIN, TL_OCTAVES);
+		unsigned char t = tag_of(n, (uint32_t)k);
+		x->p = malloc(n);
+		if (!x->p)
+			oom(n);
+		wv_touch(x->p, n, t);
+		x->n = (uint32_t)n;
+		x->tag = t;
+		a->allocs++;
+		a->bytes += n;
+		a->big += n >= 16384;
+	}
+	for (uint32_t i = 0; i < TL_SLOTS; i++) {
+		check(s[i].p, s[i].n, (unsigned char)s[i].tag);
+		free(s[i].p);
+		a->frees++;
+	}
+	xunmap(s, bytes);
+	return NULL;
+}
+
+static uint64_t wl_tloop(void)
+{
+	int nt = threads_or(TL_THREADS);
+	struct tl_arg *a = xmap(sizeof(*a) * (size_t)nt);
+	pthread_t *th = xmap(sizeof(*th) * (size_t)nt);
+	pthread_barrier_t start;
+	pthread_barrier_init(&start, NULL, (unsigned)nt + 1);
+	uint64_t iters = scaled(4e6) / (uint64_t)nt + 1;
+	for (int i = 0; i < nt; i++) {
+		a[i] = (struct tl_arg){ .iters = iters, .seed_stream = 1000 + (uint64_t)i,
+					.start = &start };
+		th[i] = spawn(tloop_run, &a[i], 0);
+	}
+	pthread_barrier_wait(&start);
+	uint64_t t0 = now_ns();
+	uint64_t allocs = 0, frees = 0, bytes = 0, big = 0;
+	for (int i = 0; i < nt; i++) {
+		pthread_join(th[i], NULL);
+		allocs += a[i].allocs;
+		frees += a[i].frees;
+		bytes += a[i].bytes;
+		big += a[i].big;
+	}
+	uint64_t t = now_ns() - t0;
+	pthread_barrier_destroy(&start);
+	put(",\"threads\":%d,\"slots_per_thread\":%d,\"iters_per_thread\":%llu,\"bytes\":%llu,"
+	    "\"allocs_16k_up\":%llu,\"min_size\":%d,\"max_size\":%d", nt, TL_SLOTS,
+	    (unsigned long long)iters, (unsigned long long)bytes, (unsigned long long)big, OBJ_MIN,
+	    (OBJ_MIN << TL_OCTAVES) - 1);
+	put_accounting(allocs, frees);
+	xunmap(a, sizeof(*a) * (size_t)nt);
+	xunmap(th, sizeof(*th) * (size_t)nt);
+	return t;
+}
+
+/* --- mstress: short-lived threads in rounds, handing objects on --- */
+
+#define MS_THREADS 8            /* per round */
+#define MS_ROUNDS 40            /* at --scale 1 */
+#define MS_LOCAL 512            /* each thread's own slots */
+#define MS_TRANSFER 1024        /* slots shared by every thread of every round */
+#define MS_OPS 8000             /* per thread and round (not scaled: the threads stay short) */
+
+struct ms_shared {
+	void *transfer[MS_TRANSFER];    /* atomic exchange; NULL: empty */
+	pthread_barrier_t start;
+};
+
+struct ms_arg {
+	struct ms_shared *sh;
+	uint64_t seed_stream;
+	uint64_t allocs, frees, handed;
+};
+
+/* 1 in 64 blocks 1..64 KiB, the others 8..511 B */
+static inline size_t ms_size(struct rng *r)
+{
+	return rng_below(r, 64) ? size_oct(r, OBJ_MIN, 6) : size_oct(r, 1024, 6);
+}
+
+/*
+ * One thread of one round: allocates into its own slots (freeing what was
+ * there), and one time in eight swaps one of its objects with a shared
+ * transfer slot, taking an object another thread made (this round's or
+ * an earlier round's, whose thread has exited). At the end it frees
+ * everything it holds and exits. What it asks of an allocator: a thread
+ * that lives a few milliseconds pays its start (its first allocation),
+ * its exit (what it cached), and frees of objects whose thread is gone.
+ */
+static void *ms_thread(void *argp)
+{
+	struct ms_arg *a = argp;
+	struct ms_shared *sh = a->sh;
+	struct rng r;
+	rng_init(&r, opt.seed, a->seed_stream);
+	void *local[MS_LOCAL] = { 0 };
+
+	for (uint32_t k = 0; k < MS_OPS; k++) {
+		uint32_t i = rng_below(&r, MS_LOCAL);
+		if (rng_below(&r, 8) == 0 && local[i]) {
+			void **slot = &sh->transfer[rng_below(&r, MS_TRANSFER)];
+			local[i] = __atomic_exchange_n(slot, local[i], __ATOMIC_ACQ_REL);
+			a->handed++;
+			continue;
+		}
+		if (local[i]) {
+			obj_free(local[i]);
+			a->frees++;
+		}
+		local[i] = obj_new(ms_size(&r), k);
+		a->allocs++;
+	}
+	for (uint32_t i = 0; i < MS_LOCAL; i++)
+		if (local[i]) {
+			obj_free(local[i]);
+			a->frees++;
+		}
+	return NULL;
+}
+
+static uint64_t wl_mstress(void)
+{
+	int nt = threads_or(MS_THREADS);
+	uint64_t rounds = scaled(MS_ROUNDS);
+	struct ms_shared *sh = xmap(sizeof(*sh));
+	struct ms_arg *a = xmap(sizeof(*a) * (size_t)nt);
+	pthread_t *th = xmap(sizeof(*th) * (size_t)nt);
+	uint64_t allocs = 0, frees = 0, handed = 0, max_round = 0;
+
+	uint64_t t0 = now_ns();
+	for (uint64_t rd = 0; rd < rounds; rd++) {
+		uint64_t r0 = now_ns();
+		for (int i = 0; i < nt; i++) {
+			a[i] = (struct ms_arg){ .sh = sh,
+				.seed_stream = 2000 + rd * (uint64_t)nt + (uint64_t)i };
+			th[i] = spawn(ms_thread, &a[i], 256 << 10);
+		}
+		for (int i = 0; i < nt; i++) {
+			pthread_join(th[i], NULL);
+			allocs += a[i].allocs;
+			frees += a[i].frees;
+			handed += a[i].handed;
+		}
+		uint64_t rt = now_ns() - r0;
+		if (rt > max_round)
+			max_round = rt;
+	}
+	for (int i = 0; i < MS_TRANSFER; i++)
+		if (sh->transfer[i]) {
+			obj_free(sh->transfer[i]);
+			frees++;
+		}
+	uint64_t t = now_ns() - t0;
+	put(",\"threads\":%d,\"rounds\":%llu,\"threads_started\":%llu,\"ops_per_thread\":%d,"
+	    "\"handed\":%llu,\"max_round_ms\":%.3f", nt, (unsigned long long)rounds,
+	    (unsigned long long)rounds * (unsigned long long)nt, MS_OPS,
+	    (unsigned long long)handed, (double)max_round / 1e6);
+	put_accounting(allocs, frees);
+	xunmap(th, sizeof(*th) * (size_t)nt);
+	xunmap(a, sizeof(*a) * (size_t)nt);
+	xunmap(sh, sizeof(*sh));
+	return t;
+}
+
+/* --- larson: live sets handed from thread to thread --- */
+
+#define LR_THREADS 4
+#define LR_SLOTS 1000           /* objects per live set */
+#define LR_EPOCH 2000           /* operations between two hand-overs */
+
+struct lr_shared {
+	void **mailbox;         /* atomic exchange: one live set waiting for a thread */
+	pthread_barrier_t start;
+};
+
+struct lr_arg {
+	struct lr_shared *sh;
+	void **set;             /* the live set it holds */
+	uint64_t ops;
+	uint64_t seed_stream;
+	uint64_t allocs, frees, handovers;
+};
+
+/*
+ * Each thread replaces random objects of the live set it holds (frees the
+ * old one, allocates a new one of 8..511 B there), and every LR_EPOCH
+ * replacements swaps that set for the one waiting in a shared mailbox:
+ * from then on it frees objects another thread allocated (a larson-like
+ * server, in which a connection's objects outlive the thread that made
+ * them, written here with one mailbox instead of thread hand-over). At
+ * the end it frees the set it holds.
+ */
+static void *lr_thread(void *argp)
+{
+	struct lr_arg *a = argp;
+	struct lr_shared *sh = a->sh;
+	struct rng r;
+	rng_init(&r, opt.seed, a->seed_stream);
+	void **set = a->set;
+
+	pthread_barrier_wait(&sh->start);
+	for (uint64_t k = 0; k < a->ops; k++) {
+		uint32_t i = rng_below(&r, LR_SLOTS);
+		obj_free(set[i]);
+		a->frees++;
+		set[i] = obj_new(size_oct(&r, OBJ_MIN, 6), (uint32_t)k);
+		a->allocs++;
+		if (k % LR_EPOCH == LR_EPOCH - 1) {
+			set = __atomic_exchange_n(&sh->mailbox, set, __ATOMIC_ACQ_REL);
+			a->handovers++;
+		}
+	}
+	for (uint32_t i = 0; i < LR_SLOTS; i++) {
+		obj_free(set[i]);
+		a->frees++;
+	}
+	a->set = set;
+	return NULL;
+}
+
+static uint64_t wl_larson(void)
+{
+	int nt = threads_or(LR_THREADS);
+	struct lr_shared *sh = xmap(sizeof(*sh));
+	struct lr_arg *a = xmap(sizeof(*a) * (size_t)nt);
+	pthread_t *th = xmap(sizeof(*th) * (size_t)nt);
+	size_t set_bytes = LR_SLOTS * sizeof(void *);
+	void **sets = xmap(set_bytes * ((size_t)nt + 1));
+	struct rng r;
+	rng_init(&r, opt.seed, 3000);
+	uint64_t allocs = 0, frees = 0, handovers = 0;
+
+	/* the live sets, made by the main thread before the start: the
+	 * first frees of every thread are of objects it did not make */
+	for (size_t i = 0; i < LR_SLOTS * ((size_t)nt + 1); i++) {
+		sets[i] = obj_new(size_oct(&r, OBJ_MIN, 6), (uint32_t)i);
+		allocs++;
+	}
+	sh->mailbox = sets + LR_SLOTS * (size_t)nt;
+	pthread_barrier_init(&sh->start, NULL, (unsigned)nt + 1);
+	uint64_t ops = scaled(4e6) / (uint64_t)nt + 1;
+	for (int i = 0; i < nt; i++) {
+		a[i] = (struct lr_arg){ .sh = sh, .set = sets + LR_SLOTS * (size_t)i, .ops = ops,
+					.seed_stream = 3001 + (uint64_t)i };
+		th[i] = spawn(lr_thread, &a[i], 0);
+	}
+	pthread_barrier_wait(&sh->start);
+	uint64_t t0 = now_ns();
+	for (int i = 0; i < nt; i++) {
+		pthread_join(th[i], NULL);
+		allocs += a[i].allocs;
+		frees += a[i].frees;
+		handovers += a[i].handovers;
+	}
+	uint64_t t = now_ns() - t0;
+	for (uint32_t i = 0; i < LR_SLOTS; i++) {
+		obj_free(sh->mailbox[i]);
+		frees++;
+	}
+	pthread_barrier_destroy(&sh->start);
+	put(",\"threads\":%d,\"slots_per_set\":%d,\"ops_per_thread\":%llu,\"epoch\":%d,"
+	    "\"handovers\":%llu", nt, LR_SLOTS, (unsigned long long)ops, LR_EPOCH,
+	    (unsigned long long)handovers);
+	put_accounting(allocs, frees);
+	xunmap(sets, set_bytes * ((size_t)nt + 1));
+	xunmap(th, sizeof(*th) * (size_t)nt);
+	xunmap(a, sizeof(*a) * (size_t)nt);
+	xunmap(sh, sizeof(*sh));
+	return t;
+}
+
+/* --- xmalloc: producer threads allocate, each one's consumer frees --- */
+
+#define XM_RING 1024            /* pointers in flight per pair, at most */
+#define XM_PAIRS 2
+
+struct xm_ring {                /* single producer, single consumer */
+	_Alignas(64) uint64_t head;     /* the consumer's: next to take */
+	_Alignas(64) uint64_t tail;     /* the producer's: next to fill */
+	_Alignas(64) void *slot[XM_RING];
+	int done;                       /* the producer finished */
+	uint64_t objects;
+	uint64_t seed_stream;
+	pthread_barrier_t *start;
+	uint64_t allocs, frees, waits;
+};
+
+/* Spins with sched_yield() while its ring is full: on a machine with fewer
+ * CPUs than threads, its consumer runs meanwhile. */
+static void *xm_producer(void *argp)
+{
+	struct xm_ring *q = argp;
+	struct rng r;
+	rng_init(&r, opt.seed, q->seed_stream);
+	pthread_barrier_wait(q->start);
+	for (uint64_t k = 0; k < q->objects; k++) {
+		void *p = obj_new(size_oct(&r, OBJ_MIN, 6), (uint32_t)k);
+		q->allocs++;
+		uint64_t tail = q->tail;
+		while (tail - __atomic_load_n(&q->head, __ATOMIC_ACQUIRE) == XM_RING) {
+			q->waits++;
+			sched_yield();
+		}
+		q->slot[tail % XM_RING] = p;
+		__atomic_store_n(&q->tail, tail + 1, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&q->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void *xm_consumer(void *argp)
+{
+	struct xm_ring *q = argp;
+	pthread_barrier_wait(q->start);
+	uint64_t head = q->head;
+	for (;;) {
+		uint64_t tail = __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE);
+		if (head == tail) {
+			if (__atomic_load_n(&q->done, __ATOMIC_ACQUIRE) &&
+			    head == __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE))
+				break;
+			sched_yield();
+			continue;
+		}
+		for (; head != tail; head++) {
+			obj_free(q->slot[head % XM_RING]);
+			q->frees++;
+		}
+		__atomic_store_n(&q->head, head, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+/*
+ * --threads N: N/2 pairs (at least one), each a producer that allocates
+ * objects of 8..511 B and pushes them into its ring and a consumer that
+ * takes and frees them: every free is of another thread's object, and
+ * every object goes one way (an xmalloc-test-like pattern, written here).
+ */
+static uint64_t wl_xmalloc(void)
+{
+	int pairs = threads_or(2 * XM_PAIRS) / 2;
+	if (pairs < 1)
+		pairs = 1;
+	struct xm_ring *q = xmap(sizeof(*q) * (size_t)pairs);
+	pthread_t *th = xmap(sizeof(*th) * 2 * (size_t)pairs);
+	pthread_barrier_t start;
+	pthread_barrier_init(&start, NULL, 2 * (unsigned)pairs + 1);
+	uint64_t per = scaled(1.5e6) / (uint64_t)pairs + 1;
+	for (int i = 0; i < pairs; i++) {
+		q[i].objects = per;
+		q[i].seed_stream = 4000 + (uint64_t)i;
+		q[i].start = &start;
+		th[2 * i] = spawn(xm_producer, &q[i], 0);
+		th[2 * i + 1] = spawn(xm_consumer, &q[i], 0);
+	}
+	pthread_barrier_wait(&start);
+	uint64_t t0 = now_ns();
+	for (int i = 0; i < 2 * pairs; i++)
+		pthread_join(th[i], NULL);
+	uint64_t t = now_ns() - t0;
+	uint64_t allocs = 0, frees = 0, waits = 0;
+	for (int i = 0; i < pairs; i++) {
+		allocs += q[i].allocs;
+		frees += q[i].frees;
+		waits += q[i].waits;
+	}
+	pthread_barrier_destroy(&start);
+	put(",\"threads\":%d,\"pairs\":%d,\"objects_per_pair\":%llu,\"ring\":%d,"
+	    "\"producer_waits\":%llu", 2 * pairs, pairs, (unsigned long long)per, XM_RING,
+	    (unsigned long long)waits);
+	put_accounting(allocs, frees);
+	xunmap(th, sizeof(*th) * 2 * (size_t)pairs);
+	xunmap(q, sizeof(*q) * (size_t)pairs);
+	return t;
+}
+
+/* ------------------------------------------------------------------------
  * b9
  * ---------------------------------------------------------------------- */
 
@@ -1232,6 +1740,10 @@ static const struct {
 	{ "waves-fifo", wl_waves_fifo },
 	{ "waves-shuffle", wl_waves_shuffle },
 	{ "waves-4t", wl_waves_4t },
+	{ "tloop", wl_tloop },
+	{ "mstress", wl_mstress },
+	{ "larson", wl_larson },
+	{ "xmalloc", wl_xmalloc },
 	{ "b9", wl_b9 },
 };
 #define NWORKLOADS (sizeof(workloads) / sizeof(workloads[0]))

@@ -26,6 +26,12 @@ row "large") and B9 (RSS held in per-thread caches with 2, 64, 512
 threads) run uslub-bench-mallocsuite as is (glibc) and with LD_PRELOAD of
 uslub's libuslub-malloc.so (B8: in both modes), jemalloc, both mimallocs
 and tcmalloc.
+B8 also has the threaded rows (tloop, mstress, larson, xmalloc; issue 29).
+B-scale runs the suite's larson, xmalloc and threads (churn) workloads at
+1, 2, 4, .. up to 4x the CPUs threads (--scale-threads MAX) on uslub in
+each mode of config.BSCALE_USLUB_MODES and the suite's other peers, with
+targets per thread count against mimalloc 3.4 (bench/scale-device.sh runs
+it alone on a bigger machine).
 B-dfree (what the double-free check costs) runs B1 on uslub-bench-uslub and
 uslub-bench-uslub-nomark, and B8's workloads with LD_PRELOAD of
 libuslub-malloc.so and libuslub-malloc-nomark.so: the same core with the

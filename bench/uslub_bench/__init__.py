@@ -11,6 +11,7 @@ One module per benchmark family on shared ones:
   hotpath  each hot path's instructions (objdump, callgrind) beside its B1 time
   ext      B5, B6, B6-acc, B7, B-meta
   debug    B-debug, B-dfree  suite   B8, B9            rcu     B-rcu
+  scale    B-scale (threads 1, 2, 4, .. 4x the CPUs)
   table    the console table and bench.md's body; the target rows
   plot     bench.png         publish run.py --publish (the README's table)
   cli      main(): the options, the run, bench.json / bench.md / bench.png

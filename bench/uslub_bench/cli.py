@@ -10,17 +10,18 @@ import sys
 from .bulk import analyse_b2, analyse_b3
 from .config import (
     B2_NS, B2_SHEAVES, B56_BATCH, B7_GROUPS, B7_OBJS, BDEBUG_SPEC, BENCH_ORDER, BENCH_TITLES,
-    BMETA_CACHES, CONFIGS, CPUSLABS, CPUSLABS_ENV, CPUSLABS_MALLOC_ENV, DFREE, MODES, PEER_ORDER,
-    REPO, SUITE, SUITE_BENCHES, SUITE_MODES, USLUB_MODE, log, shown,
+    BMETA_CACHES, BSCALE, BSCALE_PEERS, BSCALE_USLUB_MODES, BSCALE_WORKLOADS, CONFIGS, CPUSLABS, CPUSLABS_ENV, CPUSLABS_MALLOC_ENV, DFREE, MODES, PEER_ORDER,
+    REPO, SUITE, SUITE_BENCHES, SUITE_MODES, USLUB_MODE, bscale_threads, log, shown,
 )
 from .debug import analyse_bdebug, analyse_bdfree
 from .ext import analyse_b5, analyse_b6, analyse_b6acc, analyse_b7, analyse_bmeta, b6_instructions
 from .hotpath import hot_paths
-from .peers import discover_dfree, discover_peers, machine_info
+from .peers import discover_bscale, discover_dfree, discover_peers, machine_info
 from .plot import make_plot, plot
 from .publish import publish_readme
 from .rcu import run_brcu
 from .runner import run_all
+from .scale import analyse_bscale
 from .single import analyse_single
 from .suite import analyse_b8, analyse_b9
 from .table import print_table
@@ -54,6 +55,8 @@ def analyse(results, configs, peers, mode):
     nthreads = [n for b, n in configs if b == "B9"]
     if nthreads and SUITE:
         out["B9"] = analyse_b9(results, nthreads)
+    if any(b == BSCALE for b, _ in configs) and BSCALE_PEERS:
+        out[BSCALE] = analyse_bscale(results, configs, mode)
     dfree_subs = [sub for b, sub in configs if b == "B-dfree"]
     if dfree_subs and DFREE:
         out["B-dfree"] = analyse_bdfree(results, dfree_subs, mode)
@@ -81,6 +84,9 @@ def main():
     ap.add_argument("--b3-mib", type=float,
                     help="B3: MiB allocated per round (default: quick %d, full %d)" % (
                         MODES["quick"]["B3_bytes"] >> 20, MODES["full"]["B3_bytes"] >> 20))
+    ap.add_argument("--scale-threads", type=int, metavar="MAX",
+                    help="B-scale: the largest thread count (default %d: %dx the CPUs)" % (
+                        bscale_threads()[-1], bscale_threads()[-1] // (os.cpu_count() or 1)))
     ap.add_argument("--no-plot", action="store_true")
     ap.add_argument("--plot-only", metavar="JSON", help=argparse.SUPPRESS)
     ap.add_argument("--png", help=argparse.SUPPRESS)
@@ -102,12 +108,18 @@ def main():
     mode = dict(MODES[mode_name])
     if args.rounds:
         mode["rounds"] = mode["B8_rounds"] = mode["B9_rounds"] = mode["Bdfree_rounds"] = \
-            args.rounds
+            mode["Bscale_rounds"] = args.rounds
     if args.repeats:
         mode["repeats"] = args.repeats
     if args.b3_mib:
         mode["B3_bytes"] = int(args.b3_mib * (1 << 20))
     configs = CONFIGS
+    if args.scale_threads:
+        if args.scale_threads < 1:
+            ap.error("--scale-threads must be at least 1")
+        configs = [c for c in configs if c[0] != BSCALE]
+        configs += [(BSCALE, (w, n)) for w, _ in BSCALE_WORKLOADS
+                    for n in bscale_threads(args.scale_threads)]
     if args.only:
         names = {b.upper(): b for b in BENCH_TITLES}
         only = {b.strip().upper() for b in args.only.split(",")}
@@ -115,11 +127,11 @@ def main():
         if bad:
             ap.error("unknown benchmark(s): %s" % ", ".join(sorted(bad)))
         only = {names[b] for b in only}
-        configs = [c for c in CONFIGS if c[0] in only]
+        configs = [c for c in configs if c[0] in only]
     wanted = None
     if args.peers:
         wanted = {p.strip() for p in args.peers.split(",")}
-        bad = wanted - set(PEER_ORDER)
+        bad = wanted - set(PEER_ORDER) - {m for m, _ in BSCALE_USLUB_MODES}
         if bad:
             ap.error("unknown peer(s): %s" % ", ".join(sorted(bad)))
 
@@ -135,6 +147,8 @@ def main():
     peers, missing = discover_peers(build, wanted)
     if any(b == "B-dfree" for b, _ in configs):
         discover_dfree(build, wanted)
+    if any(b == BSCALE for b, _ in configs):
+        discover_bscale(build, wanted)
     if missing:
         return 1
     if not peers:
@@ -173,6 +187,8 @@ def main():
                                for p, a, e in SUITE}
         # kmalloc-64's sheaf capacity under each uslub mode (0: cpu slabs)
         data["suite_modes"] = dict(SUITE_MODES)
+    if BSCALE_PEERS and any(b == BSCALE for b, _ in configs):
+        data["bscale_peers"] = {p: dict(e) for p, _, e in BSCALE_PEERS}
     if DFREE and any(b == "B-dfree" for b, _ in configs):
         data["dfree_peers"] = {b: {p: (e.get("LD_PRELOAD") or os.path.relpath(a, REPO))
                                    for p, a, e in ps} for b, ps in DFREE.items()}

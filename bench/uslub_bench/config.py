@@ -30,6 +30,7 @@ BENCH_TITLES = {
     "B-dfree": "the double-free check's cost: uslub with the free mark vs the same core "
                "without it",
     "B-rcu": "kfree_rcu (the rcu_free sheaf) vs liburcu's call_rcu + free per object",
+    "B-scale": "scaling: malloc workloads at 1, 2, 4, .. up to 4x the CPUs threads",
 }
 BENCH_UNITS = {
     "B1": "ns per alloc+free pair",
@@ -47,9 +48,11 @@ BENCH_UNITS = {
     "B-dfree": "B1: ns per alloc+free pair; B8: ms per workload run",
     "B-rcu": "ns per object: the free after a grace period, callbacks included; "
              "process CPU time (the cost) and wall time",
+    "B-scale": "ms per workload run (a fixed total of operations shared by the threads); "
+               "peak RSS (VmHWM) in MiB",
 }
 BENCH_ORDER = ["B1", "B2", "B3", "B4", "B5", "B6", "B6-acc", "B7", "B-meta", "B-debug", "B8",
-               "B9", "B-dfree", "B-rcu"]
+               "B9", "B-scale", "B-dfree", "B-rcu"]
 
 # Both per-CPU models of uslub in one run. "uslub" is the build as is: every
 # cache has per-CPU sheaves (Linux 7.0, the default). "uslub-cpuslabs" is the
@@ -170,6 +173,13 @@ B8_WHAT = {
     "waves-shuffle": "the same waves, each freed in a seeded shuffled order",
     "waves-4t": "4 threads, 51 waves each of 50000 objects; the order (lifo, fifo, shuffle) "
                 "rotates per wave",
+    "tloop": "4 threads each a fixed loop over its own 1024 blocks: free a random one, "
+             "allocate 8 B..32 KiB (log-uniform by octave)",
+    "mstress": "40 rounds of 8 threads living ~1 ms: allocate 8..511 B (1/64: 1..64 KiB), "
+               "swap objects through shared slots, free, exit",
+    "larson": "4 threads replace random objects (8..511 B) of a live set of 1000, swapping "
+              "sets through a mailbox every 2000: frees of other threads' objects",
+    "xmalloc": "2 producer threads allocate 8..511 B, each one's consumer thread frees them",
 }
 # The large-block row: a B8 workload run and printed with the others, but
 # outside the geometric means (which stay over B8_WORKLOADS, comparable
@@ -186,9 +196,20 @@ B8_LARGE_LIMIT = 1.2
 B8_WAVES = ["waves-lifo", "waves-fifo", "waves-shuffle", "waves-4t"]
 B8_WAVES_VS = "mimalloc-3.4"
 B8_WAVES_LIMIT = 1.0
+# The threaded rows (issue 29): programs like an external suite's threaded
+# benchmarks, each added with the cause of uslub's time it reproduces
+# (bench/README.md, "The threaded rows"): tloop (glibc bench-malloc-thread-
+# like), mstress (short-lived threads in rounds), larson and xmalloc
+# (objects freed by other threads). Outside the geometric means, each with
+# its own target: time <= B8_THREADED_LIMIT x B8_THREADED_VS.
+B8_THREADED = ["tloop", "mstress", "larson", "xmalloc"]
+B8_THREADED_VS = "mimalloc-3.4"
+B8_THREADED_LIMIT = 1.0
 # the rows outside the geometric means (and outside the worst-workload
-# target), each with targets of its own
-B8_OWN_ROWS = [B8_LARGE] + B8_WAVES
+# target), each with targets of its own: (row, peer, time limit)
+B8_OWN_ROWS = [B8_LARGE] + B8_WAVES + B8_THREADED
+B8_ROW_TARGETS = [(w, B8_WAVES_VS, B8_WAVES_LIMIT) for w in B8_WAVES] + \
+    [(w, B8_THREADED_VS, B8_THREADED_LIMIT) for w in B8_THREADED]
 # B8's targets: the geometric mean time of uslub / peer <= limit for each
 # (peer, limit); no workload's time above B8_WORST_LIMIT x B8_WORST_VS; the
 # geometric mean peak RSS <= B8_RSS_LIMIT x each of B8_RSS_VS; phases
@@ -231,6 +252,45 @@ USLUB_NOMARK_BENCH = "uslub-bench-uslub-nomark"
 USLUB_NOMARK_MALLOC_LIB = "libuslub-malloc-nomark.so"
 # filled by discover_dfree(): sub-bench -> [(peer, argv0, extra_env)]
 DFREE = {}
+# B-scale: the malloc suite's threaded workloads at 1, 2, 4, .. threads up
+# to BSCALE_FACTOR x the CPUs (os.cpu_count(); --scale-threads MAX sets
+# the last), each a fixed total of operations divided among the threads,
+# so the time against the thread count is the scaling curve (on N CPUs
+# it should fall to N threads and stay flat beyond). (name, the suite's
+# --workload): larson (live sets handed between threads), xmalloc (one
+# producer per consumer) and churn (each thread its own live set: the
+# suite's "threads").
+BSCALE = "B-scale"
+BSCALE_WORKLOADS = [("larson", "larson"), ("xmalloc", "xmalloc"), ("churn", "threads")]
+BSCALE_FACTOR = 4
+# uslub's modes in B-scale: (peer, environment added to LD_PRELOAD of
+# libuslub-malloc.so). One row per mode; a mode chosen by an environment
+# variable is one more row here, e.g. ("uslub-percpu", {"USLUB_PERCPU": "cpu"})
+# once that option exists (an unknown USLUB_ variable is ignored, so a row
+# for a mode the library lacks would measure the default mode).
+BSCALE_USLUB_MODES = [
+    ("uslub", {}),
+    (CPUSLABS, CPUSLABS_MALLOC_ENV),
+]
+# Targets, per uslub mode and workload: at every thread count, time <=
+# BSCALE_TIME_LIMIT x and peak RSS <= BSCALE_RSS_LIMIT x BSCALE_VS's.
+BSCALE_VS = MIMALLOC3
+BSCALE_TIME_LIMIT = 1.0
+BSCALE_RSS_LIMIT = 0.8
+# filled by discover_bscale(): [(peer, argv0, extra_env)], uslub's modes first
+BSCALE_PEERS = []
+
+
+def bscale_threads(max_threads=None):
+    """B-scale's thread counts: 1, 2, 4, .. below @max_threads (default
+    BSCALE_FACTOR x the CPUs), then @max_threads itself."""
+    top = max_threads or BSCALE_FACTOR * (os.cpu_count() or 1)
+    out, n = [], 1
+    while n < top:
+        out.append(n)
+        n *= 2
+    return out + [top]
+
 
 # Profiling is fixed per process by USLUB_PROFILING; the benchmarks that
 # do not measure it run with it off, so they measure what they say.
@@ -289,18 +349,21 @@ MODES = {
     # B8_phase1_mib, B8_purge_ms: the phases workload's phase 1 and wait.
     # Bdfree_rounds: rounds of B-dfree, its B1 and B8 parts alike (short
     # processes; the difference it measures is small).
+    # Bscale_rounds, Bscale_scale: B-scale's rounds and the suite's --scale.
     "quick": {"rounds": 5, "repeats": 3, "B1_iters": 5_000_000,
               "B4_objects": 1_500_000, "B2_objects": 500_000,
               "B3_bytes": 64 << 20, "B5_iters": 5_000_000,
               "B6acc_bytes": 64 << 20, "B6acc_repeats": 4,
               "B8_rounds": 2, "B9_rounds": 2, "B8_scale": 0.25, "B8_phase1_mib": 64,
-              "B8_purge_ms": 1500, "Bdfree_rounds": 5, "timeout": 60},
+              "B8_purge_ms": 1500, "Bdfree_rounds": 5, "Bscale_rounds": 2,
+              "Bscale_scale": 0.05, "timeout": 60},
     "full": {"rounds": 7, "repeats": 3, "B1_iters": 20_000_000,
              "B4_objects": 5_000_000, "B2_objects": 2_000_000,
              "B3_bytes": 256 << 20, "B5_iters": 20_000_000,
              "B6acc_bytes": 128 << 20, "B6acc_repeats": 8,
              "B8_rounds": 5, "B9_rounds": 5, "B8_scale": 1.0, "B8_phase1_mib": 200,
-             "B8_purge_ms": 1500, "Bdfree_rounds": 9, "timeout": 180},
+             "B8_purge_ms": 1500, "Bdfree_rounds": 9, "Bscale_rounds": 3,
+             "Bscale_scale": 1.0, "timeout": 180},
 }
 
 # What each benchmark runs: (bench, object size).
@@ -309,10 +372,12 @@ CONFIGS = [("B1", 64), ("B1", 256), ("B2", 64),
            ("B4", 64),
            ("B5", 64), ("B5", 256), ("B6", 64), ("B6", 256), ("B6-acc", 0),
            ("B7", 512), ("B7", 192), ("B-meta", 0), ("B-debug", 64), ("B-debug", 256)] + \
-    [("B8", w) for w in B8_WORKLOADS + [B8_LARGE] + B8_WAVES] + [("B9", n) for n in B9_THREADS] + \
+    [("B8", w) for w in B8_WORKLOADS + B8_OWN_ROWS] + [("B9", n) for n in B9_THREADS] + \
+    [(BSCALE, (w, n)) for w, _ in BSCALE_WORKLOADS for n in bscale_threads()] + \
     [("B-dfree", sub) for sub in BDFREE_SUBS]
 # Benchmarks with their own analysis and table (not one row per peer).
-OWN = ("B2", "B3", "B5", "B6", "B6-acc", "B7", "B-meta", "B-debug", "B8", "B9", "B-dfree")
+OWN = ("B2", "B3", "B5", "B6", "B6-acc", "B7", "B-meta", "B-debug", "B8", "B9", "B-dfree",
+       BSCALE)
 
 
 def _log(msg=""):

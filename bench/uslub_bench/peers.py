@@ -11,7 +11,7 @@ import shutil
 import subprocess
 
 from .config import (
-    CPUSLABS, CPUSLABS_MALLOC_ENV, DFREE, MALLOC_PEERS, MIMALLOC3, MIMALLOC3_DIR, MIMALLOC3_ENV,
+    BSCALE_PEERS, BSCALE_USLUB_MODES, CPUSLABS, CPUSLABS_MALLOC_ENV, DFREE, MALLOC_PEERS, MIMALLOC3, MIMALLOC3_DIR, MIMALLOC3_ENV,
     MIMALLOC3_WANT, PEER_ORDER, PEER_PACKAGES, REPO, SUITE, SUITE_MODES, SUITE_PEERS,
     USLUB_MALLOC, USLUB_MALLOC_LIB, USLUB_NOMARK_BENCH, USLUB_NOMARK_MALLOC_LIB, USLUB_SERIES,
     USLUB_VARIANTS, log, shown,
@@ -216,14 +216,10 @@ def discover_suite(build, wanted):
             if peer == CPUSLABS:
                 env.update(CPUSLABS_MALLOC_ENV)
             SUITE.append((peer, sb, env))
-        elif peer == "glibc":
-            SUITE.append((peer, sb, {}))
         else:
-            lib, why = malloc_peer_lib(build, peer, sb)
-            if not lib:
-                log("bench: B8/B9: skipping %s: %s" % (peer, why))
-                continue
-            SUITE.append((peer, sb, {"LD_PRELOAD": lib}))
+            got = suite_other_peer(build, peer, sb, "B8/B9")
+            if got:
+                SUITE.append(got)
     SUITE_MODES.clear()
     for peer, argv0, env in SUITE:
         if peer in USLUB_SERIES:
@@ -234,6 +230,47 @@ def discover_suite(build, wanted):
             "does not run on cpu slabs, %s measures sheaves too" % (
                 CPUSLABS, got, " ".join("%s=%s" % kv for kv in CPUSLABS_MALLOC_ENV.items()),
                 CPUSLABS))
+
+
+def suite_other_peer(build, peer, sb, what):
+    """One malloc peer other than uslub on the malloc suite @sb: glibc (no
+    preload) or a peer malloc's library (LD_PRELOAD), as (peer, argv0,
+    extra_env); None, with one line naming @what, when it is missing."""
+    if peer == "glibc":
+        return (peer, sb, {})
+    lib, why = malloc_peer_lib(build, peer, sb)
+    if not lib:
+        log("bench: %s: skipping %s: %s" % (what, peer, why))
+        return None
+    return (peer, sb, {"LD_PRELOAD": lib})
+
+
+def discover_bscale(build, wanted):
+    """B-scale's peers into BSCALE_PEERS: the malloc suite with LD_PRELOAD of
+    libuslub-malloc.so once per row of BSCALE_USLUB_MODES (its environment
+    added; --peers uslub selects every mode), then the other suite peers.
+    Prints one line per peer skipped."""
+    del BSCALE_PEERS[:]
+    sb = find_binary(build, "uslub-bench-mallocsuite")
+    if not sb:
+        log("bench: B-scale: uslub-bench-mallocsuite not found under %s; skipping B-scale"
+            % build)
+        return
+    lib = find_build_lib(build, USLUB_MALLOC_LIB)
+    for peer, env in BSCALE_USLUB_MODES:
+        if wanted and peer not in wanted and "uslub" not in wanted:
+            continue
+        if not lib:
+            log("bench: B-scale: skipping %s: %s not found under %s" % (
+                peer, USLUB_MALLOC_LIB, build))
+            continue
+        BSCALE_PEERS.append((peer, sb, dict(env, LD_PRELOAD=lib)))
+    for peer in SUITE_PEERS:
+        if peer in USLUB_SERIES or (wanted and peer not in wanted):
+            continue
+        got = suite_other_peer(build, peer, sb, "B-scale")
+        if got:
+            BSCALE_PEERS.append(got)
 
 
 def malloc_sheaf_capacity(argv0, env):

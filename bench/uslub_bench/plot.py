@@ -7,8 +7,10 @@ import sys
 
 from .config import (
     B2_PEERS, B3_LIMITS, B56_PATTERNS, B6_MODE, B8_LARGE, B8_VS, B8_WORST_VS, B9_VS, CPUSLABS,
-    MIMALLOC3, PEER_ORDER, RUN_PY, SUITE_OTHERS, SUITE_PEERS, USLUB_MALLOC, USLUB_SERIES, log,
+    BSCALE, MIMALLOC3, PEER_ORDER, RUN_PY, SUITE_OTHERS, SUITE_PEERS, USLUB_MALLOC, USLUB_SERIES,
+    log,
 )
+from .scale import plot_bscale
 
 
 PLOT_COLORS = {
@@ -49,9 +51,11 @@ def plot(data, png):
         suite += [("B8", "time"), ("B8", "rss")]
     if "B9" in data and data["B9"]["peers"]:
         suite.append(("B9", None))
-    if not panels and not extra and not own and not suite:
+    # fifth row: B-scale, one panel per workload (time against threads)
+    scale = [w for w, we in data.get(BSCALE, {}).get("workloads", {}).items() if we["time_ms"]]
+    if not panels and not extra and not own and not suite and not scale:
         raise ValueError("nothing to plot")
-    rows = [r for r in (panels, extra, own, suite) if r]
+    rows = [r for r in (panels, extra, own, suite, scale) if r]
     ncols = max(len(r) for r in rows)
     fig, axes = plt.subplots(len(rows), ncols, figsize=(4.6 * ncols, 4.4 * len(rows)),
                              squeeze=False)
@@ -78,6 +82,9 @@ def plot(data, png):
                 plot_b8(ax, data["B8"], what)
             else:
                 plot_b9(ax, data["B9"])
+    if scale:
+        for ax, w in zip(axes[rows.index(scale)], scale):
+            plot_bscale(ax, data[BSCALE], w, PLOT_COLORS)
     for ax, (b, sz, s) in zip(axes[0] if panels else [], panels):
         names = [p for p in PEER_ORDER if p in s["median_ns"]]
         vals = [s["median_ns"][p] for p in names]

@@ -11,7 +11,7 @@ import time
 from .config import (
     B2_MODES, B2_NS, B2_SHEAVES, B3_VARIANTS, B56_BATCH, B56_PATTERNS, B6ACC_MIN_SHARE,
     B6ACC_ONCE, B6ACC_PEERS, B6_EXPECT, B6_PEERS, B7_GROUPS, B7_MODES, B7_OBJS, B9_SKIP,
-    BDEBUG_PEERS, BMETA_CACHES, BMETA_PROFILED, CPUSLABS, CPUSLABS_ENV, DFREE, HARDENED_ENV, NO_PROFILING, ONCE,
+    BDEBUG_PEERS, BMETA_CACHES, BMETA_PROFILED, BSCALE, BSCALE_PEERS, BSCALE_WORKLOADS, CPUSLABS, CPUSLABS_ENV, DFREE, HARDENED_ENV, NO_PROFILING, ONCE,
     OWN, SKIPPED, SUITE, SUITE_BENCHES, USLUB_MALLOC, log,
 )
 
@@ -25,6 +25,9 @@ def bench_argv(argv0, peer, bench, size, mode):
                 "--purge-ms", str(mode["B8_purge_ms"]), "--label", peer]
     if bench == "B9":
         return [argv0, "--workload", "b9", "--threads", str(size), "--label", peer]
+    if bench == BSCALE:
+        return [argv0, "--workload", dict(BSCALE_WORKLOADS)[size[0]], "--threads", str(size[1]),
+                "--scale", "%g" % mode["Bscale_scale"], "--label", peer]
     if bench == "B2":
         argv = [argv0, "--bench", bench, "--size", str(size),
                 "--iters", str(mode["B2_objects"]),
@@ -70,10 +73,14 @@ def peers_for(bench, peers, size=None):
     uslub without USLUB_DEBUG and with it naming the other cache. B8, B9:
     the malloc suite's peers (SUITE), uslub through libuslub-malloc.so.
     B-dfree (@size is (sub-bench, size)): uslub and uslub-nomark (DFREE).
+    B-scale: uslub's modes (BSCALE_USLUB_MODES) and the suite's other peers
+    (BSCALE_PEERS).
     uslub-cpuslabs: uslub's binary with CPUSLABS_ENV (B8: library, with
     CPUSLABS_MALLOC_ENV; B9 runs the default mode only)."""
     if bench == "B-dfree":
         return list(DFREE.get(size[0], []))
+    if bench == BSCALE:
+        return list(BSCALE_PEERS)
     if bench in SUITE_BENCHES:
         return [p for p in SUITE if bench != "B9" or p[0] not in B9_SKIP]
     if bench == "B2":
@@ -190,6 +197,8 @@ def config_label(bench, size):
         return "%d threads" % size
     if bench == "B-dfree":
         return "%s %s" % (size[0], config_label(size[0], size[1]))
+    if bench == BSCALE:
+        return "%s %dt" % size
     return "%s B" % size
 
 
@@ -202,6 +211,8 @@ def rounds_of(bench, mode):
     """Rounds of one benchmark: B8 and B9 have their own count."""
     if bench in SUITE_BENCHES:
         return mode["%s_rounds" % bench]
+    if bench == BSCALE:
+        return mode["Bscale_rounds"]
     if bench == "B-dfree":
         return mode["Bdfree_rounds"]
     return mode["rounds"]
@@ -251,7 +262,7 @@ def series_summary(bench, series):
 
 def result_summary(bench, res):
     """One progress-line summary of a B7/B-meta/B8/B9 run."""
-    if bench == "B8":
+    if bench in ("B8", BSCALE):
         line = "%8.1f ms  peak RSS %7.1f MiB" % (res["time_ns"] / 1e6, res["peak_rss_kb"] / 1024)
         if res.get("workload") == "phases":
             line += "  after frees %.1f MiB (%.0f%% of peak), end %.1f MiB" % (
@@ -328,7 +339,7 @@ def run_all(peers, configs, mode):
                 if bench in ("B-meta", "B6-acc"):
                     prefix = "[%3d/%d] round %d/%d  %s  %s" % (
                         step, total, rnd + 1, mode["rounds"], bench, peer)
-                elif bench in SUITE_BENCHES + ("B-dfree",):
+                elif bench in SUITE_BENCHES + ("B-dfree", BSCALE):
                     prefix = "[%3d/%d] round %d/%d  %s %-11s %-9s" % (
                         step, total, rnd + 1, rounds_of(bench, mode), bench,
                         config_label(bench, size), peer)
@@ -369,7 +380,7 @@ def run_all(peers, configs, mode):
                         log(prefix + " %9.2f ns  (median of this run's %d samples)" % (
                             statistics.median(res["samples_ns"]), len(res["samples_ns"])))
                     continue
-                if bench in ("B7", "B-meta", "B6-acc") + SUITE_BENCHES:
+                if bench in ("B7", "B-meta", "B6-acc", BSCALE) + SUITE_BENCHES:
                     slot = results[(bench, size)].setdefault(peer, {"runs": []})
                     slot["runs"].append(res)
                     log(prefix + " " + result_summary(bench, res))

@@ -5,7 +5,9 @@ import statistics
 
 from .config import (
     B8_LARGE, B8_LARGE_LIMIT, B8_LARGE_VS, B8_OWN_ROWS, B8_RETURNED, B8_RSS_LIMIT, B8_RSS_VS,
-    B8_TIME_VS, B8_VS, B8_WAVES, B8_WAVES_LIMIT, B8_WAVES_VS, B8_WHAT, B8_WORST_LIMIT, B8_WORST_VS, B9_LIMIT, B9_MIN_SLOPE, B9_VS, BENCH_TITLES,
+    B8_ROW_TARGETS, B8_THREADED, B8_THREADED_LIMIT, B8_THREADED_VS, B8_TIME_VS, B8_VS, B8_WAVES,
+    B8_WAVES_LIMIT, B8_WAVES_VS, B8_WHAT, B8_WORST_LIMIT, B8_WORST_VS, B9_LIMIT, B9_MIN_SLOPE,
+    B9_VS, BENCH_TITLES,
     BENCH_UNITS, CPUSLABS, MIMALLOC3, SUITE_OTHERS, SUITE_PEERS, USLUB_MODE, USLUB_SERIES,
 )
 from .fmt import fmt_ratio
@@ -16,8 +18,8 @@ def analyse_b8(results, workloads, mode):
     """B8: per workload and peer, the median time and peak RSS over the
     rounds; uslub's ratios to each peer; their geometric means over the
     workloads, checked against the targets for B8_VS. The rows of
-    B8_OWN_ROWS (large, the waves) stay outside the geometric means, each
-    with targets of its own."""
+    B8_OWN_ROWS (large, the waves, the threaded rows) stay outside the
+    geometric means, each with targets of its own."""
     geo_ws = [w for w in workloads if w not in B8_OWN_ROWS]
     entry = {"title": BENCH_TITLES["B8"], "unit": BENCH_UNITS["B8"],
              "scale": mode["B8_scale"], "phase1_mib": mode["B8_phase1_mib"],
@@ -27,6 +29,7 @@ def analyse_b8(results, workloads, mode):
              "rss_vs": B8_RSS_VS, "rss_limit": B8_RSS_LIMIT,
              "large_vs": B8_LARGE_VS, "large_limit": B8_LARGE_LIMIT,
              "waves_vs": B8_WAVES_VS, "waves_limit": B8_WAVES_LIMIT,
+             "threaded_vs": B8_THREADED_VS, "threaded_limit": B8_THREADED_LIMIT,
              "geomean_workloads": geo_ws, "workloads": {}}
     for w in workloads:
         per = results[("B8", w)]
@@ -135,7 +138,7 @@ def analyse_b8(results, workloads, mode):
             continue
         geo = entry["geomean"] if series == "uslub" else entry["geomean_series"].get(series, {})
         targets += b8_targets(series, geo, measured, entry, geo_ws)
-        targets += b8_waves_targets(series, entry)
+        targets += b8_row_targets(series, entry)
     entry["targets"] = targets
     entry["pass"] = verdict_of(targets)
     return entry
@@ -208,29 +211,30 @@ def b8_targets(series, geo, measured, entry, geo_ws):
     return targets
 
 
-def b8_waves_targets(series, entry):
-    """The waves rows' targets for one uslub mode: each waves workload's
-    time <= B8_WAVES_LIMIT x B8_WAVES_VS's (the median times' ratio, as
-    every B8 ratio); none when no waves workload ran (--only, an older
-    configuration)."""
+def b8_row_targets(series, entry):
+    """The targets of the rows with one of their own (B8_ROW_TARGETS: the
+    waves rows, metric "waves_time", and the threaded rows, "row_time")
+    for one uslub mode: each one's time <= its limit x its peer's (the
+    median times' ratio, as every B8 ratio); none for a row that did not
+    run (--only, an older configuration)."""
     targets = []
     pre = series_prefix(series)
-    for w in B8_WAVES:
+    for w, vs, limit in B8_ROW_TARGETS:
         s = entry["workloads"].get(w)
         if s is None:
             continue
-        c = {"target": "%s%s time <= %.1fx %s" % (pre, w, B8_WAVES_LIMIT, B8_WAVES_VS),
-             "series": series, "peer": B8_WAVES_VS, "metric": "waves_time",
-             "limit": B8_WAVES_LIMIT}
+        c = {"target": "%s%s time <= %.1fx %s" % (pre, w, limit, vs),
+             "series": series, "peer": vs,
+             "metric": "waves_time" if w in B8_WAVES else "row_time", "limit": limit}
         if series == "uslub":
-            r = s["time_ratio"].get(B8_WAVES_VS)
+            r = s["time_ratio"].get(vs)
         else:
-            r = s["series_ratios"].get(series, {}).get("time", {}).get(B8_WAVES_VS)
+            r = s["series_ratios"].get(series, {}).get("time", {}).get(vs)
         if r is None:
             c.update(ratio=None, note="not measured (%s missing)" % (
-                series if series not in s["time_ms"] else B8_WAVES_VS), pass_=None)
+                series if series not in s["time_ms"] else vs), pass_=None)
         else:
-            c.update(ratio=r, pass_=r <= B8_WAVES_LIMIT)
+            c.update(ratio=r, pass_=r <= limit)
         c["pass"] = c.pop("pass_")
         targets.append(c)
     return targets
@@ -347,6 +351,10 @@ def print_b8(e, log):
     if waves:
         log("  %s: outside the geomean too (their own targets: time <= %.1fx %s each)" % (
             ", ".join(waves), B8_WAVES_LIMIT, B8_WAVES_VS))
+    threaded = [w for w in B8_THREADED if w in ws]
+    if threaded:
+        log("  %s: the threaded rows, outside the geomean (their own targets: time <= %.1fx "
+            "%s each)" % (", ".join(threaded), B8_THREADED_LIMIT, B8_THREADED_VS))
     mode_col = "uslub" in peers and CPUSLABS in peers
     hdr = "".join("%13s" % short_peer(p) for p in peers) + "   " + \
         "".join("%9s" % c[2] for c in cols) + ("%8s" % "mode" if mode_col else "")

@@ -3,11 +3,12 @@ BENCH_ORDER, then one row per target (target_rows, which the README's
 published table is made from too)."""
 
 from .bulk import b2_target_groups, print_b2, print_b3
-from .config import BENCH_ORDER, SUITE_BENCHES, _log
+from .config import BENCH_ORDER, BSCALE, SUITE_BENCHES, _log
 from .debug import print_bdebug, print_bdfree
 from .ext import print_b5, print_b6, print_b6acc, print_b7, print_bmeta
 from .hotpath import print_hot_paths
 from .rcu import print_brcu
+from .scale import bscale_target_row, print_bscale
 from .single import print_single
 from .suite import print_b8, print_b9
 
@@ -60,6 +61,11 @@ def target_rows(data):
                     verdict = "PASS" if t["pass"] else "MISS"
                     ratio = "err %.1f%%" % (t["ratio"] * 100)
                 row(bench, t["target"], ratio, verdict)
+            continue
+        if bench == BSCALE:
+            for t in data[bench]["targets"]:
+                measured, verdict = bscale_target_row(t)
+                row(bench, t["target"], measured, verdict)
             continue
         if bench == "B-rcu":
             for t in data[bench]["targets"]:
@@ -150,4 +156,4 @@ def print_table(data):
 OWN_PRINTERS = {"B5": print_b5, "B6": print_b6, "B6-acc": print_b6acc, "B7": print_b7,
                 "B-meta": print_bmeta,
                 "B-debug": print_bdebug, "B8": print_b8, "B9": print_b9,
-                "B-dfree": print_bdfree, "B-rcu": print_brcu}
+                "B-dfree": print_bdfree, "B-rcu": print_brcu, BSCALE: print_bscale}
