@@ -608,8 +608,12 @@ static void *purge_thread(void *arg)
 		uint64_t next;
 		purge_pass(false, &next);
 		uslub_mutex_lock(&purge_lock, RANK_PURGE);
-		if (purge_pending)
-			continue;            /* new work during the pass: look again */
+		/* new work during the pass: look again; a stop during the
+		 * pass: its signal found nobody waiting, so look before the
+		 * wait (the timed one slept to the next deadline, ~a decay,
+		 * and the program's pthread_join() of its last thread with it) */
+		if (purge_pending || purge_stop)
+			continue;
 		if (!next) {                 /* nothing dirty: no tick until there is */
 			purge_idle = true;
 			while (!purge_pending && !purge_stop)
