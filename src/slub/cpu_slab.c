@@ -198,21 +198,34 @@ static bool slot_is_clean(const struct kmem_cache_cpu *c)
 
 /* The sheaf layer's slot flush (sheaf/sheaf.c): set once at init, before
  * any cache (so before any sheaf) exists. */
-static void (*sheaf_flush)(struct kmem_cache *s, struct kmem_cache_cpu *c);
+static void (*sheaf_flush)(struct kmem_cache *s, struct kmem_cache_cpu *c, bool exiting);
 
-void _uslub_register_sheaf_flush(void (*flush)(struct kmem_cache *s, struct kmem_cache_cpu *c))
+void _uslub_register_sheaf_flush(void (*flush)(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					       bool exiting))
 {
 	sheaf_flush = flush;
 }
 
+static void flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c, bool exiting);
+
 void _uslub_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c)
+{
+	flush_cpu(s, c, false);
+}
+
+void _uslub_flush_cpu_exit(struct kmem_cache *s, struct kmem_cache_cpu *c)
+{
+	flush_cpu(s, c, true);
+}
+
+static void flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c, bool exiting)
 {
 	/* Reads only: a slot never used stays on the zero page, uncommitted,
 	 * when a thread exits or a cache is destroyed. */
 	if (slot_is_clean(c))
 		return;
 	if (sheaf_real(c->main) || c->spare || __atomic_load_n(&c->rcu_free, __ATOMIC_RELAXED))
-		sheaf_flush(s, c);
+		sheaf_flush(s, c, exiting);
 	struct slab *slab = c->slab;
 	void *freelist = checked_cpu_freelist(s, c);
 	set_cpu_slab(c, NULL);

@@ -1144,12 +1144,17 @@ __internal void _uslub_internal_free(struct kmem_cache *s, void *x, bool may_ini
 
 /* Flush a cpu slot of @s (sheaves, slab, partials) and fold its counters. */
 __internal void _uslub_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c);
+/* The same for a thread that exits: its full sheaves go to the barn where
+ * there is room (the next thread's refill takes them back) instead of
+ * their objects to the slabs. */
+__internal void _uslub_flush_cpu_exit(struct kmem_cache *s, struct kmem_cache_cpu *c);
 /* The sheaf layer's flush of a slot's sheaves (main, spare), which
- * _uslub_flush_cpu() runs first for a slot holding any: registered once by
- * the sheaf layer's init (_uslub_sheaf_lifecycle_init(), before any cache
- * exists). */
+ * _uslub_flush_cpu() runs first for a slot holding any (@exiting: the
+ * slot's thread exits): registered once by the sheaf layer's init
+ * (_uslub_sheaf_lifecycle_init(), before any cache exists). */
 __internal void _uslub_register_sheaf_flush(void (*flush)(struct kmem_cache *s,
-							  struct kmem_cache_cpu *c));
+							  struct kmem_cache_cpu *c,
+							  bool exiting));
 __internal uint64_t _uslub_cpu_alloc_fastpath(const struct kmem_cache *s,
 					       const struct kmem_cache_cpu *c);
 /* Lifecycle entries (base/lifecycle.h) of slab_common.c (slab_mutex,

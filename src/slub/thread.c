@@ -117,13 +117,18 @@ void _uslub_for_each_cpu_area(void (*fn)(char *cpu_base, void *arg), void *arg)
 		fn(t->cpu_base, arg);
 }
 
-/* Flush every cache's cpu state of @t (thread_lock held). */
-static void flush_thread_locked(struct uslub_thread *t)
+/* Flush every cache's cpu state of @t (thread_lock held); @exiting: @t
+ * exits (its full sheaves may go to the barns). */
+static void flush_thread_locked(struct uslub_thread *t, bool exiting)
 {
 	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	struct kmem_cache *s;
-	list_for_each_entry(s, &_uslub_slab_caches, list)
-		_uslub_flush_cpu(s, _uslub_thread_cpu(t, s));
+	list_for_each_entry(s, &_uslub_slab_caches, list) {
+		if (exiting)
+			_uslub_flush_cpu_exit(s, _uslub_thread_cpu(t, s));
+		else
+			_uslub_flush_cpu(s, _uslub_thread_cpu(t, s));
+	}
 	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 }
 
@@ -150,7 +155,7 @@ static void thread_exit_locked(void *arg)
 	struct uslub_thread *t = arg;
 	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);
 	_uslub_lifecycle_thread_fold(t);
-	flush_thread_locked(t);
+	flush_thread_locked(t, true);
 	list_del(&t->link);
 	list_add(&t->link, &free_areas);
 	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
@@ -161,7 +166,7 @@ __public void uslub_flush_thread(void)
 	if (!this_cpu_is_real())
 		return;
 	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);
-	flush_thread_locked(_uslub_tls.thread);
+	flush_thread_locked(_uslub_tls.thread, false);
 	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
 	_uslub_gp_drain();
 }
@@ -193,7 +198,7 @@ static void postfork_child(void)
 			continue;
 		_uslub_lifecycle_thread_fold(t);
 		_uslub_lifecycle_thread_lost(t);
-		flush_thread_locked(t);
+		flush_thread_locked(t, false);
 		list_del(&t->link);
 		list_add(&t->link, &free_areas);
 	}

@@ -395,6 +395,63 @@ static void test_flush(void)
 	CHECK_EQ(uslub_cache_destroy(s), 0);
 }
 
+/* A thread that exits gives its full sheaves to the barn and flushes
+ * only the others; a second thread's allocations take a barn sheaf back. */
+struct exit_arg {
+	struct kmem_cache *s;
+	void *obj[256];
+	int n, f;                        /* allocate n, free the first f     */
+	unsigned int main_n, spare_n;    /* what the slot held at the end     */
+};
+
+static void *exit_thread(void *argp)
+{
+	struct exit_arg *a = argp;
+	for (int i = 0; i < a->n; i++)
+		CHECK(a->obj[i] = uslub_cache_alloc(a->s, 0));
+	for (int i = 0; i < a->f; i++)
+		uslub_cache_free(a->s, a->obj[i]);
+	struct kmem_cache_cpu *c = this_cpu(a->s);
+	a->main_n = c->main->size;
+	a->spare_n = c->spare ? c->spare->size : 0;
+	return NULL;
+}
+
+static void test_exit_to_barn(void)
+{
+	struct kmem_cache *s = sheaf_cache("sheaf-exit", 128, 30);
+	unsigned int cap = s->sheaf_capacity;
+	CHECK(cap >= 30 && 2 * cap + 2 <= 256);
+	uslub_cache_shrink(s);
+	/* ends with a full spare and a partial main (the free path's swap) */
+	struct exit_arg a = { .s = s, .n = (int)(2 * cap + 2), .f = (int)(cap - 9) };
+	uint64_t flushed = ST(s, SHEAF_FLUSH), put = ST(s, BARN_PUT);
+	unsigned long full0 = barn_full(s);
+	pthread_t t;
+	CHECK(pthread_create(&t, NULL, exit_thread, &a) == 0);
+	CHECK(pthread_join(t, NULL) == 0);
+	unsigned int held = a.main_n + a.spare_n;
+	unsigned int kept = (a.main_n == cap) + (a.spare_n == cap);
+	CHECK(kept >= 1 && held > kept * cap);  /* both cases exercised */
+	CHECK_EQ(barn_full(s), full0 + kept);
+	CHECK_EQ(ST(s, BARN_PUT) - put, kept);
+	CHECK_EQ(ST(s, SHEAF_FLUSH) - flushed, held - kept * cap);
+	/* in slabs' counts: the barn's sheaves and what the thread kept */
+	CHECK_EQ(slab_inuse(s), kept * cap + (unsigned int)(a.n - a.f));
+	CHECK_EQ(uslub_cache_validate(s), 0);
+	for (int i = a.f; i < a.n; i++)
+		uslub_cache_free(s, a.obj[i]);
+	/* the next thread's allocations refill from the barn */
+	uint64_t get = ST(s, BARN_GET);
+	a.n = a.f = (int)cap;
+	CHECK(pthread_create(&t, NULL, exit_thread, &a) == 0);
+	CHECK(pthread_join(t, NULL) == 0);
+	CHECK(ST(s, BARN_GET) - get >= 1);
+	check_settled(s, 0);
+	check_sheaf_census(s, 0);
+	CHECK_EQ(uslub_cache_destroy(s), 0);
+}
+
 /* ------------------------------------------------------------------------ */
 
 /* alloc_from_sheaf cannot fail while the sheaf holds objects, whatever
@@ -928,6 +985,7 @@ int main(int argc, char **argv)
 	test_barn_limits();
 	test_barn_swings();
 	test_flush();
+	test_exit_to_barn();
 	test_prefill_guarantee();
 	test_prefill_return();
 	test_refill();
