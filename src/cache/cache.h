@@ -23,6 +23,10 @@ __internal void _uslub_slab_free_miss(struct kmem_cache *s, void *x, uintptr_t a
 __internal void _uslub_free_record_set(struct kmem_cache *s, struct kmem_cache_cpu *c,
 				       struct slab *slab);
 __internal void _uslub_free_record_obj(struct kmem_cache *s, struct kmem_cache_cpu *c, void *obj);
+/* A second lookup push in a row into @slab (free_record_note()): the
+ * record is set on such a slab's second pair (rec.pending). */
+__internal void _uslub_free_record_note_run(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					    struct slab *slab);
 /* free_object_lookup()'s miss, for @x in live @slab of @s: the cpu slab
  * (cpu-slab mode), else the miss path (free.c). */
 __internal void _uslub_free_slab_miss(struct kmem_cache *s, struct slab *slab, void *x,
@@ -271,11 +275,12 @@ static __always_inline bool rec_hooked_covers(const struct kmem_cache *s,
 	       c->rec.epoch == (READ_ONCE(s->slab_epoch) | FREE_RECORD_HOOKED);
 }
 
-/* A lookup's push into @slab: the second in a row into the same slab
- * makes it the slot's free record (free.c, which reads the epoch and then
- * checks again what the record rests on), the first only notes it
- * (rec.cand): frees that wander over many slabs pay a compare and a store,
- * not the record's stores. */
+/* A lookup's push into @slab: the first only notes it (rec.cand), the
+ * second in a row into the same slab goes out of line, where a slab's
+ * second such pair makes it the slot's free record (free.c, which reads
+ * the epoch and then checks again what the record rests on): frees that
+ * wander over many slabs pay a compare and a store, not the record's
+ * stores. */
 static __always_inline void free_record_note(struct kmem_cache *s, struct kmem_cache_cpu *c,
 					     struct slab *slab)
 {
@@ -283,7 +288,7 @@ static __always_inline void free_record_note(struct kmem_cache *s, struct kmem_c
 		c->rec.cand = slab;
 		return;
 	}
-	_uslub_free_record_set(s, c, slab);
+	_uslub_free_record_note_run(s, c, slab);
 }
 
 /*

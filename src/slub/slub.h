@@ -581,8 +581,9 @@ struct tag_counter {
  * that could end it (S discarded, S losing PG_slab_page to a sampled
  * object, fastpath_off changing) changes slab_epoch first (slab_epoch_bump()),
  * and a slab_epoch never returns to a value (64 bits, each cache's start
- * unique). Set by _uslub_free_record_set() (cache/free.c: after an
- * inline lookup's second push in a row into S, and after a refill), which
+ * unique). Set by _uslub_free_record_set() (cache/free.c: when an
+ * inline lookup's push is the second in a row into S for the second time
+ * with no other slab's such pair between, and after a refill), which
  * reads the epoch first and tests what the record states after it; read
  * only by the owner; a slot given to a new cache starts with bytes 0. A
  * cache whose inline paths are off reaches the dead slot through
@@ -599,6 +600,9 @@ struct free_record {
 	                                second push into it sets the record
 	                                (only compared, never dereferenced)   */
 	unsigned long exts;          /* the slab's obj_exts (hooked records)  */
+	struct slab *pending;        /* a slab a second push in a row went to;
+	                                the record is set the next time that
+	                                happens for it (only compared)        */
 };
 /* A hooked record (a cache on its lean hooked sheaf paths, cache/
  * internal.h: inline paths off for hooks only, pcs_hooks chosen,
@@ -610,6 +614,7 @@ struct free_record {
  * PCS_LEAN_OFF_OK bits and pcs_hooks was set", and exts == S->obj_exts,
  * which a live slab never changes once set. */
 #define FREE_RECORD_HOOKED (1ull << 63)
+
 
 struct kmem_cache_cpu {
 	struct slab_sheaf *main;     /* never NULL (see above)                */

@@ -5,6 +5,8 @@
  *   record_set           an allocation's refill and a second lookup push
  *                        into one slab make it the record; the next free
  *                        into it takes the record's path (no lookup)
+ *   record_note_run      lookup pushes in a row into one slab: the pair
+ *                        marks it pending, a second pair sets the record
  *   record_bad_frees     adjacent and non-adjacent double frees, an
  *                        interior pointer, an object of another cache
  *                        inside and outside the record: each reported once,
@@ -78,6 +80,47 @@ static void record_set(void)
 	CHECK_EQ(main->size, n + 1);
 	CHECK_EQ(main->objects[n], x);
 	CHECK_EQ(*(uintptr_t *)x, slot(s)->rec.mark);   /* the free mark */
+	uslub_cache_destroy(s);
+}
+
+/* Lookup pushes into a slab that is not the record: the first notes it,
+ * the second (the first pair) only marks it pending, the third (its
+ * second pair) makes it the record. Random frees make single pairs in
+ * one slab often, and a record set costs ~60 instructions. */
+static void record_note_run(void)
+{
+	struct kmem_cache *s = mk("rec_run");
+	CHECK(s && s->sheaf_capacity);
+	enum { N = 256 };
+	static void *v[N];
+	for (int i = 0; i < N; i++)
+		CHECK(v[i] = uslub_cache_alloc(s, 0));
+	/* three objects of one slab the record does not cover */
+	void *b[3];
+	int k = 0;
+	struct slab *sb = NULL;
+	for (int i = 0; i < N && k < 3; i++) {
+		if (rec_covers(s, v[i]))
+			continue;
+		if (!sb)
+			sb = virt_to_slab(v[i]);
+		if (virt_to_slab(v[i]) == sb) {
+			b[k++] = v[i];
+			v[i] = NULL;
+		}
+	}
+	CHECK_EQ(k, 3);
+	CHECK(slot(s)->main->size + 3 <= slot(s)->main->capacity);
+	uslub_cache_free(s, b[0]);
+	uslub_cache_free(s, b[1]);                    /* a pair: pending only */
+	CHECK(!rec_covers(s, b[0]));
+	CHECK(slot(s)->rec.pending == sb);
+	uslub_cache_free(s, b[2]);                    /* its second: the record */
+	CHECK(rec_covers(s, b[0]));
+	for (int i = 0; i < N; i++)
+		if (v[i])
+			uslub_cache_free(s, v[i]);
+	CHECK_EQ(uslub_cache_validate(s), 0);
 	uslub_cache_destroy(s);
 }
 
@@ -308,6 +351,7 @@ int main(void)
 	}
 	uslub_cache_destroy(probe);
 	record_set();
+	record_note_run();
 	record_bad_frees();
 	record_stale_reused();
 	record_kfree();
