@@ -18,6 +18,11 @@
  *             before the commit ran on the same id, so before it)
  *   install   @put into the slot if it still holds @expect; commit: the
  *             slot word
+ *   remote    from outside the id's sections (drains, shrink, destroy):
+ *             a stop marker in the slot word, the rseq fence, then the
+ *             sheaf is the taker's if the marker is still there
+ * Exchange and install never replace a sheaf of capacity 0 (the stand-in,
+ * a stop marker) other than the one they expect.
  *
  * A slow path never works on a sheaf that is in a slot: it exchanges it
  * out (leaving the empty stand-in, so others on that id miss, and none
