@@ -52,6 +52,13 @@ static_assert(offsetof(struct slab_sheaf, objects) == PCPU_SHEAF_OBJS_OFF, "shea
 	"movq (%[tab], %q[tmp], 8), %[tmp]\n\t"                              \
 	"movq (%[tmp], %[off]), %[sh]\n\t"
 
+/* Exchange's and install's start: %[idv] = the id, %[tmp] = its area,
+ * %[old] = the slot's word. */
+#define PCPU_LOAD_SLOT                                                       \
+	"movl (%[idp]), %k[idv]\n\t"                                         \
+	"movq (%[tab], %[idv], 8), %[tmp]\n\t"                               \
+	"movq (%[tmp], %[off]), %[old]\n\t"
+
 /* Pop the slot's sheaf; NULL when it is empty (the result is zeroed
  * first, so the empty exit is a jump past the commit and no more). Not
  * asm goto: gcc 12 merged a goto path's `return NULL` into the
@@ -123,9 +130,7 @@ static __always_inline void *pcpu_slot_exchange(char *rseq_area, const unsigned 
 	void *old;
 	__asm__ __volatile__(
 		USLUB_RSEQ_CS_BEGIN("rseq_area", "%[tmp]")
-		"movl (%[idp]), %k[idv]\n\t"
-		"movq (%[tab], %[idv], 8), %[tmp]\n\t"
-		"movq (%[tmp], %[off]), %[old]\n\t"
+		PCPU_LOAD_SLOT
 		"cmpl $0, " USLUB_STR(PCPU_SHEAF_CAP_OFF) "(%[old])\n\t"
 		"je 5f\n\t"
 		"movq %[put], (%[tmp], %[off])\n\t"
@@ -150,9 +155,7 @@ static __always_inline void *pcpu_slot_install(char *rseq_area, const unsigned i
 	void *old;
 	__asm__ __volatile__(
 		USLUB_RSEQ_CS_BEGIN("rseq_area", "%[tmp]")
-		"movl (%[idp]), %k[idv]\n\t"
-		"movq (%[tab], %[idv], 8), %[tmp]\n\t"
-		"movq (%[tmp], %[off]), %[old]\n\t"
+		PCPU_LOAD_SLOT
 		"cmpq %[old], %[expect]\n\t"
 		"jne 5f\n\t"
 		"movq %[put], (%[tmp], %[off])\n\t"

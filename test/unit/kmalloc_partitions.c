@@ -27,13 +27,6 @@
 
 #define NSITES 64
 
-#if defined(__SANITIZE_THREAD__)
-#define TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define TSAN 1
-#endif
-#endif
 
 /* The partition of a kmalloc object, from its cache's name: kmalloc-<size>
  * is 0, kmalloc-part-NN-<size> is NN. */
@@ -257,7 +250,7 @@ static int rerun(const char *mode, char *out, size_t len)
 		dup2(fd[1], 1);
 		close(fd[0]);
 		setenv("USLUB_KMALLOC_PARTITIONS", "1", 1);
-#ifdef TSAN
+#ifdef USLUB_TSAN           /* base/base.h */
 		/* fork takes every barn lock at once (base/lifecycle.h), one
 		 * per sheaf cache: with 195 more caches that is beyond the 64
 		 * locks TSan's deadlock detector can hold per thread (its

@@ -23,21 +23,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_THREAD__)
-#define TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define TSAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define ASAN_BUILD 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ASAN_BUILD 1
-#endif
-#endif
-
 /* ---- the table's order ------------------------------------------------ */
 
 #define LOG_MAX 32
@@ -246,7 +231,7 @@ static void test_busy_fork(void)
 				else
 					uslub_kfree(p[i]);
 			}
-#if !defined(TSAN) && !defined(ASAN_BUILD)
+#if !defined(USLUB_TSAN) && !defined(USLUB_ASAN_BUILD)   /* base/base.h */
 			/* TSan refuses threads in a multi-threaded fork's child,
 			 * and ASan's own allocator can be left locked there by a
 			 * parent thread (pthread_create callocs): both sanitized
