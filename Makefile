@@ -24,16 +24,19 @@ build:
 # build; every build with warnings as errors.
 test: test-fast test-asan test-tsan test-clang
 
-# The normal build's suite runs twice: as built (per-CPU sheaves, Linux
-# 7.0) and with every cache in the 6.x cpu-slab model (USLUB_CPU_SLABS=1;
-# the checks of the build itself, the install, options-consistency and
-# bench-publish checks, and the set-uid test, which sets its own
-# environment, run once).
+# The normal build's suite runs three times: as built (per-CPU sheaves,
+# Linux 7.0, each thread's own), with every cache in the 6.x cpu-slab
+# model (USLUB_CPU_SLABS=1), and with the sheaves per CPU
+# (USLUB_PERCPU=auto: per rseq id where glibc registered rseq; the same as
+# the first pass where not). The checks of the build itself, the install,
+# options-consistency and bench-publish checks, and the set-uid test,
+# which sets its own environment, run once.
+ONCE := '^(layering|fastpath_size|tls_model|malloc_setuid|install|options_consistency|bench_publish)$$'
 test-fast:
 	@$(MAKE) --no-print-directory build CMAKE_ARGS="$(CMAKE_ARGS) -DUSLUB_WERROR=ON"
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
-	cd $(BUILD) && USLUB_CPU_SLABS=1 ctest --output-on-failure -j $(JOBS) \
-		-E '^(layering|fastpath_size|tls_model|malloc_setuid|install|options_consistency|bench_publish)$$'
+	cd $(BUILD) && USLUB_CPU_SLABS=1 ctest --output-on-failure -j $(JOBS) -E $(ONCE)
+	cd $(BUILD) && USLUB_PERCPU=auto ctest --output-on-failure -j $(JOBS) -E $(ONCE)
 
 test-asan:
 	@scripts/install-deps.sh

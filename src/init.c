@@ -33,6 +33,7 @@ static void init_once_fn(void)
 	_uslub_failslab_init();
 	_uslub_ext_init();
 	_uslub_page_init();
+	_uslub_pcpu_init();          /* the mode: after the nodes are known */
 	_uslub_thread_lifecycle_init();
 	_uslub_slub_lifecycle_init();
 	_uslub_sheaf_lifecycle_init();

@@ -948,6 +948,12 @@ struct uslub_slabinfo {
 	                                group: size + obj_ext_bytes, + a word
 	                                for the objcg where obj_ext_fields has
 	                                none (0: never accounted)             */
+	const char *percpu_mode;     /* whose sheaves (USLUB_PERCPU, one mode
+	                                per process): "thread" (each thread's
+	                                own) or "cpu" (per rseq concurrency id
+	                                or CPU: cached memory bounded by CPUs) */
+	unsigned int percpu_ids;     /* "cpu": the ids that have had sheaves
+	                                (at most the possible CPUs); else 0   */
 };
 
 /* Where a cache keeps its per-object extensions (seed 003). */

@@ -346,6 +346,19 @@ static __always_inline void *alloc_pcs_leaf(struct kmem_cache *s, struct kmem_ca
 #undef addr
 }
 
+/* Per-CPU mode's pop (cache.h), by a tail call from the inline path: the
+ * return address is the public caller's. */
+__noinline void *_uslub_alloc_pcpu(struct kmem_cache *s, struct kmem_cache_cpu *c,
+				   size_t orig_size)
+{
+	bool fired = false;
+	void *obj = alloc_from_pcpu(s, c, &fired);
+	if (likely(obj))
+		return unlikely(fired) ? _uslub_sample_popped(s, c, obj) : obj;
+	return _uslub_slab_alloc_miss(s, 0, USLUB_NUMA_NO_NODE, orig_size,
+				      (uintptr_t)__builtin_return_address(0));
+}
+
 /* The API's leaves (api.c cache_alloc(), by tail calls: the return
  * address is the public caller's), with the caller's slot. */
 __noinline void *_uslub_alloc_pcs_account(struct kmem_cache *s, struct kmem_cache_cpu *c)

@@ -119,7 +119,7 @@ __public void uslub_cache_free(struct kmem_cache *s, void *x)
 {
 	if (unlikely(!s))
 		return free_null_cache();
-	if (likely(free_to_pcs_record(this_cpu_fast(s), x, s)))
+	if (likely(cache_free_to_pcs_record(this_cpu_fast(s), x, s)))
 		return;
 	/* NULL is never inside a slab: the miss path */
 	cache_free_lookup(s, x, USLUB_CALLER());
@@ -200,8 +200,14 @@ __public int uslub_cache_shrink(struct kmem_cache *s)
 		_uslub_flush_cpu(s, c);
 		uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
 	}
-	if (s->sheaf_capacity)
+	if (s->sheaf_capacity) {
+		/* per-CPU mode: the ids' sheaves first (remote takes, which
+		 * slab_mutex serializes) */
+		uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+		_uslub_pcpu_drain_cache(s, c);
+		uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 		_uslub_sheaf_cache_shrink(s, c);
+	}
 	int freed = 0;
 	for (int i = 0; i < _uslub_nr_nodes(); i++)
 		freed += _uslub_shrink_node(s, get_node(s, i), c);
@@ -332,8 +338,10 @@ __public int uslub_cache_destroy(struct kmem_cache *s)
 	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	struct kmem_cache_cpu tmp;
 	memset(&tmp, 0, sizeof(tmp));
-	if (s->sheaf_capacity)
+	if (s->sheaf_capacity) {
+		_uslub_pcpu_drain_cache(s, &tmp);   /* every id's words left empty */
 		_uslub_sheaf_cache_shrink(s, &tmp);
+	}
 	for (int i = 0; i < _uslub_nr_nodes(); i++)
 		_uslub_shrink_node(s, get_node(s, i), &tmp);
 	_uslub_fold_stats(s, &tmp);

@@ -229,7 +229,11 @@ static __noinline int alloc_bulk_slow(struct kmem_cache *s, uslub_gfp_t gfp, siz
 	} else for (;;) {
 		bool ok;
 		if (likely(this_cpu_is_real() || _uslub_thread_init())) {
-			ok = alloc_bulk_once(s, this_cpu(s), gfp, n, p, true);
+			struct kmem_cache_cpu *c = this_cpu(s);
+			bool claimed = _uslub_pcpu_claim(s, c);  /* per-CPU mode */
+			ok = alloc_bulk_once(s, c, gfp, n, p, true);
+			if (claimed)
+				_uslub_pcpu_release(s, c);
 		} else {
 			struct kmem_cache_cpu tmp;
 			memset(&tmp, 0, sizeof(tmp));
@@ -1089,8 +1093,12 @@ static size_t free_bulk_to_sheaves(struct kmem_cache *s, size_t n, void **p)
 		return n;
 	struct kmem_cache_cpu *c = this_cpu(s);
 	struct bulk_runs t;
+	bool claimed = _uslub_pcpu_claim(s, c);              /* per-CPU mode */
 	uint64_t epoch = bulk_runs_seed(s, c, &t);
-	return free_to_pcs_bulk(s, c, n, p, 0, &t, epoch, true, bulk_pow2(s));
+	size_t left = free_to_pcs_bulk(s, c, n, p, 0, &t, epoch, true, bulk_pow2(s));
+	if (claimed)
+		_uslub_pcpu_release(s, c);
+	return left;
 }
 
 /*
@@ -1155,10 +1163,13 @@ __public void uslub_cache_free_bulk(struct kmem_cache *s, size_t n, void **p)
 	    likely(!READ_ONCE(s->hooks)) && likely(s->sheaf_capacity) &&
 	    likely(this_cpu_is_real())) {
 		struct kmem_cache_cpu *c = this_cpu(s);
+		bool claimed = _uslub_pcpu_claim(s, c);          /* per-CPU mode */
 		if (bulk_pow2(s))
 			free_bulk_pcs_pow2(s, c, n, p);
 		else
 			free_bulk_pcs(s, c, n, p);
+		if (claimed)
+			_uslub_pcpu_release(s, c);
 		return;
 	}
 	free_bulk_slow(s, n, p);

@@ -11,6 +11,7 @@
 #define USLUB_CACHE_CACHE_H
 
 #include "slub/slub.h"
+#include "slub/percpu.h"
 
 __internal void *_uslub_slab_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, int node,
 					size_t orig_size, uintptr_t addr);
@@ -149,6 +150,93 @@ static __always_inline void *alloc_from_pcs(struct kmem_cache_cpu *c)
 	return obj;
 }
 
+/*
+ * Per-CPU mode (USLUB_PERCPU=cpu): slot @c's main is PCPU_STANDIN, and
+ * the sheaves of @s are the thread's rseq id's (slub/percpu.h): the pop
+ * is a section on the id's main sheaf, NULL when it is empty. The
+ * countdown ticks after the pop (readers never see the counter go back);
+ * when it fires, *@fired is set and the caller hands the object to
+ * _uslub_sample_popped() (with the allocation's tag set).
+ */
+__internal void *_uslub_sample_popped(struct kmem_cache *s, struct kmem_cache_cpu *c, void *obj);
+#if USLUB_HAVE_RSEQ
+static __always_inline void *alloc_from_pcpu(const struct kmem_cache *s, struct kmem_cache_cpu *c,
+					     bool *fired)
+{
+	void *obj = pcpu_sheaf_pop(_uslub_tls.rseq_area, _uslub_tls.pcpu_idp, _uslub_pcpu_tab,
+				   s->cpu_offset);
+	if (unlikely(!obj))
+		return NULL;
+	if (unlikely(sample_tick(&c->stat[USLUB_ALLOC_PCS]))) {
+		*fired = true;
+		return obj;
+	}
+	free_mark_clear0(obj);
+	return obj;
+}
+
+/* The push of @x (checked by the caller) onto the id's main sheaf, with
+ * the free mark @mark set first; false when it is full (the mark cleared
+ * again: the miss path checks and sets it). */
+static __always_inline bool free_to_pcpu(const struct kmem_cache *s, struct kmem_cache_cpu *c,
+					 void *x, uintptr_t mark)
+{
+	free_mark_set0(x, mark);
+	if (likely(pcpu_sheaf_push(_uslub_tls.rseq_area, _uslub_tls.pcpu_idp, _uslub_pcpu_tab,
+				   s->cpu_offset, x))) {
+		stat(c, FREE_PCS);
+		return true;
+	}
+	free_mark_clear0(x);
+	return false;
+}
+#else
+static __always_inline void *alloc_from_pcpu(const struct kmem_cache *s, struct kmem_cache_cpu *c,
+					     bool *fired)
+{
+	(void)s;
+	(void)c;
+	(void)fired;
+	return NULL;
+}
+
+static __always_inline bool free_to_pcpu(const struct kmem_cache *s, struct kmem_cache_cpu *c,
+					 void *x, uintptr_t mark)
+{
+	(void)s;
+	(void)c;
+	(void)x;
+	(void)mark;
+	return false;
+}
+#endif
+
+/* Per-CPU mode's leaves (alloc.c, free.c), entered by tail calls from
+ * the inline paths when the fast slot's main is PCPU_STANDIN (out of
+ * line: a section's registers would make every inline path save some).
+ * Each completes the call, by the miss path when the id's sheaf is empty
+ * or full, with the public caller's address. The alloc: for @s, fast
+ * slot @c, a kmalloc's @orig_size. The frees: @x in @slab (fast word
+ * @word), checked here; or checked already against the free record's
+ * mark @mark. */
+__internal void *_uslub_alloc_pcpu(struct kmem_cache *s, struct kmem_cache_cpu *c,
+				   size_t orig_size);
+__internal void _uslub_free_pcpu(void *x, struct kmem_cache_cpu *c, struct kmem_cache *s,
+				 struct slab *slab, uint64_t word);
+__internal void _uslub_free_pcpu_mark(void *x, struct kmem_cache_cpu *c, uintptr_t mark,
+				      struct kmem_cache *s);
+/* free_object_lookup()'s: @x in a live slab (its page's PG_slab_page
+ * seen): the cache, slab and word read again from the page's line (one
+ * argument: no callee-saved register on free()'s lookup path). */
+__internal void _uslub_free_pcpu_page(void *x);
+/* uslub_cache_free()'s lookup of @x (ours, a live slab of @s) and push,
+ * else the miss path with @addr. */
+__internal void _uslub_cache_free_pcpu(struct kmem_cache *s, void *x, uintptr_t addr);
+/* _uslub_free_pcpu_mark() in uslub_cache_free()'s argument order (no
+ * register moves on either caller's hot path). */
+__internal void _uslub_cache_free_pcpu_mark(struct kmem_cache *s, void *x,
+					    struct kmem_cache_cpu *c, uintptr_t mark);
+
 /* The cpu freelist's pop, with sampled profiling's countdown @tick
  * (sample_left; NULL: the miss path) or without (the miss path ticked for
  * the call). */
@@ -193,6 +281,8 @@ static __always_inline void *slab_alloc_node(struct kmem_cache *s, uslub_gfp_t g
 		void *obj = alloc_from_pcs(c);
 		if (likely(obj))
 			return obj;
+		if (c->main == PCPU_STANDIN)    /* per-CPU mode: the id's sheaf */
+			return _uslub_alloc_pcpu(s, c, orig_size);
 		/* an accounted or a profiled sheaf cache (its fast slot the
 		 * dead one): one tail call with its own slot straight into its
 		 * lean hooked leaf (alloc.c; chosen once per cache in
@@ -220,6 +310,21 @@ static __always_inline bool obj_start(const struct kmem_cache *s, uintptr_t off)
 	return slab_offset_is_start(off, s->div_magic);
 }
 
+/* The checks that make a bad free of @x, in @slab with its fast word
+ * @word, detectable: inside the slab's objects, at an object start, not
+ * already free (the free mark, *@mark); with a slot's @main (NULL: an
+ * id's sheaf, per-CPU mode is on one node), a slab of its node. */
+static __always_inline bool free_word_ok(const struct kmem_cache *s, const struct slab *slab,
+					 uint64_t word, void *x, uintptr_t *mark,
+					 const struct slab_sheaf *main)
+{
+	uint32_t off = slab_offset32(slab, x);
+	*mark = s->free_mark ^ word;
+	return likely(off < (uint32_t)word) && likely(obj_start(s, off)) &&
+	       !(main && unlikely(_uslub_multi_node) && slab_nid(slab) != main->node) &&
+	       !free_mark_test0(x, *mark);
+}
+
 /*
  * The free fast path (Linux 7.0's free_to_pcs), for @x already known to
  * be in @slab of @s, with the caller's slot @c and its main sheaf @main
@@ -235,13 +340,9 @@ static __always_inline bool free_to_pcs_word(struct kmem_cache *s, struct kmem_c
 					     struct slab_sheaf *main, struct slab *slab,
 					     uint64_t word, void *x)
 {
-	uint32_t off = slab_offset32(slab, x);
-	uintptr_t mark = s->free_mark ^ word;
+	uintptr_t mark;
 
-	if (unlikely(off >= (uint32_t)word) ||
-	    unlikely(!obj_start(s, off)) ||
-	    (unlikely(_uslub_multi_node) && slab_nid(slab) != main->node) ||
-	    free_mark_test0(x, mark))
+	if (!free_word_ok(s, slab, word, x, &mark, main))
 		return false;
 	free_mark_set0(x, mark);
 	/* size read again (it was checked below capacity by the caller):
@@ -301,8 +402,9 @@ static __always_inline void free_record_note(struct kmem_cache *s, struct kmem_c
  * live). false: nothing done. @c may be CPU_SLOT_NONE (the record empty,
  * @s not read).
  */
-static __always_inline bool free_to_pcs_record(struct kmem_cache_cpu *c, void *x,
-					       struct kmem_cache *s)
+static __always_inline bool free_to_pcs_record_last(struct kmem_cache_cpu *c, void *x,
+						    struct kmem_cache *s, const bool set_last,
+						    const bool api)
 {
 	uintptr_t off = (uintptr_t)x - (uintptr_t)c->rec.addr;
 
@@ -312,16 +414,41 @@ static __always_inline bool free_to_pcs_record(struct kmem_cache_cpu *c, void *x
 	unsigned int n = main->size;
 	uintptr_t mark = c->rec.mark;
 	if (unlikely(!obj_start(s, off)) ||
-	    unlikely(n >= main->capacity) ||
 	    unlikely(c->rec.epoch != READ_ONCE(s->slab_epoch)) ||
 	    free_mark_test0(x, mark))
 		return false;
+	if (unlikely(n >= main->capacity)) {    /* full, or per-CPU mode */
+		if (main != PCPU_STANDIN)
+			return false;
+		if (set_last)
+			_uslub_tls.last_slot = c;
+		if (api)        /* a tail call */
+			_uslub_cache_free_pcpu_mark(s, x, c, mark);
+		else
+			_uslub_free_pcpu_mark(x, c, mark, s);
+		return true;
+	}
 	free_mark_set0(x, mark);
 	main->objects[n] = x;
 	barrier();      /* a fork child flushes objects[0, size) */
 	main->size = n + 1;
 	stat(c, FREE_PCS);
+	if (set_last)
+		_uslub_tls.last_slot = c;
 	return true;
+}
+
+static __always_inline bool free_to_pcs_record(struct kmem_cache_cpu *c, void *x,
+					       struct kmem_cache *s)
+{
+	return free_to_pcs_record_last(c, x, s, false, false);
+}
+
+/* uslub_cache_free()'s (api.c). */
+static __always_inline bool cache_free_to_pcs_record(struct kmem_cache_cpu *c, void *x,
+						     struct kmem_cache *s)
+{
+	return free_to_pcs_record_last(c, x, s, false, true);
 }
 
 /*
@@ -362,6 +489,8 @@ static __always_inline void __slab_free_to_pcs(struct kmem_cache *s, struct kmem
 			return;
 	} else if (likely(free_to_cpu_slab(s, c, x))) {
 		return;
+	} else if (main == PCPU_STANDIN && !pcs_off(s)) {
+		return _uslub_free_pcpu(x, c, s, slab, slab->__unused[0]);
 	}
 	_uslub_slab_free_miss(s, x, addr);
 }
@@ -397,10 +526,8 @@ static __always_inline bool free_object_record_page(void *x)
 	uintptr_t off = ((uintptr_t)x >> (REC_SHIFT - 3)) & ((REC_SLOTS - 1) * 8);
 	struct kmem_cache_cpu *c =
 		*(struct kmem_cache_cpu **)((char *)rec_slots(_uslub_tls.cpu_base) + off);
-	if (!free_to_pcs_record(c, x, c->rec.cache))
-		return false;
-	_uslub_tls.last_slot = c;
-	return true;
+	/* _uslub_tls.last_slot = c on a hit */
+	return free_to_pcs_record_last(c, x, c->rec.cache, true, false);
 }
 
 /*
@@ -430,6 +557,10 @@ static __always_inline bool free_object_lookup(void *x)
 	if (likely(main->size < main->capacity) &&
 	    likely(free_to_pcs_word(s, c, main, slab, page_slab_word(page), x))) {
 		free_record_note(s, c, slab);
+		return true;
+	}
+	if (main == PCPU_STANDIN) {             /* per-CPU mode: the id's sheaf */
+		_uslub_free_pcpu_page(x);
 		return true;
 	}
 	/* the public caller's address taken here, on the miss only (an
@@ -477,6 +608,9 @@ static __always_inline void slab_free_lookup(struct kmem_cache *s, void *x, uint
 			     likely(free_to_pcs_word(s, c, main, slab, page_slab_word(page), x))))
 				return free_record_note(s, c, slab);
 		}
+	} else if (main == PCPU_STANDIN) {
+		/* per-CPU mode: the same lookup, then the id's sheaf */
+		return _uslub_cache_free_pcpu(s, x, addr);
 	} else if (likely(free_to_cpu_slab(s, c, x))) {
 		return;
 	} else {

@@ -254,7 +254,8 @@ void _uslub_free_record_set(struct kmem_cache *s, struct kmem_cache_cpu *c, stru
 	unsigned long exts = 0;
 	if (unlikely(_uslub_multi_node) ||
 	    !(READ_ONCE(slab_page(slab)->flags) & PG_slab_page) ||
-	    READ_ONCE(slab->slab_cache) != s || !c->main->capacity)
+	    READ_ONCE(slab->slab_cache) != s ||
+	    (!c->main->capacity && c->main != PCPU_STANDIN))
 		return;
 	if (off > FASTPATH_OFF_HARDENED) {
 		/* a hooked record, for the lean leaves (slub.h) */
@@ -280,6 +281,71 @@ void _uslub_free_record_set(struct kmem_cache *s, struct kmem_cache_cpu *c, stru
 void _uslub_free_record_obj(struct kmem_cache *s, struct kmem_cache_cpu *c, void *obj)
 {
 	_uslub_free_record_set(s, c, page_slab(READ_ONCE(virt_to_page(obj)->compound_head)));
+}
+
+/* Per-CPU mode's pushes (cache.h), by tail calls from the inline paths:
+ * the return address is the public caller's. A push the id's full sheaf
+ * refuses, or a free the checks refuse, takes the whole miss path. */
+__noinline void _uslub_free_pcpu(void *x, struct kmem_cache_cpu *c, struct kmem_cache *s,
+				 struct slab *slab, uint64_t word)
+{
+	uintptr_t mark;
+	if (likely(free_word_ok(s, slab, word, x, &mark, NULL)) && likely(free_to_pcpu(s, c, x, mark))) {
+		free_record_note(s, c, slab);
+		return;
+	}
+	_uslub_slab_free_miss(s, x, (uintptr_t)__builtin_return_address(0));
+}
+
+__noinline void _uslub_free_pcpu_page(void *x)
+{
+	struct page *page = virt_to_page(x);
+	struct kmem_cache *s = page_slab_cache(page);
+	struct slab *slab = page_slab(READ_ONCE(page->compound_head));
+	struct kmem_cache_cpu *c = this_cpu(s);
+	uintptr_t mark;
+	if (likely(free_word_ok(s, slab, page_slab_word(page), x, &mark, NULL)) &&
+	    likely(free_to_pcpu(s, c, x, mark))) {
+		free_record_note(s, c, slab);
+		return;
+	}
+	_uslub_slab_free_miss(s, x, (uintptr_t)__builtin_return_address(0));
+}
+
+__noinline void _uslub_free_pcpu_mark(void *x, struct kmem_cache_cpu *c, uintptr_t mark,
+				      struct kmem_cache *s)
+{
+	if (likely(free_to_pcpu(s, c, x, mark)))
+		return;
+	_uslub_slab_free_miss(s, x, (uintptr_t)__builtin_return_address(0));
+}
+
+__noinline void _uslub_cache_free_pcpu(struct kmem_cache *s, void *x, uintptr_t addr)
+{
+	/* slab_free_lookup()'s lookup (cache.h), then the id's sheaf */
+	if (likely(_uslub_owns_segment(x))) {
+		struct page *page = virt_to_page(x);
+		if (likely(READ_ONCE(page->flags) & PG_slab_page) &&
+		    likely(page_slab_cache(page) == s)) {
+			struct slab *slab = page_slab(READ_ONCE(page->compound_head));
+			struct kmem_cache_cpu *c = this_cpu(s);
+			uintptr_t mark;
+			if (likely(free_word_ok(s, slab, page_slab_word(page), x, &mark, NULL)) &&
+			    likely(free_to_pcpu(s, c, x, mark))) {
+				free_record_note(s, c, slab);
+				return;
+			}
+		}
+	}
+	_uslub_slab_free_miss(s, x, addr);
+}
+
+__noinline void _uslub_cache_free_pcpu_mark(struct kmem_cache *s, void *x,
+					    struct kmem_cache_cpu *c, uintptr_t mark)
+{
+	if (likely(free_to_pcpu(s, c, x, mark)))
+		return;
+	_uslub_slab_free_miss(s, x, (uintptr_t)__builtin_return_address(0));
 }
 
 void _uslub_free_slab_miss(struct kmem_cache *s, struct slab *slab, void *x, uintptr_t addr)

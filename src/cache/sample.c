@@ -317,6 +317,21 @@ static void sample_ticked(struct kmem_cache *s, struct kmem_cache_cpu *c, size_t
 	}
 }
 
+/* Per-CPU mode's pop fired the countdown of slot @c after taking @obj
+ * (cache.h alloc_from_pcpu(): the pop comes first there, so the counter
+ * never goes back): rearm, as the miss path below does for a fired
+ * inline pop, and sample @obj. */
+void *_uslub_sample_popped(struct kmem_cache *s, struct kmem_cache_cpu *c, void *obj)
+{
+	uint64_t w = c->stat[USLUB_ALLOC_PCS];
+	pcs_rearm(c, armed_value(draw(s->size)), w - (uint64_t)INT64_MIN);
+	free_mark_clear0(obj);
+	struct uslub_alloc_tag *tag = uslub_alloc_tag_cur;
+	uslub_alloc_tag_cur = NULL;
+	sample_object(s, obj, tag);
+	return obj;
+}
+
 /*
  * The alloc miss path in sampled mode (from _uslub_slab_alloc_miss()): tick
  * the slot's countdown for this call (unless an inline pop declined it

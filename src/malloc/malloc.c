@@ -145,6 +145,20 @@ static __always_inline void *malloc_inline(size_t size)
  * (@size first: it stays in malloc's argument register). */
 static __noinline void *malloc_miss(size_t size, struct kmem_cache *s, uintptr_t caller)
 {
+	if (likely(s)) {
+		/* per-CPU mode: the id's sheaf, before the tag */
+		struct kmem_cache_cpu *c = this_cpu_fast(s);
+		if (c->main == PCPU_STANDIN) {
+			bool fired = false;
+			void *obj = alloc_from_pcpu(s, c, &fired);
+			if (likely(obj) && likely(!fired))
+				return obj;
+			if (obj) {      /* sampled: with the caller's tag */
+				uslub_alloc_tag_cur = malloc_tag(caller);
+				return _uslub_sample_popped(s, c, obj);
+			}
+		}
+	}
 	if (unlikely(_uslub_profiling | _uslub_sampling))
 		uslub_alloc_tag_cur = malloc_tag(caller);
 	if (likely(s))

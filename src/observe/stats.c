@@ -62,6 +62,8 @@ static void slabinfo_locked(const struct kmem_cache *s, struct uslub_slabinfo *o
 	o->sheaf_capacity = s->sheaf_capacity;
 	o->percpu = (s->fastpath_off & FASTPATH_OFF_SLUB_DEBUG) ? "none" :
 		    s->sheaf_capacity ? "sheaves" : "cpu_slab";
+	o->percpu_mode = _uslub_pcpu ? "cpu" : "thread";
+	o->percpu_ids = _uslub_pcpu ? _uslub_pcpu_nr_areas() : 0;
 	o->random_freelist = s->random_seq != NULL;
 	o->hardened_freelist = (s->flags & SLAB_HARDENED) != 0;
 	if (s->sheaf_capacity) {
@@ -236,7 +238,8 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 				"\"min_partial\":%u,\"cpu_partial_slabs\":%u,\"num_slabs\":%lu,"
 				"\"num_objs\":%lu,\"active_objs\":%lu,\"live_objs\":%lu,"
 				"\"nr_partial\":%lu,\"partial_free\":%lu,\"memory_used\":%lu,"
-				"\"memory_requested\":%lu,\"percpu\":\"%s\",\"sheaf_capacity\":%u,\"barn_full\":%lu,"
+				"\"memory_requested\":%lu,\"percpu\":\"%s\",\"percpu_mode\":\"%s\","
+				"\"percpu_ids\":%u,\"sheaf_capacity\":%u,\"barn_full\":%lu,"
 				"\"barn_empty\":%lu,\"barn_limit\":%lu,\"keep_empty\":%lu,"
 				"\"random_freelist\":%s,\"hardened_freelist\":%s,"
 				"\"obj_ext\":\"%s\",\"obj_ext_size\":%u,\"obj_ext_bytes\":%u,"
@@ -246,7 +249,8 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 				si.order, si.pages_per_slab, si.min_partial, si.cpu_partial_slabs,
 				si.num_slabs, si.num_objs, si.active_objs, si.live_objs,
 				si.nr_partial, si.partial_free, si.memory_used, si.memory_requested,
-				si.percpu, si.sheaf_capacity, si.barn_full, si.barn_empty,
+				si.percpu, si.percpu_mode, si.percpu_ids, si.sheaf_capacity,
+				si.barn_full, si.barn_empty,
 				si.barn_limit, si.keep_empty,
 				si.random_freelist ? "true" : "false",
 				si.hardened_freelist ? "true" : "false",
@@ -275,12 +279,18 @@ __public void uslub_slabinfo_print(FILE *f, enum uslub_format fmt)
 				si.size, si.objs_per_slab, si.pages_per_slab, si.num_slabs,
 				si.nr_partial, si.memory_used);
 			if (si.sheaf_capacity)
-				_uslub_buf_printf(&b, "    percpu=sheaves sheaf_capacity=%u barn_full=%lu "
-					"barn_empty=%lu barn_limit=%lu%s%s\n", si.sheaf_capacity, si.barn_full,
-					si.barn_empty, si.barn_limit,
+			{
+				if (_uslub_pcpu)
+					_uslub_buf_printf(&b, "    percpu=sheaves mode=cpu ids=%u",
+							  si.percpu_ids);
+				else
+					_uslub_buf_printf(&b, "    percpu=sheaves");
+				_uslub_buf_printf(&b, " sheaf_capacity=%u barn_full=%lu "
+					"barn_empty=%lu barn_limit=%lu%s%s\n", si.sheaf_capacity,
+					si.barn_full, si.barn_empty, si.barn_limit,
 					si.random_freelist ? " random_freelist" : "",
 					si.hardened_freelist ? " hardened_freelist" : "");
-			else
+			} else
 				_uslub_buf_printf(&b, "    percpu=%s%s%s\n", si.percpu,
 					si.random_freelist ? " random_freelist" : "",
 					si.hardened_freelist ? " hardened_freelist" : "");

@@ -510,6 +510,8 @@ void *_uslub_sheaf_alloc_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, us
 {
 	if (!s->sheaf_capacity)
 		return NULL;
+	if (unlikely(pcpu_slot(s, c)))          /* per-CPU mode (pcpu.c) */
+		return _uslub_pcpu_alloc_slow(s, c, gfp);
 	struct slab_sheaf *main = main_refill(s, c, gfp);
 	if (!main)
 		return NULL;
@@ -581,6 +583,8 @@ bool _uslub_sheaf_free_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, void
 {
 	if (!s->sheaf_capacity)
 		return false;
+	if (unlikely(pcpu_slot(s, c)))          /* per-CPU mode (pcpu.c) */
+		return _uslub_pcpu_free_slow(s, c, x);
 	struct slab_sheaf *main = main_make_room(s, c);
 	if (!main)
 		return false;
@@ -612,6 +616,15 @@ static bool exit_keep(struct kmem_cache *s, struct kmem_cache_cpu *c, struct sla
 		return false;
 	stat(c, BARN_PUT);
 	return true;
+}
+
+void _uslub_sheaf_give_back(struct kmem_cache *s, struct kmem_cache_cpu *c,
+			    struct slab_sheaf *sheaf, bool locked)
+{
+	if (exit_keep(s, c, sheaf))
+		return;
+	flush_sheaf(s, c, sheaf);
+	release_empty(s, c, sheaf, locked);
 }
 
 static void sheaf_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c, bool exiting)
@@ -685,6 +698,8 @@ void _uslub_sheaf_lifecycle_init(void)
 	_uslub_lifecycle_register(&e);
 	_uslub_register_sheaf_flush(sheaf_flush_cpu);
 	_uslub_purge_register(barn_purge);
+	_uslub_pcpu_purge_init();       /* after: its pass runs first */
+	_uslub_register_pcpu_drain(_uslub_pcpu_drain_cache);
 }
 
 /* ------------------------------------------------------------------------
@@ -696,14 +711,17 @@ void _uslub_sheaf_lifecycle_init(void)
 struct cpu_ref {
 	struct kmem_cache_cpu *c;
 	bool real;
+	bool claimed;                /* per-CPU mode: the id's sheaves in c */
 	struct kmem_cache_cpu tmp;
 };
 
 static void get_cpu(struct kmem_cache *s, struct cpu_ref *ref)
 {
 	ref->real = this_cpu_is_real() || _uslub_thread_init();
+	ref->claimed = false;
 	if (ref->real) {
 		ref->c = this_cpu(s);
+		ref->claimed = _uslub_pcpu_claim(s, ref->c);
 	} else {
 		memset(&ref->tmp, 0, sizeof(ref->tmp));
 		ref->c = &ref->tmp;
@@ -712,6 +730,8 @@ static void get_cpu(struct kmem_cache *s, struct cpu_ref *ref)
 
 static void put_cpu(struct kmem_cache *s, struct cpu_ref *ref)
 {
+	if (ref->claimed)
+		_uslub_pcpu_release(s, ref->c);
 	if (!ref->real)
 		_uslub_flush_cpu(s, &ref->tmp);
 }

@@ -41,6 +41,7 @@
 #define USLUB_SHEAF_H
 
 #include "slub/slub.h"
+#include "base/rseq.h"
 
 #define MAX_FULL_SHEAVES   10
 #define MAX_EMPTY_SHEAVES  10
@@ -143,5 +144,53 @@ __internal struct slab_sheaf *_uslub_pcs_replace_full_main(struct kmem_cache *s,
  */
 __internal bool _uslub_sheaf_free_rcu(struct kmem_cache *s, struct kmem_cache_cpu *c, void *x);
 __internal void _uslub_sheaf_rcu_flush(struct kmem_cache *s, struct kmem_cache_cpu *c, bool wait);
+
+/*
+ * Per-CPU mode (sheaf/pcpu.c; slub/pcpu.c has the ids' areas, slub/percpu.h
+ * the sections). A thread's slot holds its id's sheaves only inside a slow
+ * path: _uslub_pcpu_claim() exchanges them out of the id's words into the
+ * slot (the ordinary slow path then works on them as in per-thread mode),
+ * _uslub_pcpu_release() installs them back into the id the thread has
+ * then, or gives them to the barn (a full one) or the slabs when its words
+ * were filled meanwhile, and leaves PCPU_STANDIN as the slot's main. So
+ * cached memory is bounded by ids, plus the sheaves of threads inside a
+ * slow path.
+ */
+#if USLUB_HAVE_RSEQ
+/* Is @c the slot of @s that per-CPU mode claims (the thread's own, in
+ * per-CPU mode, not claimed already)? */
+static __always_inline bool pcpu_slot(const struct kmem_cache *s, const struct kmem_cache_cpu *c)
+{
+	return _uslub_tls.rseq_area && !c->pcpu_claimed &&
+	       (const char *)c == _uslub_tls.cpu_base + s->cpu_offset &&
+	       s->cpu_offset != (unsigned int)CACHE_SLOT_DEAD * CPU_SLOT_SIZE;
+}
+#else
+static __always_inline bool pcpu_slot(const struct kmem_cache *s, const struct kmem_cache_cpu *c)
+{
+	(void)s;
+	(void)c;
+	return false;
+}
+#endif
+/* true: the id's sheaves are now in @c, and _uslub_pcpu_release() must
+ * follow; false: nothing done (per-thread mode, claimed already). */
+__internal bool _uslub_pcpu_claim(struct kmem_cache *s, struct kmem_cache_cpu *c);
+__internal void _uslub_pcpu_release(struct kmem_cache *s, struct kmem_cache_cpu *c);
+/* The slow paths' pop and push for a pcpu_slot(): the id's sheaf, else
+ * claim, the ordinary slow path, release. */
+__internal void *_uslub_pcpu_alloc_slow(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					uslub_gfp_t gfp);
+__internal bool _uslub_pcpu_free_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, void *x);
+/* Every id's sheaves of @s to the barn or the slabs (shrink, destroy:
+ * slab_mutex held, which serializes the remote takes). */
+__internal void _uslub_pcpu_drain_cache(struct kmem_cache *s, struct kmem_cache_cpu *c);
+/* The idle-id drain's purge callback (registered by the sheaf layer). */
+__internal void _uslub_pcpu_purge_init(void);
+/* A sheaf nobody holds: a full one to its barn, else its objects to the
+ * slabs and the struct to the barn or freed (@locked: through a slot on
+ * the stack, a lock may be held). */
+__internal void _uslub_sheaf_give_back(struct kmem_cache *s, struct kmem_cache_cpu *c,
+				       struct slab_sheaf *sheaf, bool locked);
 
 #endif /* USLUB_SHEAF_H */

@@ -208,6 +208,19 @@ void _uslub_register_sheaf_flush(void (*flush)(struct kmem_cache *s, struct kmem
 
 static void flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c, bool exiting);
 
+static void (*pcpu_drain)(struct kmem_cache *s, struct kmem_cache_cpu *c);
+
+void _uslub_register_pcpu_drain(void (*drain)(struct kmem_cache *s, struct kmem_cache_cpu *c))
+{
+	pcpu_drain = drain;
+}
+
+void _uslub_pcpu_drain_ids(struct kmem_cache *s, struct kmem_cache_cpu *c)
+{
+	if (pcpu_drain && _uslub_pcpu)
+		pcpu_drain(s, c);
+}
+
 void _uslub_flush_cpu(struct kmem_cache *s, struct kmem_cache_cpu *c)
 {
 	flush_cpu(s, c, false);

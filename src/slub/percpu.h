@@ -120,7 +120,9 @@ full:
 
 /* Take the slot's sheaf, leaving @put: returns what the slot held. A
  * sheaf of capacity 0 (the empty stand-in, or a remote taker's stop
- * marker) is never taken: it is returned and the slot left as it was.
+ * marker) or NULL (a spare word of the sentinel area, which stands for
+ * an id without an area) is never taken: it is returned and the slot
+ * left as it was.
  * *@id: the id whose slot it was. */
 static __always_inline void *pcpu_slot_exchange(char *rseq_area, const unsigned int *idp,
 						char *const *tab, unsigned long off, void *put,
@@ -131,6 +133,8 @@ static __always_inline void *pcpu_slot_exchange(char *rseq_area, const unsigned 
 	__asm__ __volatile__(
 		USLUB_RSEQ_CS_BEGIN("rseq_area", "%[tmp]")
 		PCPU_LOAD_SLOT
+		"testq %[old], %[old]\n\t"
+		"jz 5f\n\t"
 		"cmpl $0, " USLUB_STR(PCPU_SHEAF_CAP_OFF) "(%[old])\n\t"
 		"je 5f\n\t"
 		"movq %[put], (%[tmp], %[off])\n\t"

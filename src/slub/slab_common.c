@@ -54,20 +54,25 @@ void _uslub_slot_init_main(char *base, void *arg)
 		WRITE_ONCE(c->rec.bytes, 0);
 }
 
+void _uslub_for_each_used_slot(char *base, void (*fn)(char *base, void *slot))
+{
+	/* by the bitmap's set bits (a walk of all 2048 slots was ~16,000
+	 * instructions of every new thread's start) */
+	for (int w = 0; w < USLUB_MAX_CACHES / 64; w++)
+		for (uint64_t bits = cache_slots[w]; bits; bits &= bits - 1) {
+			int i = w * 64 + __builtin_ctzll(bits);
+			fn(base, &i);
+		}
+}
+
 void _uslub_cpu_area_init(char *base)
 {
 	for (int i = 0; i < REC_SLOTS; i++)     /* no record of its last owner's */
 		rec_slots(base)[i] = CPU_SLOT_NONE;
-	/* the used slots by the bitmap's set bits (a walk of all 2048 slots
-	 * was ~16,000 instructions of every new thread's start) */
 	int dead = CACHE_SLOT_DEAD;
 	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	_uslub_slot_init_main(base, &dead);
-	for (int w = 0; w < USLUB_MAX_CACHES / 64; w++)
-		for (uint64_t bits = cache_slots[w]; bits; bits &= bits - 1) {
-			int i = w * 64 + __builtin_ctzll(bits);
-			_uslub_slot_init_main(base, &i);
-		}
+	_uslub_for_each_used_slot(base, _uslub_slot_init_main);
 	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 }
 
@@ -236,8 +241,10 @@ int _uslub_cache_publish(struct kmem_cache *s)
 	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);
 	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	int slot = _uslub_take_slot();
-	if (slot >= 0)
+	if (slot >= 0) {
 		_uslub_for_each_cpu_area(_uslub_slot_init_main, &slot);
+		_uslub_pcpu_slot_init(slot);
+	}
 	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);   /* out of order: fine */
 	if (slot < 0) {
 		uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);

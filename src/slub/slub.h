@@ -182,8 +182,10 @@
  *
  * Lockless paths and why they are safe:
  *
- *   - The per-CPU sheaf sections (slub/percpu.h; issue 29, not yet used
- *     by the fast paths): each reads its id (mm_cid or cpu_id) inside an
+ *   - The per-CPU sheaf sections (slub/percpu.h; per-CPU mode,
+ *     USLUB_PERCPU=cpu: the inline pop and push of a thread whose slot's
+ *     main is PCPU_STANDIN, and the claim and release of sheaf/pcpu.c):
+ *     each reads its id (mm_cid or cpu_id) inside an
  *     rseq critical section whose last instruction is its one committing
  *     store, so the sections on one id are serialized by the kernel (a
  *     section preempted, migrated or signalled restarts from its start,
@@ -197,6 +199,13 @@
  *     fence: every section that read the old word has then committed or
  *     aborted), and owns the sheaf only if the marker is still there (an
  *     exchange of the slot's own id that committed meanwhile took it).
+ *     Remote takers (shrink, destroy, uslub_flush_thread, the idle drain)
+ *     hold slab_mutex, which serializes them and is held across fork().
+ *     A thread's own slot holds an id's sheaves only between a claim and
+ *     a release, inside one slow path (pcpu_claimed = 1); any other
+ *     time its main is PCPU_STANDIN and its spare NULL, so
+ *       cached sheaves <= 2 * ids + 2 * (threads inside a slow path)
+ *     per cache, besides the barns.
  *   - Fast alloc/free (cache/cache.h: slab_alloc_node(), slab_free()): plain
  *     loads and stores on the calling thread's own kmem_cache_cpu. Sheaf
  *     mode pops and pushes c->main (never NULL: the empty sheaf stands
@@ -652,6 +661,9 @@ struct kmem_cache_cpu {
 	int64_t sample_left;
 	unsigned long sample_seq;
 	unsigned long sample_armed;  /* 1: both countdowns drawn            */
+	unsigned long pcpu_claimed;  /* per-CPU mode: 1 while a slow path
+	                                holds the id's sheaves in this slot
+	                                (sheaf/pcpu.c); owner only          */
 	/* the slab last freed into (see above): its own line */
 	struct free_record rec __attribute__((aligned(USLUB_CACHELINE)));
 };
@@ -703,10 +715,27 @@ static_assert(SHEAF_HEADER_SIZE == 40, "sheaf header layout");
 __internal extern const struct slab_sheaf _uslub_empty_sheaf;
 #define EMPTY_SHEAF ((struct slab_sheaf *)&_uslub_empty_sheaf)
 
-/* Is @sheaf (a cpu slot's main or spare) a real sheaf? */
+/*
+ * Per-CPU mode (USLUB_PERCPU=cpu: slub/pcpu.c, sheaf/pcpu.c, the
+ * sections of slub/percpu.h): a cache's sheaves are in the area of the
+ * thread's rseq id (tab[id] + cpu_offset, the words main and spare), not
+ * in its own slot. Three more stand-ins of size 0 and capacity 0, never
+ * written:
+ *   PCPU_STANDIN  main of a thread's slot whose sheaves are its id's: the
+ *                 inline paths miss on it and then take the id's sections
+ *   PCPU_NONE     an id's word that holds no sheaf
+ *   PCPU_STOP     a remote taker's marker in an id's word (percpu.h)
+ */
+__internal extern const struct slab_sheaf _uslub_pcpu_sheaves[3];
+#define PCPU_STANDIN ((struct slab_sheaf *)&_uslub_pcpu_sheaves[0])
+#define PCPU_NONE    ((struct slab_sheaf *)&_uslub_pcpu_sheaves[1])
+#define PCPU_STOP    ((struct slab_sheaf *)&_uslub_pcpu_sheaves[2])
+
+/* Is @sheaf (a cpu slot's main or spare) a real sheaf? Every stand-in has
+ * capacity 0, and no real sheaf has. */
 static __always_inline bool sheaf_real(const struct slab_sheaf *sheaf)
 {
-	return sheaf && sheaf != EMPTY_SHEAF;
+	return sheaf && sheaf->capacity;
 }
 
 /*
@@ -893,6 +922,10 @@ struct uslub_tls {
 	int init_depth;              /* > 0 while this thread initializes uslub:
 	                                a malloc from inside (libc's) is served
 	                                from the malloc layer's boot arena      */
+	char *rseq_area;             /* per-CPU mode: glibc's rseq area of the
+	                                thread, NULL in per-thread mode (set
+	                                by _uslub_thread_init())             */
+	const unsigned int *pcpu_idp; /* its id (mm_cid or cpu_id)          */
 	struct kmem_cache_cpu *last_slot; /* the slot of the last free_object()
 	                                (kfree, free) record set or hit, of a
 	                                rec_thread cache; else CPU_SLOT_NONE: a
@@ -996,6 +1029,32 @@ __internal void _uslub_for_each_cpu_area(void (*fn)(char *cpu_base, void *arg), 
 /* A cpu area a thread takes: every used slot's main made the empty sheaf
  * (thread_lock held; takes slab_mutex). */
 __internal void _uslub_cpu_area_init(char *cpu_base);
+/* @fn(@base, &slot) for every used cache slot (slab_mutex held). */
+__internal void _uslub_for_each_used_slot(char *base, void (*fn)(char *base, void *slot));
+
+/* Per-CPU mode (slub/pcpu.c; the stand-ins above, the sections in
+ * slub/percpu.h, the sheaf work in sheaf/pcpu.c). */
+#define PCPU_MAX_IDS 1024
+/* tab[id]: the id's area (its first slot), or _uslub_cpu_empty until a
+ * slow path makes it (_uslub_pcpu_area()). Written under slab_mutex. */
+__internal extern char *_uslub_pcpu_tab[PCPU_MAX_IDS];
+__internal extern bool _uslub_pcpu;          /* the mode is on (fixed at init) */
+__internal extern const char *_uslub_pcpu_why; /* why not, where asked for */
+/* The header page of an id's area: its slow paths' count, and what the
+ * purge pass last saw of it (the idle drain, sheaf/pcpu.c). */
+struct pcpu_area {
+	unsigned long uses;          /* releases on this id (atomic adds)   */
+	unsigned long seen;          /* uses at the purge pass's last look  */
+	uint64_t idle_ns;            /* since when seen has not changed     */
+	bool drained;                /* nothing left since the last drain   */
+};
+__internal void _uslub_pcpu_init(void);
+/* The area of @id, made now if it has none; NULL: out of memory. */
+__internal char *_uslub_pcpu_area(unsigned int id);
+__internal struct pcpu_area *_uslub_pcpu_area_hdr(char *base);
+__internal unsigned int _uslub_pcpu_nr_areas(void);
+/* A new cache's slot @slot: its words in every id's area (slab_mutex). */
+__internal void _uslub_pcpu_slot_init(int slot);
 
 /* internal flags, bits, and slab_common.c, cpu_slab.c, cache/api.c */
 #define SLAB_NO_SHEAVES 0x80000000u  /* internal flag: never give this cache sheaves */
@@ -1160,6 +1219,12 @@ __internal void _uslub_flush_cpu_exit(struct kmem_cache *s, struct kmem_cache_cp
 __internal void _uslub_register_sheaf_flush(void (*flush)(struct kmem_cache *s,
 							  struct kmem_cache_cpu *c,
 							  bool exiting));
+/* Per-CPU mode: the sheaf layer's drain of every id's sheaves of @s
+ * (slab_mutex held), which uslub_flush_thread() runs after the thread's
+ * own slot (registered the same way; NULL until then). */
+__internal void _uslub_register_pcpu_drain(void (*drain)(struct kmem_cache *s,
+							 struct kmem_cache_cpu *c));
+__internal void _uslub_pcpu_drain_ids(struct kmem_cache *s, struct kmem_cache_cpu *c);
 __internal uint64_t _uslub_cpu_alloc_fastpath(const struct kmem_cache *s,
 					       const struct kmem_cache_cpu *c);
 /* Lifecycle entries (base/lifecycle.h) of slab_common.c (slab_mutex,

@@ -19,6 +19,7 @@
 #define _GNU_SOURCE
 #include "slub/slub.h"
 #include "base/lifecycle.h"
+#include "base/rseq.h"
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -98,6 +99,13 @@ bool _uslub_thread_init(void)
 	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
 
 	_uslub_tls.thread = t;
+	if (_uslub_pcpu && _uslub_rseq_thread_ok()) {
+		/* per-CPU mode: the id's sections (glibc registered this
+		 * thread; one it could not register stays per thread) */
+		const struct uslub_rseq_info *ri = _uslub_rseq_info();
+		_uslub_tls.rseq_area = uslub_rseq_area(ri);
+		_uslub_tls.pcpu_idp = (const unsigned int *)(_uslub_tls.rseq_area + ri->id_offset);
+	}
 	_uslub_tls.cpu_base = t->cpu_base;
 	_uslub_tls.state = THREAD_ACTIVE;
 	pthread_setspecific(thread_key, t);
@@ -118,16 +126,22 @@ void _uslub_for_each_cpu_area(void (*fn)(char *cpu_base, void *arg), void *arg)
 }
 
 /* Flush every cache's cpu state of @t (thread_lock held); @exiting: @t
- * exits (its full sheaves may go to the barns). */
-static void flush_thread_locked(struct uslub_thread *t, bool exiting)
+ * exits (its full sheaves may go to the barns); @ids: per-CPU mode's
+ * ids too (uslub_flush_thread(): a thread's sheaves are its ids'). */
+static void flush_thread_locked(struct uslub_thread *t, bool exiting, bool ids)
 {
 	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	struct kmem_cache *s;
 	list_for_each_entry(s, &_uslub_slab_caches, list) {
+		struct kmem_cache_cpu *c = _uslub_thread_cpu(t, s);
 		if (exiting)
-			_uslub_flush_cpu_exit(s, _uslub_thread_cpu(t, s));
+			_uslub_flush_cpu_exit(s, c);
 		else
-			_uslub_flush_cpu(s, _uslub_thread_cpu(t, s));
+			_uslub_flush_cpu(s, c);
+		if (ids) {
+			_uslub_pcpu_drain_ids(s, c);
+			_uslub_fold_stats(s, c);
+		}
 	}
 	uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 }
@@ -140,6 +154,7 @@ static void thread_exit(void *arg)
 	_uslub_tls.cpu_base = _uslub_cpu_empty;
 	_uslub_tls.last_slot = CPU_SLOT_NONE;   /* the area goes to another thread */
 	_uslub_tls.thread = NULL;
+	_uslub_tls.rseq_area = NULL;            /* no section after exit */
 	_uslub_tls.state = THREAD_DEAD;
 	_uslub_gp_drain();      /* the thread's rcu_free sheaves (rcu.c) */
 	/* last: the purge thread may go with the program's last thread */
@@ -155,7 +170,7 @@ static void thread_exit_locked(void *arg)
 	struct uslub_thread *t = arg;
 	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);
 	_uslub_lifecycle_thread_fold(t);
-	flush_thread_locked(t, true);
+	flush_thread_locked(t, true, false);
 	list_del(&t->link);
 	list_add(&t->link, &free_areas);
 	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
@@ -166,7 +181,7 @@ __public void uslub_flush_thread(void)
 	if (!this_cpu_is_real())
 		return;
 	uslub_mutex_lock(&_uslub_thread_lock, RANK_THREAD);
-	flush_thread_locked(_uslub_tls.thread, false);
+	flush_thread_locked(_uslub_tls.thread, false, true);
 	uslub_mutex_unlock(&_uslub_thread_lock, RANK_THREAD);
 	_uslub_gp_drain();
 }
@@ -198,7 +213,7 @@ static void postfork_child(void)
 			continue;
 		_uslub_lifecycle_thread_fold(t);
 		_uslub_lifecycle_thread_lost(t);
-		flush_thread_locked(t, false);
+		flush_thread_locked(t, false, false);
 		list_del(&t->link);
 		list_add(&t->link, &free_areas);
 	}

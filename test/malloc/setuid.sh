@@ -62,7 +62,7 @@ declare -A hostile=(
 	[KMALLOC_SHEAVES]=0 [KMALLOC_PARTITIONS]=1 [PROFILING]=sample:1 [PROFILING_SEED]=7 [ACCOUNT_BATCH]=0 [DEBUG]=T
 	[FAILSLAB]=probability=100,times=-1 [PUBLISH_MS]=1 [PUBLISH_ROOT]=/tmp [ABORT_ON_ERROR]=1
 	[VERBOSE]=1 [REPORT]="$T/secret" [MALLOC_ABORT]=0 [BACKGROUND_THREAD]=0 [THP]=2
-	[ASAN]=0
+	[ASAN]=0 [PERCPU]=cpu
 )
 names=$(sed -n 's/^[[:space:]]*X(\([A-Z_]*\),.*/\1/p' "$base_h")
 [ -n "$names" ] || fail "no options found in $base_h"
