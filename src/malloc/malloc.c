@@ -145,25 +145,36 @@ static __always_inline void *malloc_inline(size_t size)
  * (@size first: it stays in malloc's argument register). */
 static __noinline void *malloc_miss(size_t size, struct kmem_cache *s, uintptr_t caller)
 {
-	if (likely(s)) {
-		/* per-CPU mode: the id's sheaf, before the tag */
-		struct kmem_cache_cpu *c = this_cpu_fast(s);
-		if (c->main == PCPU_STANDIN) {
-			bool fired = false;
-			void *obj = alloc_from_pcpu(s, c, &fired);
-			if (likely(obj) && likely(!fired))
-				return obj;
-			if (obj) {      /* sampled: with the caller's tag */
-				uslub_alloc_tag_cur = malloc_tag(caller);
-				return _uslub_sample_popped(s, c, obj);
-			}
-		}
-	}
 	if (unlikely(_uslub_profiling | _uslub_sampling))
 		uslub_alloc_tag_cur = malloc_tag(caller);
 	if (likely(s))
 		return _uslub_slab_alloc_miss(s, 0, USLUB_NUMA_NO_NODE, size, caller);
 	return malloc_slow(size, 1, 0);
+}
+
+/* Per-CPU mode's pop missed or fired the sampling countdown (@obj: the
+ * object it took, to be sampled with the caller's tag). */
+static __noinline void *malloc_pcpu_miss(size_t size, struct kmem_cache *s, uintptr_t caller,
+					 void *obj)
+{
+	if (obj) {
+		uslub_alloc_tag_cur = malloc_tag(caller);
+		return _uslub_sample_popped(s, this_cpu(s), obj);
+	}
+	return malloc_miss(size, s, caller);
+}
+
+/* Per-CPU mode (the fast slot's main is PCPU_STANDIN): the pop from the
+ * id's sheaf (cache.h alloc_from_pcpu()), a leaf without a frame on its
+ * hit; the rest in malloc_pcpu_miss(). */
+static __noinline void *malloc_pcpu(size_t size, struct kmem_cache *s, uintptr_t caller)
+{
+	struct kmem_cache_cpu *c = this_cpu_fast(s);
+	bool fired = false;
+	void *obj = alloc_from_pcpu(s, c, &fired);
+	if (likely(obj) && likely(!fired))
+		return obj;
+	return malloc_pcpu_miss(size, s, caller, obj);
 }
 
 /* malloc's hit path for the entry points (malloc, calloc, realloc(NULL),
@@ -175,9 +186,14 @@ static __noinline void *malloc_miss(size_t size, struct kmem_cache *s, uintptr_t
 #define MALLOC_INLINE(size) ({                                                  \
 	size_t __n = (size);                                                    \
 	struct kmem_cache *__s = malloc_cache(__n);                             \
-	void *__o = likely(__s) ? alloc_from_pcs(this_cpu_fast(__s)) : NULL;    \
+	struct kmem_cache_cpu *__c = NULL;                                      \
+	void *__o = NULL;                                                       \
+	if (likely(__s))                                                        \
+		__o = alloc_from_pcs(__c = this_cpu_fast(__s));                 \
 	if (unlikely(!__o))                                                     \
-		__o = malloc_miss(__n, __s, USLUB_CALLER());                    \
+		__o = __c && __c->main == PCPU_STANDIN ?                        \
+		      malloc_pcpu(__n, __s, USLUB_CALLER()) :                   \
+		      malloc_miss(__n, __s, USLUB_CALLER());                    \
 	__o; })
 
 /* malloc: the table lookup and the pop inline; the allocation tag (for
