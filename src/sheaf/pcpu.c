@@ -134,7 +134,7 @@ struct drain {
 	void **word[DRAIN_BATCH];
 	void *old[DRAIN_BATCH];
 	unsigned int n;
-};
+};                                      /* 1 KiB of a drainer's stack */
 
 /* The batch's remote takes: each word exchanged for the stop marker, one
  * fence for all, then each sheaf is ours if its marker is still there
@@ -205,7 +205,7 @@ static size_t pcpu_purge(bool force, uint64_t *next)
 		*next = now + (decay ? decay : 1000000000ull);
 		return 0;
 	}
-	char *idle[PCPU_MAX_IDS];
+	uint64_t idle[PCPU_MAX_IDS / 64] = { 0 };   /* a bitmap: small frame */
 	unsigned int nidle = 0;
 	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	for (unsigned int id = 0; id < PCPU_MAX_IDS; id++) {
@@ -222,7 +222,8 @@ static size_t pcpu_purge(bool force, uint64_t *next)
 		if (a->drained && !force)
 			continue;
 		if (force || now - a->idle_ns >= decay) {
-			idle[nidle++] = base;
+			idle[id / 64] |= 1ull << (id % 64);
+			nidle++;
 			a->drained = true;
 		} else if (!*next || a->idle_ns + decay < *next) {
 			*next = a->idle_ns + decay;
@@ -237,8 +238,10 @@ static size_t pcpu_purge(bool force, uint64_t *next)
 			memset(&c, 0, sizeof(c));
 			struct drain d;
 			d.n = 0;
-			for (unsigned int i = 0; i < nidle; i++)
-				drain_add(s, &c, &d, idle[i]);
+			for (unsigned int w = 0; w < PCPU_MAX_IDS / 64; w++)
+				for (uint64_t bits = idle[w]; bits; bits &= bits - 1)
+					drain_add(s, &c, &d,
+						  _uslub_pcpu_tab[w * 64 + __builtin_ctzll(bits)]);
 			if (d.n)
 				drain_batch(s, &c, &d);
 			_uslub_fold_stats(s, &c);
