@@ -307,6 +307,8 @@ struct frame {
 	size_t skip_c, skip_s, skip_g;  /* caches, sites, group rows past MAX_ROWS */
 	size_t cap_c, cap_s, cap_g, cap_u;      /* allocated rows (room()) */
 	double dt;              /* seconds since the snapshot the rates are from; 0: none */
+	int percpu_cpu;         /* sheaves per CPU (USLUB_PERCPU=cpu), not per thread */
+	unsigned long long percpu_ids;  /* then: the ids that have had sheaves */
 };
 
 static void frame_free(struct frame *f)
@@ -352,6 +354,12 @@ static void parse_cache(struct frame *f, const char *e)
 	r->mem = jull(e, "memory_used");
 	r->req = jull(e, "memory_requested");
 	r->sheaves = jull(e, "sheaf_capacity") != 0;
+	char *pm = jstr(e, "percpu_mode");      /* one mode per process */
+	if (pm && !strcmp(pm, "cpu")) {
+		f->percpu_cpu = 1;
+		f->percpu_ids = jull(e, "percpu_ids");
+	}
+	free(pm);
 	const char *ss, *se, *st = NULL;
 	if (json_member(e, "stats", &ss, &se) && *ss == '{')
 		st = ss;
@@ -819,9 +827,14 @@ static void header(void)
 			 ar > 0 ? 100 * dslow / ar : 0.0, f->dt);
 	else
 		snprintf(rate, sizeof(rate), "alloc/s: -  free/s: -  (rates from the next snapshot)");
-	add(&head, "%s  sort: %s%s  view: %s  reserved: %s", rate,
+	char sheaves[48];
+	if (f->percpu_cpu)
+		snprintf(sheaves, sizeof(sheaves), "per CPU, %llu ids", f->percpu_ids);
+	else
+		snprintf(sheaves, sizeof(sheaves), "per thread");
+	add(&head, "%s  sort: %s%s  view: %s  reserved: %s  sheaves: %s", rate,
 	    view_cols[T.view][T.sort[T.view]].name, T.rev[T.view] ? " (reversed)" : "",
-	    view_names[T.view], fmt_bytes(c, sizeof(c), (double)f->reserved));
+	    view_names[T.view], fmt_bytes(c, sizeof(c), (double)f->reserved), sheaves);
 	add(&head, "%s", "");
 }
 
