@@ -163,8 +163,7 @@ __internal void *_uslub_sample_popped(struct kmem_cache *s, struct kmem_cache_cp
 static __always_inline void *alloc_from_pcpu(const struct kmem_cache *s, struct kmem_cache_cpu *c,
 					     bool *fired)
 {
-	void *obj = pcpu_sheaf_pop(_uslub_tls.rseq_area, _uslub_tls.pcpu_idp, _uslub_pcpu_tab,
-				   s->cpu_offset);
+	void *obj = pcpu_pop(_uslub_tls.rseq_area, _uslub_tls.pcpu_idp, s->cpu_offset);
 	if (unlikely(!obj))
 		return NULL;
 	if (unlikely(sample_tick(&c->stat[USLUB_ALLOC_PCS]))) {
@@ -182,8 +181,7 @@ static __always_inline bool free_to_pcpu(const struct kmem_cache *s, struct kmem
 					 void *x, uintptr_t mark)
 {
 	free_mark_set0(x, mark);
-	if (likely(pcpu_sheaf_push(_uslub_tls.rseq_area, _uslub_tls.pcpu_idp, _uslub_pcpu_tab,
-				   s->cpu_offset, x))) {
+	if (likely(pcpu_push(_uslub_tls.rseq_area, _uslub_tls.pcpu_idp, s->cpu_offset, x))) {
 		stat(c, FREE_PCS);
 		return true;
 	}

@@ -164,12 +164,14 @@ static __noinline void *malloc_pcpu_miss(size_t size, struct kmem_cache *s, uint
 	return malloc_miss(size, s, caller);
 }
 
-/* Per-CPU mode (the fast slot's main is PCPU_STANDIN): the pop from the
- * id's sheaf (cache.h alloc_from_pcpu()), a leaf without a frame on its
- * hit; the rest in malloc_pcpu_miss(). */
-static __noinline void *malloc_pcpu(size_t size, struct kmem_cache *s, uintptr_t caller)
+/* Per-CPU mode (the fast slot @c's main is PCPU_STANDIN): the pop from
+ * the id's sheaf (cache.h alloc_from_pcpu()), a leaf without a frame on
+ * its hit; the rest in malloc_pcpu_miss(), with the entry point's
+ * @caller (calloc and realloc call this one before their own work: not
+ * always a tail call). */
+static __noinline void *malloc_pcpu(size_t size, struct kmem_cache *s,
+				    struct kmem_cache_cpu *c, uintptr_t caller)
 {
-	struct kmem_cache_cpu *c = this_cpu_fast(s);
 	bool fired = false;
 	void *obj = alloc_from_pcpu(s, c, &fired);
 	if (likely(obj) && likely(!fired))
@@ -192,7 +194,7 @@ static __noinline void *malloc_pcpu(size_t size, struct kmem_cache *s, uintptr_t
 		__o = alloc_from_pcs(__c = this_cpu_fast(__s));                 \
 	if (unlikely(!__o))                                                     \
 		__o = __c && __c->main == PCPU_STANDIN ?                        \
-		      malloc_pcpu(__n, __s, USLUB_CALLER()) :                   \
+		      malloc_pcpu(__n, __s, __c, USLUB_CALLER()) :              \
 		      malloc_miss(__n, __s, USLUB_CALLER());                    \
 	__o; })
 

@@ -99,8 +99,7 @@ void _uslub_pcpu_release(struct kmem_cache *s, struct kmem_cache_cpu *c)
 
 void *_uslub_pcpu_alloc_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, uslub_gfp_t gfp)
 {
-	void *obj = pcpu_sheaf_pop(_uslub_tls.rseq_area, _uslub_tls.pcpu_idp, _uslub_pcpu_tab,
-				   s->cpu_offset);
+	void *obj = pcpu_pop(_uslub_tls.rseq_area, _uslub_tls.pcpu_idp, s->cpu_offset);
 	if (obj) {
 		stat_pcs_slow(c, 1);
 		return obj;
@@ -113,8 +112,7 @@ void *_uslub_pcpu_alloc_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, usl
 
 bool _uslub_pcpu_free_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, void *x)
 {
-	if (pcpu_sheaf_push(_uslub_tls.rseq_area, _uslub_tls.pcpu_idp, _uslub_pcpu_tab,
-			    s->cpu_offset, x)) {
+	if (pcpu_push(_uslub_tls.rseq_area, _uslub_tls.pcpu_idp, s->cpu_offset, x)) {
 		stat(c, FREE_PCS);
 		return true;
 	}

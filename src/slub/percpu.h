@@ -59,31 +59,56 @@ static_assert(offsetof(struct slab_sheaf, objects) == PCPU_SHEAF_OBJS_OFF, "shea
 	"movq (%[tab], %[idv], 8), %[tmp]\n\t"                               \
 	"movq (%[tmp], %[off]), %[old]\n\t"
 
+/* The same start on the allocator's own table, _uslub_pcpu_tab, reached
+ * RIP-relative inside the section: one input register fewer, which
+ * spares the per-CPU leaves a callee-saved register. */
+#define PCPU_LOAD_SHEAF_GLOBAL                                               \
+	"movl (%[idp]), %k[tmp]\n\t"                                         \
+	"leaq _uslub_pcpu_tab(%%rip), %[sh]\n\t"                             \
+	"movq (%[sh], %q[tmp], 8), %[tmp]\n\t"                               \
+	"movq (%[tmp], %[off]), %[sh]\n\t"
+
 /* Pop the slot's sheaf; NULL when it is empty (the result is zeroed
  * first, so the empty exit is a jump past the commit and no more). Not
  * asm goto: gcc 12 merged a goto path's `return NULL` into the
  * fall-through's output register, which held anything. */
+#define PCPU_POP_BODY(LOAD)                                                  \
+	USLUB_RSEQ_CS_BEGIN("rseq_area", "%[tmp]")                           \
+	LOAD                                                                 \
+	"xorl %k[obj], %k[obj]\n\t"                                          \
+	"movl " USLUB_STR(PCPU_SHEAF_SIZE_OFF) "(%[sh]), %k[tmp]\n\t"       \
+	"testl %k[tmp], %k[tmp]\n\t"                                         \
+	"jz 5f\n\t"                                                          \
+	"subl $1, %k[tmp]\n\t"                                               \
+	"movq " USLUB_STR(PCPU_SHEAF_OBJS_OFF) "(%[sh], %q[tmp], 8), %[obj]\n\t" \
+	"movl %k[tmp], " USLUB_STR(PCPU_SHEAF_SIZE_OFF) "(%[sh])\n\t"       \
+	"2:\n\t"                                                             \
+	"5:\n\t"                                                             \
+	USLUB_RSEQ_CS_ABORT
+
 static __always_inline void *pcpu_sheaf_pop(char *rseq_area, const unsigned int *idp,
 					    char *const *tab, unsigned long off)
 {
 	unsigned long tmp;
 	char *sh;
 	void *obj;
-	__asm__ __volatile__(
-		USLUB_RSEQ_CS_BEGIN("rseq_area", "%[tmp]")
-		PCPU_LOAD_SHEAF
-		"xorl %k[obj], %k[obj]\n\t"
-		"movl " USLUB_STR(PCPU_SHEAF_SIZE_OFF) "(%[sh]), %k[tmp]\n\t"
-		"testl %k[tmp], %k[tmp]\n\t"
-		"jz 5f\n\t"
-		"subl $1, %k[tmp]\n\t"
-		"movq " USLUB_STR(PCPU_SHEAF_OBJS_OFF) "(%[sh], %q[tmp], 8), %[obj]\n\t"
-		"movl %k[tmp], " USLUB_STR(PCPU_SHEAF_SIZE_OFF) "(%[sh])\n\t"
-		"2:\n\t"
-		"5:\n\t"
-		USLUB_RSEQ_CS_ABORT
+	__asm__ __volatile__(PCPU_POP_BODY(PCPU_LOAD_SHEAF)
 		: [tmp] "=&r"(tmp), [sh] "=&r"(sh), [obj] "=&r"(obj)
 		: [rseq_area] "r"(rseq_area), [idp] "r"(idp), [tab] "r"(tab), [off] "r"(off)
+		: "memory", "cc");
+	return obj;
+}
+
+/* pcpu_sheaf_pop() on _uslub_pcpu_tab (the allocator's). */
+static __always_inline void *pcpu_pop(char *rseq_area, const unsigned int *idp,
+				      unsigned long off)
+{
+	unsigned long tmp;
+	char *sh;
+	void *obj;
+	__asm__ __volatile__(PCPU_POP_BODY(PCPU_LOAD_SHEAF_GLOBAL)
+		: [tmp] "=&r"(tmp), [sh] "=&r"(sh), [obj] "=&r"(obj)
+		: [rseq_area] "r"(rseq_area), [idp] "r"(idp), [off] "r"(off)
 		: "memory", "cc");
 	return obj;
 }
@@ -91,26 +116,49 @@ static __always_inline void *pcpu_sheaf_pop(char *rseq_area, const unsigned int 
 /* Push @x onto the slot's sheaf; false when it is full. asm goto with
  * no output (its scratch registers are clobbers: rax, r11), and volatile
  * said again (without it gcc 12 dropped a goto statement whose outputs
- * were unused). */
+ * were unused). LOAD leaves the sheaf in r11. */
+#define PCPU_PUSH_LOAD_TAB                                                   \
+	"movl (%[idp]), %%eax\n\t"                                           \
+	"movq (%[tab], %%rax, 8), %%rax\n\t"                                 \
+	"movq (%%rax, %[off]), %%r11\n\t"
+#define PCPU_PUSH_LOAD_GLOBAL                                                \
+	"movl (%[idp]), %%eax\n\t"                                           \
+	"leaq _uslub_pcpu_tab(%%rip), %%r11\n\t"                             \
+	"movq (%%r11, %%rax, 8), %%rax\n\t"                                  \
+	"movq (%%rax, %[off]), %%r11\n\t"
+#define PCPU_PUSH_BODY(LOAD)                                                 \
+	USLUB_RSEQ_CS_BEGIN("rseq_area", "%%rax")                            \
+	LOAD                                                                 \
+	"movl " USLUB_STR(PCPU_SHEAF_SIZE_OFF) "(%%r11), %%eax\n\t"         \
+	"cmpl " USLUB_STR(PCPU_SHEAF_CAP_OFF) "(%%r11), %%eax\n\t"          \
+	"jae %l[full]\n\t"                                                   \
+	"movq %[x], " USLUB_STR(PCPU_SHEAF_OBJS_OFF) "(%%r11, %%rax, 8)\n\t" \
+	"addl $1, %%eax\n\t"                                                 \
+	"movl %%eax, " USLUB_STR(PCPU_SHEAF_SIZE_OFF) "(%%r11)\n\t"         \
+	"2:\n\t"                                                             \
+	USLUB_RSEQ_CS_ABORT
+
 static __always_inline bool pcpu_sheaf_push(char *rseq_area, const unsigned int *idp,
 					    char *const *tab, unsigned long off, void *x)
 {
-	__asm__ __volatile__ goto(
-		USLUB_RSEQ_CS_BEGIN("rseq_area", "%%rax")
-		"movl (%[idp]), %%eax\n\t"
-		"movq (%[tab], %%rax, 8), %%rax\n\t"
-		"movq (%%rax, %[off]), %%r11\n\t"
-		"movl " USLUB_STR(PCPU_SHEAF_SIZE_OFF) "(%%r11), %%eax\n\t"
-		"cmpl " USLUB_STR(PCPU_SHEAF_CAP_OFF) "(%%r11), %%eax\n\t"
-		"jae %l[full]\n\t"
-		"movq %[x], " USLUB_STR(PCPU_SHEAF_OBJS_OFF) "(%%r11, %%rax, 8)\n\t"
-		"addl $1, %%eax\n\t"
-		"movl %%eax, " USLUB_STR(PCPU_SHEAF_SIZE_OFF) "(%%r11)\n\t"
-		"2:\n\t"
-		USLUB_RSEQ_CS_ABORT
+	__asm__ __volatile__ goto(PCPU_PUSH_BODY(PCPU_PUSH_LOAD_TAB)
 		:
 		: [rseq_area] "r"(rseq_area), [idp] "r"(idp), [tab] "r"(tab), [off] "r"(off),
 		  [x] "r"(x)
+		: "rax", "r11", "memory", "cc"
+		: full);
+	return true;
+full:
+	return false;
+}
+
+/* pcpu_sheaf_push() on _uslub_pcpu_tab (the allocator's). */
+static __always_inline bool pcpu_push(char *rseq_area, const unsigned int *idp,
+				      unsigned long off, void *x)
+{
+	__asm__ __volatile__ goto(PCPU_PUSH_BODY(PCPU_PUSH_LOAD_GLOBAL)
+		:
+		: [rseq_area] "r"(rseq_area), [idp] "r"(idp), [off] "r"(off), [x] "r"(x)
 		: "rax", "r11", "memory", "cc"
 		: full);
 	return true;
