@@ -93,8 +93,16 @@ void _uslub_pcpu_release(struct kmem_cache *s, struct kmem_cache_cpu *c)
 		_uslub_sheaf_give_back(s, c, sp, false);
 	char *base = __atomic_load_n(&_uslub_pcpu_tab[uslub_rseq_id_now(_uslub_rseq_info())],
 				     __ATOMIC_RELAXED);
-	if (base != _uslub_cpu_empty)
-		__atomic_fetch_add(&_uslub_pcpu_area_hdr(base)->uses, 1, __ATOMIC_RELAXED);
+	if (base == _uslub_cpu_empty)
+		return;
+	struct pcpu_area *a = _uslub_pcpu_area_hdr(base);
+	__atomic_fetch_add(&a->uses, 1, __ATOMIC_RELAXED);
+	if (!__atomic_load_n(&a->watched, __ATOMIC_RELAXED)) {
+		/* the idle drain needs a purge pass to come: ask for one
+		 * (racing releases on this id may ask twice: harmless) */
+		__atomic_store_n(&a->watched, true, __ATOMIC_RELAXED);
+		_uslub_purge_notify();
+	}
 }
 
 void *_uslub_pcpu_alloc_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, uslub_gfp_t gfp)
@@ -185,7 +193,10 @@ void _uslub_pcpu_drain_cache(struct kmem_cache *s, struct kmem_cache_cpu *c)
 /*
  * The idle drain (the page layer's purge pass): an id with no slow path
  * for USLUB_DECAY_MS gives its sheaves to the barns, as the kernel drains
- * the sheaves of a CPU going offline; with concurrency ids (dense, at
+ * the sheaves of a CPU going offline. Its idle time counts from the pass
+ * that first sees its use count unchanged, so the drain comes one to two
+ * decays after its last release (whose first since a drain asks the page
+ * layer for a pass: _uslub_purge_notify()); with concurrency ids (dense, at
  * most one per running thread) the ids a shrinking program stops using
  * hold nothing after a while. A forced pass (uslub_trim(), malloc_trim())
  * drains every id. The barns' own pass runs after this one.
@@ -223,6 +234,7 @@ static size_t pcpu_purge(bool force, uint64_t *next)
 			idle[id / 64] |= 1ull << (id % 64);
 			nidle++;
 			a->drained = true;
+			__atomic_store_n(&a->watched, false, __ATOMIC_RELAXED);
 		} else if (!*next || a->idle_ns + decay < *next) {
 			*next = a->idle_ns + decay;
 		}

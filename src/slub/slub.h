@@ -1047,6 +1047,12 @@ struct pcpu_area {
 	unsigned long seen;          /* uses at the purge pass's last look  */
 	uint64_t idle_ns;            /* since when seen has not changed     */
 	bool drained;                /* nothing left since the last drain   */
+	bool watched;                /* a purge deadline asked for since the
+	                                last drain (a release that finds it
+	                                false sets it and notifies the page
+	                                layer's purge, so an idle id is
+	                                drained even when nothing else is
+	                                purgeable)                         */
 };
 __internal void _uslub_pcpu_init(void);
 /* The area of @id, made now if it has none; NULL: out of memory. */
