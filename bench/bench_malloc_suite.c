@@ -84,7 +84,12 @@
  * figures, and "ok" (false when an object's contents were not what was
  * written into it: the allocator handed out overlapping memory or realloc
  * lost bytes; the exit status is then 2) and "misaligned" (posix_memalign
- * results not aligned as asked, see below).
+ * results not aligned as asked, see below). Under libuslub-malloc.so it
+ * also says which per-CPU mode the process ran in: "percpu_mode" ("thread"
+ * or "cpu", USLUB_PERCPU) and "percpu_ids" (the rseq ids that have had
+ * sheaves), from uslub_cache_slabinfo of kmalloc-64 after the workload,
+ * both found with dlsym (absent under any other malloc), so bench/run.py
+ * can tell a per-CPU peer that fell back to per-thread sheaves.
  *
  * The program's own bookkeeping (slot arrays, queues) lives in mmap'ed
  * memory, so what the allocator does is all that malloc sees.
@@ -105,6 +110,8 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "uslub/types.h"  /* struct uslub_slabinfo: the mode (uslub_mode_extra); declarations only */
 
 /* ------------------------------------------------------------------------
  * Helpers: random numbers, time, RSS, bookkeeping memory
@@ -311,6 +318,23 @@ static void put(const char *fmt, ...)
 	va_end(ap);
 	if (n > 0 && extra_len + (size_t)n < sizeof(extra))
 		extra_len += (size_t)n;
+}
+
+/* Under libuslub-malloc.so: its per-CPU mode, into the result line (after
+ * the workload, outside every figure). Nothing under another malloc. */
+static void uslub_mode_extra(void)
+{
+	typeof(&uslub_kmalloc_cache) kc =
+		(typeof(&uslub_kmalloc_cache))dlsym(RTLD_DEFAULT, "uslub_kmalloc_cache");
+	typeof(&uslub_cache_slabinfo) info =
+		(typeof(&uslub_cache_slabinfo))dlsym(RTLD_DEFAULT, "uslub_cache_slabinfo");
+	if (!kc || !info)
+		return;
+	uslub_cache_t *s = kc(64);
+	struct uslub_slabinfo si;
+	if (!s || info(s, &si) || !si.percpu_mode)
+		return;
+	put(",\"percpu_mode\":\"%s\",\"percpu_ids\":%u", si.percpu_mode, si.percpu_ids);
 }
 
 static uint64_t scaled(double base)
@@ -1840,6 +1864,7 @@ int main(int argc, char **argv)
 	faults(&minflt1, &majflt1);
 	long peak = status_kb("VmHWM");
 	long rss_end = rss_kb();
+	uslub_mode_extra();
 
 	Dl_info info;
 	void *sym = dlsym(RTLD_DEFAULT, "malloc");
