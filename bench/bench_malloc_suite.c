@@ -84,7 +84,12 @@
  * figures, and "ok" (false when an object's contents were not what was
  * written into it: the allocator handed out overlapping memory or realloc
  * lost bytes; the exit status is then 2) and "misaligned" (posix_memalign
- * results not aligned as asked, see below).
+ * results not aligned as asked, see below). Under libuslub-malloc.so it
+ * also says which per-CPU mode the process ran in: "percpu_mode" ("thread"
+ * or "cpu", USLUB_PERCPU) and "percpu_ids" (the rseq ids that have had
+ * sheaves), from uslub_cache_slabinfo of kmalloc-64 after the workload,
+ * both found with dlsym (absent under any other malloc), so bench/run.py
+ * can tell a per-CPU peer that fell back to per-thread sheaves.
  *
  * The program's own bookkeeping (slot arrays, queues) lives in mmap'ed
  * memory, so what the allocator does is all that malloc sees.
@@ -105,6 +110,8 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "uslub/types.h"  /* struct uslub_slabinfo: the mode (uslub_mode_extra); declarations only */
 
 /* ------------------------------------------------------------------------
  * Helpers: random numbers, time, RSS, bookkeeping memory
@@ -162,6 +169,31 @@ static uint64_t now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The start of a threaded workload's timed part: its threads call
+ * start_line() and the main thread start_go(), all on one barrier of
+ * threads + 1. The first wait says every thread is up; the main thread
+ * reads the clock then and the second wait lets them go. A clock read
+ * after a single wait could come after the threads had run: on a machine
+ * with few CPUs they may do all their work before the main thread is
+ * scheduled again (a larson run of 2 threads, 203002 allocations, timed
+ * at 837 ns). Thread start-up stays out of the time; the second wait's
+ * wake-up is in it, the same for every allocator.
+ */
+static void start_line(pthread_barrier_t *b)
+{
+	pthread_barrier_wait(b);
+	pthread_barrier_wait(b);
+}
+
+static uint64_t start_go(pthread_barrier_t *b)
+{
+	pthread_barrier_wait(b);
+	uint64_t t0 = now_ns();
+	pthread_barrier_wait(b);
+	return t0;
 }
 
 static void sleep_ms(unsigned ms)
@@ -313,6 +345,23 @@ static void put(const char *fmt, ...)
 		extra_len += (size_t)n;
 }
 
+/* Under libuslub-malloc.so: its per-CPU mode, into the result line (after
+ * the workload, outside every figure). Nothing under another malloc. */
+static void uslub_mode_extra(void)
+{
+	typeof(&uslub_kmalloc_cache) kc =
+		(typeof(&uslub_kmalloc_cache))dlsym(RTLD_DEFAULT, "uslub_kmalloc_cache");
+	typeof(&uslub_cache_slabinfo) info =
+		(typeof(&uslub_cache_slabinfo))dlsym(RTLD_DEFAULT, "uslub_cache_slabinfo");
+	if (!kc || !info)
+		return;
+	uslub_cache_t *s = kc(64);
+	struct uslub_slabinfo si;
+	if (!s || info(s, &si) || !si.percpu_mode)
+		return;
+	put(",\"percpu_mode\":\"%s\",\"percpu_ids\":%u", si.percpu_mode, si.percpu_ids);
+}
+
 static uint64_t scaled(double base)
 {
 	double v = base * opt.scale;
@@ -406,7 +455,7 @@ static void *churn_run(void *argp)
 	uint64_t allocs = 0, frees = 0;
 
 	if (a->start)
-		pthread_barrier_wait(a->start);
+		start_line(a->start);
 	for (uint32_t i = 0; i < a->live; i++) {
 		slot_fill(&s[i], size_oct(&r, 8, 5), i);
 		allocs++;
@@ -467,8 +516,7 @@ static uint64_t wl_threads(void)
 			.seed_stream = 100 + (uint64_t)i, .start = &start };
 		th[i] = spawn(churn_run, &a[i], 0);
 	}
-	pthread_barrier_wait(&start);
-	uint64_t t0 = now_ns();
+	uint64_t t0 = start_go(&start);
 	uint64_t allocs = 0, frees = 0;
 	for (int i = 0; i < nt; i++) {
 		pthread_join(th[i], NULL);
@@ -524,7 +572,7 @@ static void *producer(void *argp)
 	struct pc_queue *q = a->q;
 	struct rng r;
 	rng_init(&r, opt.seed, 200 + (uint64_t)a->id);
-	pthread_barrier_wait(&q->start);
+	start_line(&q->start);
 	for (uint64_t b = 0; b < q->batches_per_producer; b++) {
 		struct batch *bt = malloc(sizeof(*bt));
 		if (!bt)
@@ -560,7 +608,7 @@ static void *consumer(void *argp)
 {
 	struct pc_arg *a = argp;
 	struct pc_queue *q = a->q;
-	pthread_barrier_wait(&q->start);
+	start_line(&q->start);
 	for (;;) {
 		pthread_mutex_lock(&q->lock);
 		while (q->count == 0 && q->producers_left > 0)
@@ -600,8 +648,7 @@ static uint64_t wl_prodcons(void)
 		a[i] = (struct pc_arg){ .q = q, .id = i };
 		th[i] = spawn(i < PC_PRODUCERS ? producer : consumer, &a[i], 0);
 	}
-	pthread_barrier_wait(&q->start);
-	uint64_t t0 = now_ns();
+	uint64_t t0 = start_go(&q->start);
 	for (int i = 0; i < PC_PRODUCERS + PC_CONSUMERS; i++)
 		pthread_join(th[i], NULL);
 	uint64_t t = now_ns() - t0;
@@ -1074,7 +1121,7 @@ static void *waves_run(void *argp)
 	struct slot *s = xmap(bytes);
 
 	if (a->start)
-		pthread_barrier_wait(a->start);
+		start_line(a->start);
 	for (uint64_t w = 0; w < a->waves; w++) {
 		int order = a->order >= 0 ? a->order : (int)((a->seed_stream + w) % WV_NORDERS);
 		uint32_t k = a->objects;
@@ -1160,8 +1207,7 @@ static uint64_t wl_waves_4t(void)
 			.seed_stream = 900 + (uint64_t)i, .start = &start };
 		th[i] = spawn(waves_run, &a[i], 0);
 	}
-	pthread_barrier_wait(&start);
-	uint64_t t0 = now_ns();
+	uint64_t t0 = start_go(&start);
 	uint64_t total = 0, bytes = 0, by_order[WV_NORDERS] = { 0 };
 	for (int i = 0; i < nt; i++) {
 		pthread_join(th[i], NULL);
@@ -1252,7 +1298,7 @@ static void *tloop_run(void *argp)
 	size_t bytes = TL_SLOTS * sizeof(struct slot);
 	struct slot *s = xmap(bytes);
 
-	pthread_barrier_wait(a->start);
+	start_line(a->start);
 	for (uint32_t i = 0; i < TL_SLOTS; i++) {
 		size_t n = size_oct(&r, OBJ_MIN, TL_OCTAVES);
 		unsigned char t = tag_of(n, i);
@@ -1301,8 +1347,7 @@ static uint64_t wl_tloop(void)
 					.start = &start };
 		th[i] = spawn(tloop_run, &a[i], 0);
 	}
-	pthread_barrier_wait(&start);
-	uint64_t t0 = now_ns();
+	uint64_t t0 = start_go(&start);
 	uint64_t allocs = 0, frees = 0, bytes = 0, big = 0;
 	for (int i = 0; i < nt; i++) {
 		pthread_join(th[i], NULL);
@@ -1468,7 +1513,7 @@ static void *lr_thread(void *argp)
 	rng_init(&r, opt.seed, a->seed_stream);
 	void **set = a->set;
 
-	pthread_barrier_wait(&sh->start);
+	start_line(&sh->start);
 	for (uint64_t k = 0; k < a->ops; k++) {
 		uint32_t i = rng_below(&r, LR_SLOTS);
 		obj_free(set[i]);
@@ -1514,8 +1559,7 @@ static uint64_t wl_larson(void)
 					.seed_stream = 3001 + (uint64_t)i };
 		th[i] = spawn(lr_thread, &a[i], 0);
 	}
-	pthread_barrier_wait(&sh->start);
-	uint64_t t0 = now_ns();
+	uint64_t t0 = start_go(&sh->start);
 	for (int i = 0; i < nt; i++) {
 		pthread_join(th[i], NULL);
 		allocs += a[i].allocs;
@@ -1562,7 +1606,7 @@ static void *xm_producer(void *argp)
 	struct xm_ring *q = argp;
 	struct rng r;
 	rng_init(&r, opt.seed, q->seed_stream);
-	pthread_barrier_wait(q->start);
+	start_line(q->start);
 	for (uint64_t k = 0; k < q->objects; k++) {
 		void *p = obj_new(size_oct(&r, OBJ_MIN, 6), (uint32_t)k);
 		q->allocs++;
@@ -1581,7 +1625,7 @@ static void *xm_producer(void *argp)
 static void *xm_consumer(void *argp)
 {
 	struct xm_ring *q = argp;
-	pthread_barrier_wait(q->start);
+	start_line(q->start);
 	uint64_t head = q->head;
 	for (;;) {
 		uint64_t tail = __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE);
@@ -1624,8 +1668,7 @@ static uint64_t wl_xmalloc(void)
 		th[2 * i] = spawn(xm_producer, &q[i], 0);
 		th[2 * i + 1] = spawn(xm_consumer, &q[i], 0);
 	}
-	pthread_barrier_wait(&start);
-	uint64_t t0 = now_ns();
+	uint64_t t0 = start_go(&start);
 	for (int i = 0; i < 2 * pairs; i++)
 		pthread_join(th[i], NULL);
 	uint64_t t = now_ns() - t0;
@@ -1840,6 +1883,7 @@ int main(int argc, char **argv)
 	faults(&minflt1, &majflt1);
 	long peak = status_kb("VmHWM");
 	long rss_end = rss_kb();
+	uslub_mode_extra();
 
 	Dl_info info;
 	void *sym = dlsym(RTLD_DEFAULT, "malloc");

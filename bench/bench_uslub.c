@@ -9,8 +9,10 @@
  * below), so they take whichever per-CPU model the process runs: per-CPU
  * sheaves (the default) or the 6.x cpu slabs (USLUB_CPU_SLABS=1; run.py
  * runs B1, B2 and B4 both ways). The result line reports every non-zero
- * SLUB counter of the cache, whichever mode's they are, and its
- * sheaf_capacity (0: the cache runs on cpu slabs).
+ * SLUB counter of the cache, whichever mode's they are, its
+ * sheaf_capacity (0: the cache runs on cpu slabs) and whose sheaves they
+ * are ("percpu_mode": "thread", or "cpu" with USLUB_PERCPU=cpu where rseq
+ * is available; "percpu_ids": the rseq ids that have had sheaves).
  *
  * B3 (fresh-slab allocation, deferred vs eager freelist) compares uslub
  * with itself, so its loop lives here, below the shared harness; so do
@@ -114,6 +116,11 @@ static void peer_extra_json(struct peer_ctx *c, FILE *f)
 				(unsigned long long)st[i]);
 	fprintf(f, "},\"sheaf_capacity\":%u,\"errors\":%lu",
 		uslub_cache_sheaf_capacity(c->s), uslub_error_count());
+	/* whose sheaves (USLUB_PERCPU): run.py's uslub-percpu checks "cpu" */
+	struct uslub_slabinfo si;
+	if (uslub_cache_slabinfo(c->s, &si) == 0 && si.percpu_mode)
+		fprintf(f, ",\"percpu_mode\":\"%s\",\"percpu_ids\":%u", si.percpu_mode,
+			si.percpu_ids);
 }
 
 #include "bench_core.h"

@@ -5,7 +5,12 @@ uslub runs in both of its per-CPU models: "uslub" is the build as is
 (per-CPU sheaves on every cache, the Linux 7.0 model and the default) and
 "uslub-cpuslabs" the same binary or library with USLUB_CPU_SLABS=1 (the 6.x
 cpu slab, cpu partial slabs and lockless remote free), in B1, B2, B4 and B8,
-interleaved in the same rounds, each with its own target rows.
+interleaved in the same rounds, each with its own target rows. A third
+mode, "uslub-percpu", is the same binary or library with USLUB_PERCPU=cpu
+(the sheaves of the rseq concurrency id, not of each thread), in B1, B8,
+B9 and B-scale, with targets of its own against the per-thread mode and
+mimalloc 3.4; where the machine has no rseq its rows say "not available
+(no rseq)".
 
 Runs B1 (single alloc+free, hot) and B4 (remote free) on uslub (both
 modes), glibc malloc, jemalloc, mimalloc 2.0 (Debian), mimalloc 3.4 (the
@@ -24,7 +29,8 @@ B-meta (where accounted caches keep their per-object extension) and B-debug
 B8 (malloc workloads: time, peak RSS, page faults; with the large-block
 row "large") and B9 (RSS held in per-thread caches with 2, 64, 512
 threads) run uslub-bench-mallocsuite as is (glibc) and with LD_PRELOAD of
-uslub's libuslub-malloc.so (B8: in both modes), jemalloc, both mimallocs
+uslub's libuslub-malloc.so (B8: in all three modes; B9: uslub and
+uslub-percpu), jemalloc, both mimallocs
 and tcmalloc.
 B8 also has the threaded rows (tloop, mstress, larson, xmalloc; issue 29).
 B-scale runs the suite's larson, xmalloc and threads (churn) workloads at

@@ -11,7 +11,7 @@ from .bulk import analyse_b2, analyse_b3
 from .config import (
     B2_NS, B2_SHEAVES, B56_BATCH, B7_GROUPS, B7_OBJS, BDEBUG_SPEC, BENCH_ORDER, BENCH_TITLES,
     BMETA_CACHES, BSCALE, BSCALE_PEERS, BSCALE_USLUB_MODES, BSCALE_WORKLOADS, CONFIGS, CPUSLABS, CPUSLABS_ENV, CPUSLABS_MALLOC_ENV, DFREE, MODES, PEER_ORDER,
-    REPO, SUITE, SUITE_BENCHES, SUITE_MODES, USLUB_MODE, bscale_threads, log, shown,
+    PERCPU, PERCPU_ENV, PERCPU_STATE, REPO, RUN_SECONDS, SUITE, SUITE_BENCHES, SUITE_MODES, USLUB_MODE, bscale_threads, log, shown,
 )
 from .debug import analyse_bdebug, analyse_bdfree
 from .ext import analyse_b5, analyse_b6, analyse_b6acc, analyse_b7, analyse_bmeta, b6_instructions
@@ -157,9 +157,12 @@ def main():
     log("bench: peers: " + ", ".join(
         p + (" (LD_PRELOAD=%s)" % e["LD_PRELOAD"] if e else "") for p, _, e in peers))
     if any(p == "uslub" for p, _, _ in peers):
-        log("bench: uslub's modes: uslub = %s; %s = %s (B1, B2, B4; B8 with %s)" % (
-            USLUB_MODE["uslub"], CPUSLABS, USLUB_MODE[CPUSLABS],
-            " ".join("%s=%s" % kv for kv in CPUSLABS_MALLOC_ENV.items())))
+        log("bench: uslub's modes: uslub = %s; %s = %s (B1, B2, B4; B8 with %s); %s = %s "
+            "(B1, B8, B9, B-scale)%s" % (
+                USLUB_MODE["uslub"], CPUSLABS, USLUB_MODE[CPUSLABS],
+                " ".join("%s=%s" % kv for kv in CPUSLABS_MALLOC_ENV.items()), PERCPU,
+                USLUB_MODE[PERCPU], "" if PERCPU_STATE.get("available") is not False
+                else ": " + PERCPU_STATE.get("label", "not available")))
     info = machine_info(build)
     log("bench: %s, %d CPUs, load %.2f" % (info["cpu_model"], info["nproc"],
                                            info["loadavg_start"][0]))
@@ -177,11 +180,18 @@ def main():
             "settings": dict({k: v for k, v in mode.items() if k != "timeout"},
                              B2_ns=B2_NS, B2_sheaves_asked=B2_SHEAVES,
                              cpuslabs_env=CPUSLABS_ENV, cpuslabs_malloc_env=CPUSLABS_MALLOC_ENV,
+                             percpu_env=PERCPU_ENV,
                              B56_batch=B56_BATCH, B7_groups=B7_GROUPS, B7_objs=B7_OBJS,
                              Bdebug_spec=BDEBUG_SPEC,
                              Bmeta_caches=["%s=%s" % (l_, s_) for l_, s_, _ in BMETA_CACHES]),
             "peers": {p: (e.get("LD_PRELOAD") or os.path.relpath(a, REPO))
                       for p, a, e in peers}}
+    if PERCPU_STATE:
+        # whether USLUB_PERCPU=cpu took here (discover_percpu's probe)
+        data["percpu"] = dict(PERCPU_STATE)
+    # wall seconds of each peer's processes per benchmark (what a peer costs)
+    data["run_seconds"] = {b: {p: round(t, 2) for p, t in spent.items()}
+                           for b, spent in RUN_SECONDS.items()}
     if SUITE and any(b in SUITE_BENCHES for b, _ in configs):
         data["suite_peers"] = {p: (e.get("LD_PRELOAD") or os.path.relpath(a, REPO))
                                for p, a, e in SUITE}

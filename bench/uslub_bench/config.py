@@ -70,9 +70,42 @@ CPUSLABS = "uslub-cpuslabs"
 MIMALLOC3 = "mimalloc-3.4"      # the newest mimalloc, a peer (see MALLOC_PEERS)
 CPUSLABS_ENV = {"USLUB_CPU_SLABS": "1"}
 CPUSLABS_MALLOC_ENV = {"USLUB_CPU_SLABS": "1", "USLUB_KMALLOC_SHEAVES": "0"}
-USLUB_SERIES = ["uslub", CPUSLABS]
-USLUB_MODE = {"uslub": "per-CPU sheaves (Linux 7.0, the default)",
-              CPUSLABS: "cpu slabs, USLUB_CPU_SLABS=1 (Linux 6.x)"}
+# The third mode, "uslub-percpu": the same binary or library with
+# USLUB_PERCPU=cpu, whose sheaves belong to the thread's rseq concurrency id
+# (mm_cid, else the CPU) instead of to each thread, so the memory they
+# cache is bounded by CPUs, not threads. B1, B8, B9 and B-scale run it,
+# interleaved in the same rounds. Without rseq (or on several NUMA nodes)
+# the library stays per thread with a one-line note: discover_percpu()
+# probes that once and then leaves the mode out, its rows and targets
+# saying "not available (no rseq)" (PERCPU_STATE); run_one() checks every
+# run's "percpu_mode" (the result lines of bench_uslub.c and
+# bench_malloc_suite.c give it) is "cpu".
+PERCPU = "uslub-percpu"
+PERCPU_ENV = {"USLUB_PERCPU": "cpu"}
+# filled by discover_percpu(): {"available": True/False, "why": text when
+# not, "percpu_ids": ids the probe used}; empty until probed
+PERCPU_STATE = {}
+USLUB_SERIES = ["uslub", CPUSLABS, PERCPU]
+USLUB_MODE = {"uslub": "per-CPU sheaves (Linux 7.0, the default), each thread's own",
+              CPUSLABS: "cpu slabs, USLUB_CPU_SLABS=1 (Linux 6.x)",
+              PERCPU: "per-CPU sheaves of the rseq id (mm_cid), USLUB_PERCPU=cpu"}
+# The per-CPU mode's own targets (issue text): per-CPU / per-thread mode
+# time <= PERCPU_COST_LIMIT on B1 and the B8 geomean, <= PERCPU_OVERSUB_LIMIT
+# on the threaded B8 workloads (PERCPU_THREADED) that run more threads than
+# the machine has CPUs; those workloads against mimalloc 3.4 (time <=
+# PERCPU_THREADED_TIME_LIMIT, peak RSS <= PERCPU_THREADED_RSS_LIMIT); B9
+# flat: slope <= PERCPU_B9_SLOPE KiB per thread from the fewest to the most
+# threads, and held at the fewest <= the per-thread mode's (ratio <=
+# PERCPU_B9_FEWEST_LIMIT). B-scale's targets are every mode's
+# (BSCALE_USLUB_MODES).
+PERCPU_COST_LIMIT = 1.10
+PERCPU_OVERSUB_LIMIT = 1.0
+PERCPU_THREADED = ["threads", "tloop", "mstress", "larson", "xmalloc"]
+PERCPU_THREADED_VS = MIMALLOC3
+PERCPU_THREADED_TIME_LIMIT = 1.0
+PERCPU_THREADED_RSS_LIMIT = 0.8
+PERCPU_B9_SLOPE = 5.0
+PERCPU_B9_FEWEST_LIMIT = 1.0
 # B2: the batch sizes of seed 001's table; the sheaf capacity each uslub
 # peer asks for (--sheaves; 0: the cache's default, which is per-CPU sheaves
 # of the kernel's default capacity, or none with USLUB_CPU_SLABS=1).
@@ -116,6 +149,9 @@ B6ACC_MIN_SHARE = 0.01
 # runs that said {"skipped": why}: (bench, size, peer) -> why (their rows
 # say so)
 SKIPPED = {}
+# filled by run_all(): bench -> peer -> wall seconds of its processes (what
+# each peer costs the run; bench.json's "run_seconds")
+RUN_SECONDS = {}
 # B7: N groups each holding B7_OBJS objects; one process per mode and size,
 # which measures every N (destroying its caches and groups in between).
 B7_GROUPS = [100, 1000]
@@ -228,9 +264,10 @@ B9_MIN_SLOPE = 0.5                      # KiB per thread: below it a slope is "f
 # B4's target: uslub / mimalloc (SPEC §3).
 B4_VS = "mimalloc"
 B4_LIMIT = 1.0
-SUITE_PEERS = ["uslub", CPUSLABS, "glibc", "jemalloc", "mimalloc", MIMALLOC3, "tcmalloc"]
+SUITE_PEERS = ["uslub", CPUSLABS, PERCPU, "glibc", "jemalloc", "mimalloc", MIMALLOC3, "tcmalloc"]
 SUITE_OTHERS = [p for p in SUITE_PEERS if p not in USLUB_SERIES]
-# B9 runs only the default mode (uslub): its 512-thread processes are long.
+# B9 runs the default mode (uslub) and the per-CPU mode (uslub-percpu, whose
+# target it is), not the cpu-slab mode: its 512-thread processes are long.
 B9_SKIP = (CPUSLABS,)
 USLUB_MALLOC_LIB = "libuslub-malloc.so"
 SUITE_BENCHES = ("B8", "B9")
@@ -265,12 +302,13 @@ BSCALE_WORKLOADS = [("larson", "larson"), ("xmalloc", "xmalloc"), ("churn", "thr
 BSCALE_FACTOR = 4
 # uslub's modes in B-scale: (peer, environment added to LD_PRELOAD of
 # libuslub-malloc.so). One row per mode; a mode chosen by an environment
-# variable is one more row here, e.g. ("uslub-percpu", {"USLUB_PERCPU": "cpu"})
-# once that option exists (an unknown USLUB_ variable is ignored, so a row
-# for a mode the library lacks would measure the default mode).
+# variable is one more row here (an unknown USLUB_ variable is ignored, so
+# a row for a mode the library lacks would measure the default mode: the
+# per-CPU one is checked, PERCPU_STATE and run_one()).
 BSCALE_USLUB_MODES = [
     ("uslub", {}),
     (CPUSLABS, CPUSLABS_MALLOC_ENV),
+    (PERCPU, PERCPU_ENV),
 ]
 # Targets, per uslub mode and workload: at every thread count, time <=
 # BSCALE_TIME_LIMIT x and peak RSS <= BSCALE_RSS_LIMIT x BSCALE_VS's.
@@ -316,11 +354,11 @@ MIMALLOC3_WANT = "3.4."
 # own cache API ("uslub"). B1 only.
 USLUB_MALLOC = "uslub-malloc"
 MALLOCS = ["glibc", "jemalloc", "mimalloc", MIMALLOC3, "tcmalloc"]
-PEER_ORDER = ["uslub", CPUSLABS, "uslub-hardened", USLUB_MALLOC, "dpdk", "glibc", "jemalloc",
+PEER_ORDER = ["uslub", CPUSLABS, PERCPU, "uslub-hardened", USLUB_MALLOC, "dpdk", "glibc", "jemalloc",
               "mimalloc", MIMALLOC3, "tcmalloc"]
 # Variants of uslub's binary that peers_for() adds beside "uslub" (--peers
 # uslub selects them too).
-USLUB_VARIANTS = ("uslub-hardened", CPUSLABS)
+USLUB_VARIANTS = ("uslub-hardened", CPUSLABS, PERCPU)
 # B1 also runs uslub with freelist hardening on for every cache
 # (USLUB_FREELIST_HARDENED=1). The default (2) hardens every cache with
 # sheaves, so "uslub" itself is hardened in B1; this variant says what

@@ -12,7 +12,8 @@ import subprocess
 
 from .config import (
     BSCALE_PEERS, BSCALE_USLUB_MODES, CPUSLABS, CPUSLABS_MALLOC_ENV, DFREE, MALLOC_PEERS, MIMALLOC3, MIMALLOC3_DIR, MIMALLOC3_ENV,
-    MIMALLOC3_WANT, PEER_ORDER, PEER_PACKAGES, REPO, SUITE, SUITE_MODES, SUITE_PEERS,
+    MIMALLOC3_WANT, PEER_ORDER, PEER_PACKAGES, PERCPU, PERCPU_ENV, PERCPU_STATE, REPO, SUITE,
+    SUITE_MODES, SUITE_PEERS,
     USLUB_MALLOC, USLUB_MALLOC_LIB, USLUB_NOMARK_BENCH, USLUB_NOMARK_MALLOC_LIB, USLUB_SERIES,
     USLUB_VARIANTS, log, shown,
 )
@@ -111,6 +112,7 @@ def discover_peers(build, wanted):
     ub = find_binary(build, "uslub-bench-uslub")
     mb = find_binary(build, "uslub-bench-malloc")
     db = find_binary(build, "uslub-bench-dpdk")
+    discover_percpu(build, wanted)
     discover_suite(build, wanted)
     for peer in PEER_ORDER:
         if wanted and peer not in wanted and not (peer == USLUB_MALLOC and "uslub" in wanted):
@@ -203,8 +205,11 @@ def discover_suite(build, wanted):
             "skipping B8 and B9" % build)
         return
     for peer in SUITE_PEERS:
-        if wanted and peer not in wanted and not (peer == CPUSLABS and "uslub" in wanted):
+        if wanted and peer not in wanted and not (peer in (CPUSLABS, PERCPU) and
+                                                  "uslub" in wanted):
             continue
+        if peer == PERCPU and not PERCPU_STATE.get("available"):
+            continue            # no rseq: discover_percpu() said so
         if peer in USLUB_SERIES:
             lib = find_build_lib(build, USLUB_MALLOC_LIB)
             if not lib:
@@ -215,6 +220,8 @@ def discover_suite(build, wanted):
             env = {"LD_PRELOAD": lib}
             if peer == CPUSLABS:
                 env.update(CPUSLABS_MALLOC_ENV)
+            elif peer == PERCPU:
+                env.update(PERCPU_ENV)
             SUITE.append((peer, sb, env))
         else:
             got = suite_other_peer(build, peer, sb, "B8/B9")
@@ -260,6 +267,8 @@ def discover_bscale(build, wanted):
     for peer, env in BSCALE_USLUB_MODES:
         if wanted and peer not in wanted and "uslub" not in wanted:
             continue
+        if peer == PERCPU and not PERCPU_STATE.get("available"):
+            continue            # no rseq: discover_percpu() said so
         if not lib:
             log("bench: B-scale: skipping %s: %s not found under %s" % (
                 peer, USLUB_MALLOC_LIB, build))
@@ -271,6 +280,64 @@ def discover_bscale(build, wanted):
         got = suite_other_peer(build, peer, sb, "B-scale")
         if got:
             BSCALE_PEERS.append(got)
+
+
+PERCPU_NOTE = "USLUB_PERCPU=cpu: sheaves stay per thread"
+
+
+def discover_percpu(build, wanted):
+    """Whether USLUB_PERCPU=cpu takes on this machine, into PERCPU_STATE: one
+    short run of the malloc suite under libuslub-malloc.so (else of B1's
+    binary) with it, whose result line must say "percpu_mode":"cpu". Where
+    the library stays per thread (no rseq: an old C library,
+    GLIBC_TUNABLES=glibc.pthread.rseq=0, seccomp; several NUMA nodes) it
+    prints PERCPU_NOTE and why on stderr: the mode is then left out of every
+    benchmark and its rows say "not available (no rseq)" (or the reason)."""
+    PERCPU_STATE.clear()
+    if wanted and PERCPU not in wanted and "uslub" not in wanted:
+        return
+    sb = find_binary(build, "uslub-bench-mallocsuite")
+    lib = find_build_lib(build, USLUB_MALLOC_LIB)
+    ub = find_binary(build, "uslub-bench-uslub")
+    if sb and lib:
+        argv, env = [sb, "--workload", "churn", "--scale", "0.001", "--label", PERCPU], \
+            dict(PERCPU_ENV, LD_PRELOAD=lib)
+    elif ub:
+        argv, env = [ub, "--bench", "B1", "--size", "64", "--iters", "1000", "--warmup", "100",
+                     "--repeats", "1", "--label", PERCPU], dict(PERCPU_ENV)
+    else:
+        return
+    e = dict(os.environ)
+    e.pop("LD_PRELOAD", None)
+    e.update(env)
+    try:
+        r = subprocess.run(argv, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=60)
+        out, err = r.stdout, r.stderr
+    except (OSError, subprocess.SubprocessError) as ex:
+        out, err = "", str(ex)
+    mode, ids = None, None
+    for line in out.splitlines():
+        m = re.search(r'"percpu_mode":"(\w+)"', line)
+        if m:
+            mode = m.group(1)
+            n = re.search(r'"percpu_ids":(\d+)', line)
+            ids = int(n.group(1)) if n else None
+    note = next((l.strip() for l in err.splitlines() if PERCPU_NOTE in l), None)
+    if mode == "cpu":
+        PERCPU_STATE.update(available=True, percpu_ids=ids)
+        return
+    if note:
+        why = note.split(PERCPU_NOTE, 1)[1].lstrip(": ")
+    elif mode:
+        why = "percpu_mode %s with USLUB_PERCPU=cpu and no note (a library without the " \
+              "per-CPU mode?)" % mode
+    else:
+        why = "the probe gave no percpu_mode (%s)" % (
+            (err.strip().splitlines() or ["no output"])[-1][:200])
+    label = "not available (no rseq)" if "rseq" in why else "not available (%s)" % why
+    PERCPU_STATE.update(available=False, why=why, label=label)
+    log("bench: %s: %s: %s; its rows say so" % (PERCPU, label, why))
 
 
 def malloc_sheaf_capacity(argv0, env):

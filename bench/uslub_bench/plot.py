@@ -7,14 +7,14 @@ import sys
 
 from .config import (
     B2_PEERS, B3_LIMITS, B56_PATTERNS, B6_MODE, B8_LARGE, B8_VS, B8_WORST_VS, B9_VS, CPUSLABS,
-    BSCALE, MIMALLOC3, PEER_ORDER, RUN_PY, SUITE_OTHERS, SUITE_PEERS, USLUB_MALLOC, USLUB_SERIES,
+    BSCALE, MIMALLOC3, PEER_ORDER, PERCPU, RUN_PY, SUITE_OTHERS, SUITE_PEERS, USLUB_MALLOC, USLUB_SERIES,
     log,
 )
 from .scale import plot_bscale
 
 
 PLOT_COLORS = {
-    "uslub": "#d62728", CPUSLABS: "#ff9896", "uslub-hardened": "#8c564b",
+    "uslub": "#d62728", CPUSLABS: "#ff9896", PERCPU: "#bcbd22", "uslub-hardened": "#8c564b",
     "dpdk": "#7f7f7f", "glibc": "#1f77b4",
     "jemalloc": "#2ca02c", "mimalloc": "#9467bd", MIMALLOC3: "#c5b0d5", "tcmalloc": "#ff7f0e",
     USLUB_MALLOC: "#e377c2",
@@ -134,6 +134,10 @@ def plot_b8(ax, e, what):
     cpu = e.get("geomean_series", {}).get(CPUSLABS)
     if cpu:
         bars += [(CPUSLABS, p) for p in B8_VS if p in cpu]
+    # the per-CPU mode against mimalloc 3.4 (its targets' peer), cross-hatched
+    pcpu = e.get("geomean_series", {}).get(PERCPU)
+    if pcpu and MIMALLOC3 in pcpu:
+        bars.append((PERCPU, MIMALLOC3))
     if not have_uslub:
         bars = [(None, p) for p in SUITE_PEERS if any(p in e["workloads"][w][key] for w in ws)]
     labels = ws + (["geomean"] if have_uslub else [])
@@ -144,12 +148,13 @@ def plot_b8(ax, e, what):
                 [e["geomean"].get(p, {}).get(metric, 0)]
         elif series:
             vals = [e["workloads"][w].get("series_ratios", {}).get(series, {})
-                    .get(metric, {}).get(p, 0) for w in ws] + [cpu.get(p, {}).get(metric, 0)]
+                    .get(metric, {}).get(p, 0) for w in ws] + \
+                [e["geomean_series"][series].get(p, {}).get(metric, 0)]
         else:
             vals = [e["workloads"][w][key].get(p, 0) for w in ws]
         xs = [i + (j - (len(bars) - 1) / 2) * width for i in range(len(labels))]
         ax.bar(xs, vals, width, color=PLOT_COLORS.get(p, "#17becf"),
-               hatch="//" if series == CPUSLABS else None,
+               hatch={CPUSLABS: "//", PERCPU: "xx"}.get(series),
                label=("%s / %s" % (series, p)) if series else p)
     ax.set_xticks(range(len(labels)))
     ax.set_xticklabels(labels, rotation=30, ha="right", fontsize=7)
@@ -193,6 +198,7 @@ def plot_b9(ax, e):
 
 B2_STYLES = {
     "uslub": ("#d62728", "uslub (sheaves)"), CPUSLABS: ("#ff7f0e", "uslub-cpuslabs"),
+    PERCPU: ("#bcbd22", "uslub-percpu"),
     "dpdk": ("#7f7f7f", "dpdk"),
 }
 

@@ -12,7 +12,7 @@ from .config import (
     B2_MODES, B2_NS, B2_SHEAVES, B3_VARIANTS, B56_BATCH, B56_PATTERNS, B6ACC_MIN_SHARE,
     B6ACC_ONCE, B6ACC_PEERS, B6_EXPECT, B6_PEERS, B7_GROUPS, B7_MODES, B7_OBJS, B9_SKIP,
     BDEBUG_PEERS, BMETA_CACHES, BMETA_PROFILED, BSCALE, BSCALE_PEERS, BSCALE_WORKLOADS, CPUSLABS, CPUSLABS_ENV, DFREE, HARDENED_ENV, NO_PROFILING, ONCE,
-    OWN, SKIPPED, SUITE, SUITE_BENCHES, USLUB_MALLOC, log,
+    OWN, PERCPU, PERCPU_ENV, PERCPU_STATE, RUN_SECONDS, SKIPPED, SUITE, SUITE_BENCHES, USLUB_MALLOC, log,
 )
 
 
@@ -76,7 +76,9 @@ def peers_for(bench, peers, size=None):
     B-scale: uslub's modes (BSCALE_USLUB_MODES) and the suite's other peers
     (BSCALE_PEERS).
     uslub-cpuslabs: uslub's binary with CPUSLABS_ENV (B8: library, with
-    CPUSLABS_MALLOC_ENV; B9 runs the default mode only)."""
+    CPUSLABS_MALLOC_ENV; not in B9). uslub-percpu: uslub's binary (B1) or
+    library (B8, B9, B-scale) with PERCPU_ENV, where discover_percpu()
+    found it takes."""
     if bench == "B-dfree":
         return list(DFREE.get(size[0], []))
     if bench == BSCALE:
@@ -118,6 +120,8 @@ def peers_for(bench, peers, size=None):
             if p[0] == "uslub":
                 out.append((CPUSLABS, p[1], dict(p[2], **CPUSLABS_ENV)))
                 if bench == "B1":
+                    if PERCPU_STATE.get("available"):
+                        out.append((PERCPU, p[1], dict(p[2], **PERCPU_ENV)))
                     out.append(("uslub-hardened", p[1], dict(p[2], **HARDENED_ENV)))
         return out
     return peers
@@ -175,6 +179,11 @@ def run_one(peer, argv0, extra_env, bench, size, mode):
         # the cpu-slab peer got sheaves: it would measure the default mode
         return None, "%s %s %s: USLUB_CPU_SLABS=1 did not take (sheaf_capacity %s)" % (
             peer, bench, config_label(bench, size), res.get("sheaf_capacity"))
+    if extra_env.get("USLUB_PERCPU") == "cpu" and res.get("percpu_mode") != "cpu":
+        # the per-CPU peer stayed per thread: it would measure the default mode
+        return None, "%s %s %s: USLUB_PERCPU=cpu did not take (percpu_mode %s)%s" % (
+            peer, bench, config_label(bench, size), res.get("percpu_mode"),
+            (": " + r.stderr.strip().splitlines()[-1]) if r.stderr.strip() else "")
     if "LD_PRELOAD" in extra_env:
         lib = res.get("malloc_lib", "")
         want = os.path.basename(extra_env["LD_PRELOAD"]).split(".so")[0]
@@ -349,7 +358,10 @@ def run_all(peers, configs, mode):
                 if key in dead:
                     log(prefix + " skipped (failed before)")
                     continue
+                t_run = time.time()
                 res, err = run_one(peer, argv0, extra_env, bench, size, mode)
+                spent = RUN_SECONDS.setdefault(bench, {})
+                spent[peer] = spent.get(peer, 0.0) + time.time() - t_run
                 if err:
                     dead.add(key)
                     if err.startswith("skipped"):
@@ -399,4 +411,7 @@ def run_all(peers, configs, mode):
                 log(prefix + " %9.2f ns  (median of this run's %d samples)" % (
                     statistics.median(res["samples_ns"]), len(res["samples_ns"])))
     log("bench: %d runs in %.1f s" % (step, time.time() - t_start))
+    for bench, spent in RUN_SECONDS.items():
+        log("bench: %s: %.1f s: %s" % (bench, sum(spent.values()), ", ".join(
+            "%s %.1f s" % (p, t) for p, t in sorted(spent.items(), key=lambda kv: -kv[1]))))
     return results, failures, crashed

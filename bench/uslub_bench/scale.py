@@ -5,7 +5,7 @@ import statistics
 
 from .config import (
     BENCH_TITLES, BENCH_UNITS, BSCALE, BSCALE_RSS_LIMIT, BSCALE_TIME_LIMIT, BSCALE_USLUB_MODES,
-    BSCALE_VS, BSCALE_WORKLOADS, SUITE_OTHERS,
+    BSCALE_VS, BSCALE_WORKLOADS, CPUSLABS, PERCPU, PERCPU_STATE, SUITE_OTHERS,
 )
 from .stats import quantile, run_extras
 
@@ -29,6 +29,9 @@ def analyse_bscale(results, configs, mode):
              "uslub_modes": {m: env for m, env in BSCALE_USLUB_MODES},
              "threads": sorted({n for _, n in sizes}),
              "workloads": {}}
+    if PERCPU_STATE.get("available") is False:
+        entry["percpu_unavailable"] = {"label": PERCPU_STATE.get("label"),
+                                       "why": PERCPU_STATE.get("why")}
     for w, suite_w in BSCALE_WORKLOADS:
         ns = [n for w_, n in sizes if w_ == w]
         if not ns:
@@ -72,7 +75,16 @@ def bscale_targets(e, uslubs, w):
     met when every measured thread count is within the limit (a count the
     peer or the mode did not run makes the row "not measured")."""
     out = []
+    off = PERCPU_STATE.get("label") if PERCPU_STATE.get("available") is False else None
     for u in uslubs:
+        if u == PERCPU and off:
+            # no rseq: the mode was not run, its rows say why
+            out += [{"target": "%s %s %s <= %.1fx %s at every thread count" % (
+                u, w, what, limit, BSCALE_VS), "series": u, "workload": w, "peer": BSCALE_VS,
+                "metric": metric, "limit": limit, "ratio": None, "pass": None, "note": off}
+                for metric, limit, what in (("time", BSCALE_TIME_LIMIT, "time"),
+                                            ("rss", BSCALE_RSS_LIMIT, "peak RSS"))]
+            continue
         if u not in e["time_ms"]:
             continue
         for metric, key, limit, what in (("time", "time_ratio", BSCALE_TIME_LIMIT, "time"),
@@ -116,11 +128,16 @@ def print_bscale(e, log):
         "workload, thread count, peer and round; medians" % e["scale"])
     log("  larson: live sets handed between threads; xmalloc: N/2 producer->consumer pairs; "
         "churn: each thread its own live set (the suite's threads)")
+    short = {u: {"uslub": "u", CPUSLABS: "c", PERCPU: "p"}.get(u, u.replace("uslub-", "")[:6])
+             for u in uslubs}
     for m in uslubs:
         env = e["uslub_modes"].get(m) or {}
-        log("  %-14s = libuslub-malloc.so%s" % (
-            m, (" with " + " ".join("%s=%s" % kv for kv in env.items())) if env else ""))
-    short = {u: ("u" if u == "uslub" else u.replace("uslub-", "")[:6]) for u in uslubs}
+        log("  %-14s = libuslub-malloc.so%s (%s/ columns)" % (
+            m, (" with " + " ".join("%s=%s" % kv for kv in env.items())) if env else "",
+            short[m]))
+    if PERCPU not in uslubs and e.get("percpu_unavailable"):
+        log("  %-14s = %s: %s" % (PERCPU, e["percpu_unavailable"]["label"],
+                                  e["percpu_unavailable"]["why"]))
     cols = "".join("%12s" % p[:11] for p in peers)
     for w, we in e["workloads"].items():
         for metric, src, label, ratio_key in (("time", "time_ms", "time, ms", "time_ratio"),

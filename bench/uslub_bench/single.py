@@ -5,8 +5,9 @@ front end's row."""
 import statistics
 
 from .config import (
-    B4_LIMIT, B4_VS, BENCH_TITLES, BENCH_UNITS, CPUSLABS, MALLOCS, OWN, PEER_ORDER, USLUB_MALLOC,
-    USLUB_MALLOC_LIB, USLUB_MODE, USLUB_SERIES, USLUB_VARIANTS,
+    B4_LIMIT, B4_VS, BENCH_TITLES, BENCH_UNITS, CPUSLABS, MALLOCS, OWN, PEER_ORDER,
+    PERCPU, PERCPU_COST_LIMIT, PERCPU_STATE, USLUB_MALLOC, USLUB_MALLOC_LIB, USLUB_MODE,
+    USLUB_SERIES, USLUB_VARIANTS,
 )
 from .fmt import fmt_ns
 from .stats import quantile, series_prefix, verdict_of
@@ -19,14 +20,26 @@ B1_MALLOC_LIMIT = 0.8
 B1_MALLOC_SIZES = (64,)
 
 
+def percpu_cost_target(size=None):
+    """The name of B1's per-CPU mode target: its time against the per-thread
+    mode's (uslub's)."""
+    return "%s <= %.2fx uslub (the per-thread mode)" % (PERCPU, PERCPU_COST_LIMIT)
+
+
 def target_checks(bench, med, size=None):
     """Targets of SPEC §3 for one benchmark and size: list of dicts. One set
     per uslub mode (USLUB_SERIES; "series" says which): uslub's always, the
-    cpu-slab mode's when it was measured; B1: and uslub-malloc's, when it
-    was measured."""
+    other modes' when they were measured (the per-CPU mode's B1 row says
+    "not available" where discover_percpu() found no rseq); B1: and
+    uslub-malloc's, when it was measured."""
     checks = []
     for series in USLUB_SERIES:
         if series != "uslub" and series not in med:
+            if series == PERCPU and bench == "B1" and PERCPU_STATE.get("available") is False:
+                checks.append({"target": percpu_cost_target(size), "series": PERCPU,
+                               "peer": "uslub", "limit": PERCPU_COST_LIMIT, "ratio": None,
+                               "peer_ns": None, "pass": None,
+                               "note": PERCPU_STATE.get("label", "not available")})
             continue
         checks += series_checks(bench, med, series)
     if bench == "B1" and USLUB_MALLOC in med:
@@ -66,6 +79,10 @@ def series_checks(bench, med, series):
         c["pass"] = c.pop("pass_")
         checks.append(c)
 
+    if bench == "B1" and series == PERCPU:
+        # the per-CPU mode's cost: its time against the per-thread mode's
+        check("<= %.2fx uslub (the per-thread mode)" % PERCPU_COST_LIMIT, "uslub",
+              med.get("uslub"), PERCPU_COST_LIMIT)
     if bench == "B1":
         check("<= 1.0x DPDK single get+put", "dpdk", med.get("dpdk"), 1.0)
         mallocs = {p: med[p] for p in MALLOCS if p in med}
@@ -124,6 +141,10 @@ def analyse_single(results, configs, out):
                      if p in med and p not in USLUB_SERIES + list(USLUB_VARIANTS) +
                      [USLUB_MALLOC]}
             for series in USLUB_SERIES[1:] if series in med}
+        # the per-CPU mode against the per-thread one (the uslub row's
+        # column of the per-CPU mode)
+        if PERCPU in med and "uslub" in med:
+            s["series_ratios"][PERCPU]["uslub"] = round(med[PERCPU] / med["uslub"], 4)
         # B1: uslub's malloc / each malloc peer (the same loop, both malloc)
         if USLUB_MALLOC in med:
             s["malloc_ratios"] = {p: round(med[USLUB_MALLOC] / med[p], 4)
@@ -132,6 +153,9 @@ def analyse_single(results, configs, out):
     for bench, entry in out.items():
         if bench in OWN:
             continue
+        if bench == "B1" and PERCPU_STATE.get("available") is False:
+            entry["percpu_unavailable"] = {"label": PERCPU_STATE.get("label"),
+                                           "why": PERCPU_STATE.get("why")}
         # informational rows do not count; None: something was not measured
         entry["pass"] = verdict_of([t for s in entry["sizes"].values() for t in s["targets"]])
 
@@ -145,13 +169,18 @@ def print_single(bench, e, log):
                                              for s in e["sizes"].values())]
     for m in modes:
         log("  %-14s = %s" % (m, USLUB_MODE[m]))
+    if PERCPU not in modes and e.get("percpu_unavailable"):
+        log("  %-14s = %s: %s" % (PERCPU, e["percpu_unavailable"]["label"],
+                                  e["percpu_unavailable"]["why"]))
+    if PERCPU in modes:
+        log("  %-14s   its column's uslub row: %s / uslub, the per-thread mode" % ("", PERCPU))
     umalloc = any("malloc_ratios" in s for s in e["sizes"].values())
     if umalloc:
         log("  %-14s = malloc(size) + free, uslub-bench-malloc with LD_PRELOAD of %s "
             "(the malloc peers' loop)" % (USLUB_MALLOC, USLUB_MALLOC_LIB))
     log("  %-6s %-14s %9s %9s %9s %11s%s%s" % (
         "size", "allocator", "median", "p25", "p75", "uslub/peer",
-        "".join(" %15s" % ("cpuslabs/peer" if m == CPUSLABS else m + "/peer")
+        "".join(" %15s" % ({CPUSLABS: "cpuslabs/peer", PERCPU: "percpu/peer"}.get(m, m + "/peer"))
                 for m in modes[1:]),
         " %15s" % "u-malloc/peer" if umalloc else ""))
     for size, s in e["sizes"].items():

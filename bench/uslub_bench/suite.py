@@ -1,6 +1,7 @@
 """B8 (the malloc workloads: time, peak RSS, page faults) and B9 (RSS held
 in per-thread caches): analysis, targets and text tables."""
 
+import os
 import statistics
 
 from .config import (
@@ -8,7 +9,10 @@ from .config import (
     B8_ROW_TARGETS, B8_THREADED, B8_THREADED_LIMIT, B8_THREADED_VS, B8_TIME_VS, B8_VS, B8_WAVES,
     B8_WAVES_LIMIT, B8_WAVES_VS, B8_WHAT, B8_WORST_LIMIT, B8_WORST_VS, B9_LIMIT, B9_MIN_SLOPE,
     B9_VS, BENCH_TITLES,
-    BENCH_UNITS, CPUSLABS, MIMALLOC3, SUITE_OTHERS, SUITE_PEERS, USLUB_MODE, USLUB_SERIES,
+    BENCH_UNITS, CPUSLABS, MIMALLOC3, PERCPU, PERCPU_B9_FEWEST_LIMIT, PERCPU_B9_SLOPE,
+    PERCPU_COST_LIMIT, PERCPU_OVERSUB_LIMIT, PERCPU_STATE, PERCPU_THREADED, PERCPU_THREADED_RSS_LIMIT,
+    PERCPU_THREADED_TIME_LIMIT, PERCPU_THREADED_VS, SUITE_OTHERS, SUITE_PEERS, USLUB_MODE,
+    USLUB_SERIES,
 )
 from .fmt import fmt_ratio
 from .stats import geomean, quantile, run_extras, series_prefix, verdict_of
@@ -97,6 +101,15 @@ def analyse_b8(results, workloads, mode):
             s["mode_ratio"] = {
                 "time": round(s["time_ms"]["uslub"] / s["time_ms"][CPUSLABS], 4),
                 "rss": round(s["peak_rss_mib"]["uslub"] / s["peak_rss_mib"][CPUSLABS], 4)}
+        # the per-CPU mode against the per-thread one: uslub-percpu / uslub
+        if "uslub" in s["time_ms"] and PERCPU in s["time_ms"]:
+            s["percpu_ratio"] = {
+                "time": round(s["time_ms"][PERCPU] / s["time_ms"]["uslub"], 4),
+                "rss": round(s["peak_rss_mib"][PERCPU] / s["peak_rss_mib"]["uslub"], 4)}
+        # the workload's threads (its result line's "threads"; 1 without)
+        nthr = {r.get("threads", 1) for slot in per.values() for r in slot.get("runs", [])}
+        if nthr:
+            s["threads"] = max(nthr)
         entry["workloads"][w] = s
 
     def ratios_of(series, w):
@@ -125,6 +138,17 @@ def analyse_b8(results, workloads, mode):
             entry["geomean"] = geo
         elif geo:
             entry["geomean_series"][series] = geo
+    pc = [w for w in geo_ws if "percpu_ratio" in entry["workloads"][w]]
+    if pc:
+        entry["geomean_percpu"] = {
+            "time": round(geomean([entry["workloads"][w]["percpu_ratio"]["time"] for w in pc]),
+                          4),
+            "rss": round(geomean([entry["workloads"][w]["percpu_ratio"]["rss"] for w in pc]), 4),
+            "workloads": len(pc), "of": len(geo_ws)}
+    entry["nproc"] = os.cpu_count() or 1
+    if PERCPU_STATE.get("available") is False:
+        entry["percpu_unavailable"] = {"label": PERCPU_STATE.get("label"),
+                                       "why": PERCPU_STATE.get("why")}
     both = [w for w in geo_ws if "mode_ratio" in entry["workloads"][w]]
     if both:
         entry["geomean_modes"] = {
@@ -139,6 +163,7 @@ def analyse_b8(results, workloads, mode):
         geo = entry["geomean"] if series == "uslub" else entry["geomean_series"].get(series, {})
         targets += b8_targets(series, geo, measured, entry, geo_ws)
         targets += b8_row_targets(series, entry)
+    targets += b8_percpu_targets(entry)
     entry["targets"] = targets
     entry["pass"] = verdict_of(targets)
     return entry
@@ -240,6 +265,66 @@ def b8_row_targets(series, entry):
     return targets
 
 
+def b8_percpu_targets(entry):
+    """The per-CPU mode's own B8 targets: its geometric mean time <=
+    PERCPU_COST_LIMIT x the per-thread mode's (uslub's, over the same
+    workloads); on each threaded workload (PERCPU_THREADED) that runs more
+    threads than the machine has CPUs, time <= PERCPU_OVERSUB_LIMIT x
+    uslub's; on each threaded workload, time <= PERCPU_THREADED_TIME_LIMIT
+    x and peak RSS <= PERCPU_THREADED_RSS_LIMIT x PERCPU_THREADED_VS's (the
+    time rows B8_ROW_TARGETS already has are not repeated). All ratios of
+    medians over the rounds. Without the mode (no rseq) each says so."""
+    ws = entry["workloads"]
+    measured = any(PERCPU in s["time_ms"] for s in ws.values())
+    off = PERCPU_STATE.get("label") if PERCPU_STATE.get("available") is False else None
+    if not measured and not off:
+        return []
+    pre = PERCPU + " "
+    targets = []
+
+    def add(name, ratio, limit, missing, **extra):
+        c = {"target": pre + name, "series": PERCPU, "limit": limit}
+        c.update(extra)
+        if off:
+            c.update(ratio=None, note=off, pass_=None)
+        elif ratio is None:
+            c.update(ratio=None, note="not measured (%s missing)" % missing, pass_=None)
+        else:
+            c.update(ratio=ratio, pass_=ratio <= limit)
+        c["pass"] = c.pop("pass_")
+        targets.append(c)
+
+    g = entry.get("geomean_percpu")
+    add("geometric mean time <= %.2fx uslub (the per-thread mode)" % PERCPU_COST_LIMIT,
+        g["time"] if g else None, PERCPU_COST_LIMIT, PERCPU if not g else "",
+        peer="uslub", metric="percpu_cost")
+    if g and g["workloads"] < g["of"] and not off:
+        targets[-1].update({"pass": None, "note": "only %d of %d workloads measured" % (
+            g["workloads"], g["of"])})
+    ncpu = entry.get("nproc", 1)
+    own_time = {(w, vs, lim) for w, vs, lim in B8_ROW_TARGETS}
+    for w in PERCPU_THREADED:
+        s = ws.get(w)
+        if s is None:
+            continue
+        nthr = s.get("threads")
+        if off or (nthr and nthr > ncpu):
+            add("%s time <= %.1fx uslub (%s threads > %d CPUs)" % (
+                w, PERCPU_OVERSUB_LIMIT, nthr or "?", ncpu),
+                s.get("percpu_ratio", {}).get("time"), PERCPU_OVERSUB_LIMIT,
+                PERCPU if PERCPU not in s["time_ms"] else "uslub", peer="uslub",
+                metric="percpu_cost", workload_row=w)
+        for metric, limit, what in (("time", PERCPU_THREADED_TIME_LIMIT, "time"),
+                                    ("rss", PERCPU_THREADED_RSS_LIMIT, "peak RSS")):
+            if metric == "time" and (w, PERCPU_THREADED_VS, limit) in own_time:
+                continue        # b8_row_targets has it
+            r = s["series_ratios"].get(PERCPU, {}).get(metric, {}).get(PERCPU_THREADED_VS)
+            add("%s %s <= %.1fx %s" % (w, what, limit, PERCPU_THREADED_VS), r, limit,
+                PERCPU if PERCPU not in s["time_ms"] else PERCPU_THREADED_VS,
+                peer=PERCPU_THREADED_VS, metric="row_" + metric, workload_row=w)
+    return targets
+
+
 def analyse_b9(results, threads):
     """B9: per peer and thread count, the median RSS held after the threads
     freed everything (above the baseline with the same threads started);
@@ -275,28 +360,82 @@ def analyse_b9(results, threads):
     if "uslub" in slopes:
         entry["slope_ratios"] = {p: round(slopes["uslub"] / v, 4) for p, v in slopes.items()
                                  if p != "uslub" and v >= B9_MIN_SLOPE}
-    c = {"target": "RSS growth per thread <= %.1fx %s's" % (B9_LIMIT, B9_VS),
-         "peer": B9_VS, "limit": B9_LIMIT}
-    u, m = slopes.get("uslub"), slopes.get(B9_VS)
-    if u is None or m is None:
-        c.update(ratio=None, note="not measured (%s missing)" % ("uslub" if u is None else B9_VS),
-                 pass_=None)
-    elif m < B9_MIN_SLOPE:
-        # the peer is flat: the ratio means nothing, uslub must be flat too
-        c.update(ratio=None, note="%s flat (%.2f KiB/thread); uslub %.2f KiB/thread" % (
-            B9_VS, m, u), pass_=u < B9_MIN_SLOPE)
-    else:
-        c.update(ratio=round(u / m, 4), pass_=u / m <= B9_LIMIT)
-    c["slope_kb_per_thread"] = {"uslub": u, B9_VS: m}
-    c["pass"] = c.pop("pass_")
-    entry["targets"] = [c]
+    entry["targets"] = [b9_slope_vs(slopes, "uslub")]
+    if PERCPU in entry["peers"] or PERCPU_STATE.get("available") is False:
+        entry["targets"] += b9_percpu_targets(entry, slopes, lo, hi)
     entry["pass"] = verdict_of(entry["targets"])
     return entry
 
 
+def b9_slope_vs(slopes, series):
+    """B9's target for one uslub mode: its RSS growth per thread <= B9_LIMIT
+    x B9_VS's (flat where the peer is flat)."""
+    pre = "" if series == "uslub" else series + " "
+    c = {"target": "%sRSS growth per thread <= %.1fx %s's" % (pre, B9_LIMIT, B9_VS),
+         "series": series, "peer": B9_VS, "limit": B9_LIMIT}
+    u, m = slopes.get(series), slopes.get(B9_VS)
+    if series == PERCPU and PERCPU_STATE.get("available") is False:
+        c.update(ratio=None, note=PERCPU_STATE.get("label"), pass_=None)
+    elif u is None or m is None:
+        c.update(ratio=None, note="not measured (%s missing)" % (series if u is None else B9_VS),
+                 pass_=None)
+    elif m < B9_MIN_SLOPE:
+        # the peer is flat: the ratio means nothing, uslub must be flat too
+        c.update(ratio=None, note="%s flat (%.2f KiB/thread); %s %.2f KiB/thread" % (
+            B9_VS, m, series, u), pass_=u < B9_MIN_SLOPE)
+    else:
+        c.update(ratio=round(u / m, 4), pass_=u / m <= B9_LIMIT)
+    c["slope_kb_per_thread"] = {series: u, B9_VS: m}
+    c["pass"] = c.pop("pass_")
+    return c
+
+
+def b9_percpu_targets(entry, slopes, lo, hi):
+    """The per-CPU mode's B9 targets: its RSS growth per thread against
+    B9_VS's (as uslub's); flat: <= PERCPU_B9_SLOPE KiB per thread from @lo
+    to @hi threads; and held at @lo threads <= PERCPU_B9_FEWEST_LIMIT x the
+    per-thread mode's (medians over the rounds). Without the mode (no rseq)
+    each says so."""
+    off = PERCPU_STATE.get("label") if PERCPU_STATE.get("available") is False else None
+    out = [b9_slope_vs(slopes, PERCPU)]
+    if off:
+        entry["percpu_unavailable"] = {"label": off, "why": PERCPU_STATE.get("why")}
+    c = {"target": "%s RSS growth per thread <= %g KiB (flat, %d to %d threads)" % (
+        PERCPU, PERCPU_B9_SLOPE, lo, hi), "series": PERCPU, "metric": "slope_kb",
+         "limit": PERCPU_B9_SLOPE}
+    sl = slopes.get(PERCPU)
+    if off:
+        c.update(ratio=None, note=off, pass_=None)
+    elif sl is None:
+        c.update(ratio=None, note="not measured (%s at %d and %d threads missing)" % (
+            PERCPU, lo, hi), pass_=None)
+    else:
+        c.update(ratio=sl, pass_=sl <= PERCPU_B9_SLOPE)
+    c["pass"] = c.pop("pass_")
+    out.append(c)
+    c = {"target": "%s held at %d threads <= %.1fx uslub's (the per-thread mode)" % (
+        PERCPU, lo, PERCPU_B9_FEWEST_LIMIT), "series": PERCPU, "peer": "uslub",
+         "limit": PERCPU_B9_FEWEST_LIMIT, "threads": lo}
+    a = entry["peers"].get(PERCPU, {}).get("rss_held_kb", {}).get(str(lo))
+    b = entry["peers"].get("uslub", {}).get("rss_held_kb", {}).get(str(lo))
+    if off:
+        c.update(ratio=None, note=off, pass_=None)
+    elif a is None or b is None:
+        c.update(ratio=None, note="not measured (%s missing)" % (PERCPU if a is None else "uslub"),
+                 pass_=None)
+    elif b <= 0:
+        c.update(ratio=None, note="uslub held %g KiB" % b, pass_=a <= b)
+    else:
+        c.update(ratio=round(a / b, 4), pass_=a / b <= PERCPU_B9_FEWEST_LIMIT,
+                 held_kb={PERCPU: a, "uslub": b})
+    c["pass"] = c.pop("pass_")
+    out.append(c)
+    return out
+
+
 def short_peer(p):
     """A peer's name in the 12-character columns of B8's table."""
-    return "u-cpuslabs" if p == CPUSLABS else p
+    return {CPUSLABS: "u-cpuslabs", PERCPU: "u-percpu"}.get(p, p)
 
 
 # B8's ratio columns: "u/" or "c/" and at most 6 characters of the peer
@@ -312,9 +451,12 @@ def print_b8(e, log):
     peers = [p for p in SUITE_PEERS if any(p in s["time_ms"] for s in ws.values())]
     others = [p for p in peers if p not in USLUB_SERIES]
     # ratio columns: "u/" uslub / peer for every other peer; "c/" uslub-cpuslabs
-    # / peer for the target peers (B8_VS; bench.json has them all)
+    # / peer for the target peers (B8_VS; bench.json has them all); "p/"
+    # uslub-percpu / mimalloc 3.4 (its own targets' peer; "p/u": / uslub)
     cols = [("uslub", p, ratio_col("u/", p)) for p in others] + \
-        [(CPUSLABS, p, ratio_col("c/", p)) for p in others if p in B8_VS and CPUSLABS in peers]
+        [(CPUSLABS, p, ratio_col("c/", p)) for p in others if p in B8_VS and CPUSLABS in peers] + \
+        [(PERCPU, p, ratio_col("p/", p)) for p in others
+         if p == PERCPU_THREADED_VS and PERCPU in peers]
     geo_ws = e.get("geomean_workloads", list(ws))
 
     def rat(s, series, p, metric):
@@ -340,8 +482,14 @@ def print_b8(e, log):
             log("  %-10s = %s%s" % (short_peer(m), USLUB_MODE[m],
                                     " and USLUB_KMALLOC_SHEAVES=0 (malloc's kmalloc "
                                     "caches on cpu slabs too)" if m == CPUSLABS else ""))
-    log("  u/ = uslub / peer, c/ = uslub-cpuslabs / peer; mode = uslub / uslub-cpuslabs"
-        if CPUSLABS in peers else "  u/ = uslub / peer")
+    if PERCPU not in peers and e.get("percpu_unavailable"):
+        log("  %-10s = %s: %s" % (short_peer(PERCPU), e["percpu_unavailable"]["label"],
+                                  e["percpu_unavailable"]["why"]))
+    log("  u/ = uslub / peer" + (", c/ = uslub-cpuslabs / peer" if CPUSLABS in peers else "") +
+        (", p/ = uslub-percpu / peer" if PERCPU in peers else "") +
+        ("; mode = uslub / uslub-cpuslabs" if CPUSLABS in peers and "uslub" in peers else "") +
+        ("; p/u = uslub-percpu / uslub (per-CPU over per-thread sheaves)"
+         if PERCPU in peers and "uslub" in peers else ""))
     if "mimalloc" in peers or MIMALLOC3 in peers:
         log("  mimalloc = Debian's 2.0 (mimall), %s = mimalloc 3.4 (mi-3.4)" % MIMALLOC3)
     if B8_LARGE in ws:
@@ -356,8 +504,10 @@ def print_b8(e, log):
         log("  %s: the threaded rows, outside the geomean (their own targets: time <= %.1fx "
             "%s each)" % (", ".join(threaded), B8_THREADED_LIMIT, B8_THREADED_VS))
     mode_col = "uslub" in peers and CPUSLABS in peers
+    pu_col = "uslub" in peers and PERCPU in peers
     hdr = "".join("%13s" % short_peer(p) for p in peers) + "   " + \
-        "".join("%9s" % c[2] for c in cols) + ("%8s" % "mode" if mode_col else "")
+        "".join("%9s" % c[2] for c in cols) + ("%8s" % "mode" if mode_col else "") + \
+        ("%8s" % "p/u" if pu_col else "")
 
     def row(w, s, key, metric, fmt):
         vals = "".join((fmt % s[key][p]) if p in s[key] else "%13s" % "-" for p in peers)
@@ -367,6 +517,9 @@ def print_b8(e, log):
             rats += ("%8.2fx" % r) if r is not None else "%9s" % "-"
         if mode_col:
             r = s.get("mode_ratio", {}).get(metric)
+            rats += ("%7.2fx" % r) if r is not None else "%8s" % "-"
+        if pu_col:
+            r = s.get("percpu_ratio", {}).get(metric)
             rats += ("%7.2fx" % r) if r is not None else "%8s" % "-"
         log("  %-14s%s   %s" % (w, vals, rats))
     for metric, key, label in (("time", "time_ms", "time, ms"),
@@ -382,6 +535,9 @@ def print_b8(e, log):
         if mode_col:
             r = e.get("geomean_modes", {}).get(metric)
             g += ("%7.2fx" % r) if r is not None else "%8s" % "-"
+        if pu_col:
+            r = e.get("geomean_percpu", {}).get(metric)
+            g += ("%7.2fx" % r) if r is not None else "%8s" % "-"
         log("  %-14s%s   %s" % ("geomean", " " * (13 * len(peers)), g))
         for w, s in ws.items():
             if w not in geo_ws:
@@ -396,7 +552,8 @@ def print_b8(e, log):
             for p in peers)))
         for series, d in lg.get("large_ratios", {}).items():
             log("  %-14s time %s, page faults %s" % (
-                "%s/%s" % ("u" if series == "uslub" else "c", B8_LARGE_VS),
+                "%s/%s" % ({"uslub": "u", CPUSLABS: "c", PERCPU: "p"}.get(series, series),
+                           B8_LARGE_VS),
                 fmt_ratio(d.get("time")).strip(), fmt_ratio(d.get("minflt")).strip()))
     ph = ws.get("phases", {}).get("phases")
     if ph:
@@ -427,6 +584,11 @@ def print_b9(e, log):
         "median over the rounds;")
     log("  slope = (held(%s) - held(%s)) / %d per thread; ratio = uslub's slope / the peer's"
         % (ns[-1], ns[0], int(ns[-1]) - int(ns[0])))
+    if PERCPU in peers:
+        log("  %s = %s" % (PERCPU, USLUB_MODE[PERCPU]))
+    elif e.get("percpu_unavailable"):
+        log("  %s = %s: %s" % (PERCPU, e["percpu_unavailable"]["label"],
+                               e["percpu_unavailable"]["why"]))
     log("  %-12s %s %s %10s %11s" % (
         "allocator", "".join("%11s" % ("held N=" + n) for n in ns),
         "".join("%9s" % ("/thr " + n) for n in ns[-1:]), "slope KiB", "uslub/peer"))

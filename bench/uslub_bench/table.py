@@ -81,6 +81,8 @@ def target_rows(data):
                     verdict = "PASS" if t["pass"] else "MISS"
                     if t.get("metric") == "returned":
                         ratio = "%.0f%% of peak" % (t["ratio"] * 100)
+                    elif t.get("metric") == "slope_kb":
+                        ratio = "%.1f KiB/thread" % t["ratio"]
                     else:
                         ratio = "%.3fx" % t["ratio"] if t.get("ratio") is not None else \
                             t.get("note", "")
