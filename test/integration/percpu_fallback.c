@@ -28,6 +28,17 @@
 
 #define NOTE "USLUB_PERCPU=cpu: sheaves stay per thread"
 
+/* A cache with sheaves in every pass of the suite: a sheaf_capacity asked
+ * for keeps them with USLUB_CPU_SLABS=1 too (60: the default for these
+ * sizes, 123 once rounded to fill the sheaf's allocation). */
+static uslub_cache_t *sheaf_cache_create(const char *name, size_t size)
+{
+	struct uslub_cache_args args;
+	memset(&args, 0, sizeof(args));
+	args.sheaf_capacity = 60;
+	return uslub_cache_create_args(name, size, &args, 0);
+}
+
 static void *child_thread(void *arg)
 {
 	uslub_cache_t *s = arg;
@@ -52,7 +63,7 @@ static void *child_thread(void *arg)
 /* The child: its mode on stdout, nothing of its own on stderr. */
 static int child(void)
 {
-	uslub_cache_t *s = uslub_cache_create("fallback-64", 64, 0, 0, NULL);
+	uslub_cache_t *s = sheaf_cache_create("fallback-64", 64);
 	CHECK(s);
 	pthread_t th;
 	CHECK(pthread_create(&th, NULL, child_thread, s) == 0);
@@ -145,7 +156,7 @@ int main(int argc, char **argv)
 
 	/* this process: ctest runs it with USLUB_PERCPU=cpu and rseq off */
 	const char *tun = getenv("GLIBC_TUNABLES"), *pc = getenv("USLUB_PERCPU");
-	uslub_cache_t *s = uslub_cache_create("fallback-self", 64, 0, 0, NULL);
+	uslub_cache_t *s = sheaf_cache_create("fallback-self", 64);
 	CHECK(s);
 	void *p = uslub_cache_alloc(s, 0);
 	CHECK(p);
