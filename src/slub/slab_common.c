@@ -52,6 +52,8 @@ void _uslub_slot_init_main(char *base, void *arg)
 		WRITE_ONCE(c->rcu_free, NULL);
 	if (c->rec.bytes)               /* its free record too */
 		WRITE_ONCE(c->rec.bytes, 0);
+	if (c->pcpu_claimed)            /* a thread a fork child lost mid-claim */
+		WRITE_ONCE(c->pcpu_claimed, 0);
 }
 
 void _uslub_for_each_used_slot(char *base, void (*fn)(char *base, void *slot))
