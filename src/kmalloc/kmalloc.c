@@ -1141,7 +1141,15 @@ static __always_inline void *kmalloc_inline_token(size_t size, uslub_gfp_t gfp, 
 						  bool site, unsigned long token)
 {
 	if (likely(size - 1 < KMALLOC_MAX_CACHE_SIZE)) {        /* 1 .. 8 KiB */
+#ifdef USLUB_TSAN
+		/* published by a release store (kmalloc_init_once(), racing
+		 * with a first kmalloc of another thread): TSan sees the pair */
+		struct kmem_cache *s = __atomic_load_n(&kmalloc_inline[kmalloc_index(size)],
+						       __ATOMIC_ACQUIRE);
+#else
+		/* a plain load, as malloc's class tables are read */
 		struct kmem_cache *s = kmalloc_inline[kmalloc_index(size)];
+#endif
 		if (likely(s))
 			return slab_alloc_node(s, gfp, node, size);
 		return kmalloc_part_miss(size, gfp, node,
