@@ -26,7 +26,7 @@ const struct slab_sheaf _uslub_pcpu_sheaves[3] = {
 
 char *_uslub_pcpu_tab[PCPU_MAX_IDS];
 bool _uslub_pcpu;
-const char *_uslub_pcpu_why = "";
+static const char *pcpu_why = "";   /* why not, where asked for */
 static unsigned int nr_areas;          /* slab_mutex; atomic reads */
 
 static_assert(offsetof(struct kmem_cache_cpu, main) == 0, "an id slot's main word");
@@ -53,16 +53,16 @@ void _uslub_pcpu_init(void)
 		return;
 	const struct uslub_rseq_info *ri = _uslub_rseq_info();
 	if (ri->id == USLUB_RSEQ_NONE)
-		_uslub_pcpu_why = ri->why;
+		pcpu_why = ri->why;
 	else if (ri->nr_ids > PCPU_MAX_IDS)
-		_uslub_pcpu_why = "more possible CPUs than the id table holds (1024)";
+		pcpu_why = "more possible CPUs than the id table holds (1024)";
 	else if (_uslub_multi_node)
-		_uslub_pcpu_why = "more than one NUMA node (an id's sheaves are of one node)";
+		pcpu_why = "more than one NUMA node (an id's sheaves are of one node)";
 	else
 		_uslub_pcpu = true;
 	if (!_uslub_pcpu && asked)
 		_uslub_report("uslub: USLUB_PERCPU=cpu: sheaves stay per thread: %s\n",
-			      _uslub_pcpu_why);
+			      pcpu_why);
 }
 
 /* The words of cache slot @slot in @base: no sheaf. */

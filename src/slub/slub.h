@@ -1039,7 +1039,6 @@ __internal void _uslub_for_each_used_slot(char *base, void (*fn)(char *base, voi
  * slow path makes it (_uslub_pcpu_area()). Written under slab_mutex. */
 __internal extern char *_uslub_pcpu_tab[PCPU_MAX_IDS];
 __internal extern bool _uslub_pcpu;          /* the mode is on (fixed at init) */
-__internal extern const char *_uslub_pcpu_why; /* why not, where asked for */
 /* The header page of an id's area: its slow paths' count, and what the
  * purge pass last saw of it (the idle drain, sheaf/pcpu.c). */
 struct pcpu_area {
