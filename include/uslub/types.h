@@ -751,7 +751,9 @@ const char *uslub_cache_name(const uslub_cache_t *s);
 size_t uslub_cache_object_size(const uslub_cache_t *s);
 
 /* Flush all of the calling thread's per-CPU slabs (every cache), as a CPU
- * going offline does. Thread exit does this automatically. */
+ * going offline does. Thread exit does this automatically. With
+ * USLUB_PERCPU=cpu a thread's sheaves are its rseq ids': this drains the
+ * sheaves of every id (thread exit leaves them to the ids). */
 void uslub_flush_thread(void);
 
 /* Is @p inside memory uslub manages? (lock-free, O(1)) */
