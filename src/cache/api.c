@@ -203,9 +203,11 @@ __public int uslub_cache_shrink(struct kmem_cache *s)
 	if (s->sheaf_capacity) {
 		/* per-CPU mode: the ids' sheaves first (remote takes, which
 		 * slab_mutex serializes) */
-		uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
-		_uslub_pcpu_drain_cache(s, c);
-		uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+		if (_uslub_pcpu) {
+			uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+			_uslub_pcpu_drain_cache(s, c);
+			uslub_mutex_unlock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
+		}
 		_uslub_sheaf_cache_shrink(s, c);
 	}
 	int freed = 0;

@@ -285,15 +285,24 @@ void _uslub_free_record_obj(struct kmem_cache *s, struct kmem_cache_cpu *c, void
 
 /* Per-CPU mode's pushes (cache.h), by tail calls from the inline paths:
  * the return address is the public caller's. A push the id's full sheaf
- * refuses, or a free the checks refuse, takes the whole miss path. */
+ * refuses, or a free the checks refuse, takes the whole miss path. Each
+ * is pcpu_push_word() with @x's slab and word found its own way. */
+static __always_inline bool pcpu_push_word(struct kmem_cache *s, struct kmem_cache_cpu *c,
+					   struct slab *slab, uint64_t word, void *x)
+{
+	uintptr_t mark;
+	if (unlikely(!free_word_ok(s, slab, word, x, &mark, NULL)) ||
+	    unlikely(!free_to_pcpu(s, c, x, mark)))
+		return false;
+	free_record_note(s, c, slab);
+	return true;
+}
+
 __noinline void _uslub_free_pcpu(void *x, struct kmem_cache_cpu *c, struct kmem_cache *s,
 				 struct slab *slab, uint64_t word)
 {
-	uintptr_t mark;
-	if (likely(free_word_ok(s, slab, word, x, &mark, NULL)) && likely(free_to_pcpu(s, c, x, mark))) {
-		free_record_note(s, c, slab);
+	if (likely(pcpu_push_word(s, c, slab, word, x)))
 		return;
-	}
 	_uslub_slab_free_miss(s, x, (uintptr_t)__builtin_return_address(0));
 }
 
@@ -301,14 +310,9 @@ __noinline void _uslub_free_pcpu_page(void *x)
 {
 	struct page *page = virt_to_page(x);
 	struct kmem_cache *s = page_slab_cache(page);
-	struct slab *slab = page_slab(READ_ONCE(page->compound_head));
-	struct kmem_cache_cpu *c = this_cpu(s);
-	uintptr_t mark;
-	if (likely(free_word_ok(s, slab, page_slab_word(page), x, &mark, NULL)) &&
-	    likely(free_to_pcpu(s, c, x, mark))) {
-		free_record_note(s, c, slab);
+	if (likely(pcpu_push_word(s, this_cpu(s), page_slab(READ_ONCE(page->compound_head)),
+				  page_slab_word(page), x)))
 		return;
-	}
 	_uslub_slab_free_miss(s, x, (uintptr_t)__builtin_return_address(0));
 }
 
@@ -326,16 +330,10 @@ __noinline void _uslub_cache_free_pcpu(struct kmem_cache *s, void *x, uintptr_t 
 	if (likely(_uslub_owns_segment(x))) {
 		struct page *page = virt_to_page(x);
 		if (likely(READ_ONCE(page->flags) & PG_slab_page) &&
-		    likely(page_slab_cache(page) == s)) {
-			struct slab *slab = page_slab(READ_ONCE(page->compound_head));
-			struct kmem_cache_cpu *c = this_cpu(s);
-			uintptr_t mark;
-			if (likely(free_word_ok(s, slab, page_slab_word(page), x, &mark, NULL)) &&
-			    likely(free_to_pcpu(s, c, x, mark))) {
-				free_record_note(s, c, slab);
-				return;
-			}
-		}
+		    likely(page_slab_cache(page) == s) &&
+		    likely(pcpu_push_word(s, this_cpu(s), page_slab(READ_ONCE(page->compound_head)),
+					  page_slab_word(page), x)))
+			return;
 	}
 	_uslub_slab_free_miss(s, x, addr);
 }
@@ -343,6 +341,8 @@ __noinline void _uslub_cache_free_pcpu(struct kmem_cache *s, void *x, uintptr_t 
 __noinline void _uslub_cache_free_pcpu_mark(struct kmem_cache *s, void *x,
 					    struct kmem_cache_cpu *c, uintptr_t mark)
 {
+	/* _uslub_free_pcpu_mark()'s body, not a call to it: that would move
+	 * four argument registers on uslub_cache_free()'s per-CPU path */
 	if (likely(free_to_pcpu(s, c, x, mark)))
 		return;
 	_uslub_slab_free_miss(s, x, (uintptr_t)__builtin_return_address(0));

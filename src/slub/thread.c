@@ -138,7 +138,7 @@ static void flush_thread_locked(struct uslub_thread *t, bool exiting, bool ids)
 			_uslub_flush_cpu_exit(s, c);
 		else
 			_uslub_flush_cpu(s, c);
-		if (ids) {
+		if (ids && _uslub_pcpu) {
 			_uslub_pcpu_drain_ids(s, c);
 			_uslub_fold_stats(s, c);
 		}
