@@ -154,7 +154,9 @@ static void swap_sheaf(unsigned long long *seed)
 
 /* Another id's slot, from outside its sections (pcpu_slot_take_remote:
  * exchange, then the fence): its sheaf to the pool, and one from the
- * pool into an empty slot (a CAS). */
+ * pool into an empty slot (pcpu_slot_install_remote: the stop marker,
+ * the fence, then the sheaf; a plain CAS lost a sheaf to an install
+ * section that had read the empty word before it). */
 static unsigned long remote_takes;    /* sheaves taken from other ids' slots */
 static unsigned long stale_commits;   /* atomic: a section's commit after a take */
 
@@ -190,7 +192,7 @@ static void *drain(void *arg)
 		}
 		pthread_mutex_unlock(&pool_lock);
 		id = (unsigned int)(unit_rand(&seed) % nr_ids);
-		if (put && !pcpu_slot_install_remote((void **)tab[id], &empty_sheaf, put)) {
+		if (put && !pcpu_slot_install_remote((void **)tab[id], &empty_sheaf, put, &stop_sheaf)) {
 			pthread_mutex_lock(&pool_lock);
 			pool[pool_n++] = put;
 			pthread_mutex_unlock(&pool_lock);
