@@ -18,14 +18,13 @@ __internal void *_uslub_slab_alloc_miss(struct kmem_cache *s, uslub_gfp_t gfp, i
 __internal void _uslub_slab_free_miss(struct kmem_cache *s, void *x, uintptr_t addr);
 /* Make @slab, of @s, the free record of slot @c (struct free_record),
  * where it qualifies, tested after the epoch is read (free.c), and @c the
- * thread's rec_slots() entry of each page of the slab for a rec_thread cache;
- * the same for the slab of
+ * thread's last_slot for a rec_thread cache; the same for the slab of
  * @obj, just taken from the sheaves. */
 __internal void _uslub_free_record_set(struct kmem_cache *s, struct kmem_cache_cpu *c,
 				       struct slab *slab);
 __internal void _uslub_free_record_obj(struct kmem_cache *s, struct kmem_cache_cpu *c, void *obj);
-/* A second lookup push in a row into @slab (free_record_note()): the
- * record is set on such a slab's second pair (rec.pending). */
+/* A noted lookup push into @slab (free_record_note()): the record is
+ * set on the slab's second such push in a row (rec.pending). */
 __internal void _uslub_free_record_note_run(struct kmem_cache *s, struct kmem_cache_cpu *c,
 					    struct slab *slab);
 /* free_object_lookup()'s miss, for @x in live @slab of @s: the cpu slab
@@ -329,14 +328,15 @@ static __always_inline bool free_word_ok(const struct kmem_cache *s, const struc
  * with room (and inline paths on: the caller tested both before the
  * lookup): the checks that make a bad free detectable (inside the slab's
  * objects, at an object start, not already free: the free mark), a slab
- * of the main sheaf's node -> mark it and push it. false: nothing done (the miss path checks
- * again and reports). The object offset is taken from the slab's start
- * without the left red zone: only debug caches have one, and their inline
- * paths are off.
+ * of the main sheaf's node -> mark it and push it; *@top is the entry
+ * the push wrote over (the object last popped from that place). false:
+ * nothing done (the miss path checks again and reports). The object
+ * offset is taken from the slab's start without the left red zone: only
+ * debug caches have one, and their inline paths are off.
  */
 static __always_inline bool free_to_pcs_word(struct kmem_cache *s, struct kmem_cache_cpu *c,
 					     struct slab_sheaf *main, struct slab *slab,
-					     uint64_t word, void *x)
+					     uint64_t word, void *x, void **top)
 {
 	uintptr_t mark;
 
@@ -346,7 +346,9 @@ static __always_inline bool free_to_pcs_word(struct kmem_cache *s, struct kmem_c
 	/* size read again (it was checked below capacity by the caller):
 	 * one register fewer across the checks, no callee-saved spill */
 	unsigned int n = main->size;
-	main->objects[n] = x;
+	void **at = &main->objects[n];
+	*top = *at;
+	*at = x;
 	barrier();      /* a fork child flushes objects[0, size) */
 	main->size = n + 1;
 	stat(c, FREE_PCS);
@@ -358,7 +360,8 @@ static __always_inline bool free_to_pcs_word(struct kmem_cache *s, struct kmem_c
 static __always_inline bool free_to_pcs(struct kmem_cache *s, struct kmem_cache_cpu *c,
 					struct slab_sheaf *main, struct slab *slab, void *x)
 {
-	return free_to_pcs_word(s, c, main, slab, slab->__unused[0], x);
+	void *top;      /* unused: the load goes */
+	return free_to_pcs_word(s, c, main, slab, slab->__unused[0], x, &top);
 }
 
 /* Is @p inside the slab of slot @c's hooked free record (struct
@@ -374,14 +377,31 @@ static __always_inline bool rec_hooked_covers(const struct kmem_cache *s,
 	       c->rec.epoch == (READ_ONCE(s->slab_epoch) | FREE_RECORD_HOOKED);
 }
 
-/* A lookup's push into @slab: the first only notes it (rec.cand), the
- * second in a row into the same slab goes out of line, where a slab's
- * second such pair makes it the slot's free record (free.c, which reads
- * the epoch and then checks again what the record rests on): frees that
- * wander over many slabs pay a compare and a store, not the record's
- * stores. */
+/*
+ * A lookup's push of @x into @slab, @hot when it wrote over @x itself:
+ * the free of the object the sheaf handed out last from that place (a
+ * hot pair, a LIFO burst), the one pattern where the next frees are
+ * likely in the same slab. Such a push goes out of line, where a slab's
+ * second one in a row makes it the slot's free record (free.c, which
+ * reads the epoch and then checks again what the record rests on); any
+ * other push pays a compare. Frees that wander over many slabs set no
+ * records (a record set costs ~60 instructions), and frees that
+ * alternate between classes find their own slot's record on their next
+ * hot push.
+ */
 static __always_inline void free_record_note(struct kmem_cache *s, struct kmem_cache_cpu *c,
-					     struct slab *slab)
+					     struct slab *slab, bool hot)
+{
+	if (likely(!hot))
+		return;
+	_uslub_free_record_note_run(s, c, slab);
+}
+
+/* Per-CPU mode's leaves (free.c), which push inside an rseq section:
+ * the first push into a slab only notes it (rec.cand), a second in a
+ * row goes out of line as above. */
+static __always_inline void free_record_note_pair(struct kmem_cache *s, struct kmem_cache_cpu *c,
+						  struct slab *slab)
 {
 	if (likely(c->rec.cand != slab)) {
 		c->rec.cand = slab;
@@ -400,9 +420,8 @@ static __always_inline void free_record_note(struct kmem_cache *s, struct kmem_c
  * live). false: nothing done. @c may be CPU_SLOT_NONE (the record empty,
  * @s not read).
  */
-static __always_inline bool free_to_pcs_record_last(struct kmem_cache_cpu *c, void *x,
-						    struct kmem_cache *s, const bool set_last,
-						    const bool api)
+static __always_inline bool free_to_pcs_record_api(struct kmem_cache_cpu *c, void *x,
+						   struct kmem_cache *s, const bool api)
 {
 	uintptr_t off = (uintptr_t)x - (uintptr_t)c->rec.addr;
 
@@ -418,8 +437,6 @@ static __always_inline bool free_to_pcs_record_last(struct kmem_cache_cpu *c, vo
 	if (unlikely(n >= main->capacity)) {    /* full, or per-CPU mode */
 		if (main != PCPU_STANDIN)
 			return false;
-		if (set_last)
-			_uslub_tls.last_slot = c;
 		if (api)        /* a tail call */
 			_uslub_cache_free_pcpu_mark(s, x, c, mark);
 		else
@@ -431,22 +448,20 @@ static __always_inline bool free_to_pcs_record_last(struct kmem_cache_cpu *c, vo
 	barrier();      /* a fork child flushes objects[0, size) */
 	main->size = n + 1;
 	stat(c, FREE_PCS);
-	if (set_last)
-		_uslub_tls.last_slot = c;
 	return true;
 }
 
 static __always_inline bool free_to_pcs_record(struct kmem_cache_cpu *c, void *x,
 					       struct kmem_cache *s)
 {
-	return free_to_pcs_record_last(c, x, s, false, false);
+	return free_to_pcs_record_api(c, x, s, false);
 }
 
 /* uslub_cache_free()'s (api.c). */
 static __always_inline bool cache_free_to_pcs_record(struct kmem_cache_cpu *c, void *x,
 						     struct kmem_cache *s)
 {
-	return free_to_pcs_record_last(c, x, s, false, true);
+	return free_to_pcs_record_api(c, x, s, true);
 }
 
 /*
@@ -501,31 +516,16 @@ static __always_inline void slab_free_to_pcs(struct kmem_cache *s, struct slab *
 }
 
 /*
- * free() and kfree() of any @x, in three steps: the inline one, the free
+ * free() and kfree() of any @x, in two steps: the inline one, the free
  * record of the slot the thread last freed into (_uslub_tls.last_slot: a
  * kmalloc or malloc cache's; not indexed by @x, so its loads do not wait
  * for @x and a hit costs no more latency than one record's); then, out
- * of line in the callers, the record of the slot the thread last
- * recorded for @x's page (rec_slots(): frees that alternate between size
- * classes find their class's), and the lookup.
+ * of line in the callers, the lookup.
  */
 static __always_inline bool free_object_record(void *x)
 {
 	struct kmem_cache_cpu *last = _uslub_tls.last_slot;
 	return free_to_pcs_record(last, x, last->rec.cache);
-}
-
-static __always_inline bool free_object_record_page(void *x)
-{
-	/* rec_slots()[REC_SLOT(x)] as a byte offset (x >> (REC_SHIFT - 3)):
-	 * a shift the lookup does not share, so gcc keeps no page number
-	 * of x in a saved register for it */
-	static_assert(sizeof(void *) == 8, "rec_slots() entries are 8 bytes");
-	uintptr_t off = ((uintptr_t)x >> (REC_SHIFT - 3)) & ((REC_SLOTS - 1) * 8);
-	struct kmem_cache_cpu *c =
-		*(struct kmem_cache_cpu **)((char *)rec_slots(_uslub_tls.cpu_base) + off);
-	/* _uslub_tls.last_slot = c on a hit */
-	return free_to_pcs_record_last(c, x, c->rec.cache, true, false);
 }
 
 /*
@@ -552,9 +552,10 @@ static __always_inline bool free_object_lookup(void *x)
 	struct slab *slab = page_slab(READ_ONCE(page->compound_head));
 	struct kmem_cache_cpu *c = this_cpu_fast(s);
 	struct slab_sheaf *main = c->main;
+	void *top;
 	if (likely(main->size < main->capacity) &&
-	    likely(free_to_pcs_word(s, c, main, slab, page_slab_word(page), x))) {
-		free_record_note(s, c, slab);
+	    likely(free_to_pcs_word(s, c, main, slab, page_slab_word(page), x, &top))) {
+		free_record_note(s, c, slab, top == x);
 		return true;
 	}
 	if (main == PCPU_STANDIN) {             /* per-CPU mode: the id's sheaf */
@@ -568,7 +569,7 @@ static __always_inline bool free_object_lookup(void *x)
 }
 
 /* @s (kmalloc's or malloc's, never destroyed) may be the cache of the
- * thread's rec_slots() (free_object()): set before the cache is published. */
+ * thread's last_slot (free_object()): set before the cache is published. */
 static inline void cache_set_rec_thread(struct kmem_cache *s)
 {
 	s->rec_thread = !_uslub_multi_node;
@@ -600,11 +601,12 @@ static __always_inline void slab_free_lookup(struct kmem_cache *s, void *x, uint
 		if (likely(_uslub_owns_segment(x))) {
 			struct page *page = virt_to_page(x);
 			struct slab *slab;
+			void *top;
 			if (likely(READ_ONCE(page->flags) & PG_slab_page) &&
 			    likely(page_slab_cache(page) == s) &&
 			    (slab = page_slab(READ_ONCE(page->compound_head)),
-			     likely(free_to_pcs_word(s, c, main, slab, page_slab_word(page), x))))
-				return free_record_note(s, c, slab);
+			     likely(free_to_pcs_word(s, c, main, slab, page_slab_word(page), x, &top))))
+				return free_record_note(s, c, slab, top == x);
 		}
 	} else if (main == PCPU_STANDIN) {
 		/* per-CPU mode: the same lookup, then the id's sheaf */

@@ -200,7 +200,8 @@ static __noinline void free_hooked_cpu_slab(struct kmem_cache *s, void *x,
 
 /*
  * The free record (slub.h struct free_record), set after a lookup path's
- * push (the second in a row into @slab) and after an allocation's refill
+ * noted push (the second in a row into @slab: cache.h free_record_note())
+ * and after an allocation's refill
  * (the slab of the object the program was just handed, whose free then
  * skips the lookup, as that of its neighbours). @slab is live here (it has
  * an object in this thread's sheaf). The epoch is read first and what the
@@ -210,26 +211,18 @@ static __noinline void free_hooked_cpu_slab(struct kmem_cache *s, void *x,
  * ends one of them later also ends the record. A tail call after the push: the lookup keeps
  * no register for it.
  */
-/* @c is the thread's last record slot and its record slot for each page
- * of its record's objects (REC_SLOTS entries at most). From the record, not the slab's page
- * flags: those change under other threads (the node-partial flag). */
-static void rec_slots_set(struct kmem_cache_cpu *c)
+/* @c, of a rec_thread cache, becomes the thread's last record slot:
+ * free()'s and kfree()'s first try. */
+static void rec_slot_set(struct kmem_cache_cpu *c)
 {
-	char *addr = c->rec.addr;
-	unsigned long pages = MIN((c->rec.bytes + PAGE_SIZE - 1) >> PAGE_SHIFT,
-				  (unsigned long)REC_SLOTS);
-	struct kmem_cache_cpu **tab = rec_slots(_uslub_tls.cpu_base);
-	for (unsigned long i = 0; i < pages; i++)
-		tab[REC_SLOT(addr + i * PAGE_SIZE)] = c;
 	_uslub_tls.last_slot = c;
 }
 
 void _uslub_free_record_note_run(struct kmem_cache *s, struct kmem_cache_cpu *c, struct slab *slab)
 {
-	/* a second push in a row into one slab: random frees make such
-	 * pairs often (18% of the frees of B8 threads), and a record set
-	 * costs ~60 instructions; so a slab needs two such pairs (with no
-	 * other slab's pair between) before it becomes the record */
+	/* a record set costs ~60 instructions: a slab needs two noted
+	 * pushes (with no other slab's between) before it becomes the
+	 * record */
 	if (c->rec.pending != slab) {
 		c->rec.pending = slab;
 		return;
@@ -247,7 +240,7 @@ void _uslub_free_record_set(struct kmem_cache *s, struct kmem_cache_cpu *c, stru
 		 * between caches come back here): only the thread's pointer
 		 * to it moves */
 		if (s->rec_thread)
-			rec_slots_set(c);
+			rec_slot_set(c);
 		return;
 	}
 	unsigned int off = READ_ONCE(s->fastpath_off);
@@ -271,7 +264,7 @@ void _uslub_free_record_set(struct kmem_cache *s, struct kmem_cache_cpu *c, stru
 	c->rec.cache = s;
 	c->rec.exts = exts;
 	if (s->rec_thread && !(epoch & FREE_RECORD_HOOKED))
-		rec_slots_set(c);
+		rec_slot_set(c);
 }
 
 /* Where the object's slab qualifies: the inline paths on, PG_slab_page
@@ -294,7 +287,7 @@ static __always_inline bool pcpu_push_word(struct kmem_cache *s, struct kmem_cac
 	if (unlikely(!free_word_ok(s, slab, word, x, &mark, NULL)) ||
 	    unlikely(!free_to_pcpu(s, c, x, mark)))
 		return false;
-	free_record_note(s, c, slab);
+	free_record_note_pair(s, c, slab);
 	return true;
 }
 

@@ -380,12 +380,13 @@ static __always_inline bool free_pcs_lean(struct kmem_cache *s, struct kmem_cach
 		tag_counters_free(t, tidx, (int64_t)s->size, 1);
 	}
 	free_mark_set(s, x, mark);
+	void *top = main->objects[n];
 	main->objects[n] = x;
 	barrier();      /* a fork child flushes objects[0, size) */
 	main->size = n + 1;
 	stat(c, FREE_PCS);
 	if (slab)       /* a lookup's push: the record's note (cache.h) */
-		free_record_note(s, c, slab);
+		free_record_note(s, c, slab, top == x);
 	return true;
 }
 

@@ -1243,15 +1243,13 @@ __public void *(uslub_krealloc)(const void *p, size_t new_size, uslub_gfp_t gfp)
 	return uslub_krealloc_noprof(p, new_size, gfp);
 }
 
-/* The record, then the page's record and the lookup, all inline: the
+/* The record, then the lookup, both inline: the
  * compiler lays them out after the record's ret and saves its one
  * callee-saved register there, so the hit keeps none and a miss pays no
  * call. */
 __public void uslub_kfree(const void *p)
 {
 	if (likely(free_object_record((void *)p)))
-		return;
-	if (free_object_record_page((void *)p))
 		return;
 	if (likely(free_object_lookup((void *)p)))
 		return;

@@ -215,13 +215,11 @@ static __noinline void free_cold(void *p)
 	errno = e;
 }
 
-/* The record, then the page's record and the lookup, all inline (as
+/* The record, then the lookup, both inline (as
  * kfree): the rest is laid out after the record's ret. */
 __public void free(void *p)
 {
 	if (likely(free_object_record(p)))
-		return;
-	if (free_object_record_page(p))
 		return;
 	if (likely(free_object_lookup(p)))
 		return;

@@ -69,8 +69,6 @@ void _uslub_for_each_used_slot(char *base, void (*fn)(char *base, void *slot))
 
 void _uslub_cpu_area_init(char *base)
 {
-	for (int i = 0; i < REC_SLOTS; i++)     /* no record of its last owner's */
-		rec_slots(base)[i] = CPU_SLOT_NONE;
 	int dead = CACHE_SLOT_DEAD;
 	uslub_mutex_lock(&_uslub_slab_mutex, RANK_SLAB_MUTEX);
 	_uslub_slot_init_main(base, &dead);

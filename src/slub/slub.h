@@ -604,14 +604,15 @@ struct free_record {
 	uintptr_t mark;
 	uint64_t epoch;              /* | FREE_RECORD_HOOKED: a hooked one    */
 	struct kmem_cache *cache;    /* the slot's cache (free_object()'s hit
-	                                through the thread's rec_slots())      */
-	struct slab *cand;           /* the slab of the last lookup's push: a
-	                                second push into it sets the record
-	                                (only compared, never dereferenced)   */
+	                                through the thread's last_slot)        */
+	struct slab *cand;           /* per-CPU mode's leaves: the slab of the
+	                                last lookup's push; a second push into
+	                                it is noted (only compared)           */
 	unsigned long exts;          /* the slab's obj_exts (hooked records)  */
-	struct slab *pending;        /* a slab a second push in a row went to;
-	                                the record is set the next time that
-	                                happens for it (only compared)        */
+	struct slab *pending;        /* the slab of the last noted push (a
+	                                hot one, cache.h free_record_note());
+	                                the next noted push into it sets the
+	                                record (only compared)                */
 };
 /* A hooked record (a cache on its lean hooked sheaf paths, cache/
  * internal.h: inline paths off for hooks only, pcs_hooks chosen,
@@ -871,7 +872,7 @@ struct kmem_cache {
 	 * free reads it, discard writes it. */
 	uint64_t slab_epoch;
 	bool rec_thread;             /* a free_object() hit may use this cache's
-	                                record from the thread's rec_slots(): a
+	                                record through the thread's last_slot: a
 	                                cache never destroyed (kmalloc's), one node */
 };
 static_assert(offsetof(struct kmem_cache, fast_offset) ==
@@ -899,14 +900,6 @@ struct uslub_thread {
 	                                thread's first profiled allocation)  */
 };
 
-/* The thread's record table (rec_slots() below), by page: a record sets
- * the entry of each page of its slab (slabs of kmalloc's small classes
- * are one page; slabs of several classes share 32 KiB windows, so a
- * coarser key would make them collide). */
-#define REC_SHIFT PAGE_SHIFT
-#define REC_SLOTS 16
-#define REC_SLOT(p) (((uintptr_t)(p) >> REC_SHIFT) % REC_SLOTS)
-
 struct uslub_tls {
 	char *cpu_base;              /* the thread's first cpu slot; until its
 	                                first slow path (and after its exit)
@@ -927,19 +920,15 @@ struct uslub_tls {
 	                                by _uslub_thread_init())             */
 	const unsigned int *pcpu_idp; /* its id (mm_cid or cpu_id)          */
 	struct kmem_cache_cpu *last_slot; /* the slot of the last free_object()
-	                                (kfree, free) record set or hit, of a
+	                                (kfree, free) record set, of a
 	                                rec_thread cache; else CPU_SLOT_NONE: a
 	                                slot of the sentinel area whose record
-	                                is empty (the first try; rec_slots()
-	                                the second)                           */
+	                                is empty (free()'s first try)        */
 };
 __internal extern __thread struct uslub_tls _uslub_tls __tls_ie;
 
-/* The sentinel area, with the record table below its first slot as every
- * thread area has it (rec_slots()), all entries CPU_SLOT_NONE. */
+/* The sentinel area (page aligned, as every thread's cpu area). */
 struct cpu_empty_area {
-	char pad[PAGE_SIZE - REC_SLOTS * sizeof(void *)];
-	struct kmem_cache_cpu *rec_slot[REC_SLOTS];
 	char area[CPU_AREA_SIZE];
 };
 __internal extern struct cpu_empty_area _uslub_cpu_empty_area;
@@ -947,20 +936,6 @@ __internal extern struct cpu_empty_area _uslub_cpu_empty_area;
 /* The sentinel area's dead slot: nothing writes its record. */
 #define CPU_SLOT_NONE \
 	((struct kmem_cache_cpu *)(_uslub_cpu_empty + (size_t)CACHE_SLOT_DEAD * CPU_SLOT_SIZE))
-
-/* free_object()'s (kfree, free) records by address, per thread: entry
- * REC_SLOT(x) is the slot of a rec_thread cache whose record was last set
- * or used for a slab with a page of that entry, else CPU_SLOT_NONE (the
- * sentinel's dead slot, whose record is empty). Frees that alternate
- * between size classes each find their class's record. The table is the
- * last REC_SLOTS words of the page below the thread's first cpu slot (the
- * end of its area's header page; the sentinel's pad), not TLS: the
- * library's static TLS stays small for dlopen(). An area's table is
- * reset when the area is given to a thread (_uslub_cpu_area_init()). */
-static __always_inline struct kmem_cache_cpu **rec_slots(char *cpu_base)
-{
-	return (struct kmem_cache_cpu **)cpu_base - REC_SLOTS;
-}
 
 /* The calling thread's slot for @s: in the sentinel until the thread's
  * first slow path gives it an area, so the fast paths need no init test. */

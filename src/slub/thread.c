@@ -25,12 +25,9 @@
 
 #define THREAD_HDR_SIZE PAGE_SIZE
 
-struct cpu_empty_area _uslub_cpu_empty_area __attribute__((aligned(4096))) = {
-	.rec_slot = { [0 ... REC_SLOTS - 1] = CPU_SLOT_NONE },
-};
+struct cpu_empty_area _uslub_cpu_empty_area __attribute__((aligned(4096)));
 static_assert(offsetof(struct cpu_empty_area, area) % 4096 == 0, "the sentinel area is page aligned");
-static_assert(sizeof(struct uslub_thread) + REC_SLOTS * sizeof(void *) <= THREAD_HDR_SIZE,
-	      "the record table fits below the cpu slots");
+static_assert(sizeof(struct uslub_thread) <= THREAD_HDR_SIZE, "the thread header fits its page");
 __thread struct uslub_tls _uslub_tls __tls_ie = { .cpu_base = _uslub_cpu_empty,
 						    .last_slot = CPU_SLOT_NONE };
 

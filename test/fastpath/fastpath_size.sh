@@ -63,8 +63,6 @@ measure() {
 }
 check() { measure hot "$1" "$2" "${3:-}" "" hot; }
 check_general() { measure general "$1" "$2" "${3:-}" " (lookup)" lookup; }
-check_second() { measure second "$1" "$2" "${3:-}" " (lookup after the page's record)" lookup; }
-second() { branches "$1" 2; }
 # Sheaf mode (Linux 7.0, every cache by default; objdump of the gcc -O2
 # build, counted to the first ret, which includes the miss branches laid
 # out before it):
@@ -84,17 +82,18 @@ second() { branches "$1" 2; }
 #        main sheaf's room (4), the record's epoch against the cache's (3),
 #        the free mark's test and store (4), the push (4), FREE_PCS (1),
 #        ret; two register moves. A miss tail-calls cache_free_lookup.
-# cache_free_lookup (58): the fast slot's room (the dead slot is full:
+# cache_free_lookup (59): the fast slot's room (the dead slot is full:
 #        inline paths off), the descriptor lookup (ownership byte, the
 #        page's PG_slab_page, and from the same descriptor line the cache,
 #        compared to this one, and the slab word: objects bytes and
 #        generation, struct page's tail copies), the offset, object start,
-#        one node, the mark, the push, and the record's note
-#        (free_record_note(): the second push in a row into one slab makes
-#        it the record, by a tail call)
+#        one node, the mark, the push (which loads the entry it writes
+#        over), and the record's note (free_record_note(): a hot push, the
+#        object freed right after it was taken from there, goes out of
+#        line, where a slab's second one in a row makes it the record)
 check uslub_cache_alloc_noprof 18
 check uslub_cache_free 30
-check cache_free_lookup 58
+check cache_free_lookup 59
 # The malloc front end (libuslub-malloc.so; objdump may name the aliases
 # __libc_malloc and __libc_free, at the same addresses):
 # malloc (22): size <= 1 KiB (2), the table entry (3: (n + 7) >> 3, lea,
@@ -105,29 +104,24 @@ check cache_free_lookup 58
 #        above), the free mark's clear (1), ret (1); the 1-64 KiB index
 #        (bsr and two shifts) is laid out after the ret
 # free (28): the thread's free record (_uslub_tls.last_slot, the slot of
-#        the kmalloc/malloc cache it last recorded or hit: 2, a load that
+#        the kmalloc/malloc cache it last recorded: 2, a load that
 #        does not wait for the pointer), the record's range (4), its cache
 #        (1), object start (3), room (4), epoch (3), the mark (4), the push
 #        (4), FREE_PCS (1), ret; the rest is inline, laid out after that
 #        ret:
-# free's page record (39): the record's test up to its miss branch (7),
-#        then the record of the slot last recorded for the pointer's page
-#        (rec_slots(), below the thread's first cpu slot: cpu_base, the
-#        index and the load), the same tests and push, last_slot moved to
-#        it; frees alternating between size classes end here
-# free's lookup after both (69): the page record's test up to its miss
-#        branch, then the ownership byte (its index range is the
+# free's lookup after it (60): the record's test up to its miss branch
+#        (7), then the ownership byte (its index range is the
 #        canonical-address test), the page's descriptor and PG_slab_page,
 #        from its line the cache and the slab word, the cache's fast slot
 #        (the dead one, full, while its inline paths are off), room,
-#        offset, object start, one node, the mark, the push, the record's
-#        note; a miss tail-calls _uslub_free_slab_miss with the caller's
-#        address, read from the stack only there
+#        offset, object start, one node, the mark, the push (with the
+#        entry it writes over), the hot push's note; a miss tail-calls
+#        _uslub_free_slab_miss with the caller's address, read from the
+#        stack only there
 if [ -n "$mlib" ]; then
 	objdump -d --no-show-raw-insn "$mlib" > "$dis"
 	check malloc 22 __libc_malloc
 	check free 28 __libc_free
-	check_general free 39 __libc_free
-	check_second free 69 __libc_free
+	check_general free 60 __libc_free
 fi
 exit $status

@@ -2,11 +2,14 @@
  * The free record (slub.h struct free_record): a free into the slab the
  * slot last freed into skips the descriptor lookup, so every bad free must
  * still be caught on that path, and a record must die with its slab:
- *   record_set           an allocation's refill and a second lookup push
- *                        into one slab make it the record; the next free
- *                        into it takes the record's path (no lookup)
- *   record_note_run      lookup pushes in a row into one slab: the pair
- *                        marks it pending, a second pair sets the record
+ *   record_set           an allocation's refill and a second hot lookup
+ *                        push into one slab make it the record; the next
+ *                        free into it takes the record's path (no lookup)
+ *   record_note_run      a lookup push that writes over another object
+ *                        notes nothing; one that writes over the object
+ *                        itself (a hot one: freed right after it was
+ *                        taken from there) marks its slab pending, the
+ *                        slab's second in a row sets the record
  *   record_bad_frees     adjacent and non-adjacent double frees, an
  *                        interior pointer, an object of another cache
  *                        inside and outside the record: each reported once,
@@ -15,13 +18,12 @@
  *                        by a new slab of another cache: the epoch moved,
  *                        so a free of that cache's object to the first
  *                        cache is refused as a wrong-cache free
- *   record_kfree         kfree()'s thread record (rec_slots()): a double
+ *   record_kfree         kfree()'s thread record (last_slot): a double
  *                        free and an interior pointer through it
- *   record_alternate     kfrees alternating between two size classes:
- *                        each class's record in its own rec_slots() entry
- *                        (when their slabs' regions differ), so each
- *                        free goes through its own record; a double free
- *                        through either is caught
+ *   record_alternate     hot pairs alternating between two size classes:
+ *                        each class's slot gets its own record, the
+ *                        thread's last_slot follows the latest; a double
+ *                        free of either class is caught
  *   record_hooked        an accounted cache's hooked record (its lean
  *                        leaves): set by the refill, the extension's
  *                        group charged and uncharged through it (exact
@@ -83,10 +85,11 @@ static void record_set(void)
 	uslub_cache_destroy(s);
 }
 
-/* Lookup pushes into a slab that is not the record: the first notes it,
- * the second (the first pair) only marks it pending, the third (its
- * second pair) makes it the record. Random frees make single pairs in
- * one slab often, and a record set costs ~60 instructions. */
+/* Lookup pushes into a slab that is not the record: one that writes over
+ * another object of the sheaf notes nothing (frees at random: a record
+ * set costs ~60 instructions), a hot one (the object freed right after it
+ * was taken from that place) marks the slab pending, and the slab's
+ * second hot push in a row makes it the record. */
 static void record_note_run(void)
 {
 	struct kmem_cache *s = mk("rec_run");
@@ -95,28 +98,29 @@ static void record_note_run(void)
 	static void *v[N];
 	for (int i = 0; i < N; i++)
 		CHECK(v[i] = uslub_cache_alloc(s, 0));
-	/* three objects of one slab the record does not cover */
-	void *b[3];
-	int k = 0;
-	struct slab *sb = NULL;
-	for (int i = 0; i < N && k < 3; i++) {
-		if (rec_covers(s, v[i]))
-			continue;
-		if (!sb)
-			sb = virt_to_slab(v[i]);
-		if (virt_to_slab(v[i]) == sb) {
-			b[k++] = v[i];
+	struct slab_sheaf *main = slot(s)->main;
+	CHECK(main->size + 1 <= main->capacity);
+	/* an object the record does not cover, not the one last taken
+	 * from the place its free writes to */
+	void *b = NULL;
+	for (int i = 0; i < N && !b; i++)
+		if (!rec_covers(s, v[i]) && v[i] != main->objects[main->size]) {
+			b = v[i];
 			v[i] = NULL;
 		}
-	}
-	CHECK_EQ(k, 3);
-	CHECK(slot(s)->main->size + 3 <= slot(s)->main->capacity);
-	uslub_cache_free(s, b[0]);
-	uslub_cache_free(s, b[1]);                    /* a pair: pending only */
-	CHECK(!rec_covers(s, b[0]));
+	CHECK(b);
+	struct slab *sb = virt_to_slab(b);
+	CHECK(slot(s)->rec.pending != sb);
+	uslub_cache_free(s, b);                       /* over another: nothing */
+	CHECK(slot(s)->rec.pending != sb);
+	CHECK(!rec_covers(s, b));
+	CHECK(uslub_cache_alloc(s, 0) == b);           /* LIFO: b again */
+	uslub_cache_free(s, b);                       /* hot: pending only */
 	CHECK(slot(s)->rec.pending == sb);
-	uslub_cache_free(s, b[2]);                    /* its second: the record */
-	CHECK(rec_covers(s, b[0]));
+	CHECK(!rec_covers(s, b));
+	CHECK(uslub_cache_alloc(s, 0) == b);
+	uslub_cache_free(s, b);                       /* its second: the record */
+	CHECK(rec_covers(s, b));
 	for (int i = 0; i < N; i++)
 		if (v[i])
 			uslub_cache_free(s, v[i]);
@@ -212,17 +216,13 @@ static void record_stale_reused(void)
 
 static void record_kfree(void)
 {
-	void *a = uslub_kmalloc(SIZE, 0);
-	CHECK(a);
-	uslub_kfree(a);
-	void *b = uslub_kmalloc(SIZE, 0);
-	void *c = uslub_kmalloc(SIZE, 0);
-	CHECK(b && c);
-	uslub_kfree(b);
-	uslub_kfree(c);         /* a second push into one slab, or a refill */
 	void *x = uslub_kmalloc(SIZE, 0);
 	CHECK(x);
-	struct kmem_cache_cpu *last = rec_slots(_uslub_tls.cpu_base)[REC_SLOT(x)];
+	for (int i = 0; i < 2; i++) {   /* two hot pushes, or a refill */
+		uslub_kfree(x);
+		CHECK(uslub_kmalloc(SIZE, 0) == x);
+	}
+	struct kmem_cache_cpu *last = _uslub_tls.last_slot;
 	bool through_record = last != CPU_SLOT_NONE &&
 			      (uintptr_t)x - (uintptr_t)last->rec.addr < last->rec.bytes;
 	unsigned long e0 = uslub_error_count();
@@ -297,45 +297,31 @@ static void record_hooked(void)
 static void record_alternate(void)
 {
 	enum { K = 6 };
-	void *a[K], *b[K];
-	for (int i = 0; i < K; i++) {
-		CHECK(a[i] = uslub_kmalloc(24, 0));
-		CHECK(b[i] = uslub_kmalloc(200, 0));
-	}
-	for (int i = 0; i < K; i++) {           /* second pushes set both records */
-		uslub_kfree(a[i]);
-		uslub_kfree(b[i]);
-	}
-	struct slab *sa = virt_to_slab(a[0]), *sb = virt_to_slab(b[0]);
+	void *a = uslub_kmalloc(24, 0), *b = uslub_kmalloc(200, 0);
+	CHECK(a && b);
+	struct slab *sa = virt_to_slab(a), *sb = virt_to_slab(b);
 	CHECK(sa && sb && sa->slab_cache != sb->slab_cache);
 	struct kmem_cache *ka = sa->slab_cache, *kb = sb->slab_cache;
-	struct kmem_cache_cpu *ca = this_cpu(ka), *cb = this_cpu(kb);
-	bool both = rec_covers(ka, a[0]) && rec_covers(kb, b[0]) &&
-		    REC_SLOT(ca->rec.addr) != REC_SLOT(cb->rec.addr);
-	if (both) {
-		CHECK(rec_slots(_uslub_tls.cpu_base)[REC_SLOT(a[0])] == ca);
-		CHECK(rec_slots(_uslub_tls.cpu_base)[REC_SLOT(b[0])] == cb);
-	}
-	/* alternate again: the objects come back from the sheaves in LIFO
-	 * order, their slabs the records' */
+	struct kmem_cache_cpu *cb = this_cpu(kb);
+	/* hot pairs, alternating: each class's own slot gets the record of
+	 * its object's slab, and last_slot is the slot of the latest record
+	 * set (or found already set by a noted push) */
 	for (int i = 0; i < K; i++) {
-		CHECK(a[i] = uslub_kmalloc(24, 0));
-		CHECK(b[i] = uslub_kmalloc(200, 0));
+		uslub_kfree(a);
+		CHECK(uslub_kmalloc(24, 0) == a);
+		uslub_kfree(b);
+		CHECK(uslub_kmalloc(200, 0) == b);
 	}
+	CHECK(rec_covers(ka, a));
+	CHECK(rec_covers(kb, b));
+	CHECK(!kb->rec_thread || _uslub_tls.last_slot == cb);
 	unsigned long e0 = uslub_error_count();
-	for (int i = 0; i < K; i++) {
-		uslub_kfree(a[i]);
-		uslub_kfree(b[i]);
-		if (both && rec_covers(ka, a[i]) && rec_covers(kb, b[i])) {
-			/* neither free moved the other's entry */
-			CHECK(rec_slots(_uslub_tls.cpu_base)[REC_SLOT(a[i])] == ca);
-			CHECK(rec_slots(_uslub_tls.cpu_base)[REC_SLOT(b[i])] == cb);
-		}
-	}
-	uslub_kfree(a[0]);                                /* double, class a */
-	uslub_kfree(b[K - 1]);                            /* double, class b */
+	uslub_kfree(a);
+	uslub_kfree(b);
+	uslub_kfree(a);                                   /* double, class a */
+	uslub_kfree(b);                                   /* double, class b */
 	CHECK_EQ(uslub_error_count(), e0 + 2);
-	printf("record_alternate: %s\n", both ? "both records in the table" : "lookups");
+	printf("record_alternate: both records set\n");
 }
 
 int main(void)
