@@ -51,4 +51,21 @@ int help(const char *topic);
 extern const char top_help[];
 int cmd_top(int argc, char **argv);
 
+/* The whole file @fd (NUL-terminated, malloc'ed, at most 256 MiB) or
+ * NULL with errno (tools/uslub.c). */
+char *slurp_fd(int fd, size_t *lenp);
+
+/* tools/flame.c: an SVG flame graph of folded stacks. */
+struct flame_opts {
+	const char *title;
+	const char *unit;               /* what the counts are ("bytes") */
+	double width;                   /* pixels */
+	double min_width;               /* boxes narrower are left out */
+};
+/* Draw the folded stacks of @text (@len bytes) on @out: 0, 1 when lines
+ * were left out (named on stderr), -1 when out of memory. */
+int flame_svg(const char *text, size_t len, FILE *out, const struct flame_opts *o);
+extern const char flame_help[];
+int cmd_flame(int argc, char **argv);
+
 #endif

@@ -7,6 +7,8 @@
  *   uslub allocinfo PID [--json]     its allocation profile, when published
  *   uslub top PID [-d MS] [-n COUNT | --once] [--json] [--sort COL] [--view VIEW]
  *                                    a full-screen view of it (tools/top.c)
+ *   uslub flame [OPTIONS] [FILE]     an SVG flame graph of folded stacks
+ *                                    (tools/flame.c)
  *   uslub bench [ARGS...]            the benchmark suite (from a build tree)
  *   uslub help [COMMAND]             usage and every USLUB_* option
  *
@@ -96,6 +98,7 @@ static const char usage_text[] =
 	"       uslub allocinfo PID [--json]\n"
 	"       uslub top PID [-d MS] [-n COUNT | --once] [--json] [--sort COL] [--view VIEW]\n"
 	"       uslub resolve [FILE...]\n"
+	"       uslub flame [--title TEXT] [--unit NAME] [--width PX] [FILE]\n"
 	"       uslub bench [ARGS...]\n"
 	"       uslub help [COMMAND]\n";
 
@@ -177,6 +180,8 @@ int help(const char *topic)
 		fputs("\n", stdout);
 		fputs(resolve_help, stdout);
 		fputs("\n", stdout);
+		fputs(flame_help, stdout);
+		fputs("\n", stdout);
 		fputs(bench_help, stdout);
 		print_options(stdout);
 		return 0;
@@ -202,6 +207,10 @@ int help(const char *topic)
 	}
 	if (!strcmp(topic, "bench")) {
 		fputs(bench_help, stdout);
+		return 0;
+	}
+	if (!strcmp(topic, "flame")) {
+		fputs(flame_help, stdout);
 		return 0;
 	}
 	if (!strcmp(topic, "help"))
@@ -318,9 +327,7 @@ static int refuse(const struct snapshot *s, const char *fmt, ...)
 	return 1;
 }
 
-/* The whole file @fd (NUL-terminated, malloc'ed, at most 256 MiB) or
- * NULL with errno. */
-static char *slurp_fd(int fd, size_t *lenp)
+char *slurp_fd(int fd, size_t *lenp)
 {
 	size_t cap = 65536, len = 0;
 	char *buf = malloc(cap + 1);
@@ -1391,5 +1398,7 @@ int main(int argc, char **argv)
 		return cmd_resolve(argc, argv);
 	if (!strcmp(cmd, "bench"))
 		return cmd_bench(argc, argv);
+	if (!strcmp(cmd, "flame"))
+		return cmd_flame(argc, argv);
 	return usage("no command '%s'", cmd);
 }
