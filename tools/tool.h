@@ -6,7 +6,9 @@
 #ifndef USLUB_TOOL_H
 #define USLUB_TOOL_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "../src/observe/publish_dir.h"
@@ -67,5 +69,26 @@ struct flame_opts {
 int flame_svg(const char *text, size_t len, FILE *out, const struct flame_opts *o);
 extern const char flame_help[];
 int cmd_flame(int argc, char **argv);
+
+/* tools/pprof.c: a pprof profile (profile.proto), built by interning and
+ * written gzip'ed. Ids start at 1; 0 is "none" (a location without a
+ * mapping). Sample values: one per sample type, in the order they were
+ * added; locations leaf first. pprof_write(): 0, or -1 with errno. */
+struct pprof;
+struct pprof *pprof_new(void);
+void pprof_free(struct pprof *p);
+int64_t pprof_str(struct pprof *p, const char *s, size_t n);
+void pprof_sample_type(struct pprof *p, const char *type, const char *unit);
+void pprof_period(struct pprof *p, const char *type, const char *unit, int64_t period);
+void pprof_comment(struct pprof *p, const char *text);
+uint64_t pprof_mapping(struct pprof *p, uint64_t start, uint64_t limit, uint64_t offset,
+		       const char *file, const char *build_id);
+uint64_t pprof_function(struct pprof *p, const char *name, size_t n, const char *file);
+uint64_t pprof_location(struct pprof *p, uint64_t mapping, uint64_t address, uint64_t function,
+			int64_t line);
+void pprof_sample(struct pprof *p, const uint64_t *locs, size_t n, const int64_t *values);
+int pprof_write(struct pprof *p, FILE *out, bool gzip);
+extern const char pprof_help[];
+int cmd_pprof(int argc, char **argv);
 
 #endif

@@ -9,6 +9,8 @@
  *                                    a full-screen view of it (tools/top.c)
  *   uslub flame [OPTIONS] [FILE]     an SVG flame graph of folded stacks
  *                                    (tools/flame.c)
+ *   uslub pprof [OPTIONS] [FILE]     folded stacks as a pprof profile
+ *                                    (tools/pprof.c)
  *   uslub bench [ARGS...]            the benchmark suite (from a build tree)
  *   uslub help [COMMAND]             usage and every USLUB_* option
  *
@@ -99,6 +101,7 @@ static const char usage_text[] =
 	"       uslub top PID [-d MS] [-n COUNT | --once] [--json] [--sort COL] [--view VIEW]\n"
 	"       uslub resolve [FILE...]\n"
 	"       uslub flame [--title TEXT] [--unit NAME] [--width PX] [FILE]\n"
+	"       uslub pprof [--type NAME[/UNIT]] [--raw] [FILE]\n"
 	"       uslub bench [ARGS...]\n"
 	"       uslub help [COMMAND]\n";
 
@@ -182,6 +185,8 @@ int help(const char *topic)
 		fputs("\n", stdout);
 		fputs(flame_help, stdout);
 		fputs("\n", stdout);
+		fputs(pprof_help, stdout);
+		fputs("\n", stdout);
 		fputs(bench_help, stdout);
 		print_options(stdout);
 		return 0;
@@ -211,6 +216,10 @@ int help(const char *topic)
 	}
 	if (!strcmp(topic, "flame")) {
 		fputs(flame_help, stdout);
+		return 0;
+	}
+	if (!strcmp(topic, "pprof")) {
+		fputs(pprof_help, stdout);
 		return 0;
 	}
 	if (!strcmp(topic, "help"))
@@ -1400,5 +1409,7 @@ int main(int argc, char **argv)
 		return cmd_bench(argc, argv);
 	if (!strcmp(cmd, "flame"))
 		return cmd_flame(argc, argv);
+	if (!strcmp(cmd, "pprof"))
+		return cmd_pprof(argc, argv);
 	return usage("no command '%s'", cmd);
 }

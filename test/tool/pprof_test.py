@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""`uslub pprof` (tools/pprof.c): folded stacks in, a pprof profile out.
+
+The profile is read back by a decoder of our own (gzip, then the protocol
+buffer's wire format, with profile.proto's field numbers): the string
+table starts with "", the sample type is the one asked for, every sample's
+locations name its stack's functions leaf first with the stack's count,
+repeated stacks are separate samples that add up, ids resolve. Where Go is
+installed, `go tool pprof -top` reads the same file and attributes each
+caller's share. Bad lines: named on stderr, left out, exit 1.
+
+  pprof_test.py TOOL
+"""
+import gzip
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+tool = sys.argv[1]
+fails = 0
+
+
+def check(name, ok):
+    global fails
+    print(("ok   " if ok else "FAIL ") + name)
+    if not ok:
+        fails += 1
+
+
+def varint(b, i):
+    v = s = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7f) << s
+        s += 7
+        if c < 0x80:
+            return v, i
+
+
+def fields(b):
+    """(field, wire type, value) of one message: ints, or bytes for wire type 2"""
+    i, out = 0, []
+    while i < len(b):
+        key, i = varint(b, i)
+        f, wt = key >> 3, key & 7
+        if wt == 0:
+            v, i = varint(b, i)
+        elif wt == 2:
+            n, i = varint(b, i)
+            v, i = b[i:i + n], i + n
+        else:
+            raise ValueError("wire type %d" % wt)
+        out.append((f, wt, v))
+    return out
+
+
+def packed(b):
+    i, out = 0, []
+    while i < len(b):
+        v, i = varint(b, i)
+        out.append(v)
+    return out
+
+
+def decode(data):
+    p = {"types": [], "samples": [], "loc": {}, "fn": {}, "strings": []}
+    for f, wt, v in fields(data):
+        if f == 6:
+            p["strings"].append(v.decode())
+    S = p["strings"]
+    for f, wt, v in fields(data):
+        m = dict((ff, vv) for ff, _, vv in fields(v)) if wt == 2 and f != 6 else None
+        if f == 1:
+            p["types"].append((S[m.get(1, 0)], S[m.get(2, 0)]))
+        elif f == 2:
+            locs = packed(m.get(1, b""))
+            vals = packed(m.get(2, b""))
+            p["samples"].append((locs, vals))
+        elif f == 4:
+            line = dict((ff, vv) for ff, _, vv in fields(m[4])) if 4 in m else {}
+            p["loc"][m[1]] = line.get(1, 0)
+        elif f == 5:
+            p["fn"][m[1]] = S[m.get(2, 0)]
+    return p
+
+
+def stack(p, locs):
+    return ";".join(p["fn"][p["loc"][l]] for l in reversed(locs))
+
+
+tmp = tempfile.mkdtemp()
+try:
+    folded = os.path.join(tmp, "in.folded")
+    with open(folded, "w") as f:
+        f.write("# heap profile\nmain;caller_c;wrapper 4194304\nmain;caller_a;wrapper 524288\n"
+                "main;caller_b;wrapper 2097152\nmain;caller_a;wrapper 524288\n"
+                "main;we;ird \"names\" & <more> 7\n")
+    out = os.path.join(tmp, "p.pb.gz")
+    with open(out, "wb") as o:
+        r = subprocess.run([tool, "pprof", "--type", "alloc_space", folded], stdout=o,
+                           stderr=subprocess.PIPE)
+    check("exit 0", r.returncode == 0 and not r.stderr)
+    data = open(out, "rb").read()
+    check("gzip", data[:2] == b"\x1f\x8b")
+    p = decode(gzip.decompress(data))
+    check("string 0 is empty", p["strings"][:1] == [""])
+    check("sample type alloc_space/bytes", p["types"] == [("alloc_space", "bytes")])
+    got = {}
+    for locs, vals in p["samples"]:
+        check("one value a sample", len(vals) == 1)
+        got[stack(p, locs)] = got.get(stack(p, locs), 0) + vals[0]
+    check("stacks and counts", got == {"main;caller_c;wrapper": 4194304,
+                                       "main;caller_a;wrapper": 1048576,
+                                       "main;caller_b;wrapper": 2097152,
+                                       "main;we;ird \"names\" & <more>": 7})
+    check("five samples", len(p["samples"]) == 5)
+    check("functions interned", sorted(p["fn"].values()) ==
+          sorted({"main", "caller_a", "caller_b", "caller_c", "wrapper", "we",
+                  "ird \"names\" & <more>"}))
+
+    with open(out, "wb") as o:
+        r = subprocess.run([tool, "pprof", "--raw", "--type", "inuse_objects", folded],
+                           stdout=o, stderr=subprocess.PIPE)
+    p = decode(open(out, "rb").read())
+    check("--raw, inuse_objects/count", r.returncode == 0 and
+          p["types"] == [("inuse_objects", "count")])
+
+    bad = os.path.join(tmp, "bad.folded")
+    with open(bad, "w") as f:
+        f.write("main;a 10\nno count\nmain;b 30\n")
+    with open(out, "wb") as o:
+        r = subprocess.run([tool, "pprof", bad], stdout=o, stderr=subprocess.PIPE)
+    p = decode(gzip.decompress(open(out, "rb").read()))
+    check("bad line: exit 1, named, the rest kept",
+          r.returncode == 1 and b"line 2:" in r.stderr and len(p["samples"]) == 2)
+    r = subprocess.run([tool, "pprof", "--type", "/x", folded], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+    check("bad --type: exit 2", r.returncode == 2)
+
+    go = shutil.which("go") or ("/usr/local/go/bin/go"
+                                if os.access("/usr/local/go/bin/go", os.X_OK) else None)
+    if go:
+        with open(out, "wb") as o:
+            subprocess.run([tool, "pprof", folded], stdout=o, check=True)
+        try:
+            r = subprocess.run([go, "tool", "pprof", "-top", out], capture_output=True,
+                               text=True, timeout=300)
+            top = r.stdout
+            check("go tool pprof -top reads it", r.returncode == 0 and "wrapper" in top)
+            check("go tool pprof: caller_c 57.14%", any(
+                "caller_c" in l and "57.14%" in l for l in top.splitlines()))
+        except subprocess.TimeoutExpired:
+            print("skip go tool pprof (timed out building)")
+    else:
+        print("skip go tool pprof (no Go)")
+finally:
+    shutil.rmtree(tmp)
+sys.exit(1 if fails else 0)
