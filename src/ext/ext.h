@@ -138,6 +138,7 @@ __internal struct uslub_alloc_tag *_uslub_stack_caller(struct uslub_alloc_tag *t
 __internal bool _uslub_is_stack_tag(const struct uslub_alloc_tag *tag);
 __internal void _uslub_stacks_init(void);
 __internal unsigned int _uslub_stacks_limit(unsigned int n);     /* tests */
+__internal int _uslub_stacks_unwinder(void);                     /* tests */
 __internal uintptr_t _uslub_caller_tag_addr(const struct uslub_alloc_tag *tag);
 __internal extern long _uslub_stock_max;     /* stock bytes kept on free: 2 x batch */
 __internal void _uslub_ext_init(void);
