@@ -12,6 +12,12 @@
  *   fork     caller_one here; a child (fork) runs caller_four and exits
  *            with exit() (its own profile: USLUB_HEAP_PROFILE's %p), the
  *            parent waits for it and runs caller_two
+ *   dlclose  (argv[2]: heap_stacks_plugin.so) 40 rounds of: dlopen the
+ *            plugin, keep 2048 64-byte blocks from its plugin_alloc()
+ *            (called by plugin_round), dlclose it; a second thread
+ *            allocates and frees all along (caller_freed); the kept
+ *            blocks are freed after the last round, but for the first
+ *            20 rounds' (2.5 MiB kept at exit); prints "kept N"
  *   signal   a timer's signal handler (on_signal) allocates and frees
  *            while this thread allocates in a loop (caller_freed), for
  *            about 1 s; alarm(30) turns a deadlock into a failure
@@ -19,6 +25,7 @@
  * (addr2line names them in the tool). Only libc: uslub comes in by
  * LD_PRELOAD.
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -91,6 +98,52 @@ static void *run(void *arg)
 	}
 }
 
+static volatile int stop;
+
+static void *churn(void *arg __attribute__((unused)))
+{
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED))
+		caller_freed();
+	return NULL;
+}
+
+#define ROUNDS 40
+#define PER_ROUND 2048
+static void *kept[ROUNDS][PER_ROUND];
+
+__attribute__((noinline)) void plugin_round(void *(*fn)(size_t), int r)
+{
+	for (int i = 0; i < PER_ROUND; i++)
+		kept[r][i] = fn(OBJ);
+}
+
+static int run_dlclose(const char *plugin)
+{
+	pthread_t t;
+	if (pthread_create(&t, NULL, churn, NULL))
+		return 2;
+	for (int r = 0; r < ROUNDS; r++) {
+		void *h = dlopen(plugin, RTLD_NOW | RTLD_LOCAL);
+		if (!h) {
+			fprintf(stderr, "dlopen %s: %s\n", plugin, dlerror());
+			return 2;
+		}
+		void *(*fn)(size_t) = (void *(*)(size_t))dlsym(h, "plugin_alloc");
+		if (!fn)
+			return 2;
+		plugin_round(fn, r);
+		if (dlclose(h))
+			return 2;
+	}
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+	for (int r = ROUNDS / 2; r < ROUNDS; r++)
+		for (int i = 0; i < PER_ROUND; i++)
+			free(kept[r][i]);
+	printf("kept %d\n", ROUNDS / 2 * PER_ROUND * OBJ);
+	return 0;
+}
+
 static volatile sig_atomic_t signals;
 
 __attribute__((noinline)) void on_signal(int sig __attribute__((unused)))
@@ -134,6 +187,8 @@ int main(int argc, char **argv)
 			return 3;
 		caller_two();
 		printf("child %d\n", (int)pid);
+	} else if (!strcmp(mode, "dlclose") && argc > 2) {
+		return run_dlclose(argv[2]);
 	} else if (!strcmp(mode, "signal")) {
 		struct sigaction sa;
 		memset(&sa, 0, sizeof(sa));

@@ -18,6 +18,11 @@
 #   - fork: the child (caller_four, then exit()) writes its own profile
 #     (%p), which holds its 4 MiB and the 1 MiB it inherited (caller_one);
 #     the parent's has caller_one and caller_two and not caller_four;
+#   - dlclose: a plugin loaded and unloaded 40 times, allocating through
+#     its own malloc call each time, while another thread samples all
+#     along: no deadlock or crash (timeout), and the blocks kept from it
+#     (its caller, plugin_round, is the program's) within bounds in the
+#     in-use profile written after the unloads;
 #   - signal: a SIGPROF handler that allocates while the main thread
 #     allocates (sampling, walking stacks) for 1 s: no deadlock (alarm
 #     and timeout), the handler's allocations have stacks of their own
@@ -27,9 +32,9 @@
 #     callers within bounds; `uslub resolve` of a library-written file
 #     names them too.
 #
-#   heap_stacks.sh PROG LIB TOOL
+#   heap_stacks.sh PROG LIB TOOL PLUGIN
 set -u
-prog=$1 lib=$2 tool=$3
+prog=$1 lib=$2 tool=$3 plugin=$4
 T=$(mktemp -d) || exit 1
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; for f in "$T"/h.*; do [ -f "$f" ] && { echo "--- $f:"; cut -c1-300 "$f" | head -20; }; done; exit 1; }
@@ -62,9 +67,9 @@ absent() {
 	got=$(sum "$1" alloc_wrapper "$2")
 	[ "$got" = 0 ] || fail "$3: $2 has $got bytes, want none"
 }
-run() { # MODE
+run() { # MODE [ARG]
 	timeout 60 env USLUB_PROFILING=sample:4096 USLUB_PROFILING_SEED=12345 \
-		USLUB_HEAP_PROFILE="$T/h.%p" LD_PRELOAD="$lib" "$prog" "$1" >"$T/$1.out" 2>"$T/$1.err" ||
+		USLUB_HEAP_PROFILE="$T/h.%p" LD_PRELOAD="$lib" "$prog" "$@" >"$T/$1.out" 2>"$T/$1.err" ||
 		fail "$1: the program failed (exit $?): $(head -5 "$T/$1.err")"
 }
 only() { # the one in-use profile a run left
@@ -134,6 +139,20 @@ only signal
 [ "$(sum "$one.alloc" alloc_wrapper caller_freed)" -gt 0 ] || fail "signal: no caller_freed stack"
 raw=$one.alloc
 cp "$raw" "$T/raw.alloc"
+rm -f "$T"/h.*
+
+# ---- dlclose -----------------------------------------------------------------------
+# the plugin's frames (unloaded before the output) are named after what
+# is mapped there then, or left as addresses; the frame that called it,
+# plugin_round, is the program's: its stacks hold the kept bytes
+start=$(date +%s)
+run dlclose "$plugin"
+[ $(( $(date +%s) - start )) -lt 30 ] || fail "dlclose: took $(( $(date +%s) - start )) s"
+kept=$(sed -n 's/^kept //p' "$T/dlclose.out")
+only dlclose
+got=$(grep -v '^#' "$one" | grep 'plugin_round (' | awk '{ t += $NF } END { printf "%.0f", t }')
+awk -v g="$got" -v b="$kept" 'BEGIN { d = g - b; if (d < 0) d = -d; exit !(d <= 4 * sqrt(b * 4096)) }' ||
+	fail "dlclose: plugin_round's stacks hold $got bytes, want $kept +- 4 sd"
 rm -f "$T"/h.*
 
 # ---- the tool --------------------------------------------------------------------
