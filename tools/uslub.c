@@ -1295,7 +1295,7 @@ static int cmd_run(int argc, char **argv)
 				heap = argv[++i];
 			else
 				return usage("run: --heap-profile needs a FILE");
-			if (!*heap)
+			if (!*heap || !strcmp(heap, "--"))
 				return usage("run: --heap-profile needs a FILE");
 		} else if (!strcmp(a, "--report-file") || !strncmp(a, "--report-file=", 14)) {
 			if (a[13] == '=')

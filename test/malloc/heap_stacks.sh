@@ -171,4 +171,5 @@ if command -v addr2line >/dev/null; then
 	grep -q 'on_signal [0-9]*$' "$T/resolved" || fail "resolve: no stack ending in on_signal"
 	grep -q '(/' "$T/resolved" && fail "resolve: a frame is left unnamed: $(grep '(/' "$T/resolved" | head -1 | cut -c1-300)"
 fi
+"$tool" run --heap-profile -- true 2>/dev/null && fail "tool: --heap-profile -- CMD took -- for the FILE"
 echo "PASS: heap profile stacks (known callers within 4 sd, leak view, threads, fork, signal, tool)"
