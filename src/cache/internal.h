@@ -22,19 +22,6 @@ __internal bool _uslub_post_alloc_hook(struct kmem_cache *s, uslub_gfp_t gfp, si
 
 /* nolock.c: the drain of the frees kfree_nolock deferred, run by the
  * ordinary miss paths, shrink and destroy (no lock held). */
-/*
- * Sampled mode, for kmalloc's page runs and mappings (cache/sample.c):
- * every one counts exactly on its call site; a sample of them records a
- * stack. _uslub_sample_large(): is a block of @len bytes sampled (the
- * thread's countdown of large blocks' bytes, exponential with the
- * interval as its mean: probability 1 - exp(-len / interval), each block
- * independently)? _uslub_sample_large_weights(): what a sampled block of
- * @len bytes stands for in its stack: len / p bytes, 1 / p blocks
- * (rounded the same way every time: the same at its free).
- */
-__internal bool _uslub_sample_large(size_t len);
-__internal void _uslub_sample_large_weights(size_t len, int64_t *bytes, int64_t *calls);
-
 __internal extern void *_uslub_nolock_deferred;
 __internal __cold void _uslub_nolock_drain_slow(void);
 static __always_inline void nolock_drain(void)

@@ -180,51 +180,6 @@ static void weights(size_t size, const void *obj, int64_t *bytes, int64_t *calls
 	*calls = round_by(1.0 / p, h2);
 }
 
-/* ---- kmalloc's page runs and mappings ---------------------------------- */
-
-static __thread int64_t large_left __tls_ie;    /* bytes to the next sampled block */
-
-/* bytes of large blocks to the next sample: exponential, mean I (>= 1) */
-static int64_t draw_bytes(void)
-{
-	double u = ((double)(sample_rand() >> 11) + 1.0) * (1.0 / 9007199254740992.0);
-	double g = -sample_log(u) * (double)_uslub_sample_interval;
-	return g >= 4e18 ? (int64_t)4e18 : (int64_t)g + 1;
-}
-
-bool _uslub_sample_large(size_t len)
-{
-	if (unlikely(!large_left))
-		large_left = draw_bytes();
-	large_left -= (int64_t)MIN(len, (size_t)INT64_MAX / 2);
-	if (likely(large_left > 0))
-		return false;
-	large_left = draw_bytes();      /* memoryless: the rest is dropped */
-	return true;
-}
-
-/* The weights of a page run (a power of two of pages: its order), found
- * once: every writer stores the same values, then the order's flag. */
-#define LARGE_ORDERS 16
-static struct { int64_t bytes, calls; unsigned char ready; } run_weights[LARGE_ORDERS];
-
-void _uslub_sample_large_weights(size_t len, int64_t *bytes, int64_t *calls)
-{
-	unsigned int order = len >= PAGE_SIZE && !(len & (len - 1)) ?
-			     (unsigned int)__builtin_ctzl(len / PAGE_SIZE) : LARGE_ORDERS;
-	if (order < LARGE_ORDERS && __atomic_load_n(&run_weights[order].ready, __ATOMIC_ACQUIRE)) {
-		*bytes = READ_ONCE(run_weights[order].bytes);
-		*calls = READ_ONCE(run_weights[order].calls);
-		return;
-	}
-	weights(len, NULL, bytes, calls);       /* a fixed coin: the same every time */
-	if (order < LARGE_ORDERS) {
-		WRITE_ONCE(run_weights[order].bytes, *bytes);
-		WRITE_ONCE(run_weights[order].calls, *calls);
-		__atomic_store_n(&run_weights[order].ready, 1, __ATOMIC_RELEASE);
-	}
-}
-
 /* The inline countdowns are set to INT64_MAX - k: k more ticks stay
  * non-negative, the one after turns it negative. */
 static __always_inline uint64_t armed_value(uint64_t k)

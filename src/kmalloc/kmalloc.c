@@ -5,7 +5,6 @@
  */
 #define _GNU_SOURCE
 #include "kmalloc/kmalloc.h"
-#include "cache/internal.h"
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,60 +151,22 @@ bool _uslub_kmalloc_init(void)
  * keeps its tag in the head page's owner[1], a mapping in its table
  * entry. A kernel-API call site's static tag lives in a module that may
  * be unloaded (its objects' references are cleared then, alloc_tag.c),
- * so such a block stays untagged. In sampled mode a sample of the blocks
- * records a stack (ext/stack.c) and keeps its tag instead, which passes
- * the exact counts on to the call site's.
+ * so such a block stays untagged.
  * ---------------------------------------------------------------------- */
-static struct uslub_alloc_tag *large_tag(size_t len)
+static struct uslub_alloc_tag *large_tag(void)
 {
 	struct uslub_alloc_tag *tag = uslub_alloc_tag_cur;
 	uslub_alloc_tag_cur = NULL;
 	if (!tag || !(_uslub_profiling | _uslub_sampling))
 		return NULL;
-	uintptr_t caller = (uintptr_t)tag & USLUB_CALLER_DEFERRED ?
-			   (uintptr_t)tag & ~USLUB_CALLER_DEFERRED : 0;
 	tag = _uslub_tag_resolve(tag);          /* malloc's deferred caller (ext.h) */
-	if (_uslub_caller_tag_slot(tag) == -1)
-		return NULL;
-	/* sampled mode: a sample of the blocks (@len: about the block's
-	 * length) record their stack (ext/stack.c; no lock is held here),
-	 * whose tag stands for the caller tag */
-	if (_uslub_sampling && unlikely(_uslub_sample_large(len))) {
-		struct uslub_alloc_tag *stag = _uslub_stack_tag(tag, caller, true);
-		if (stag)
-			return stag;
-	}
-	return tag;
+	return _uslub_caller_tag_slot(tag) == -1 ? NULL : tag;
 }
 
-/* Count @bytes and @calls of a block on its @tag: a caller tag, or a
- * stack's tag (sampled), whose stack gets the block's weights (a block
- * or its free: never a resize, large_tag_unstack()) and passes the
- * exact count on to its call site's tag. */
 static void large_tag_add(struct uslub_alloc_tag *tag, int64_t bytes, int64_t calls)
 {
-	if (!tag)
-		return;
-	if (_uslub_is_stack_tag(tag)) {
-		int64_t b, c;
-		_uslub_sample_large_weights((size_t)(bytes < 0 ? -bytes : bytes), &b, &c);
-		_uslub_stack_add(tag, bytes < 0 ? -b : b, calls < 0 ? -c : c);
-		tag = _uslub_stack_caller(tag);
-	}
-	_uslub_tag_add_slow(tag, bytes, calls);
-}
-
-/* A mapping of @len bytes on stack tag @tag resized in place: the stack
- * gives it up (its weights were drawn for @len), its call site's tag
- * keeps it; the tag it records from now on. */
-static struct uslub_alloc_tag *large_tag_unstack(struct uslub_alloc_tag *tag, size_t len)
-{
-	if (!tag || !_uslub_is_stack_tag(tag))
-		return tag;
-	int64_t b, c;
-	_uslub_sample_large_weights(len, &b, &c);
-	_uslub_stack_add(tag, -b, -c);
-	return _uslub_stack_caller(tag);
+	if (tag)
+		_uslub_tag_add_slow(tag, bytes, calls);
 }
 
 /* ------------------------------------------------------------------------
@@ -751,7 +712,7 @@ static void *huge_resize(void *p, size_t new_size)
 	uslub_mutex_lock(&huge_lock, RANK_HUGE);
 	struct huge_entry *e = huge_find_locked((uintptr_t)p);
 	size_t len = e->len, align = e->align;
-	struct uslub_alloc_tag *tag = e->tag = large_tag_unstack(e->tag, len);
+	struct uslub_alloc_tag *tag = e->tag;
 	if (nlen <= len) {                       /* shrink: drop the tail */
 		e->len = nlen;
 		huge_live -= len - nlen;
@@ -911,10 +872,7 @@ void *_uslub_kmalloc_slow(size_t size, size_t align, uslub_gfp_t gfp, int node)
 	if (need <= KMALLOC_MAX_CACHE_SIZE)
 		return slab_alloc_node(_uslub_kmalloc_caches[kmalloc_class(need, align)], gfp,
 				       node, size ? size : 1);
-	/* before anything nests */
-	struct uslub_alloc_tag *tag = large_tag(need <= KMALLOC_LARGE_MAX ?
-						(size_t)PAGE_SIZE << get_order(need) :
-						ALIGN_UP(size, PAGE_SIZE));
+	struct uslub_alloc_tag *tag = large_tag();   /* before anything nests */
 	if (need <= KMALLOC_LARGE_MAX)
 		return kmalloc_large(size, align, gfp, node, tag);
 	return huge_alloc(size, align, gfp, tag);

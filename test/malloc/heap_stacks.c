@@ -7,8 +7,7 @@
  * allocates 4 MiB and frees it all. The heap profile (ext/stack.c) must
  * tell the callers apart through the wrapper: its stacks end
  * "caller_X;alloc_wrapper". Modes (argv[1]):
- *   known    the four callers, in this thread, and caller_big: page runs
- *            and a mapping through the wrapper, kept, and page runs freed
+ *   known    the four callers, in this thread
  *   threads  each caller in a thread of its own, at once (4 threads)
  *   fork     caller_one here; a child (fork) runs caller_four and exits
  *            with exit() (its own profile: USLUB_HEAP_PROFILE's %p), the
@@ -27,7 +26,6 @@
  * LD_PRELOAD.
  */
 #include <dlfcn.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -78,21 +76,6 @@ __attribute__((noinline)) void **caller_four(void)
 	for (size_t i = 0; i < (4u << 20) / OBJ; i++)
 		v[i] = alloc_wrapper(OBJ);
 	return v;
-}
-
-/* large blocks: 3 page runs of 1 MiB, a 5 MiB mapping, kept (each
- * sampled at sample:4096, weight 1: their usable bytes, printed as
- * "big N"); and 64 page runs of 128 KiB freed at once */
-__attribute__((noinline)) void caller_big(void)
-{
-	size_t total = 0;
-	for (int i = 0; i < 4; i++) {
-		void *p = alloc_wrapper(i < 3 ? (size_t)1 << 20 : (size_t)5 << 20);
-		total += malloc_usable_size(p);
-	}
-	for (int i = 0; i < 64; i++)
-		free(alloc_wrapper((size_t)128 << 10));
-	printf("big %zu\n", total);
 }
 
 __attribute__((noinline)) void caller_freed(void)
@@ -182,7 +165,6 @@ int main(int argc, char **argv)
 		caller_two();
 		caller_four();
 		caller_freed();
-		caller_big();
 	} else if (!strcmp(mode, "threads")) {
 		pthread_t t[4];
 		long which[4] = { 1, 2, 4, 0 };
