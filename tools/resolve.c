@@ -680,3 +680,187 @@ void resolve_and_emit(const char *text, size_t len, FILE *out, resolve_emit_fn e
 	sites = NULL;
 	nr_sites = 0;
 }
+
+/* ---- heap profiles: folded stacks --------------------------------------- */
+
+/* A frame [@f, @fe) of a heap profile (ext/stack.c): "SYM (MODULE+0xOFF)",
+ * "(MODULE+0xOFF)" or "0xADDR". Its symbol's span (may be empty) and its
+ * site's module span and offset; 0 when it names no module. */
+static int folded_frame(const char *f, const char *fe, const char **se, const char **ms,
+			size_t *modlen, unsigned long *off)
+{
+	if (fe - f < 6 || fe[-1] != ')')
+		return 0;
+	const char *open = NULL, *plus = NULL;
+	for (const char *q = fe - 1; q >= f; q--)
+		if (*q == '(' && (q == f || q[-1] == ' ')) {
+			open = q;
+			break;
+		}
+	if (!open)
+		return 0;
+	for (const char *q = open; q < fe; q++)
+		if (*q == '+')
+			plus = q;
+	if (!plus || plus[1] != '0' || plus[2] != 'x' || plus == open + 1)
+		return 0;
+	unsigned long v = 0;
+	for (const char *q = plus + 3; q < fe - 1; q++) {
+		int h = hexval(*q);
+		if (h < 0)
+			return 0;
+		v = v << 4 | (unsigned long)h;
+	}
+	*se = open > f ? open - 1 : f;
+	*ms = open + 1;
+	*modlen = (size_t)(plus - open - 1);
+	*off = v;
+	return 1;
+}
+
+/* The name a frame gets in the resolved profile, appended to @buf
+ * (length *@k, capacity @cap): the function addr2line names (with a
+ * line: from the debug information), else the module's dynamic symbol
+ * the library wrote, else the module's file name and the offset. */
+static void folded_name(const char *f, const char *fe, char *buf, size_t *k, size_t cap)
+{
+	const char *se, *ms;
+	size_t modlen, n;
+	unsigned long off;
+	char tmp[600];
+	const char *name = tmp;
+	struct site *s;
+	if (!folded_frame(f, fe, &se, &ms, &modlen, &off)) {
+		n = (size_t)(fe - f);
+		name = f;
+	} else if ((s = find(ms, modlen, off)) && s->func) {
+		name = s->func;
+		n = strlen(name);
+	} else if (se > f) {
+		n = (size_t)(se - f);
+		name = f;
+	} else {
+		const char *base = ms;
+		for (const char *q = ms; q < ms + modlen; q++)
+			if (*q == '/')
+				base = q + 1;
+		n = (size_t)snprintf(tmp, sizeof(tmp), "%.*s+0x%lx", (int)(ms + modlen - base), base,
+				     off);
+		if (n >= sizeof(tmp))
+			n = sizeof(tmp) - 1;
+	}
+	for (size_t i = 0; i < n && *k + 1 < cap; i++)      /* ';' separates frames */
+		buf[(*k)++] = name[i] == ';' ? ':' : name[i];
+	buf[*k] = 0;
+}
+
+struct folded {
+	char *stack;
+	long long count;
+};
+
+static int by_count(const void *a, const void *b)
+{
+	const struct folded *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return strcmp(x->stack, y->stack);
+}
+
+void resolve_folded(const char *text, size_t len, FILE *out, resolve_emit_fn emit)
+{
+	const char *end = text + len;
+	size_t nlines = 1;
+	for (const char *p = text; p < end; p++)
+		nlines += *p == '\n';
+	sites = calloc(MAX_SITES, sizeof(*sites));
+	nr_sites = 0;
+	memset(site_index, 0, sizeof(site_index));
+	struct folded *rows = calloc(nlines, sizeof(*rows));
+	size_t mask = 1;
+	while (mask < 2 * nlines)
+		mask <<= 1;
+	size_t *by_key = calloc(mask--, sizeof(*by_key));
+	size_t cap = 1 << 16, k = 0;
+	char *buf = malloc(cap);
+	if (!sites || !rows || !by_key || !buf) {
+		emit(text, len, out);
+		goto out;
+	}
+	/* every frame's site, then addr2line once per module */
+	for (const char *l = text; l < end;) {
+		const char *nl = memchr(l, '\n', (size_t)(end - l));
+		const char *le = nl ? nl : end, *sp = le;
+		while (sp > l && sp[-1] != ' ')
+			sp--;
+		for (const char *f = l; *l != '#' && f < sp;) {
+			const char *fe = memchr(f, ';', (size_t)(sp - f));
+			const char *ffe = fe ? fe : sp - 1, *se, *ms;
+			size_t modlen;
+			unsigned long off;
+			if (folded_frame(f, ffe, &se, &ms, &modlen, &off))
+				add(ms, modlen, off, 0);
+			f = fe ? fe + 1 : sp;
+		}
+		l = nl ? nl + 1 : end;
+	}
+	if (nr_sites)
+		resolve_all();
+	/* each line with its frames named; lines that name the same frames
+	 * (return addresses in the same functions) added up */
+	for (const char *l = text; l < end;) {
+		const char *nl = memchr(l, '\n', (size_t)(end - l));
+		const char *le = nl ? nl : end, *sp = le;
+		while (sp > l && sp[-1] != ' ')
+			sp--;
+		if (*l == '#' || sp == l || sp == le) {
+			if (*l == '#' && !k)
+				emit(l, (size_t)(le - l) + (nl != NULL), out);   /* the header */
+			l = nl ? nl + 1 : end;
+			continue;
+		}
+		long long count = strtoll(sp, NULL, 10);
+		size_t bl = 0;
+		buf[0] = 0;
+		for (const char *f = l; f < sp;) {
+			const char *fe = memchr(f, ';', (size_t)(sp - f));
+			folded_name(f, fe ? fe : sp - 1, buf, &bl, cap);
+			if (fe && bl + 1 < cap) {
+				buf[bl++] = ';';
+				buf[bl] = 0;
+			}
+			f = fe ? fe + 1 : sp;
+		}
+		size_t h = (size_t)hash_bytes(0xcbf29ce484222325ull, buf, bl) & mask;
+		while (by_key[h] && strcmp(rows[by_key[h] - 1].stack, buf))
+			h = (h + 1) & mask;
+		if (by_key[h]) {
+			rows[by_key[h] - 1].count = sat_add(rows[by_key[h] - 1].count, count);
+		} else if ((rows[k].stack = strdup(buf))) {
+			rows[k++].count = count;
+			by_key[h] = k;
+		}
+		l = nl ? nl + 1 : end;
+	}
+	qsort(rows, k, sizeof(*rows), by_count);
+	for (size_t i = 0; i < k; i++) {
+		char num[32];
+		emit_str(emit, out, rows[i].stack);
+		snprintf(num, sizeof(num), " %lld\n", rows[i].count);
+		emit_str(emit, out, num);
+	}
+out:
+	for (size_t i = 0; rows && i < k; i++)
+		free(rows[i].stack);
+	free(rows);
+	free(by_key);
+	free(buf);
+	for (size_t i = 0; i < nr_sites; i++) {
+		free(sites[i].module);
+		free(sites[i].file);
+		free(sites[i].func);
+	}
+	free(sites);
+	sites = NULL;
+	nr_sites = 0;
+}

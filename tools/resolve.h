@@ -23,4 +23,14 @@ typedef void (*resolve_emit_fn)(const char *str, size_t n, FILE *out);
  */
 void resolve_and_emit(const char *text, size_t len, FILE *out, resolve_emit_fn emit);
 
+/*
+ * A heap profile (folded stacks: "SYM (MODULE+0xOFF);...;... BYTES", the
+ * library's USLUB_HEAP_PROFILE file) written to @out with each frame named
+ * by its function: addr2line's (with the rules above: a regular file, a
+ * line in the debug information), else the dynamic symbol the library
+ * found, else MODULE's file name and the offset. Lines that then name the
+ * same frames are added up; sorted by bytes; the header comment kept.
+ */
+void resolve_folded(const char *text, size_t len, FILE *out, resolve_emit_fn emit);
+
 #endif

@@ -95,7 +95,8 @@
 #define EXIT_NOEXEC  127   /* CMD could not be executed                     */
 
 static const char usage_text[] =
-	"usage: uslub run [--report | --report-file FILE] [--profile[=MODE]] [--] CMD [ARGS...]\n"
+	"usage: uslub run [--report | --report-file FILE] [--profile[=MODE]] [--heap-profile FILE]\n"
+	"                 [--] CMD [ARGS...]\n"
 	"       uslub slabinfo PID [--json]\n"
 	"       uslub allocinfo PID [--json]\n"
 	"       uslub top PID [-d MS] [-n COUNT | --once] [--json] [--sort COL] [--view VIEW]\n"
@@ -106,7 +107,8 @@ static const char usage_text[] =
 	"       uslub help [COMMAND]\n";
 
 static const char run_help[] =
-	"uslub run [--report | --report-file FILE] [--profile[=MODE]] [--] CMD [ARGS...]\n"
+	"uslub run [--report | --report-file FILE] [--profile[=MODE]] [--heap-profile FILE]\n"
+	"          [--] CMD [ARGS...]\n"
 	"  Run CMD with the uslub malloc front end preloaded (LD_PRELOAD=" MALLOC_LIB ",\n"
 	"  put before any LD_PRELOAD already set). Every process CMD starts inherits it.\n"
 	"    --report            when CMD exits, print its report (slabinfo, and allocinfo\n"
@@ -122,6 +124,12 @@ static const char run_help[] =
 	"                        sampled profiling: one allocation every 512 KiB (or\n"
 	"                        BYTES) allocated, on average; allocinfo's figures are\n"
 	"                        estimates (USLUB_PROFILING=sample[:BYTES])\n"
+	"    --heap-profile FILE when CMD exits, write its heap profile: folded stacks\n"
+	"                        (root;...;leaf BYTES, for flamegraph.pl or speedscope) of\n"
+	"                        its sampled allocations, frames named by function; FILE:\n"
+	"                        the bytes still in use at exit (the leak profile),\n"
+	"                        FILE.alloc: the bytes allocated in all (estimates);\n"
+	"                        other processes of the tree: FILE.PID (USLUB_HEAP_PROFILE)\n"
 	"  Other options are passed in the environment, e.g.\n"
 	"    USLUB_PUBLISH_MS=500 uslub run -- CMD   (then: uslub top PID)\n"
 	"  In secure-execution mode (set-uid/set-gid programs, file capabilities: AT_SECURE)\n"
@@ -150,7 +158,9 @@ static const char resolve_help[] =
 	"  call sites in its allocinfo resolved to source file, line and function by\n"
 	"  addr2line (binutils), as `uslub run --report` and `uslub allocinfo PID` do:\n"
 	"  for reports written with USLUB_REPORT=FILE or --report-file FILE, table or\n"
-	"  JSON. Control characters are shown as '?'. Exit status: 0, or 1 when a FILE\n"
+	"  JSON; a heap profile (USLUB_HEAP_PROFILE=FILE: folded stacks) with each frame\n"
+	"  named by its function, as `uslub run --heap-profile` writes it.\n"
+	"  Control characters are shown as '?'. Exit status: 0, or 1 when a FILE\n"
 	"  cannot be read (the others are still printed).\n";
 
 static const char bench_help[] =
@@ -1049,8 +1059,65 @@ static int exit_status(int status)
 	return EXIT_TOOL;
 }
 
-/* --report: fork, exec CMD, wait, print its report, clean up. */
-static int run_and_report(char **cmd)
+/*
+ * --heap-profile FILE: the heap profiles the processes of the tree wrote
+ * into @dir at exit (USLUB_HEAP_PROFILE=DIR/heap.%p: heap.PID, the bytes
+ * in use, and heap.PID.alloc, the bytes allocated), their frames named
+ * (resolve_folded()), written to FILE and FILE.alloc for CMD (@pid) and
+ * FILE.PID and FILE.PID.alloc for the others. 0, or 1 when CMD left none.
+ */
+static int heap_profiles_write(const char *dir, pid_t pid, const char *out)
+{
+	DIR *d = opendir(dir);
+	int mine = 0, others = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		int p, n = 0;
+		if (sscanf(e->d_name, "heap.%d%n", &p, &n) != 1)
+			continue;
+		const char *suffix = e->d_name + n;
+		if (*suffix && strcmp(suffix, ".alloc"))
+			continue;
+		int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		size_t len;
+		char *text = fd >= 0 ? slurp_fd(fd, &len) : NULL;
+		if (fd >= 0)
+			close(fd);
+		if (!text)
+			continue;
+		char path[PATH_MAX + 64];
+		if (p == (int)pid)
+			snprintf(path, sizeof(path), "%s%s", out, suffix);
+		else
+			snprintf(path, sizeof(path), "%s.%d%s", out, p, suffix);
+		FILE *f = fopen(path, "w");
+		if (!f) {
+			fprintf(stderr, "uslub run: --heap-profile: cannot write %s: %s\n", path,
+				strerror(errno));
+		} else {
+			resolve_folded(text, len, f, emit);
+			if (fclose(f))
+				fprintf(stderr, "uslub run: --heap-profile: cannot write %s: %s\n",
+					path, strerror(errno));
+			else if (!*suffix)
+				*(p == (int)pid ? &mine : &others) += 1;
+		}
+		free(text);
+	}
+	if (d)
+		closedir(d);
+	if (!mine)
+		fprintf(stderr, "uslub run: pid %d left no heap profile (it ended without exit(), "
+			"or ran without sampled profiling: USLUB_PROFILING=sample)\n", (int)pid);
+	if (others)
+		fprintf(stderr, "uslub run: %d other process%s of the tree left a heap profile: "
+			"%s.PID\n", others, others == 1 ? "" : "es", out);
+	return !mine;
+}
+
+/* --report, --heap-profile: fork, exec CMD, wait, print its report (with
+ * @report), write its heap profile (to @heap), clean up. */
+static int run_and_report(char **cmd, int report, const char *heap)
 {
 	const char *tmp = getenv("TMPDIR");
 	if (!tmp || !*tmp || strchr(tmp, '%'))
@@ -1064,7 +1131,11 @@ static int run_and_report(char **cmd)
 	}
 	char pattern[PATH_MAX + 16];
 	snprintf(pattern, sizeof(pattern), "%s/report.%%p", dir);
-	setenv("USLUB_REPORT", pattern, 1);
+	if (report)
+		setenv("USLUB_REPORT", pattern, 1);
+	snprintf(pattern, sizeof(pattern), "%s/heap.%%p", dir);
+	if (heap)
+		setenv("USLUB_HEAP_PROFILE", pattern, 1);
 
 	/* Catch the forwarded signals, blocked until the child's pid is known. */
 	sigset_t block, old;
@@ -1128,7 +1199,7 @@ static int run_and_report(char **cmd)
 		;
 	struct timespec end;
 	clock_gettime(CLOCK_REALTIME, &end);
-	if (!exec_failed && !r2)
+	if (report && !exec_failed && !r2)
 		last_snapshot_read(&ls, pid, forked);
 	int status = 0;
 	while (waitpid(pid, &status, 0) < 0) {
@@ -1139,7 +1210,9 @@ static int run_and_report(char **cmd)
 		}
 	}
 	child_pid = 0;
-	if (!exec_failed)
+	if (heap && !exec_failed)
+		heap_profiles_write(dir, pid, heap);
+	if (report && !exec_failed)
 		print_report(dir, pid, cmd, status, &ls,
 			     (unsigned long long)end.tv_sec * 1000000000ull +
 			     (unsigned long long)end.tv_nsec);
@@ -1212,7 +1285,7 @@ static int secure_target(const char *file, char *why, size_t len)
 static int cmd_run(int argc, char **argv)
 {
 	int report = 0, i;
-	const char *report_file = NULL, *profile = NULL;
+	const char *report_file = NULL, *profile = NULL, *heap = NULL;
 	for (i = 2; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--")) {
@@ -1231,6 +1304,15 @@ static int cmd_run(int argc, char **argv)
 			profile = a + 10;       /* exact, sample, sample:BYTES */
 			if (!*profile)
 				return usage("run: --profile= needs exact, sample or sample:BYTES");
+		} else if (!strcmp(a, "--heap-profile") || !strncmp(a, "--heap-profile=", 15)) {
+			if (a[14] == '=')
+				heap = a + 15;
+			else if (i + 1 < argc)
+				heap = argv[++i];
+			else
+				return usage("run: --heap-profile needs a FILE");
+			if (!*heap || !strcmp(heap, "--"))
+				return usage("run: --heap-profile needs a FILE");
 		} else if (!strcmp(a, "--report-file") || !strncmp(a, "--report-file=", 14)) {
 			if (a[13] == '=')
 				report_file = a + 14;
@@ -1303,8 +1385,18 @@ static int cmd_run(int argc, char **argv)
 	 * handler too). */
 	if (report && !getenv("USLUB_PUBLISH_MS"))
 		setenv("USLUB_PUBLISH_MS", REPORT_PUBLISH_MS, 1);
-	if (report)
-		return run_and_report(cmd);
+	if (heap && profile && strncmp(profile, "sample", 6)) {
+		fprintf(stderr, "uslub run: --heap-profile takes sampled profiling "
+			"(--profile=sample[:BYTES], the default); not --profile=%s\n", profile);
+		return EXIT_TOOL;
+	}
+	if (heap && !profile) {
+		const char *env = getenv("USLUB_PROFILING");
+		if (env && *env && strncmp(env, "sample", 6))
+			setenv("USLUB_PROFILING", "sample", 1);   /* stacks are its */
+	}
+	if (report || heap)
+		return run_and_report(cmd, report, heap);
 
 	/* Become CMD: its pid, its signals, its exit status. */
 	execvp(cmd[0], cmd);
@@ -1378,7 +1470,10 @@ static int cmd_resolve(int argc, char **argv)
 				strcmp(name, "-") ? name : "standard input", strerror(errno));
 			ret = 1;
 		} else {
-			resolve_and_emit(text, len, stdout, emit);
+			if (!strncmp(text, "# uslub heap profile", 20))
+				resolve_folded(text, len, stdout, emit);
+			else
+				resolve_and_emit(text, len, stdout, emit);
 			free(text);
 		}
 		if (fd > 0)

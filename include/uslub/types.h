@@ -255,6 +255,20 @@ size_t uslub_allocinfo(struct uslub_allocinfo *out, size_t max);
  * table or JSON (enum uslub_format). */
 void uslub_allocinfo_print(FILE *f, int fmt);
 
+/*
+ * The heap profile (sampled mode, USLUB_PROFILING=sample): one line per
+ * allocation stack, "root;frame;...;leaf BYTES" (the folded format of
+ * flamegraph.pl and speedscope), BYTES the estimate of the sampled
+ * allocations of that stack: in use now (USLUB_HEAP_INUSE: allocated and
+ * not freed; at exit, the leak profile) or allocated in all
+ * (USLUB_HEAP_ALLOC). A frame is "SYMBOL (MODULE+0xOFFSET)" (the dynamic
+ * symbol, when there is one, and the return address less the module's
+ * load bias), which `uslub resolve` and `uslub run --heap-profile` turn
+ * into function names. Lines starting with '#' are comments.
+ */
+enum uslub_heap_view { USLUB_HEAP_INUSE = 0, USLUB_HEAP_ALLOC = 1 };
+void uslub_heap_profile_print(FILE *f, int view);
+
 /* ------------------------------------------------------------------------
  * Accounting groups (a userspace obj_cgroup; seed 004)
  *

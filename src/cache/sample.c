@@ -227,6 +227,8 @@ static void set_slab_pages(struct slab *slab, bool on)
  * call site's @tag. Under OOM (no extension array) it goes unsampled. */
 static void sample_object(struct kmem_cache *s, void *obj, struct uslub_alloc_tag *tag)
 {
+	uintptr_t caller = (uintptr_t)tag & USLUB_CALLER_DEFERRED ?
+			   (uintptr_t)tag & ~USLUB_CALLER_DEFERRED : 0;
 	tag = _uslub_tag_resolve(tag);          /* malloc's deferred caller (ext.h) */
 	struct slab *slab = virt_to_slab(obj);
 	if (unlikely(!slab) || (s->flags & SLAB_NO_OBJ_EXT))
@@ -238,9 +240,12 @@ static void sample_object(struct kmem_cache *s, void *obj, struct uslub_alloc_ta
 		return;
 	if (!tag)
 		tag = &untagged;
+	/* its stack (ext/stack.c), walked here, before the node lock: the
+	 * extension holds the stack's tag, which knows the call site's */
+	struct uslub_alloc_tag *stag = _uslub_stack_tag(tag, caller, tag == &untagged);
 	struct kmem_cache_node *n = get_node(s, slab_nid(slab));
 	node_lock(n);
-	WRITE_ONCE(*ext.tag, tag);
+	WRITE_ONCE(*ext.tag, stag ? stag : tag);
 	if (READ_ONCE(slab_page(slab)->flags) & PG_slab_page) {
 		set_slab_pages(slab, false);
 		slab_epoch_bump(s);     /* before the object is handed out: no
@@ -257,6 +262,7 @@ static void sample_object(struct kmem_cache *s, void *obj, struct uslub_alloc_ta
 	int64_t bytes, calls;
 	weights(s->size, obj, &bytes, &calls);
 	tag_add(tag, bytes, calls);
+	_uslub_stack_add(stag, bytes, calls);
 }
 
 /* The free of @x (of @slab of @s, or NULL: looked up) by a path that
@@ -293,7 +299,9 @@ struct slab *_uslub_sample_free(struct kmem_cache *s, struct slab *slab, void *x
 	if (tag) {              /* NULL: its shared object was unloaded */
 		int64_t bytes, calls;
 		weights(s->size, x, &bytes, &calls);
-		tag_add(tag, -bytes, -calls);
+		struct uslub_alloc_tag *site = _uslub_stack_caller(tag);
+		_uslub_stack_add(site != tag ? tag : NULL, -bytes, -calls);
+		tag_add(site, -bytes, -calls);
 	}
 	return slab;
 }

@@ -491,6 +491,7 @@ void _uslub_ext_init(void)
 	};
 	_uslub_lifecycle_register(&e);
 	profiling_init();
+	_uslub_stacks_init();
 	atexit(at_exit);
 	_uslub_memcg_init();
 }

@@ -346,6 +346,14 @@ int _uslub_caller_tag_slot(const struct uslub_alloc_tag *tag)
 	return (int)(tag - tags);
 }
 
+/* The return address of caller tag @tag ("other" and any other tag: 0). */
+uintptr_t _uslub_caller_tag_addr(const struct uslub_alloc_tag *tag)
+{
+	if (tag < tags || tag >= tags + CALLER_TAGS)
+		return 0;
+	return __atomic_load_n(&keys[tag - tags], __ATOMIC_ACQUIRE) & ~KEY_RETIRED;
+}
+
 /* ---- unloaded modules --------------------------------------------------- */
 
 struct sweep_ctx {

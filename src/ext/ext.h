@@ -118,6 +118,28 @@ __internal void _uslub_caller_tag_name(int slot, const char **site, const char *
 __internal void _uslub_caller_tags_sweep(void);
 __internal unsigned int _uslub_caller_tags_limit(unsigned int n);
 __internal void _uslub_caller_tags_postfork_child(void);
+/*
+ * Allocation stacks (ext/stack.c), the sampled mode's: _uslub_stack_tag()
+ * captures the call chain of the allocation whose call site is @tag
+ * (@caller: its return address, 0 unknown) and returns the interned
+ * stack's tag, which the sampled object's extension holds instead of
+ * @tag; NULL where none is kept (no uslub lock may be held: the capture
+ * is then skipped). @stable: @tag is never freed (a caller tag, the
+ * untagged one, the library's own): only those get stacks.
+ * _uslub_stack_add(): a sample's estimate onto its stack (NULL: the "no
+ * stack" bucket), negative at its free. _uslub_stack_caller(): the call
+ * site's tag of a stack's tag (any other tag: itself).
+ */
+#define USLUB_STACK_DEPTH_MAX 64
+__internal struct uslub_alloc_tag *_uslub_stack_tag(struct uslub_alloc_tag *tag, uintptr_t caller,
+						    bool stable);
+__internal void _uslub_stack_add(struct uslub_alloc_tag *stag, int64_t bytes, int64_t objs);
+__internal struct uslub_alloc_tag *_uslub_stack_caller(struct uslub_alloc_tag *tag);
+__internal bool _uslub_is_stack_tag(const struct uslub_alloc_tag *tag);
+__internal void _uslub_stacks_init(void);
+__internal unsigned int _uslub_stacks_limit(unsigned int n);     /* tests */
+__internal int _uslub_stacks_unwinder(void);                     /* tests */
+__internal uintptr_t _uslub_caller_tag_addr(const struct uslub_alloc_tag *tag);
 __internal extern long _uslub_stock_max;     /* stock bytes kept on free: 2 x batch */
 __internal void _uslub_ext_init(void);
 

@@ -500,6 +500,8 @@ static void write_report(FILE *f, const char *note)
 	}
 }
 
+static const char *report_option = "USLUB_REPORT";     /* the file's, for messages */
+
 /* Why USLUB_REPORT could not be written: the file and the cause (@why,
  * else _uslub_errstr(@err), errno saved right after the call that failed). A
  * path too long for one report line is shown by its two ends; its
@@ -512,7 +514,7 @@ static void report_failed(const char *what, const char *path, bool cut, int err,
 	bool two_ends = len > 400 || cut;
 	_uslub_escape(head, sizeof(head), path, two_ends ? 200 : len);
 	_uslub_escape(tail, sizeof(tail), len > 400 ? path + len - 160 : "", 160);
-	_uslub_report("uslub: USLUB_REPORT: cannot %s \"%s%s%s\": %s\n", what, head,
+	_uslub_report("uslub: %s: cannot %s \"%s%s%s\": %s\n", report_option, what, head,
 		      two_ends ? "..." : "", tail, why ? why : _uslub_errstr(err));
 }
 
@@ -820,8 +822,65 @@ static void report_at_exit_arg(void *arg)
 {
 	report_at_exit();
 }
+
+/*
+ * USLUB_HEAP_PROFILE=FILE (sampled mode): at exit, with the report (the
+ * same end of exit(), the same file rules: report_open()), the heap
+ * profile's folded stacks (ext/stack.c): the bytes in use to FILE (the
+ * leak profile), the bytes allocated in all to FILE.alloc; %p is the pid.
+ */
+static void heap_profile_write(const char *path, int view)
+{
+	int fd = report_open(path);
+	if (fd < 0)
+		return;
+	FILE *f = fdopen(fd, "w");
+	if (!f) {
+		report_failed("open", path, false, errno, NULL);
+		close(fd);
+		return;
+	}
+	errno = 0;
+	uslub_heap_profile_print(f, view);
+	int err = 0;
+	if (fflush(f) == EOF || ferror(f))
+		err = errno ? errno : EIO;
+	if (fclose(f) == EOF && !err)
+		err = errno ? errno : EIO;
+	if (err)
+		report_failed("write", path, false, err, NULL);
+}
+
+static void heap_profile_at_exit(void *arg)
+{
+	const char *spec = _uslub_option_str(USLUB_OPT_HEAP_PROFILE);
+	char path[4096];
+	size_t k = 0;
+	const char *c = spec;
+	report_option = "USLUB_HEAP_PROFILE";
+	for (; *c && k + 32 < sizeof(path); c++) {
+		if (c[0] == '%' && c[1] == 'p') {
+			k += (size_t)snprintf(path + k, sizeof(path) - k, "%d", (int)getpid());
+			c++;
+		} else {
+			path[k++] = *c;
+		}
+	}
+	path[k] = 0;
+	if (*c) {
+		report_failed("open", path, true, ENAMETOOLONG, NULL);
+	} else {
+		heap_profile_write(path, USLUB_HEAP_INUSE);
+		memcpy(path + k, ".alloc", 7);
+		heap_profile_write(path, USLUB_HEAP_ALLOC);
+	}
+	report_option = "USLUB_REPORT";
+}
+
 __attribute__((constructor)) static void report_init(void)
 {
+	if (*_uslub_option_str(USLUB_OPT_HEAP_PROFILE))
+		__cxa_atexit(heap_profile_at_exit, NULL, NULL);
 	const char *spec = _uslub_option_str(USLUB_OPT_REPORT);
 	if (!*spec)
 		return;

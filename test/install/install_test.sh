@@ -126,9 +126,11 @@ if "$CC" -o "$WORK/hello-pc-norpath" "$WORK/hello.c" $(pkg-config --cflags --lib
 else
 	fail "pkg-config build without rpath:"; sed 's/^/    /' "$WORK/cc.err" | head -20
 fi
-# static, through pkg-config's paths
+# static, through pkg-config's paths (its private libraries: libunwind
+# when uslub was built with it)
 if "$CC" -o "$WORK/hello-static" "$WORK/hello.c" $(pkg-config --cflags uslub) \
-	"$LIBDIR/libuslub.a" -lpthread 2>"$WORK/cc.err"; then
+	"$LIBDIR/libuslub.a" -lpthread $(pkg-config --static --libs-only-l uslub | sed 's/-luslub//') \
+	2>"$WORK/cc.err"; then
 	runs "static build runs" "$WORK/hello-static"
 else
 	fail "static build:"; sed 's/^/    /' "$WORK/cc.err" | head -20

@@ -62,7 +62,7 @@ declare -A hostile=(
 	[KMALLOC_SHEAVES]=0 [KMALLOC_PARTITIONS]=1 [PROFILING]=sample:1 [PROFILING_SEED]=7 [ACCOUNT_BATCH]=0 [DEBUG]=T
 	[FAILSLAB]=probability=100,times=-1 [PUBLISH_MS]=1 [PUBLISH_ROOT]=/tmp [ABORT_ON_ERROR]=1
 	[VERBOSE]=1 [REPORT]="$T/secret" [MALLOC_ABORT]=0 [BACKGROUND_THREAD]=0 [THP]=2
-	[ASAN]=0 [PERCPU]=cpu
+	[ASAN]=0 [PERCPU]=cpu [STACK_DEPTH]=1 [HEAP_PROFILE]="$T/rootonly/heap.%p"
 )
 names=$(sed -n 's/^[[:space:]]*X(\([A-Z_]*\),.*/\1/p' "$base_h")
 [ -n "$names" ] || fail "no options found in $base_h"
@@ -155,6 +155,8 @@ grep -q '^uslub: USLUB_VERBOSE' "$T/$n.err" || fail "$n: USLUB_VERBOSE=1 printed
 grep -qE '^TRACE k?malloc-' "$T/$n.err" || fail "$n: USLUB_DEBUG=T traced nothing"
 expect $n published 1
 grep -q '^uslub report' "$T/secret" || fail "$n: USLUB_REPORT did not write the report"
+ls "$T"/rootonly/heap.* >/dev/null 2>&1 || fail "$n: USLUB_HEAP_PROFILE wrote no heap profile"
+rm -f "$T"/rootonly/heap.*
 [ "$(layout $n)" != "$(layout clean)" ] || fail "$n: the layout options changed nothing"
 
 run c_failslab plain none FAILSLAB=probability=100,times=-1 -- run 0
