@@ -508,6 +508,22 @@ static long folded_to_pprof(struct pprof *p, const char *text, size_t len)
 	return p->oom ? -1 : bad;
 }
 
+int pprof_from_folded(const char *text, size_t len, FILE *out, const char *type,
+		      const char *unit, bool gzip)
+{
+	struct pprof *p = pprof_new();
+	long bad = -1;
+	if (p) {
+		pprof_sample_type(p, type, unit);
+		bad = folded_to_pprof(p, text, len);
+	}
+	int rc = bad < 0 ? -1 : pprof_write(p, out, gzip);
+	pprof_free(p);
+	if (bad < 0)
+		errno = ENOMEM;
+	return rc < 0 ? -1 : bad ? 1 : 0;
+}
+
 int cmd_pprof(int argc, char **argv)
 {
 	const char *type = "inuse_space", *file = NULL;
@@ -556,18 +572,11 @@ int cmd_pprof(int argc, char **argv)
 	}
 	if (fd > 0)
 		close(fd);
-	struct pprof *p = pprof_new();
-	long bad = -1;
-	if (p) {
-		pprof_sample_type(p, name, unit);
-		bad = folded_to_pprof(p, text, len);
-	}
+	int rc = pprof_from_folded(text, len, stdout, name, unit, !raw);
 	free(text);
-	int rc = bad < 0 ? -1 : pprof_write(p, stdout, !raw);
-	pprof_free(p);
 	if (rc < 0 || fflush(stdout)) {
 		fprintf(stderr, "uslub pprof: cannot write the profile: %s\n", strerror(errno));
 		return 1;
 	}
-	return bad ? 1 : 0;
+	return rc;
 }

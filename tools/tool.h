@@ -88,6 +88,10 @@ uint64_t pprof_location(struct pprof *p, uint64_t mapping, uint64_t address, uin
 			int64_t line);
 void pprof_sample(struct pprof *p, const uint64_t *locs, size_t n, const int64_t *values);
 int pprof_write(struct pprof *p, FILE *out, bool gzip);
+/* The folded stacks of @text as a profile of one sample type on @out: 0,
+ * 1 when lines were left out (named on stderr), -1 with errno. */
+int pprof_from_folded(const char *text, size_t len, FILE *out, const char *type,
+		      const char *unit, bool gzip);
 extern const char pprof_help[];
 int cmd_pprof(int argc, char **argv);
 

@@ -129,7 +129,10 @@ static const char run_help[] =
 	"                        its sampled allocations, frames named by function; FILE:\n"
 	"                        the bytes still in use at exit (the leak profile),\n"
 	"                        FILE.alloc: the bytes allocated in all (estimates);\n"
-	"                        other processes of the tree: FILE.PID (USLUB_HEAP_PROFILE)\n"
+	"                        other processes of the tree: FILE.PID (USLUB_HEAP_PROFILE).\n"
+	"                        FILE.svg: a flame graph instead (uslub flame); FILE.pb.gz\n"
+	"                        (or .pb): a pprof profile (uslub pprof); .PID and .alloc\n"
+	"                        go before the extension (heap.alloc.svg)\n"
 	"  Other options are passed in the environment, e.g.\n"
 	"    USLUB_PUBLISH_MS=500 uslub run -- CMD   (then: uslub top PID)\n"
 	"  In secure-execution mode (set-uid/set-gid programs, file capabilities: AT_SECURE)\n"
@@ -1059,12 +1062,70 @@ static int exit_status(int status)
 	return EXIT_TOOL;
 }
 
+/* --heap-profile FILE's format, from its name: an SVG flame graph
+ * (FILE.svg), a pprof profile (FILE.pb.gz; FILE.pb not gzip'ed), else
+ * folded stacks. *@stem: the name's length without the extension. */
+enum heap_format { HEAP_FOLDED, HEAP_SVG, HEAP_PPROF_GZ, HEAP_PPROF };
+
+static enum heap_format heap_format_of(const char *out, size_t *stem)
+{
+	static const struct { const char *ext; enum heap_format f; } exts[] = {
+		{ ".svg", HEAP_SVG }, { ".pb.gz", HEAP_PPROF_GZ }, { ".pb", HEAP_PPROF },
+	};
+	size_t n = strlen(out);
+	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
+		size_t k = strlen(exts[i].ext);
+		if (n > k && !strcmp(out + n - k, exts[i].ext)) {
+			*stem = n - k;
+			return exts[i].f;
+		}
+	}
+	*stem = n;
+	return HEAP_FOLDED;
+}
+
+/* One heap profile, its frames named (resolve_folded()), to @f in
+ * @format; @alloc: the bytes allocated (else in use). 0, or -1. */
+static int heap_profile_emit(const char *text, size_t len, FILE *f, enum heap_format format,
+			     bool alloc)
+{
+	if (format == HEAP_FOLDED) {
+		resolve_folded(text, len, f, emit);
+		return 0;
+	}
+	char *named = NULL;
+	size_t nlen = 0;
+	FILE *m = open_memstream(&named, &nlen);
+	if (!m)
+		return -1;
+	resolve_folded(text, len, m, emit);
+	if (fclose(m)) {
+		free(named);
+		return -1;
+	}
+	int rc;
+	if (format == HEAP_SVG) {
+		struct flame_opts o = { .title = alloc ? "uslub heap profile: bytes allocated"
+						       : "uslub heap profile: bytes in use",
+					.unit = "bytes", .width = 1200, .min_width = 0.1 };
+		rc = flame_svg(named, nlen, f, &o);
+	} else {
+		rc = pprof_from_folded(named, nlen, f, alloc ? "alloc_space" : "inuse_space",
+				       "bytes", format == HEAP_PPROF_GZ);
+	}
+	free(named);
+	return rc < 0 ? -1 : 0;
+}
+
 /*
  * --heap-profile FILE: the heap profiles the processes of the tree wrote
  * into @dir at exit (USLUB_HEAP_PROFILE=DIR/heap.%p: heap.PID, the bytes
  * in use, and heap.PID.alloc, the bytes allocated), their frames named
  * (resolve_folded()), written to FILE and FILE.alloc for CMD (@pid) and
- * FILE.PID and FILE.PID.alloc for the others. 0, or 1 when CMD left none.
+ * FILE.PID and FILE.PID.alloc for the others; as a flame graph or a pprof
+ * profile when FILE ends with .svg, .pb.gz or .pb, the .PID and .alloc
+ * going before that extension (heap.alloc.svg). 0, or 1 when CMD left
+ * none.
  */
 static int heap_profiles_write(const char *dir, pid_t pid, const char *out)
 {
@@ -1086,17 +1147,19 @@ static int heap_profiles_write(const char *dir, pid_t pid, const char *out)
 		if (!text)
 			continue;
 		char path[PATH_MAX + 64];
-		if (p == (int)pid)
-			snprintf(path, sizeof(path), "%s%s", out, suffix);
-		else
-			snprintf(path, sizeof(path), "%s.%d%s", out, p, suffix);
+		size_t stem;
+		enum heap_format format = heap_format_of(out, &stem);
+		char who[24] = "";
+		if (p != (int)pid)
+			snprintf(who, sizeof(who), ".%d", p);
+		snprintf(path, sizeof(path), "%.*s%s%s%s", (int)stem, out, who, suffix, out + stem);
 		FILE *f = fopen(path, "w");
 		if (!f) {
 			fprintf(stderr, "uslub run: --heap-profile: cannot write %s: %s\n", path,
 				strerror(errno));
 		} else {
-			resolve_folded(text, len, f, emit);
-			if (fclose(f))
+			int erc = heap_profile_emit(text, len, f, format, *suffix != 0);
+			if (fclose(f) || erc)
 				fprintf(stderr, "uslub run: --heap-profile: cannot write %s: %s\n",
 					path, strerror(errno));
 			else if (!*suffix)
@@ -1109,9 +1172,12 @@ static int heap_profiles_write(const char *dir, pid_t pid, const char *out)
 	if (!mine)
 		fprintf(stderr, "uslub run: pid %d left no heap profile (it ended without exit(), "
 			"or ran without sampled profiling: USLUB_PROFILING=sample)\n", (int)pid);
-	if (others)
+	if (others) {
+		size_t stem;
+		heap_format_of(out, &stem);
 		fprintf(stderr, "uslub run: %d other process%s of the tree left a heap profile: "
-			"%s.PID\n", others, others == 1 ? "" : "es", out);
+			"%.*s.PID%s\n", others, others == 1 ? "" : "es", (int)stem, out, out + stem);
+	}
 	return !mine;
 }
 

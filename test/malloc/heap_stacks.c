@@ -19,8 +19,13 @@
  *            blocks are freed after the last round, but for the first
  *            20 rounds' (2.5 MiB kept at exit); prints "kept N"
  *   signal   a timer's signal handler (on_signal) allocates and frees
- *            while this thread allocates in a loop (caller_freed), for
- *            about 1 s; alarm(30) turns a deadlock into a failure
+ *            (sampled: its stacks are walked from a signal frame) while
+ *            this thread alternates, for about 1 s, allocation in a loop
+ *            (caller_freed, with the signal blocked: malloc is
+ *            async-signal-safe as far as glibc's is, SPEC, and a handler
+ *            that interrupts the inline push or pop of its own thread
+ *            corrupts it) and a stretch of work without malloc, where the
+ *            signals land; alarm(30) turns a deadlock into a failure
  * Built with -rdynamic (dladdr names the functions in the process) and -g
  * (addr2line names them in the tool). Only libc: uslub comes in by
  * LD_PRELOAD.
@@ -199,8 +204,15 @@ int main(int argc, char **argv)
 		setitimer(ITIMER_PROF, &it, NULL);
 		struct timespec t0, t;
 		clock_gettime(CLOCK_MONOTONIC, &t0);
+		sigset_t prof;
+		sigemptyset(&prof);
+		sigaddset(&prof, SIGPROF);
 		do {
+			pthread_sigmask(SIG_BLOCK, &prof, NULL);
 			caller_freed();
+			pthread_sigmask(SIG_UNBLOCK, &prof, NULL);
+			for (volatile unsigned long spin = 0; spin < 2000000; spin++)
+				;
 			clock_gettime(CLOCK_MONOTONIC, &t);
 		} while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 1000000000L);
 		struct itimerval off = { { 0, 0 }, { 0, 0 } };

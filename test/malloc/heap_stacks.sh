@@ -23,12 +23,15 @@
 #     along: no deadlock or crash (timeout), and the blocks kept from it
 #     (its caller, plugin_round, is the program's) within bounds in the
 #     in-use profile written after the unloads;
-#   - signal: a SIGPROF handler that allocates while the main thread
-#     allocates (sampling, walking stacks) for 1 s: no deadlock (alarm
-#     and timeout), the handler's allocations have stacks of their own
-#     (leaf on_signal) in FILE.alloc;
+#   - signal: a SIGPROF handler that allocates (sampled: walked from a
+#     signal frame) while the main thread alternates allocation, with
+#     the signal blocked (malloc is async-signal-safe as far as glibc's
+#     is), and work without malloc, for 1 s: no deadlock (alarm and
+#     timeout), the handler's allocations have stacks of their own (leaf
+#     on_signal) in FILE.alloc;
 #   - `uslub run --heap-profile FILE`: FILE and FILE.alloc with frames
-#     named by function (addr2line, the program is built with -g), the
+#     named by function; FILE.svg and FILE.pb.gz: a flame graph and a
+#     pprof profile instead, each caller's box within bounds (addr2line, the program is built with -g), the
 #     callers within bounds; `uslub resolve` of a library-written file
 #     names them too.
 #
@@ -166,10 +169,33 @@ within "$T/tool.heap" caller_four $((4 * MiB)) tool
 within "$T/tool.heap.alloc" caller_freed $((4 * MiB)) "tool (allocated)"
 grep -q '[;^]caller_one;alloc_wrapper [0-9]*$' "$T/tool.heap" ||
 	fail "tool: frames not named by function: $(grep caller_one "$T/tool.heap" | head -1 | cut -c1-300)"
+# the same as a flame graph (FILE.svg, FILE.alloc.svg: uslub flame) and a
+# pprof profile (FILE.pb.gz: uslub pprof): each caller's box holds its
+# bytes; the profile names the functions
+USLUB_PROFILING=sample:4096 USLUB_PROFILING_SEED=12345 USLUB_LIBRARY="$lib" \
+	"$tool" run --heap-profile "$T/tool.svg" -- "$prog" known >"$T/tool.out" 2>"$T/tool.err" ||
+	fail "uslub run --heap-profile FILE.svg failed: $(cat "$T/tool.err")"
+[ -f "$T/tool.svg" ] && [ -f "$T/tool.alloc.svg" ] || fail "tool: no FILE.svg and FILE.alloc.svg"
+tail -1 "$T/tool.svg" | grep -q '^</svg>$' || fail "tool: FILE.svg is not a whole SVG"
+box() { sed -n "s/^<g><title>$2 (\([0-9]*\) bytes.*/\1/p" "$1" | awk '{ t += $1 } END { printf "%.0f", t }'; }
+for c in caller_one:$MiB caller_two:$((2 * MiB)) caller_four:$((4 * MiB)); do
+	got=$(box "$T/tool.svg" "${c%%:*}")
+	awk -v g="$got" -v b="${c#*:}" 'BEGIN { d = g - b; if (d < 0) d = -d; exit !(d <= 4 * sqrt(b * 4096)) }' ||
+		fail "tool (svg): ${c%%:*}'s box holds $got bytes, want ${c#*:} +- 4 sd"
+done
+[ "$(box "$T/tool.alloc.svg" caller_freed)" -gt 0 ] || fail "tool (svg): caller_freed not in FILE.alloc.svg"
+USLUB_PROFILING=sample:4096 USLUB_PROFILING_SEED=12345 USLUB_LIBRARY="$lib" \
+	"$tool" run --heap-profile "$T/tool.pb.gz" -- "$prog" known >"$T/tool.out" 2>"$T/tool.err" ||
+	fail "uslub run --heap-profile FILE.pb.gz failed: $(cat "$T/tool.err")"
+[ -f "$T/tool.pb.gz" ] && [ -f "$T/tool.alloc.pb.gz" ] || fail "tool: no FILE.pb.gz and FILE.alloc.pb.gz"
+for w in inuse_space caller_four alloc_wrapper; do
+	gzip -dc "$T/tool.pb.gz" | grep -aq "$w" || fail "tool (pprof): no $w in the profile"
+done
+gzip -dc "$T/tool.alloc.pb.gz" | grep -aq alloc_space || fail "tool (pprof): FILE.alloc.pb.gz is not alloc_space"
 if command -v addr2line >/dev/null; then
 	"$tool" resolve "$T/raw.alloc" >"$T/resolved" || fail "uslub resolve of a heap profile failed"
 	grep -q 'on_signal [0-9]*$' "$T/resolved" || fail "resolve: no stack ending in on_signal"
 	grep -q '(/' "$T/resolved" && fail "resolve: a frame is left unnamed: $(grep '(/' "$T/resolved" | head -1 | cut -c1-300)"
 fi
 "$tool" run --heap-profile -- true 2>/dev/null && fail "tool: --heap-profile -- CMD took -- for the FILE"
-echo "PASS: heap profile stacks (known callers within 4 sd, leak view, threads, fork, signal, tool)"
+echo "PASS: heap profile stacks (known callers within 4 sd, leak view, threads, fork, signal, tool, svg, pprof)"
