@@ -42,7 +42,7 @@ struct buf {
 
 static void put(struct buf *b, const void *src, size_t n)
 {
-	if (b->oom)
+	if (b->oom || !n)       /* an empty buffer's NULL: nothing to copy */
 		return;
 	if (b->len + n > b->cap) {
 		size_t cap = b->cap ? b->cap : 4096;
