@@ -97,15 +97,17 @@ static const char *count_of(const char *s, const char *e, uint64_t *v)
 	if (p == end || end - p > 19 || p == s || (p[-1] != ' ' && p[-1] != '\t'))
 		return NULL;
 	uint64_t x = 0;
-	for (const char *q = p; q < end; q++)
+	for (const char *q = p; q < end; q++) {
+		if (x > (UINT64_MAX - (uint64_t)(*q - '0')) / 10)
+			return NULL;
 		x = x * 10 + (uint64_t)(*q - '0');
+	}
 	*v = x;
 	return p;
 }
 
-/* Add the stacks of @text to @t (root node 0 made): the number of bad
- * lines, or -1 when out of memory. */
-static long parse(struct ftree *t, const char *text, size_t len)
+long folded_each(const char *text, size_t len, const char *who,
+		 int (*fn)(void *arg, const char *s, const char *e, uint64_t count), void *arg)
 {
 	long bad = 0, line = 0;
 	const char *p = text, *end = text + len;
@@ -120,7 +122,7 @@ static long parse(struct ftree *t, const char *text, size_t len)
 			s++;
 		if (s == e || *s == '#' || (e - s == 1 && *s == '\r'))
 			continue;
-		uint64_t v;
+		uint64_t v = 0;
 		const char *c = count_of(s, e, &v);
 		const char *stack_end = c;
 		while (stack_end && stack_end > s && (stack_end[-1] == ' ' || stack_end[-1] == '\t'))
@@ -128,36 +130,39 @@ static long parse(struct ftree *t, const char *text, size_t len)
 		const char *frame = s;
 		while (frame < stack_end && *frame == ';')
 			frame++;
-		if (!c || frame == stack_end) {
-			if (++bad <= 5)
-				fprintf(stderr, "uslub flame: line %ld: not \"frame;frame;... COUNT\": "
-					"left out\n", line);
-			continue;
-		}
-		if (UINT64_MAX - t->n[0].total < v) {
-			if (++bad <= 5)
-				fprintf(stderr, "uslub flame: line %ld: the total overflows: left out\n",
-					line);
-			continue;
-		}
-		uint32_t cur = 0;
-		t->n[0].total += v;
-		for (const char *f = s; f <= stack_end;) {
-			const char *fe = memchr(f, ';', (size_t)(stack_end - f));
-			if (!fe)
-				fe = stack_end;
-			if (fe > f) {           /* an empty frame (";;") is skipped */
-				cur = child_named(t, cur, f, (size_t)(fe - f));
-				if (cur == NONE)
-					return -1;
-				t->n[cur].total += v;
-			}
-			f = fe + 1;
-		}
+		int rc = !c || frame == stack_end ? 2 : fn(arg, s, stack_end, v);
+		if (rc < 0)
+			return -1;
+		if (rc && ++bad <= 5)
+			fprintf(stderr, "uslub %s: line %ld: %s: left out\n", who, line,
+				rc == 2 ? "not \"frame;frame;... COUNT\"" : "its count overflows");
 	}
 	if (bad > 5)
-		fprintf(stderr, "uslub flame: %ld lines left out in all\n", bad);
+		fprintf(stderr, "uslub %s: %ld lines left out in all\n", who, bad);
 	return bad;
+}
+
+/* folded_each()'s step for the tree @arg: the stack [@s, @e) with @v. */
+static int add_stack(void *arg, const char *s, const char *e, uint64_t v)
+{
+	struct ftree *t = arg;
+	if (UINT64_MAX - t->n[0].total < v)
+		return 1;
+	uint32_t cur = 0;
+	t->n[0].total += v;
+	for (const char *f = s; f <= e;) {
+		const char *fe = memchr(f, ';', (size_t)(e - f));
+		if (!fe)
+			fe = e;
+		if (fe > f) {                   /* an empty frame (";;") is skipped */
+			cur = child_named(t, cur, f, (size_t)(fe - f));
+			if (cur == NONE)
+				return -1;
+			t->n[cur].total += v;
+		}
+		f = fe + 1;
+	}
+	return 0;
 }
 
 static int by_name(const void *a, const void *b, void *arg)
@@ -250,7 +255,7 @@ int flame_svg(const char *text, size_t len, FILE *out, const struct flame_opts *
 	struct ftree t = { 0 };
 	if (node_new(&t, NONE, "all", 3) == NONE)
 		return -1;
-	long bad = parse(&t, text, len);
+	long bad = folded_each(text, len, "flame", add_stack, &t);
 	if (bad < 0 || layout(&t)) {
 		free(t.n);
 		return -1;

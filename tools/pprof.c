@@ -427,85 +427,51 @@ const char pprof_help[] =
 	"  Exit status: 0; 1 when FILE cannot be read or a line has no count (named on\n"
 	"  stderr and left out); 2 on bad usage.\n";
 
-static const char *count_at_end(const char *s, const char *e, int64_t *v)
-{
-	const char *p = e;
-	while (p > s && (p[-1] == ' ' || p[-1] == '\t' || p[-1] == '\r'))
-		p--;
-	const char *end = p;
-	while (p > s && p[-1] >= '0' && p[-1] <= '9')
-		p--;
-	if (p == end || end - p > 18 || p == s || (p[-1] != ' ' && p[-1] != '\t'))
-		return NULL;
-	int64_t x = 0;
-	for (const char *q = p; q < end; q++)
-		x = x * 10 + (*q - '0');
-	*v = x;
-	return p;
-}
+/* folded_each()'s step for a profile being built (struct folded_pprof):
+ * one sample of the stack [@s, @e), leaf first, with @v. */
+struct folded_pprof {
+	struct pprof *p;
+	uint64_t *locs;
+	size_t cap;
+};
 
-/* The folded stacks of @text into @p (one value a sample): the number of
- * bad lines, or -1 when out of memory. */
-static long folded_to_pprof(struct pprof *p, const char *text, size_t len)
+static int add_sample(void *arg, const char *s, const char *e, uint64_t v)
 {
-	long bad = 0, line = 0;
-	size_t cap = 64;
-	uint64_t *locs = malloc(cap * sizeof(*locs));
-	if (!locs)
-		return -1;
-	for (const char *s = text, *end = text + len; s < end;) {
-		const char *e = memchr(s, '\n', (size_t)(end - s));
-		if (!e)
-			e = end;
-		const char *l = s;
-		s = e + 1;
-		line++;
-		while (l < e && (*l == ' ' || *l == '\t'))
-			l++;
-		if (l == e || *l == '#' || (e - l == 1 && *l == '\r'))
-			continue;
-		int64_t v;
-		const char *c = count_at_end(l, e, &v);
-		size_t n = 0;
-		for (const char *f = l; c && f < c;) {
-			const char *fe = memchr(f, ';', (size_t)(c - f));
-			if (!fe)
-				fe = c;
-			const char *te = fe;
-			while (te > f && (te[-1] == ' ' || te[-1] == '\t'))
-				te--;
-			if (te > f) {
-				if (n == cap) {
-					uint64_t *nl = realloc(locs, 2 * cap * sizeof(*locs));
-					if (!nl) {
-						free(locs);
-						return -1;
-					}
-					locs = nl;
-					cap *= 2;
-				}
-				uint64_t fn = pprof_function(p, f, (size_t)(te - f), NULL);
-				locs[n++] = pprof_location(p, 0, 0, fn, 0);
+	struct folded_pprof *fp = arg;
+	if (v > INT64_MAX)
+		return 1;
+	size_t n = 0;
+	for (const char *f = s; f < e;) {
+		const char *fe = memchr(f, ';', (size_t)(e - f));
+		if (!fe)
+			fe = e;
+		const char *te = fe;
+		while (te > f && (te[-1] == ' ' || te[-1] == '\t'))
+			te--;
+		if (te > f) {
+			if (n == fp->cap) {
+				size_t cap = fp->cap ? 2 * fp->cap : 64;
+				uint64_t *nl = realloc(fp->locs, cap * sizeof(*nl));
+				if (!nl)
+					return -1;
+				fp->locs = nl;
+				fp->cap = cap;
 			}
-			f = fe + 1;
+			uint64_t fn = pprof_function(fp->p, f, (size_t)(te - f), NULL);
+			fp->locs[n++] = pprof_location(fp->p, 0, 0, fn, 0);
 		}
-		if (!c || !n) {
-			if (++bad <= 5)
-				fprintf(stderr, "uslub pprof: line %ld: not \"frame;frame;... COUNT\": "
-					"left out\n", line);
-			continue;
-		}
-		for (size_t i = 0; i < n / 2; i++) {    /* leaf first */
-			uint64_t t = locs[i];
-			locs[i] = locs[n - 1 - i];
-			locs[n - 1 - i] = t;
-		}
-		pprof_sample(p, locs, n, &v);
+		f = fe + 1;
 	}
-	free(locs);
-	if (bad > 5)
-		fprintf(stderr, "uslub pprof: %ld lines left out in all\n", bad);
-	return p->oom ? -1 : bad;
+	if (!n)
+		return 2;
+	for (size_t i = 0; i < n / 2; i++) {            /* leaf first */
+		uint64_t t = fp->locs[i];
+		fp->locs[i] = fp->locs[n - 1 - i];
+		fp->locs[n - 1 - i] = t;
+	}
+	int64_t value = (int64_t)v;
+	pprof_sample(fp->p, fp->locs, n, &value);
+	return fp->p->oom ? -1 : 0;
 }
 
 int pprof_from_folded(const char *text, size_t len, FILE *out, const char *type,
@@ -515,7 +481,9 @@ int pprof_from_folded(const char *text, size_t len, FILE *out, const char *type,
 	long bad = -1;
 	if (p) {
 		pprof_sample_type(p, type, unit);
-		bad = folded_to_pprof(p, text, len);
+		struct folded_pprof fp = { .p = p };
+		bad = folded_each(text, len, "pprof", add_sample, &fp);
+		free(fp.locs);
 	}
 	int rc = bad < 0 ? -1 : pprof_write(p, out, gzip);
 	pprof_free(p);

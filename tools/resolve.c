@@ -658,6 +658,20 @@ static void rewrite(const char *text, size_t len, FILE *out, resolve_emit_fn emi
 	emit(done, (size_t)(end - done), out);
 }
 
+/* Forget the sites of the last text resolved. */
+static void sites_clear(void)
+{
+	for (size_t i = 0; i < nr_sites; i++) {
+		free(sites[i].module);
+		free(sites[i].file);
+		free(sites[i].func);
+	}
+	free(sites);
+	sites = NULL;
+	nr_sites = 0;
+}
+
+
 void resolve_and_emit(const char *text, size_t len, FILE *out, resolve_emit_fn emit)
 {
 	sites = calloc(MAX_SITES, sizeof(*sites));
@@ -671,14 +685,7 @@ void resolve_and_emit(const char *text, size_t len, FILE *out, resolve_emit_fn e
 		rewrite(text, len, out, emit);
 	else
 		emit(text, len, out);
-	for (size_t i = 0; i < nr_sites; i++) {
-		free(sites[i].module);
-		free(sites[i].file);
-		free(sites[i].func);
-	}
-	free(sites);
-	sites = NULL;
-	nr_sites = 0;
+	sites_clear();
 }
 
 /* ---- heap profiles: folded stacks --------------------------------------- */
@@ -855,12 +862,5 @@ out:
 	free(rows);
 	free(by_key);
 	free(buf);
-	for (size_t i = 0; i < nr_sites; i++) {
-		free(sites[i].module);
-		free(sites[i].file);
-		free(sites[i].func);
-	}
-	free(sites);
-	sites = NULL;
-	nr_sites = 0;
+	sites_clear();
 }

@@ -57,6 +57,15 @@ int cmd_top(int argc, char **argv);
  * NULL with errno (tools/uslub.c). */
 char *slurp_fd(int fd, size_t *lenp);
 
+/* tools/flame.c: folded stacks ("root;caller;leaf COUNT" a line; '#'
+ * lines and blank ones skipped): @fn(@arg, the stack [s, e), its count)
+ * for each line, which returns 0, 1 (its count overflows: left out) or
+ * -1 (stop: out of memory); a line without a count or a frame is left
+ * out. The first five left out are named on stderr as "uslub @who: line
+ * N: ...". The number left out, or -1. */
+long folded_each(const char *text, size_t len, const char *who,
+		 int (*fn)(void *arg, const char *s, const char *e, uint64_t count), void *arg);
+
 /* tools/flame.c: an SVG flame graph of folded stacks. */
 struct flame_opts {
 	const char *title;

@@ -769,29 +769,33 @@ static void report_to_stderr(void)
 	fclose(f);
 }
 
-static void report_at_exit(void)
+/* @spec with each %p replaced by the pid, into @path (@cap bytes, of
+ * which the last @slack stay free for a suffix): its length, or -1 after
+ * naming the cut path (longer than any path can be). */
+static long report_path(const char *spec, char *path, size_t cap, size_t slack)
 {
-	const char *spec = _uslub_option_str(USLUB_OPT_REPORT);
-	if (!strcmp(spec, "-")) {
-		report_to_stderr();
-		return;
-	}
-	char path[4096];
 	size_t k = 0;
 	const char *c = spec;
-	for (; *c && k + 24 < sizeof(path); c++) {
+	for (; *c && k + 24 + slack < cap; c++) {
 		if (c[0] == '%' && c[1] == 'p') {
-			k += (size_t)snprintf(path + k, sizeof(path) - k, "%d", (int)getpid());
+			k += (size_t)snprintf(path + k, cap - k, "%d", (int)getpid());
 			c++;
 		} else {
 			path[k++] = *c;
 		}
 	}
 	path[k] = 0;
-	if (*c) {                   /* longer than any path can be */
+	if (*c) {
 		report_failed("open", path, true, ENAMETOOLONG, NULL);
-		return;
+		return -1;
 	}
+	return (long)k;
+}
+
+/* Write the report (@heap false) or the heap profile's @view to @path,
+ * under report_open()'s rules; a failure is named (report_failed()). */
+static void report_write(const char *path, bool heap, int view)
+{
 	int fd = report_open(path);
 	if (fd < 0)
 		return;
@@ -802,7 +806,10 @@ static void report_at_exit(void)
 		return;
 	}
 	errno = 0;
-	write_report(f, "");
+	if (heap)
+		uslub_heap_profile_print(f, view);
+	else
+		write_report(f, "");
 	int err = 0;
 	if (fflush(f) == EOF || ferror(f))
 		err = errno ? errno : EIO;
@@ -810,6 +817,18 @@ static void report_at_exit(void)
 		err = errno ? errno : EIO;
 	if (err)
 		report_failed("write", path, false, err, NULL);
+}
+
+static void report_at_exit(void)
+{
+	const char *spec = _uslub_option_str(USLUB_OPT_REPORT);
+	if (!strcmp(spec, "-")) {
+		report_to_stderr();
+		return;
+	}
+	char path[4096];
+	if (report_path(spec, path, sizeof(path), 0) >= 0)
+		report_write(path, false, 0);
 }
 
 /* An exit handler registered from a constructor (never from inside
@@ -829,50 +848,16 @@ static void report_at_exit_arg(void *arg)
  * profile's folded stacks (ext/stack.c): the bytes in use to FILE (the
  * leak profile), the bytes allocated in all to FILE.alloc; %p is the pid.
  */
-static void heap_profile_write(const char *path, int view)
-{
-	int fd = report_open(path);
-	if (fd < 0)
-		return;
-	FILE *f = fdopen(fd, "w");
-	if (!f) {
-		report_failed("open", path, false, errno, NULL);
-		close(fd);
-		return;
-	}
-	errno = 0;
-	uslub_heap_profile_print(f, view);
-	int err = 0;
-	if (fflush(f) == EOF || ferror(f))
-		err = errno ? errno : EIO;
-	if (fclose(f) == EOF && !err)
-		err = errno ? errno : EIO;
-	if (err)
-		report_failed("write", path, false, err, NULL);
-}
 
 static void heap_profile_at_exit(void *arg)
 {
-	const char *spec = _uslub_option_str(USLUB_OPT_HEAP_PROFILE);
 	char path[4096];
-	size_t k = 0;
-	const char *c = spec;
 	report_option = "USLUB_HEAP_PROFILE";
-	for (; *c && k + 32 < sizeof(path); c++) {
-		if (c[0] == '%' && c[1] == 'p') {
-			k += (size_t)snprintf(path + k, sizeof(path) - k, "%d", (int)getpid());
-			c++;
-		} else {
-			path[k++] = *c;
-		}
-	}
-	path[k] = 0;
-	if (*c) {
-		report_failed("open", path, true, ENAMETOOLONG, NULL);
-	} else {
-		heap_profile_write(path, USLUB_HEAP_INUSE);
+	long k = report_path(_uslub_option_str(USLUB_OPT_HEAP_PROFILE), path, sizeof(path), 8);
+	if (k >= 0) {
+		report_write(path, true, USLUB_HEAP_INUSE);
 		memcpy(path + k, ".alloc", 7);
-		heap_profile_write(path, USLUB_HEAP_ALLOC);
+		report_write(path, true, USLUB_HEAP_ALLOC);
 	}
 	report_option = "USLUB_REPORT";
 }
