@@ -111,7 +111,16 @@ struct ploc {
 	int64_t line;
 };
 
+/* An open-addressing index of interned entries by their hash: each slot
+ * an entry's id (index + 1), 0 empty; at most half full. */
+struct index {
+	uint32_t *slot;
+	uint64_t *key;              /* the hash of each slot's entry */
+	size_t cap;
+};
+
 struct pprof {
+	int64_t default_type;
 	struct pstr *str;
 	size_t nstr, capstr;
 	uint32_t *shash;            /* open addressing: index + 1, 0 empty */
@@ -120,6 +129,7 @@ struct pprof {
 	size_t nfn, capfn;
 	struct ploc *loc;
 	size_t nloc, caploc;
+	struct index fnx, locx;     /* fn[] and loc[] by content */
 	struct buf mappings;        /* encoded Mapping messages */
 	uint64_t nmap;
 	struct buf samples;         /* encoded Sample messages */
@@ -211,6 +221,10 @@ void pprof_free(struct pprof *p)
 	free(p->shash);
 	free(p->fn);
 	free(p->loc);
+	free(p->fnx.slot);
+	free(p->fnx.key);
+	free(p->locx.slot);
+	free(p->locx.key);
 	free(p->mappings.p);
 	free(p->samples.p);
 	free(p->types.p);
@@ -259,38 +273,93 @@ uint64_t pprof_mapping(struct pprof *p, uint64_t start, uint64_t limit, uint64_t
 	return id;
 }
 
-/* Functions and locations are few (the interned stacks' frames): linear
- * search keeps the builder small. */
+/* The slot of @x for an entry hashed @h, where @same(@arg, id) tells an
+ * entry of that hash is it: its id's slot, or the empty one where it
+ * goes; NULL when out of memory. @n: the entries so far. */
+static uint32_t *index_slot(struct index *x, size_t n, uint64_t h,
+			    bool (*same)(const struct pprof *p, uint32_t id, const void *arg),
+			    const struct pprof *p, const void *arg)
+{
+	if ((n + 1) * 2 > x->cap) {
+		size_t cap = x->cap ? x->cap * 2 : 1024;
+		uint32_t *slot = calloc(cap, sizeof(*slot));
+		uint64_t *key = calloc(cap, sizeof(*key));
+		if (!slot || !key) {
+			free(slot);
+			free(key);
+			return NULL;
+		}
+		for (size_t i = 0; i < x->cap; i++) {
+			if (!x->slot[i])
+				continue;
+			size_t j = x->key[i] & (cap - 1);
+			while (slot[j])
+				j = (j + 1) & (cap - 1);
+			slot[j] = x->slot[i];
+			key[j] = x->key[i];
+		}
+		free(x->slot);
+		free(x->key);
+		x->slot = slot;
+		x->key = key;
+		x->cap = cap;
+	}
+	size_t j = h & (x->cap - 1);
+	for (; x->slot[j]; j = (j + 1) & (x->cap - 1))
+		if (x->key[j] == h && same(p, x->slot[j], arg))
+			return &x->slot[j];
+	x->key[j] = h;
+	return &x->slot[j];
+}
+
+static bool same_fn(const struct pprof *p, uint32_t id, const void *arg)
+{
+	const struct pfunc *a = &p->fn[id - 1], *b = arg;
+	return a->name == b->name && a->file == b->file;
+}
+
+static bool same_loc(const struct pprof *p, uint32_t id, const void *arg)
+{
+	return !memcmp(&p->loc[id - 1], arg, sizeof(struct ploc));
+}
+
 uint64_t pprof_function(struct pprof *p, const char *name, size_t n, const char *file)
 {
-	int64_t ni = pprof_str(p, name, n);
-	int64_t fi = file ? pprof_str(p, file, strlen(file)) : 0;
-	for (size_t i = 0; i < p->nfn; i++)
-		if (p->fn[i].name == ni && p->fn[i].file == fi)
-			return i + 1;
-	if (!grow((void **)&p->fn, &p->capfn, p->nfn, sizeof(*p->fn))) {
+	struct pfunc f = { pprof_str(p, name, n), file ? pprof_str(p, file, strlen(file)) : 0 };
+	uint32_t *slot = index_slot(&p->fnx, p->nfn, hash(&f, sizeof(f), 1469598103934665603ull),
+				    same_fn, p, &f);
+	if (slot && *slot)
+		return *slot;
+	if (!slot || !grow((void **)&p->fn, &p->capfn, p->nfn, sizeof(*p->fn))) {
 		p->oom = true;
 		return 0;
 	}
-	p->fn[p->nfn++] = (struct pfunc){ ni, fi };
+	p->fn[p->nfn++] = f;
+	*slot = (uint32_t)p->nfn;
 	return p->nfn;
 }
 
 uint64_t pprof_location(struct pprof *p, uint64_t mapping, uint64_t address, uint64_t function,
 			int64_t line)
 {
-	for (size_t i = 0; i < p->nloc; i++) {
-		struct ploc *l = &p->loc[i];
-		if (l->mapping == mapping && l->address == address && l->function == function &&
-		    l->line == line)
-			return i + 1;
-	}
-	if (!grow((void **)&p->loc, &p->caploc, p->nloc, sizeof(*p->loc))) {
+	struct ploc l = { mapping, address, function, line };  /* no padding: hashed whole */
+	uint32_t *slot = index_slot(&p->locx, p->nloc, hash(&l, sizeof(l), 1469598103934665603ull),
+				    same_loc, p, &l);
+	if (slot && *slot)
+		return *slot;
+	if (!slot || !grow((void **)&p->loc, &p->caploc, p->nloc, sizeof(*p->loc))) {
 		p->oom = true;
 		return 0;
 	}
-	p->loc[p->nloc++] = (struct ploc){ mapping, address, function, line };
+	p->loc[p->nloc++] = l;
+	*slot = (uint32_t)p->nloc;
 	return p->nloc;
+}
+
+/* The sample type readers show first (pprof's default_sample_type). */
+void pprof_default_type(struct pprof *p, const char *type)
+{
+	p->default_type = pprof_str(p, type, strlen(type));
 }
 
 void pprof_sample(struct pprof *p, const uint64_t *locs, size_t n, const int64_t *values)
@@ -400,6 +469,8 @@ int pprof_write(struct pprof *p, FILE *out, bool gzip)
 		varint(&b, 13 << 3);
 		varint(&b, (uint64_t)p->comment);
 	}
+	if (p->default_type)
+		field_u(&b, 14, (uint64_t)p->default_type);
 	b.oom |= m.oom || p->oom;
 	free(m.p);
 	int rc = -1;

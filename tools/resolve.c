@@ -16,14 +16,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <elf.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define MAX_SITES      8192
+#define MAX_SITES      65536
 #define ADDRS_PER_CALL 512
 
 struct site {
@@ -31,11 +34,13 @@ struct site {
 	unsigned long off;
 	char *file;             /* "path:line", NULL unknown */
 	char *func;             /* NULL unknown */
+	char *sym;              /* the ELF symbol around it, when func is unknown */
 	int text;               /* @module as a text table shows it: escaped */
 };
 
 static struct site *sites;
 static size_t nr_sites;
+static bool want_symbols;       /* resolve_frames(): ELF symbols too */
 
 /* The value of the lowercase hex digit @c, or -1 (the library writes
  * lowercase). */
@@ -171,7 +176,7 @@ static void add(const char *module, size_t modlen, unsigned long off, int text)
 	char *m = strndup(module, modlen);
 	if (!m)
 		return;
-	sites[nr_sites++] = (struct site){ m, off, NULL, NULL, text };
+	sites[nr_sites++] = (struct site){ m, off, NULL, NULL, NULL, text };
 	*slot = (unsigned int)nr_sites;
 }
 
@@ -394,6 +399,90 @@ static const char *module_file(const char *module, char *buf, size_t len, int *f
 	return buf;
 }
 
+
+/*
+ * The function symbols of an ELF file (the module addr2line read, @fd):
+ * for the sites idx[0..n) addr2line named no function for (no debug
+ * information: a stripped library), the symbol whose [value, value +
+ * size) holds the call (the offset less one), from .symtab, else
+ * .dynsym: what dladdr() would name in the process, found outside it
+ * (the heap dump's frames carry no name). ELF64, this machine's byte
+ * order; every offset checked against the file's size.
+ */
+struct fsym {
+	unsigned long lo, hi;
+	const char *name;
+};
+
+static int by_lo(const void *a, const void *b)
+{
+	const struct fsym *x = a, *y = b;
+	return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+static void elf_symbols(int fd, size_t *idx, size_t n)
+{
+	size_t need = 0;
+	for (size_t i = 0; i < n; i++)
+		need += !sites[idx[i]].func;
+	struct stat st;
+	if (!need || fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(Elf64_Ehdr))
+		return;
+	size_t size = (size_t)st.st_size;
+	const unsigned char *f = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (f == MAP_FAILED)
+		return;
+	const Elf64_Ehdr *eh = (const void *)f;
+	const Elf64_Shdr *sh = NULL, *tab = NULL;
+	if (!memcmp(eh->e_ident, ELFMAG, SELFMAG) && eh->e_ident[EI_CLASS] == ELFCLASS64 &&
+	    eh->e_shentsize == sizeof(Elf64_Shdr) && eh->e_shoff < size &&
+	    eh->e_shnum <= (size - eh->e_shoff) / sizeof(Elf64_Shdr))
+		sh = (const void *)(f + eh->e_shoff);
+	for (unsigned int i = 0; sh && i < eh->e_shnum; i++)
+		if ((sh[i].sh_type == SHT_SYMTAB || (sh[i].sh_type == SHT_DYNSYM && !tab)) &&
+		    sh[i].sh_link < eh->e_shnum && sh[i].sh_offset <= size &&
+		    sh[i].sh_size <= size - sh[i].sh_offset &&
+		    sh[sh[i].sh_link].sh_offset <= size &&
+		    sh[sh[i].sh_link].sh_size <= size - sh[sh[i].sh_link].sh_offset)
+			tab = &sh[i];
+	size_t nsym = tab ? tab->sh_size / sizeof(Elf64_Sym) : 0, k = 0;
+	struct fsym *fs = nsym ? calloc(nsym, sizeof(*fs)) : NULL;
+	if (fs) {
+		const Elf64_Sym *sym = (const void *)(f + tab->sh_offset);
+		const char *str = (const char *)f + sh[tab->sh_link].sh_offset;
+		size_t strsz = sh[tab->sh_link].sh_size;
+		for (size_t i = 0; i < nsym; i++) {
+			unsigned int type = ELF64_ST_TYPE(sym[i].st_info);
+			if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym[i].st_shndx == SHN_UNDEF ||
+			    !sym[i].st_size || sym[i].st_name >= strsz ||
+			    !memchr(str + sym[i].st_name, 0, strsz - sym[i].st_name) ||
+			    !str[sym[i].st_name])
+				continue;
+			fs[k++] = (struct fsym){ sym[i].st_value, sym[i].st_value + sym[i].st_size,
+						 str + sym[i].st_name };
+		}
+		qsort(fs, k, sizeof(*fs), by_lo);
+	}
+	for (size_t i = 0; fs && i < n; i++) {
+		struct site *s = &sites[idx[i]];
+		unsigned long a = s->off ? s->off - 1 : 0;
+		size_t lo = 0, hi = k;          /* the last symbol starting at or below a */
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (fs[mid].lo <= a)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		/* symbols may nest (aliases, a .cold part): the nearest few */
+		for (size_t j = lo; !s->func && !s->sym && j-- > 0 && lo - j <= 8;)
+			if (a < fs[j].hi)
+				s->sym = strdup(fs[j].name);
+	}
+	free(fs);
+	munmap((void *)f, size);
+}
+
 static void resolve_all(void)
 {
 	static int warned, warned_root;
@@ -428,6 +517,8 @@ static void resolve_all(void)
 			file = module_file(module, fdpath, sizeof(fdpath), &fd, &refused);
 		if (file)
 			run_addr2line(progbuf, file, idx + i, j - i);
+		if (file && want_symbols)
+			elf_symbols(fd, idx + i, j - i);
 		if (fd >= 0)
 			close(fd);
 		i = j;
@@ -665,6 +756,7 @@ static void sites_clear(void)
 		free(sites[i].module);
 		free(sites[i].file);
 		free(sites[i].func);
+		free(sites[i].sym);
 	}
 	free(sites);
 	sites = NULL;
@@ -728,7 +820,8 @@ static int folded_frame(const char *f, const char *fe, const char **se, const ch
 /* The name a frame gets in the resolved profile, appended to @buf
  * (length *@k, capacity @cap): the function addr2line names (with a
  * line: from the debug information), else the module's dynamic symbol
- * the library wrote, else the module's file name and the offset. */
+ * the library wrote, else the ELF symbol around it (elf_symbols()), else
+ * the module's file name and the offset. */
 static void folded_name(const char *f, const char *fe, char *buf, size_t *k, size_t cap)
 {
 	const char *se, *ms;
@@ -737,22 +830,29 @@ static void folded_name(const char *f, const char *fe, char *buf, size_t *k, siz
 	char tmp[600];
 	const char *name = tmp;
 	struct site *s;
+	bool unloaded = false;
 	if (!folded_frame(f, fe, &se, &ms, &modlen, &off)) {
 		n = (size_t)(fe - f);
 		name = f;
+	} else if ((unloaded = se - f == 10 && !memcmp(f, "[unloaded]", 10)) &&
+		   (s = find(ms, modlen, off)) && (s->func || s->sym)) {
+		n = (size_t)snprintf(tmp, sizeof(tmp), "%s [unloaded]", s->func ? s->func : s->sym);
 	} else if ((s = find(ms, modlen, off)) && s->func) {
 		name = s->func;
 		n = strlen(name);
-	} else if (se > f) {
+	} else if (se > f && !unloaded) {
 		n = (size_t)(se - f);
 		name = f;
+	} else if (s && s->sym) {
+		name = s->sym;
+		n = strlen(name);
 	} else {
 		const char *base = ms;
 		for (const char *q = ms; q < ms + modlen; q++)
 			if (*q == '/')
 				base = q + 1;
-		n = (size_t)snprintf(tmp, sizeof(tmp), "%.*s+0x%lx", (int)(ms + modlen - base), base,
-				     off);
+		n = (size_t)snprintf(tmp, sizeof(tmp), "%.*s+0x%lx%s", (int)(ms + modlen - base), base,
+				     off, unloaded ? " [unloaded]" : "");
 		if (n >= sizeof(tmp))
 			n = sizeof(tmp) - 1;
 	}
@@ -811,8 +911,10 @@ void resolve_folded(const char *text, size_t len, FILE *out, resolve_emit_fn emi
 		}
 		l = nl ? nl + 1 : end;
 	}
+	want_symbols = true;
 	if (nr_sites)
 		resolve_all();
+	want_symbols = false;
 	/* each line with its frames named; lines that name the same frames
 	 * (return addresses in the same functions) added up */
 	for (const char *l = text; l < end;) {
@@ -862,5 +964,31 @@ out:
 	free(rows);
 	free(by_key);
 	free(buf);
+	sites_clear();
+}
+
+/* ---- frames of a heap dump ---------------------------------------------- */
+
+void resolve_frames(const char *const *module, const unsigned long *off, size_t n,
+		    const char **func, const char **file)
+{
+	sites = calloc(MAX_SITES, sizeof(*sites));
+	nr_sites = 0;
+	memset(site_index, 0, sizeof(site_index));
+	for (size_t i = 0; sites && i < n; i++)
+		add(module[i], strlen(module[i]), off[i], 0);
+	want_symbols = true;
+	if (nr_sites)
+		resolve_all();
+	want_symbols = false;
+	for (size_t i = 0; i < n; i++) {
+		struct site *s = sites ? find(module[i], strlen(module[i]), off[i]) : NULL;
+		func[i] = s ? s->func ? s->func : s->sym : NULL;
+		file[i] = s ? s->file : NULL;
+	}
+}
+
+void resolve_frames_done(void)
+{
 	sites_clear();
 }

@@ -28,9 +28,22 @@ void resolve_and_emit(const char *text, size_t len, FILE *out, resolve_emit_fn e
  * library's USLUB_HEAP_PROFILE file) written to @out with each frame named
  * by its function: addr2line's (with the rules above: a regular file, a
  * line in the debug information), else the dynamic symbol the library
- * found, else MODULE's file name and the offset. Lines that then name the
+ * found, else MODULE's file name and the offset; a frame the library wrote
+ * as "[unloaded] (MODULE+0xOFF)" gets " [unloaded]" after its name. Lines
+ * that then name the
  * same frames are added up; sorted by bytes; the header comment kept.
  */
 void resolve_folded(const char *text, size_t len, FILE *out, resolve_emit_fn emit);
+
+/*
+ * The @n frames of a heap dump, each a module's path and an offset (what
+ * addr2line takes), named with the rules above: each one's function and
+ * "file:line" (NULL where unknown) into @func and @file, valid until
+ * resolve_frames_done(). Frames past the first 65536 distinct ones stay
+ * unnamed.
+ */
+void resolve_frames(const char *const *module, const unsigned long *off, size_t n,
+		    const char **func, const char **file);
+void resolve_frames_done(void);
 
 #endif

@@ -27,9 +27,10 @@ struct snapshot {
 	size_t len;
 };
 
-/* Load and check the snapshot of @pid (its .json when @json, else .txt)
- * into @s: 0, or 1 after a message on stderr. unload() in both cases. */
-int load(struct snapshot *s, long pid, int json);
+/* Load and check the snapshot of @pid (@kind: PUB_TXT, PUB_JSON or
+ * PUB_HEAP) into @s: 0, or 1 after a message on stderr. unload() in both
+ * cases. */
+int load(struct snapshot *s, long pid, int kind);
 void unload(struct snapshot *s);
 
 /* The length of the character at @s (at most @n bytes) when it may be
@@ -90,6 +91,7 @@ int64_t pprof_str(struct pprof *p, const char *s, size_t n);
 void pprof_sample_type(struct pprof *p, const char *type, const char *unit);
 void pprof_period(struct pprof *p, const char *type, const char *unit, int64_t period);
 void pprof_comment(struct pprof *p, const char *text);
+void pprof_default_type(struct pprof *p, const char *type);
 uint64_t pprof_mapping(struct pprof *p, uint64_t start, uint64_t limit, uint64_t offset,
 		       const char *file, const char *build_id);
 uint64_t pprof_function(struct pprof *p, const char *name, size_t n, const char *file);
@@ -103,5 +105,20 @@ int pprof_from_folded(const char *text, size_t len, FILE *out, const char *type,
 		      const char *unit, bool gzip);
 extern const char pprof_help[];
 int cmd_pprof(int argc, char **argv);
+
+/* tools/heap.c: heap dumps (USLUB_HEAP_DUMP: the library's ext/stack.c).
+ * heap_format_of(): the format an output's name asks for (FILE.svg, a
+ * flame graph; FILE.pb.gz or FILE.pb, a pprof profile; else folded
+ * stacks), *@stem its length without that extension. heap_dump_emit():
+ * the dump @text (@len bytes; of @pid, 0 unknown) to @f in @format, its
+ * frames named; @alloc: the bytes allocated (else in use; a pprof profile
+ * has both, @alloc its default). 0, or -1 (said on stderr as @who when
+ * the text is no dump). */
+enum heap_format { HEAP_FOLDED, HEAP_SVG, HEAP_PPROF_GZ, HEAP_PPROF };
+enum heap_format heap_format_of(const char *out, size_t *stem);
+int heap_dump_emit(const char *text, size_t len, FILE *f, enum heap_format format, bool alloc,
+		   long pid, const char *who);
+extern const char heap_help[];
+int cmd_heap(int argc, char **argv);
 
 #endif

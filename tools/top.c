@@ -1180,7 +1180,7 @@ static int reload(int json_out)
 			saved = -1;
 		}
 	}
-	int bad = load(&s, T.pid, 1);
+	int bad = load(&s, T.pid, PUB_JSON);
 	if (saved >= 0) {
 		fflush(stderr);
 		dup2(saved, STDERR_FILENO);

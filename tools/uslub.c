@@ -103,6 +103,7 @@ static const char usage_text[] =
 	"       uslub resolve [FILE...]\n"
 	"       uslub flame [--title TEXT] [--unit NAME] [--width PX] [FILE]\n"
 	"       uslub pprof [--type NAME[/UNIT]] [--raw] [FILE]\n"
+	"       uslub heap [--alloc] [-o OUT] PID|FILE\n"
 	"       uslub bench [ARGS...]\n"
 	"       uslub help [COMMAND]\n";
 
@@ -131,8 +132,9 @@ static const char run_help[] =
 	"                        FILE.alloc: the bytes allocated in all (estimates);\n"
 	"                        other processes of the tree: FILE.PID (USLUB_HEAP_PROFILE).\n"
 	"                        FILE.svg: a flame graph instead (uslub flame); FILE.pb.gz\n"
-	"                        (or .pb): a pprof profile (uslub pprof); .PID and .alloc\n"
-	"                        go before the extension (heap.alloc.svg)\n"
+	"                        (or .pb): one pprof profile with the four sample types\n"
+	"                        (alloc_objects/space, inuse_objects/space: uslub heap);\n"
+	"                        .PID and .alloc go before the extension (heap.alloc.svg)\n"
 	"  Other options are passed in the environment, e.g.\n"
 	"    USLUB_PUBLISH_MS=500 uslub run -- CMD   (then: uslub top PID)\n"
 	"  In secure-execution mode (set-uid/set-gid programs, file capabilities: AT_SECURE)\n"
@@ -200,6 +202,8 @@ int help(const char *topic)
 		fputs("\n", stdout);
 		fputs(pprof_help, stdout);
 		fputs("\n", stdout);
+		fputs(heap_help, stdout);
+		fputs("\n", stdout);
 		fputs(bench_help, stdout);
 		print_options(stdout);
 		return 0;
@@ -233,6 +237,10 @@ int help(const char *topic)
 	}
 	if (!strcmp(topic, "pprof")) {
 		fputs(pprof_help, stdout);
+		return 0;
+	}
+	if (!strcmp(topic, "heap")) {
+		fputs(heap_help, stdout);
 		return 0;
 	}
 	if (!strcmp(topic, "help"))
@@ -330,10 +338,16 @@ static int no_process(long pid)
 	return 1;
 }
 
-static void no_snapshot(const struct snapshot *s, const char *what)
+static void no_snapshot(const struct snapshot *s, const char *what, int kind)
 {
-	fprintf(stderr, "uslub: process %ld publishes no statistics (%s: %s); start it with "
-		"USLUB_PUBLISH_MS=500\n", s->pid, s->path, what);
+	if (kind == PUB_HEAP)
+		fprintf(stderr, "uslub: process %ld publishes no heap dump (%s: %s); start it with "
+			"USLUB_PUBLISH_MS=500 and sampled profiling (the default: "
+			"USLUB_PROFILING=sample), stacks on (USLUB_STACK_DEPTH > 0)\n", s->pid,
+			s->path, what);
+	else
+		fprintf(stderr, "uslub: process %ld publishes no statistics (%s: %s); start it "
+			"with USLUB_PUBLISH_MS=500\n", s->pid, s->path, what);
 }
 
 static int refuse(const struct snapshot *s, const char *fmt, ...)
@@ -387,7 +401,7 @@ char *slurp_fd(int fd, size_t *lenp)
 /* The pid and start time the snapshot records: 0, or -1. */
 static int recorded(const struct snapshot *s, int json, long *pid, unsigned long long *start)
 {
-	if (!json) {
+	if (!json) {                    /* the text and the heap dump */
 		int p;
 		if (sscanf(s->doc, PUBDIR_TXT_HEAD, &p, start) != 2)
 			return -1;
@@ -407,8 +421,11 @@ static int recorded(const struct snapshot *s, int json, long *pid, unsigned long
 }
 
 /* Load and check the snapshot of @pid into @s: 0, or 1 with a message. */
-int load(struct snapshot *s, long pid, int json)
+int load(struct snapshot *s, long pid, int kind)
 {
+	int json = kind == PUB_JSON;
+	char name[32];
+	_uslub_pubdir_name(name, sizeof(name), kind, (pid_t)pid);
 	char why[PUBDIR_PATH_MAX + 160];
 	unsigned long long start, rstart;
 	memset(s, 0, sizeof(*s));
@@ -430,10 +447,10 @@ int load(struct snapshot *s, long pid, int json)
 	}
 	s->uid = (unsigned int)uid;
 	_uslub_pubdir_path(s->dir, sizeof(s->dir), s->uid);
-	snprintf(s->path, sizeof(s->path), "%s/%ld.%s", s->dir, pid, json ? "json" : "txt");
+	snprintf(s->path, sizeof(s->path), "%s/%s", s->dir, name);
 	if (_uslub_pubdir_open(s->dir, s->uid, "the process's uid", 022, &s->dfd, why, sizeof(why))) {
 		if (errno == ENOENT) {
-			no_snapshot(s, "no such directory");
+			no_snapshot(s, "no such directory", kind);
 		} else if (errno == EPERM) {
 			fprintf(stderr, "uslub: refusing the statistics of process %ld: %s\n", pid,
 				why);
@@ -446,12 +463,10 @@ int load(struct snapshot *s, long pid, int json)
 		return 1;
 	}
 
-	char name[32];
-	snprintf(name, sizeof(name), "%ld.%s", pid, json ? "json" : "txt");
 	int fd = openat(s->dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT)
-			no_snapshot(s, "no such file");
+			no_snapshot(s, "no such file", kind);
 		else if (errno == ELOOP)
 			refuse(s, "it is a symbolic link");
 		else if (errno == EACCES)
@@ -548,7 +563,7 @@ void emit(const char *str, size_t n, FILE *out)
 static int show(long pid, int json)
 {
 	struct snapshot s;
-	int ret = load(&s, pid, json);
+	int ret = load(&s, pid, json ? PUB_JSON : PUB_TXT);
 	if (!ret)
 		emit(s.doc, s.len, stdout);
 	unload(&s);
@@ -655,7 +670,7 @@ static void no_allocinfo(long pid)
 static int show_allocinfo(long pid, int json)
 {
 	struct snapshot s;
-	if (load(&s, pid, json)) {
+	if (load(&s, pid, json ? PUB_JSON : PUB_TXT)) {
 		unload(&s);
 		return 1;
 	}
@@ -1062,82 +1077,27 @@ static int exit_status(int status)
 	return EXIT_TOOL;
 }
 
-/* --heap-profile FILE's format, from its name: an SVG flame graph
- * (FILE.svg), a pprof profile (FILE.pb.gz; FILE.pb not gzip'ed), else
- * folded stacks. *@stem: the name's length without the extension. */
-enum heap_format { HEAP_FOLDED, HEAP_SVG, HEAP_PPROF_GZ, HEAP_PPROF };
-
-static enum heap_format heap_format_of(const char *out, size_t *stem)
-{
-	static const struct { const char *ext; enum heap_format f; } exts[] = {
-		{ ".svg", HEAP_SVG }, { ".pb.gz", HEAP_PPROF_GZ }, { ".pb", HEAP_PPROF },
-	};
-	size_t n = strlen(out);
-	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
-		size_t k = strlen(exts[i].ext);
-		if (n > k && !strcmp(out + n - k, exts[i].ext)) {
-			*stem = n - k;
-			return exts[i].f;
-		}
-	}
-	*stem = n;
-	return HEAP_FOLDED;
-}
-
-/* One heap profile, its frames named (resolve_folded()), to @f in
- * @format; @alloc: the bytes allocated (else in use). 0, or -1. */
-static int heap_profile_emit(const char *text, size_t len, FILE *f, enum heap_format format,
-			     bool alloc)
-{
-	if (format == HEAP_FOLDED) {
-		resolve_folded(text, len, f, emit);
-		return 0;
-	}
-	char *named = NULL;
-	size_t nlen = 0;
-	FILE *m = open_memstream(&named, &nlen);
-	if (!m)
-		return -1;
-	resolve_folded(text, len, m, emit);
-	if (fclose(m)) {
-		free(named);
-		return -1;
-	}
-	int rc;
-	if (format == HEAP_SVG) {
-		struct flame_opts o = { .title = alloc ? "uslub heap profile: bytes allocated"
-						       : "uslub heap profile: bytes in use",
-					.unit = "bytes", .width = 1200, .min_width = 0.1 };
-		rc = flame_svg(named, nlen, f, &o);
-	} else {
-		rc = pprof_from_folded(named, nlen, f, alloc ? "alloc_space" : "inuse_space",
-				       "bytes", format == HEAP_PPROF_GZ);
-	}
-	free(named);
-	return rc < 0 ? -1 : 0;
-}
-
 /*
- * --heap-profile FILE: the heap profiles the processes of the tree wrote
- * into @dir at exit (USLUB_HEAP_PROFILE=DIR/heap.%p: heap.PID, the bytes
- * in use, and heap.PID.alloc, the bytes allocated), their frames named
- * (resolve_folded()), written to FILE and FILE.alloc for CMD (@pid) and
- * FILE.PID and FILE.PID.alloc for the others; as a flame graph or a pprof
- * profile when FILE ends with .svg, .pb.gz or .pb, the .PID and .alloc
- * going before that extension (heap.alloc.svg). 0, or 1 when CMD left
- * none.
+ * --heap-profile FILE: the heap dumps the processes of the tree wrote into
+ * @dir at exit (USLUB_HEAP_PROFILE=DIR/heap.%p.heap), their frames named
+ * (tools/heap.c), written for CMD (@pid) to FILE (the bytes in use) and
+ * FILE.alloc (the bytes allocated), for the others to FILE.PID and
+ * FILE.PID.alloc; as a flame graph when FILE ends with .svg; as one pprof
+ * profile with the four sample types when it ends with .pb.gz or .pb. The
+ * .PID and .alloc go before the extension (heap.alloc.svg). 0, or 1 when
+ * CMD left none.
  */
 static int heap_profiles_write(const char *dir, pid_t pid, const char *out)
 {
 	DIR *d = opendir(dir);
 	int mine = 0, others = 0;
 	struct dirent *e;
+	size_t stem;
+	enum heap_format format = heap_format_of(out, &stem);
+	bool pprof = format == HEAP_PPROF_GZ || format == HEAP_PPROF;
 	while (d && (e = readdir(d))) {
 		int p, n = 0;
-		if (sscanf(e->d_name, "heap.%d%n", &p, &n) != 1)
-			continue;
-		const char *suffix = e->d_name + n;
-		if (*suffix && strcmp(suffix, ".alloc"))
+		if (sscanf(e->d_name, "heap.%d.heap%n", &p, &n) != 1 || e->d_name[n] || !n)
 			continue;
 		int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 		size_t len;
@@ -1146,23 +1106,24 @@ static int heap_profiles_write(const char *dir, pid_t pid, const char *out)
 			close(fd);
 		if (!text)
 			continue;
-		char path[PATH_MAX + 64];
-		size_t stem;
-		enum heap_format format = heap_format_of(out, &stem);
 		char who[24] = "";
 		if (p != (int)pid)
 			snprintf(who, sizeof(who), ".%d", p);
-		snprintf(path, sizeof(path), "%.*s%s%s%s", (int)stem, out, who, suffix, out + stem);
-		FILE *f = fopen(path, "w");
-		if (!f) {
-			fprintf(stderr, "uslub run: --heap-profile: cannot write %s: %s\n", path,
-				strerror(errno));
-		} else {
-			int erc = heap_profile_emit(text, len, f, format, *suffix != 0);
-			if (fclose(f) || erc)
+		for (int alloc = 0; alloc < (pprof ? 1 : 2); alloc++) {
+			char path[PATH_MAX + 64];
+			snprintf(path, sizeof(path), "%.*s%s%s%s", (int)stem, out, who,
+				 alloc ? ".alloc" : "", out + stem);
+			FILE *f = fopen(path, "w");
+			if (!f) {
 				fprintf(stderr, "uslub run: --heap-profile: cannot write %s: %s\n",
 					path, strerror(errno));
-			else if (!*suffix)
+				continue;
+			}
+			int erc = heap_dump_emit(text, len, f, format, alloc, p, "run --heap-profile");
+			if (fclose(f) || erc)
+				fprintf(stderr, "uslub run: --heap-profile: cannot write %s%s%s\n", path,
+					erc ? "" : ": ", erc ? "" : strerror(errno));
+			else if (!alloc)
 				*(p == (int)pid ? &mine : &others) += 1;
 		}
 		free(text);
@@ -1172,12 +1133,9 @@ static int heap_profiles_write(const char *dir, pid_t pid, const char *out)
 	if (!mine)
 		fprintf(stderr, "uslub run: pid %d left no heap profile (it ended without exit(), "
 			"or ran without sampled profiling: USLUB_PROFILING=sample)\n", (int)pid);
-	if (others) {
-		size_t stem;
-		heap_format_of(out, &stem);
+	if (others)
 		fprintf(stderr, "uslub run: %d other process%s of the tree left a heap profile: "
 			"%.*s.PID%s\n", others, others == 1 ? "" : "es", (int)stem, out, out + stem);
-	}
 	return !mine;
 }
 
@@ -1199,7 +1157,7 @@ static int run_and_report(char **cmd, int report, const char *heap)
 	snprintf(pattern, sizeof(pattern), "%s/report.%%p", dir);
 	if (report)
 		setenv("USLUB_REPORT", pattern, 1);
-	snprintf(pattern, sizeof(pattern), "%s/heap.%%p", dir);
+	snprintf(pattern, sizeof(pattern), "%s/heap.%%p.heap", dir);
 	if (heap)
 		setenv("USLUB_HEAP_PROFILE", pattern, 1);
 
@@ -1572,5 +1530,7 @@ int main(int argc, char **argv)
 		return cmd_flame(argc, argv);
 	if (!strcmp(cmd, "pprof"))
 		return cmd_pprof(argc, argv);
+	if (!strcmp(cmd, "heap"))
+		return cmd_heap(argc, argv);
 	return usage("no command '%s'", cmd);
 }

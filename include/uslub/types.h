@@ -264,9 +264,15 @@ void uslub_allocinfo_print(FILE *f, int fmt);
  * (USLUB_HEAP_ALLOC). A frame is "SYMBOL (MODULE+0xOFFSET)" (the dynamic
  * symbol, when there is one, and the return address less the module's
  * load bias), which `uslub resolve` and `uslub run --heap-profile` turn
- * into function names. Lines starting with '#' are comments.
+ * into function names; "[unloaded] (MODULE+0xOFFSET)" in a module unloaded
+ * since. Lines starting with '#' are comments.
+ * USLUB_HEAP_DUMP: uslub's own dump instead, every count of every stack
+ * (objects and bytes, allocated and in use) with the modules its frames
+ * are in (paths, load addresses, build ids, unloaded or not), which
+ * `uslub heap FILE` turns into folded stacks, a flame graph or a pprof
+ * profile with all four sample types.
  */
-enum uslub_heap_view { USLUB_HEAP_INUSE = 0, USLUB_HEAP_ALLOC = 1 };
+enum uslub_heap_view { USLUB_HEAP_INUSE = 0, USLUB_HEAP_ALLOC = 1, USLUB_HEAP_DUMP = 2 };
 void uslub_heap_profile_print(FILE *f, int view);
 
 /* ------------------------------------------------------------------------

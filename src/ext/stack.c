@@ -97,6 +97,7 @@ struct stack {
 	uint64_t hash;                  /* 0 free; claimed by compare-and-swap */
 	unsigned int ready;             /* release: the fields below written */
 	unsigned int depth;
+	unsigned int epoch;             /* the module table's when interned */
 	struct uslub_alloc_tag *caller; /* the call site's tag (allocinfo's) */
 	int64_t alloc_bytes, alloc_objs, free_bytes, free_objs;   /* atomics */
 	uintptr_t frames[USLUB_STACK_DEPTH_MAX];                  /* leaf first */
@@ -120,6 +121,7 @@ static __thread unsigned char in_capture __tls_ie;
  * the range would be the program's) */
 static uintptr_t own_lo, own_hi;
 static unsigned long long seen_subs;            /* the loader's unload count */
+static unsigned int mod_busy;                   /* the module table's updater (below) */
 
 /* ---- capture ------------------------------------------------------------ */
 
@@ -349,6 +351,7 @@ static void stacks_postfork_child(void)
 	self_pid = getpid();
 #endif
 	__atomic_store_n(&inflight, in_capture, __ATOMIC_RELAXED);  /* the others are gone */
+	__atomic_store_n(&mod_busy, 0, __ATOMIC_RELAXED);   /* an updater lost to fork */
 	__atomic_store_n(&gate, 0, __ATOMIC_RELEASE);
 }
 
@@ -385,6 +388,234 @@ static unsigned int capture(uintptr_t *out, uintptr_t caller)
 	return k;
 }
 
+/* ---- the modules ----------------------------------------------------- */
+
+/*
+ * Every module (the program, each shared object) a stack's frame may be
+ * in, as the loader listed it, kept after it is unloaded: a frame of a
+ * dlclose'd plugin is still named by its file and offset, and said to
+ * be unloaded. The table is brought up to date (modules_check()) when
+ * the loader's counts of loads and unloads moved, looked at before a new
+ * stack is interned (a stack's frames are in modules listed by then) and
+ * before each output. A module is an entry from its load (the table's
+ * epoch then, born) to the first update that no longer finds it (died);
+ * a stack records the epoch it was interned at, and its frame is looked
+ * up in the module mapped there at that epoch, so a later module at the
+ * same addresses does not take an older stack's frames. The same file
+ * at the same place again is the same entry (alive again when no other
+ * module was mapped there meanwhile: a plugin loaded and unloaded in a
+ * loop takes one entry).
+ *
+ * Written by one updater at a time (mod_busy, tried, never waited for:
+ * a thread that finds it taken goes on with the table as it is), read
+ * lock-free: an entry is whole before nr_modules counts it (release);
+ * died is an atomic. MODULES entries and their paths in a fixed pool,
+ * .bss: a module that does not fit is left out (its frames are then
+ * named by dladdr(), or by address).
+ */
+#define MODULES       1024
+#define MODULE_PATHS  (96u << 10)
+#define ALIVE         (~0u)
+
+struct module {
+	uintptr_t bias;                 /* the load bias: addr2line's offset is pc - bias */
+	uintptr_t lo, hi;               /* its PT_LOAD segments' span */
+	uintptr_t offset;               /* the file offset mapped at lo */
+	unsigned int path;              /* in module_paths */
+	unsigned int born, died;        /* epochs: listed in [born, died) */
+	unsigned char build_id_len;
+	unsigned char build_id[32];
+};
+
+static struct module modules[MODULES];
+static unsigned int nr_modules;                 /* release: entries below are whole */
+static char module_paths[MODULE_PATHS] = "?";   /* "?" at 0: no room for the name */
+static unsigned int paths_used = 2;
+static unsigned int mod_epoch;
+static unsigned long long mod_adds, mod_subs;   /* the loader's counts at the update */
+static unsigned char mod_seen[MODULES];         /* the updater's */
+
+struct loader_counts {
+	unsigned long long adds, subs;
+};
+
+static int counts_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct loader_counts *c = data;
+	c->adds = info->dlpi_adds;
+	c->subs = info->dlpi_subs;
+	return 1;
+}
+
+/* The GNU build id of the module at @bias, from its PT_NOTE segments
+ * (mapped: they are in its first PT_LOAD). */
+static void module_build_id(struct module *m, const struct dl_phdr_info *info)
+{
+	for (unsigned int k = 0; k < info->dlpi_phnum; k++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[k];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
+		const unsigned char *end = p + ph->p_memsz;
+		while (end - p >= 12) {
+			uint32_t nsz, dsz, type;
+			memcpy(&nsz, p, 4);
+			memcpy(&dsz, p + 4, 4);
+			memcpy(&type, p + 8, 4);
+			const unsigned char *name = p + 12, *desc = name + ((nsz + 3) & ~3u);
+			if (nsz > (size_t)(end - name) || dsz > (size_t)(end - desc))
+				break;
+			if (type == 3 /* NT_GNU_BUILD_ID */ && nsz == 4 && !memcmp(name, "GNU", 4) &&
+			    dsz && dsz <= sizeof(m->build_id)) {
+				memcpy(m->build_id, desc, dsz);
+				m->build_id_len = (unsigned char)dsz;
+				return;
+			}
+			p = desc + ((dsz + 3) & ~3u);
+		}
+	}
+}
+
+static unsigned int path_store(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	if (n > MODULE_PATHS - paths_used)
+		return 0;
+	unsigned int at = paths_used;
+	memcpy(module_paths + at, s, n);
+	paths_used += (unsigned int)n;
+	return at;
+}
+
+struct refresh {
+	char exe[512];
+	unsigned int epoch;             /* the new entries' */
+	bool changed;
+	struct loader_counts c;
+};
+
+static int refresh_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct refresh *r = data;
+	r->c.adds = info->dlpi_adds;
+	r->c.subs = info->dlpi_subs;
+	uintptr_t lo = UINTPTR_MAX, hi = 0, off = 0;
+	for (unsigned int k = 0; k < info->dlpi_phnum; k++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[k];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+		if (a < lo) {
+			lo = a;
+			off = ph->p_offset;
+		}
+		if (a + ph->p_memsz > hi)
+			hi = a + ph->p_memsz;
+	}
+	if (hi <= lo)
+		return 0;
+	/* the program: its name is empty (the first entry); the vdso has one */
+	const char *path = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : r->exe;
+	unsigned int n = __atomic_load_n(&nr_modules, __ATOMIC_RELAXED);
+	for (unsigned int i = 0; i < n; i++) {
+		struct module *m = &modules[i];
+		if (m->bias == info->dlpi_addr && m->lo == lo && m->hi == hi &&
+		    __atomic_load_n(&m->died, __ATOMIC_RELAXED) == ALIVE &&
+		    !strcmp(module_paths + m->path, path)) {
+			mod_seen[i] = 1;
+			return 0;
+		}
+	}
+	/* the same file at the same place again (a plugin reloaded): its
+	 * entry lives again, unless another module was mapped there since */
+	for (unsigned int i = n; i-- > 0;) {
+		struct module *m = &modules[i];
+		if (m->hi <= lo || hi <= m->lo)
+			continue;
+		if (m->bias != info->dlpi_addr || m->lo != lo || m->hi != hi ||
+		    strcmp(module_paths + m->path, path))
+			break;                  /* the latest there is another */
+		__atomic_store_n(&m->died, ALIVE, __ATOMIC_RELEASE);
+		mod_seen[i] = 1;
+		r->changed = true;
+		return 0;
+	}
+	if (n == MODULES)
+		return 0;
+	struct module *m = &modules[n];
+	memset(m, 0, sizeof(*m));
+	m->bias = info->dlpi_addr;
+	m->lo = lo;
+	m->hi = hi;
+	m->offset = off;
+	m->path = path_store(path);
+	m->born = r->epoch;
+	m->died = ALIVE;
+	module_build_id(m, info);
+	mod_seen[n] = 1;
+	__atomic_store_n(&nr_modules, n + 1, __ATOMIC_RELEASE);
+	r->changed = true;
+	return 0;
+}
+
+/* Bring the table up to date when the loader's counts moved (see the
+ * top of this part). No uslub lock is held: dl_iterate_phdr() takes the
+ * loader's. */
+static void modules_check(void)
+{
+	struct loader_counts c = { 0, 0 };
+	dl_iterate_phdr(counts_cb, &c);
+	if (c.adds == __atomic_load_n(&mod_adds, __ATOMIC_ACQUIRE) &&
+	    c.subs == __atomic_load_n(&mod_subs, __ATOMIC_ACQUIRE))
+		return;
+	if (__atomic_exchange_n(&mod_busy, 1, __ATOMIC_ACQUIRE))
+		return;
+	static struct refresh r;        /* the updater's: mod_busy */
+	if (!r.exe[0]) {
+		ssize_t k = readlink("/proc/self/exe", r.exe, sizeof(r.exe) - 1);
+		r.exe[k > 0 ? k : 0] = 0;
+	}
+	unsigned int n = __atomic_load_n(&nr_modules, __ATOMIC_RELAXED);
+	memset(mod_seen, 0, n);
+	r.changed = false;
+	r.epoch = __atomic_load_n(&mod_epoch, __ATOMIC_RELAXED) + 1;
+	dl_iterate_phdr(refresh_cb, &r);
+	for (unsigned int i = 0; i < n; i++)
+		if (!mod_seen[i] && __atomic_load_n(&modules[i].died, __ATOMIC_RELAXED) == ALIVE) {
+			__atomic_store_n(&modules[i].died, r.epoch, __ATOMIC_RELEASE);
+			r.changed = true;
+		}
+	if (r.changed)
+		__atomic_store_n(&mod_epoch, r.epoch, __ATOMIC_RELEASE);
+	__atomic_store_n(&mod_adds, r.c.adds, __ATOMIC_RELEASE);
+	__atomic_store_n(&mod_subs, r.c.subs, __ATOMIC_RELEASE);
+	__atomic_store_n(&mod_busy, 0, __ATOMIC_RELEASE);
+}
+
+/* The module @pc was in at epoch @ep (the stack's): the entry listed
+ * then, else the one mapped there now, else any; NULL when none. */
+static const struct module *module_at(uintptr_t pc, unsigned int ep)
+{
+	unsigned int n = __atomic_load_n(&nr_modules, __ATOMIC_ACQUIRE);
+	const struct module *best = NULL;
+	for (unsigned int i = 0; i < n; i++) {
+		const struct module *m = &modules[i];
+		if (pc - m->lo >= m->hi - m->lo)
+			continue;
+		unsigned int died = __atomic_load_n(&m->died, __ATOMIC_ACQUIRE);
+		if (m->born <= ep && ep < died)
+			return m;
+		if (!best || died == ALIVE)
+			best = m;
+	}
+	return best;
+}
+
+static bool module_alive(const struct module *m)
+{
+	return __atomic_load_n(&m->died, __ATOMIC_ACQUIRE) == ALIVE;
+}
+
 /* ---- the table ---------------------------------------------------------- */
 
 static uint64_t stack_hash(const struct uslub_alloc_tag *caller, const uintptr_t *f,
@@ -403,12 +634,17 @@ static struct stack *intern(struct uslub_alloc_tag *caller, const uintptr_t *f, 
 {
 	uint64_t h = stack_hash(caller, f, n);
 	unsigned int i = (unsigned int)(h >> (64 - STACK_BITS));
+	bool checked = false;
 	for (unsigned int p = 0; p < STACK_PROBES; p++, i = (i + 1) & (STACKS - 1)) {
 		struct stack *st = &stacks[i];
 		uint64_t k = __atomic_load_n(&st->hash, __ATOMIC_ACQUIRE);
 		if (!k) {
 			if (__atomic_load_n(&used, __ATOMIC_RELAXED) >= READ_ONCE(limit))
 				return NULL;
+			if (!checked) {         /* a new stack: its modules listed */
+				modules_check();
+				checked = true;
+			}
 			if (__atomic_compare_exchange_n(&st->hash, &k, h, false, __ATOMIC_ACQ_REL,
 							__ATOMIC_ACQUIRE)) {
 				__atomic_add_fetch(&used, 1, __ATOMIC_RELAXED);
@@ -416,6 +652,7 @@ static struct stack *intern(struct uslub_alloc_tag *caller, const uintptr_t *f, 
 				st->tag.func = caller->func;
 				st->caller = caller;
 				st->depth = n;
+				st->epoch = __atomic_load_n(&mod_epoch, __ATOMIC_ACQUIRE);
 				memcpy(st->frames, f, n * sizeof(*f));
 				__atomic_store_n(&st->ready, 1, __ATOMIC_RELEASE);
 				return st;
@@ -514,6 +751,7 @@ void _uslub_stacks_init(void)
 	_uslub_lifecycle_register(&e);
 	dl_iterate_phdr(own_cb, (void *)(uintptr_t)&_uslub_stacks_init);
 	dl_iterate_phdr(subs_cb, &seen_subs);
+	modules_check();
 	unwinder_init();
 }
 
@@ -533,22 +771,108 @@ static void put_safe(struct uslub_buf *b, const char *s)
 	_uslub_buf_printf(b, "%s", tmp);
 }
 
-static void put_frame(struct uslub_buf *b, uintptr_t pc, const char *exe)
+/* A frame of a folded stack: "SYMBOL (MODULE+0xOFFSET)" (see the top),
+ * "[unloaded] (MODULE+0xOFFSET)" in a module unloaded since, "0xADDR"
+ * in none known. */
+static void put_frame(struct uslub_buf *b, uintptr_t pc, unsigned int ep)
 {
-	Dl_info info;
-	struct link_map *lm = NULL;
-	if (!dladdr1((void *)pc, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm) {
+	const struct module *m = module_at(pc, ep);
+	if (!m) {
 		_uslub_buf_printf(b, "0x%lx", (unsigned long)pc);
 		return;
 	}
-	const char *path = lm->l_name && lm->l_name[0] ? lm->l_name : exe;
-	if (info.dli_sname && info.dli_saddr) {
+	Dl_info info;
+	struct link_map *lm = NULL;
+	if (!module_alive(m)) {
+		_uslub_buf_printf(b, "[unloaded] ");
+	} else if (dladdr1((void *)pc, &info, (void **)&lm, RTLD_DL_LINKMAP) && lm &&
+		   (uintptr_t)lm->l_addr == m->bias && info.dli_sname && info.dli_saddr) {
 		put_safe(b, info.dli_sname);
 		_uslub_buf_printf(b, " ");
 	}
 	_uslub_buf_printf(b, "(");
-	put_safe(b, path && path[0] ? path : "?");
-	_uslub_buf_printf(b, "+0x%lx)", (unsigned long)(pc - (uintptr_t)lm->l_addr));
+	put_safe(b, module_paths + m->path);
+	_uslub_buf_printf(b, "+0x%lx)", (unsigned long)(pc - m->bias));
+}
+
+/* @s with every byte that is not printable ASCII, a blank or '%' written
+ * as %XX: a path as one word of the dump. */
+static void put_word(struct uslub_buf *b, const char *s)
+{
+	char tmp[1024];
+	size_t k = 0;
+	for (; *s && k + 4 < sizeof(tmp); s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c <= 0x20 || c >= 0x7f || c == '%')
+			k += (size_t)snprintf(tmp + k, sizeof(tmp) - k, "%%%02X", c);
+		else
+			tmp[k++] = (char)c;
+	}
+	tmp[k] = 0;
+	_uslub_buf_printf(b, "%s", tmp);
+}
+
+/*
+ * The dump (USLUB_HEAP_DUMP): every count of every stack and the modules
+ * their frames are in, for `uslub heap` to name and turn into folded
+ * stacks, a flame graph or a pprof profile. Lines:
+ *   # ...                                     comments
+ *   uslub-heap 1 INTERVAL                     the format's version, the sampling interval
+ *   module I BIAS LO HI OFFSET BUILD_ID STATE PATH
+ *       I from 0; hex numbers; BUILD_ID hex or -; STATE loaded or
+ *       unloaded; PATH %XX-escaped (bytes <= ' ', >= 0x7f, '%')
+ *   stack ALLOC_OBJS ALLOC_BYTES INUSE_OBJS INUSE_BYTES FRAME...
+ *       leaf first; FRAME "I+0xOFF" (module I, OFF = pc - BIAS) or
+ *       "0xPC" (in no module listed)
+ *   other ALLOC_OBJS ALLOC_BYTES INUSE_OBJS INUSE_BYTES   (samples without a stack)
+ */
+static void dump(struct uslub_buf *b)
+{
+	_uslub_buf_printf(b, "uslub-heap 1 %zu\n", _uslub_sample_interval);
+	unsigned int n = __atomic_load_n(&nr_modules, __ATOMIC_ACQUIRE);
+	for (unsigned int i = 0; i < n; i++) {
+		const struct module *m = &modules[i];
+		_uslub_buf_printf(b, "module %u 0x%lx 0x%lx 0x%lx 0x%lx ", i, (unsigned long)m->bias,
+				  (unsigned long)m->lo, (unsigned long)m->hi,
+				  (unsigned long)m->offset);
+		for (unsigned int k = 0; k < m->build_id_len; k++)
+			_uslub_buf_printf(b, "%02x", m->build_id[k]);
+		_uslub_buf_printf(b, "%s %s ", m->build_id_len ? "" : "-",
+				  module_alive(m) ? "loaded" : "unloaded");
+		put_word(b, module_paths + m->path);
+		_uslub_buf_printf(b, "\n");
+	}
+	for (unsigned int i = 0; i < STACKS; i++) {
+		struct stack *st = &stacks[i];
+		if (!__atomic_load_n(&st->hash, __ATOMIC_ACQUIRE) ||
+		    !__atomic_load_n(&st->ready, __ATOMIC_ACQUIRE))
+			continue;
+		int64_t ao = __atomic_load_n(&st->alloc_objs, __ATOMIC_RELAXED);
+		int64_t ab = __atomic_load_n(&st->alloc_bytes, __ATOMIC_RELAXED);
+		int64_t fo = __atomic_load_n(&st->free_objs, __ATOMIC_RELAXED);
+		int64_t fb = __atomic_load_n(&st->free_bytes, __ATOMIC_RELAXED);
+		if (ab <= 0)
+			continue;
+		_uslub_buf_printf(b, "stack %lld %lld %lld %lld", (long long)ao, (long long)ab,
+				  (long long)MAX(ao - fo, 0), (long long)MAX(ab - fb, 0));
+		for (unsigned int d = 0; d < st->depth; d++) {
+			uintptr_t pc = st->frames[d];
+			const struct module *m = module_at(pc, st->epoch);
+			if (m)
+				_uslub_buf_printf(b, " %u+0x%lx", (unsigned int)(m - modules),
+						  (unsigned long)(pc - m->bias));
+			else
+				_uslub_buf_printf(b, " 0x%lx", (unsigned long)pc);
+		}
+		_uslub_buf_printf(b, "\n");
+	}
+	int64_t ao = __atomic_load_n(&other_alloc_objs, __ATOMIC_RELAXED);
+	int64_t ab = __atomic_load_n(&other_alloc_bytes, __ATOMIC_RELAXED);
+	int64_t fo = __atomic_load_n(&other_free_objs, __ATOMIC_RELAXED);
+	int64_t fb = __atomic_load_n(&other_free_bytes, __ATOMIC_RELAXED);
+	if (ab > 0)
+		_uslub_buf_printf(b, "other %lld %lld %lld %lld\n", (long long)ao, (long long)ab,
+				  (long long)MAX(ao - fo, 0), (long long)MAX(ab - fb, 0));
 }
 
 __public void uslub_heap_profile_print(FILE *f, int view)
@@ -557,16 +881,26 @@ __public void uslub_heap_profile_print(FILE *f, int view)
 	_uslub_lockdep_assert_unlocked("dladdr()");
 	struct uslub_buf b;
 	memset(&b, 0, sizeof(b));
-	char exe[256];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = 0;
 	bool inuse = view == USLUB_HEAP_INUSE;
-	_uslub_buf_printf(&b, "# uslub heap profile, pid %d: %s; folded stacks (root first, leaf "
-			  "last) and a count, the estimated bytes (sampled every %zu bytes)\n",
-			  (int)getpid(), inuse ? "bytes in use (allocated and not freed)" :
-			  "bytes allocated in all", _uslub_sample_interval);
+	if (view == USLUB_HEAP_DUMP)
+		_uslub_buf_printf(&b, "# uslub heap dump, pid %d: the sampled allocations' stacks "
+				  "(sampled every %zu bytes) and their modules; `uslub heap FILE` "
+				  "turns it into folded stacks, a flame graph or a pprof profile\n",
+				  (int)getpid(), _uslub_sample_interval);
+	else
+		_uslub_buf_printf(&b, "# uslub heap profile, pid %d: %s; folded stacks (root first, "
+				  "leaf last) and a count, the estimated bytes (sampled every %zu "
+				  "bytes)\n", (int)getpid(), inuse ?
+				  "bytes in use (allocated and not freed)" : "bytes allocated in all",
+				  _uslub_sample_interval);
 	if (!_uslub_sampling) {
 		_uslub_buf_printf(&b, "# no stacks: they are sampled mode's (USLUB_PROFILING=sample)\n");
+		_uslub_buf_write(&b, f);
+		return;
+	}
+	modules_check();
+	if (view == USLUB_HEAP_DUMP) {
+		dump(&b);
 		_uslub_buf_write(&b, f);
 		return;
 	}
@@ -581,7 +915,7 @@ __public void uslub_heap_profile_print(FILE *f, int view)
 		if (v <= 0)
 			continue;
 		for (unsigned int d = st->depth; d-- > 0;) {
-			put_frame(&b, st->frames[d], exe);
+			put_frame(&b, st->frames[d], st->epoch);
 			_uslub_buf_printf(&b, d ? ";" : "");
 		}
 		_uslub_buf_printf(&b, " %lld\n", (long long)v);

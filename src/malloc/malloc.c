@@ -847,6 +847,8 @@ static void report_at_exit_arg(void *arg)
  * same end of exit(), the same file rules: report_open()), the heap
  * profile's folded stacks (ext/stack.c): the bytes in use to FILE (the
  * leak profile), the bytes allocated in all to FILE.alloc; %p is the pid.
+ * A FILE ending in ".heap" gets the dump instead (USLUB_HEAP_DUMP: every
+ * count and the modules), which `uslub heap FILE` reads.
  */
 
 static void heap_profile_at_exit(void *arg)
@@ -854,7 +856,9 @@ static void heap_profile_at_exit(void *arg)
 	char path[4096];
 	report_option = "USLUB_HEAP_PROFILE";
 	long k = report_path(_uslub_option_str(USLUB_OPT_HEAP_PROFILE), path, sizeof(path), 8);
-	if (k >= 0) {
+	if (k >= 5 && !strcmp(path + k - 5, ".heap")) {
+		report_write(path, true, USLUB_HEAP_DUMP);
+	} else if (k >= 0) {
 		report_write(path, true, USLUB_HEAP_INUSE);
 		memcpy(path + k, ".alloc", 7);
 		report_write(path, true, USLUB_HEAP_ALLOC);

@@ -4,6 +4,9 @@
  *   /dev/shm/uslub-<euid>/<pid>.txt   (slabinfo and group tables)
  *   /dev/shm/uslub-<euid>/<pid>.json  ({"pid", "start_time", "time_ns",
  *                                      "slabinfo", "groups"}, one line)
+ *   /dev/shm/uslub-<euid>/<pid>.heap  (sampled mode with stacks: the heap
+ *                                      dump, ext/stack.c, at most once a
+ *                                      second: `uslub heap PID`)
  * each replaced atomically (written to a temporary created with O_EXCL,
  * mode 0600, then renamed), and removes them at exit. `uslub slabinfo
  * PID` and `uslub top PID` read them. The fast paths pay nothing: the
@@ -126,11 +129,12 @@ static void forget_lost(void)
 }
 
 /* Write one snapshot through a fresh temporary and rename it into place. */
-static void write_file(pid_t self, int json)
+/* Write the snapshot of @kind (PUB_TXT, PUB_JSON, PUB_HEAP). */
+static void write_file(pid_t self, int kind)
 {
 	char name[32], tmp[32];
-	_uslub_pubdir_name(name, sizeof(name), json ? PUB_JSON : PUB_TXT, self);
-	_uslub_pubdir_name(tmp, sizeof(tmp), json ? PUB_JSON_TMP : PUB_TXT_TMP, self);
+	_uslub_pubdir_name(name, sizeof(name), kind, self);
+	_uslub_pubdir_name(tmp, sizeof(tmp), kind + (PUB_TXT_TMP - PUB_TXT), self);
 	/* The temporary is made under pub_lock, after a look at stopping:
 	 * at_exit() (which takes pub_lock, sets stopping and removes every
 	 * file of this pid, temporaries included) comes either before, and
@@ -179,7 +183,11 @@ static void write_file(pid_t self, int json)
 		goto done;
 	}
 	unsigned long long now = now_ns(CLOCK_REALTIME);
-	if (json) {
+	if (kind == PUB_HEAP) {
+		fprintf(f, PUBDIR_TXT_HEAD ", heap dump at %llu.%03llu\n", (int)self, pub_start,
+			now / 1000000000ull, (now / 1000000ull) % 1000);
+		uslub_heap_profile_print(f, USLUB_HEAP_DUMP);
+	} else if (kind == PUB_JSON) {
 		fprintf(f, PUBDIR_JSON_HEAD "\"time_ns\":%llu,\"slabinfo\":", (int)self,
 			pub_start, now);
 		uslub_slabinfo_print(f, USLUB_FMT_JSON_VALUE);
@@ -443,15 +451,21 @@ static void *publisher(void *arg)
 	if (setup(self))
 		return NULL;
 	sweep(self);
-	unsigned long long last_sweep = now_ns(CLOCK_MONOTONIC);
+	unsigned long long last_sweep = now_ns(CLOCK_MONOTONIC), last_heap = 0;
 	for (;;) {
 		uslub_mutex_lock(&pub_lock, RANK_PUB);
 		int ok = !ensure(self);
 		pub_unlock(self);
 		if (!ok)
 			return NULL;
-		write_file(self, 0);
-		write_file(self, 1);
+		write_file(self, PUB_TXT);
+		write_file(self, PUB_JSON);
+		/* the heap dump (sampled mode's stacks): at most once a second */
+		if (_uslub_sampling && _uslub_option(USLUB_OPT_STACK_DEPTH) &&
+		    now_ns(CLOCK_MONOTONIC) - last_heap >= 1000000000ull) {
+			write_file(self, PUB_HEAP);
+			last_heap = now_ns(CLOCK_MONOTONIC);
+		}
 		if (now_ns(CLOCK_MONOTONIC) - last_sweep >= SWEEP_INTERVAL_S * 1000000000ull) {
 			sweep(self);
 			last_sweep = now_ns(CLOCK_MONOTONIC);

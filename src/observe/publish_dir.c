@@ -12,8 +12,10 @@ static const char *const pubdir_fmt[PUB_NR_KINDS] = {
 	[PUB_LOCK]	= "%d.lock",
 	[PUB_TXT]	= "%d.txt",
 	[PUB_JSON]	= "%d.json",
+	[PUB_HEAP]	= "%d.heap",
 	[PUB_TXT_TMP]	= ".%d.txt.tmp",
 	[PUB_JSON_TMP]	= ".%d.json.tmp",
+	[PUB_HEAP_TMP]	= ".%d.heap.tmp",
 };
 
 /* Where the per-user directories are made: /dev/shm, or an absolute
@@ -41,7 +43,7 @@ void _uslub_pubdir_name(char *buf, size_t len, int kind, pid_t pid)
 static int pubdir_parse(const char *name, pid_t *pid, int *kind)
 {
 	static const char *const sfx[PUB_NR_KINDS] = {
-		".lock", ".txt", ".json", ".txt.tmp", ".json.tmp"
+		".lock", ".txt", ".json", ".heap", ".txt.tmp", ".json.tmp", ".heap.tmp"
 	};
 	int tmp = name[0] == '.';
 	const char *p = name + tmp;
@@ -54,7 +56,7 @@ static int pubdir_parse(const char *name, pid_t *pid, int *kind)
 			return 0;
 	}
 	for (int k = 0; k < PUB_NR_KINDS; k++) {
-		if ((k >= PUB_TXT_TMP) != tmp || strcmp(p, sfx[k]))
+		if (PUB_IS_TMP(k) != tmp || strcmp(p, sfx[k]))
 			continue;
 		*pid = (pid_t)v;
 		*kind = k;
@@ -273,7 +275,7 @@ static int pubdir_proven(int dfd, const char *name, int kind, pid_t pid, uid_t u
 	if (fstatat(dfd, name, &a, AT_SYMLINK_NOFOLLOW) || !S_ISREG(a.st_mode) ||
 	    a.st_uid != uid)
 		return 0;
-	int tmp = kind == PUB_TXT_TMP || kind == PUB_JSON_TMP;
+	int tmp = PUB_IS_TMP(kind);
 	if (a.st_size == 0)
 		return tmp;
 	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);

@@ -9,6 +9,8 @@
  *   <root>/uslub-<euid>/          root: /dev/shm (USLUB_PUBLISH_ROOT)
  *       <pid>.lock                held with a POSIX record lock for life
  *       <pid>.txt  <pid>.json     the snapshots, replaced with rename()
+ *       <pid>.heap                the heap dump (sampled mode's stacks:
+ *                                 `uslub heap PID`), the same way
  *       .<pid>.txt.tmp  ...       the temporaries they are written to
  *
  * Trust. /dev/shm is writable by everyone, so nothing in it is trusted by
@@ -95,7 +97,9 @@
 #define PUBDIR_JSON_HEAD	"{\"pid\":%d,\"start_time\":%llu,"
 
 /* The kinds of file in the directory (pubdir_parse()). */
-enum { PUB_LOCK, PUB_TXT, PUB_JSON, PUB_TXT_TMP, PUB_JSON_TMP, PUB_NR_KINDS };
+enum { PUB_LOCK, PUB_TXT, PUB_JSON, PUB_HEAP, PUB_TXT_TMP, PUB_JSON_TMP, PUB_HEAP_TMP,
+       PUB_NR_KINDS };
+#define PUB_IS_TMP(kind)	((kind) >= PUB_TXT_TMP)
 
 /* Declarations: see publish_dir.c. Hidden: the core's and the tool's own. */
 #define PUBDIR_API __attribute__((visibility("hidden")))

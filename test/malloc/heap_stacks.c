@@ -26,6 +26,8 @@
  *            that interrupts the inline push or pop of its own thread
  *            corrupts it) and a stretch of work without malloc, where the
  *            signals land; alarm(30) turns a deadlock into a failure
+ *   hold     the four callers, then "ready" and nothing until standard
+ *            input ends (a live process for `uslub heap PID`)
  * Built with -rdynamic (dladdr names the functions in the process) and -g
  * (addr2line names them in the tool). Only libc: uslub comes in by
  * LD_PRELOAD.
@@ -218,6 +220,16 @@ int main(int argc, char **argv)
 		struct itimerval off = { { 0, 0 }, { 0, 0 } };
 		setitimer(ITIMER_PROF, &off, NULL);
 		printf("signals %d\n", (int)signals);
+	} else if (!strcmp(mode, "hold")) {
+		caller_one();
+		caller_two();
+		caller_four();
+		caller_freed();
+		printf("ready\n");
+		fflush(stdout);
+		char c;
+		while (read(0, &c, 1) > 0)
+			;
 	} else {
 		return 2;
 	}

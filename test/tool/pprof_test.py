@@ -18,6 +18,8 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
 tool = sys.argv[1]
 fails = 0
 
@@ -29,66 +31,7 @@ def check(name, ok):
         fails += 1
 
 
-def varint(b, i):
-    v = s = 0
-    while True:
-        c = b[i]
-        i += 1
-        v |= (c & 0x7f) << s
-        s += 7
-        if c < 0x80:
-            return v, i
-
-
-def fields(b):
-    """(field, wire type, value) of one message: ints, or bytes for wire type 2"""
-    i, out = 0, []
-    while i < len(b):
-        key, i = varint(b, i)
-        f, wt = key >> 3, key & 7
-        if wt == 0:
-            v, i = varint(b, i)
-        elif wt == 2:
-            n, i = varint(b, i)
-            v, i = b[i:i + n], i + n
-        else:
-            raise ValueError("wire type %d" % wt)
-        out.append((f, wt, v))
-    return out
-
-
-def packed(b):
-    i, out = 0, []
-    while i < len(b):
-        v, i = varint(b, i)
-        out.append(v)
-    return out
-
-
-def decode(data):
-    p = {"types": [], "samples": [], "loc": {}, "fn": {}, "strings": []}
-    for f, wt, v in fields(data):
-        if f == 6:
-            p["strings"].append(v.decode())
-    S = p["strings"]
-    for f, wt, v in fields(data):
-        m = dict((ff, vv) for ff, _, vv in fields(v)) if wt == 2 and f != 6 else None
-        if f == 1:
-            p["types"].append((S[m.get(1, 0)], S[m.get(2, 0)]))
-        elif f == 2:
-            locs = packed(m.get(1, b""))
-            vals = packed(m.get(2, b""))
-            p["samples"].append((locs, vals))
-        elif f == 4:
-            line = dict((ff, vv) for ff, _, vv in fields(m[4])) if 4 in m else {}
-            p["loc"][m[1]] = line.get(1, 0)
-        elif f == 5:
-            p["fn"][m[1]] = S[m.get(2, 0)]
-    return p
-
-
-def stack(p, locs):
-    return ";".join(p["fn"][p["loc"][l]] for l in reversed(locs))
+from pprof_decode import decode, stack  # noqa: E402
 
 
 tmp = tempfile.mkdtemp()
