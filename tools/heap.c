@@ -29,6 +29,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 enum { AO, AB, IO, IB, NR_VALUES };
@@ -401,8 +402,7 @@ static int dump_pprof(struct dump *d, FILE *out, bool gzip, bool alloc, long pid
 	}
 	rc = pprof_write(p, out, gzip);
 out:
-	if (nres)
-		resolve_frames_done();
+	resolve_frames_done();
 	pprof_free(p);
 	free(mod);
 	free(off);
@@ -431,23 +431,20 @@ enum heap_format heap_format_of(const char *out, size_t *stem)
 	return HEAP_FOLDED;
 }
 
-int heap_dump_emit(const char *text, size_t len, FILE *f, enum heap_format format, bool alloc,
-		   long pid, const char *who)
+/* The parsed dump @d to @f in @format (heap_dump_emit()); frees it. */
+static int dump_emit(struct dump *d, FILE *f, enum heap_format format, bool alloc, long pid)
 {
-	struct dump d;
-	if (dump_parse(text, len, &d, who))
-		return -1;
 	int rc = -1;
 	if (format == HEAP_PPROF_GZ || format == HEAP_PPROF) {
-		rc = dump_pprof(&d, f, format == HEAP_PPROF_GZ, alloc, pid);
-		dump_free(&d);
+		rc = dump_pprof(d, f, format == HEAP_PPROF_GZ, alloc, pid);
+		dump_free(d);
 		return rc;
 	}
 	char *folded = NULL, *named = NULL;
 	size_t flen = 0, nlen = 0;
 	FILE *m = open_memstream(&folded, &flen);
 	if (m) {
-		dump_folded(&d, m, alloc ? AB : IB, pid);
+		dump_folded(d, m, alloc ? AB : IB, pid);
 		if (fclose(m))
 			goto out;
 	} else {
@@ -470,8 +467,17 @@ int heap_dump_emit(const char *text, size_t len, FILE *f, enum heap_format forma
 out:
 	free(folded);
 	free(named);
-	dump_free(&d);
+	dump_free(d);
 	return rc;
+}
+
+int heap_dump_emit(const char *text, size_t len, FILE *f, enum heap_format format, bool alloc,
+		   long pid, const char *who)
+{
+	struct dump d;
+	if (dump_parse(text, len, &d, who))
+		return -1;
+	return dump_emit(&d, f, format, alloc, pid);
 }
 
 /* ---- uslub heap --------------------------------------------------------- */
@@ -551,17 +557,24 @@ int cmd_heap(int argc, char **argv)
 		if (p && p < text + 200)
 			pid = strtol(p + 6, NULL, 10);
 	}
+	/* the dump first: OUT is neither made nor touched for a bad one */
+	struct dump d;
+	int rc = dump_parse(text, len, &d, "heap");
+	free(text);
+	if (rc)
+		return 1;
+	struct stat st;
+	bool made = out && lstat(out, &st) && errno == ENOENT;
 	FILE *f = out ? fopen(out, "w") : stdout;
 	if (!f) {
 		fprintf(stderr, "uslub heap: cannot write %s: %s\n", out, strerror(errno));
-		free(text);
+		dump_free(&d);
 		return 1;
 	}
-	int rc = heap_dump_emit(text, len, f, format, alloc, pid, "heap");
-	free(text);
+	rc = dump_emit(&d, f, format, alloc, pid);
 	int werr = out ? fclose(f) : fflush(f);
-	if (rc && out)
-		unlink(out);                    /* nothing half written stays */
+	if (rc && made)
+		unlink(out);                    /* nothing half written stays, of ours */
 	if (rc || werr) {
 		if (!rc)
 			fprintf(stderr, "uslub heap: cannot write %s: %s\n", out ? out : "standard "

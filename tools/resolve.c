@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <elf.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -407,7 +406,9 @@ static const char *module_file(const char *module, char *buf, size_t len, int *f
  * size) holds the call (the offset less one), from .symtab, else
  * .dynsym: what dladdr() would name in the process, found outside it
  * (the heap dump's frames carry no name). ELF64, this machine's byte
- * order; every offset checked against the file's size.
+ * order; the headers and tables read (pread: a file that shrinks after
+ * its size was taken reads short, never faults), every offset checked
+ * against the file's size.
  */
 struct fsym {
 	unsigned long lo, hi;
@@ -420,49 +421,63 @@ static int by_lo(const void *a, const void *b)
 	return (x->lo > y->lo) - (x->lo < y->lo);
 }
 
+/* @len bytes at @off of @fd, malloc'ed (NULL: out of the file, or short:
+ * a file that shrank). */
+static void *read_at(int fd, uint64_t off, uint64_t len, uint64_t size)
+{
+	if (off > size || len > size - off || len > (1u << 30))
+		return NULL;
+	char *p = malloc(len ? len : 1);
+	size_t got = 0;
+	while (p && got < len) {
+		ssize_t r = pread(fd, p + got, len - got, (off_t)(off + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			free(p);
+			return NULL;
+		}
+		got += (size_t)r;
+	}
+	return p;
+}
+
 static void elf_symbols(int fd, size_t *idx, size_t n)
 {
 	size_t need = 0;
 	for (size_t i = 0; i < n; i++)
 		need += !sites[idx[i]].func;
 	struct stat st;
-	if (!need || fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(Elf64_Ehdr))
+	Elf64_Ehdr eh;
+	if (!need || fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_shentsize != sizeof(Elf64_Shdr))
 		return;
-	size_t size = (size_t)st.st_size;
-	const unsigned char *f = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (f == MAP_FAILED)
-		return;
-	const Elf64_Ehdr *eh = (const void *)f;
-	const Elf64_Shdr *sh = NULL, *tab = NULL;
-	if (!memcmp(eh->e_ident, ELFMAG, SELFMAG) && eh->e_ident[EI_CLASS] == ELFCLASS64 &&
-	    eh->e_shentsize == sizeof(Elf64_Shdr) && eh->e_shoff < size &&
-	    eh->e_shnum <= (size - eh->e_shoff) / sizeof(Elf64_Shdr))
-		sh = (const void *)(f + eh->e_shoff);
-	for (unsigned int i = 0; sh && i < eh->e_shnum; i++)
+	uint64_t size = (uint64_t)st.st_size;
+	Elf64_Shdr *sh = read_at(fd, eh.e_shoff, (uint64_t)eh.e_shnum * sizeof(Elf64_Shdr), size);
+	const Elf64_Shdr *tab = NULL;
+	for (unsigned int i = 0; sh && i < eh.e_shnum; i++)
 		if ((sh[i].sh_type == SHT_SYMTAB || (sh[i].sh_type == SHT_DYNSYM && !tab)) &&
-		    sh[i].sh_link < eh->e_shnum && sh[i].sh_offset <= size &&
-		    sh[i].sh_size <= size - sh[i].sh_offset &&
-		    sh[sh[i].sh_link].sh_offset <= size &&
-		    sh[sh[i].sh_link].sh_size <= size - sh[sh[i].sh_link].sh_offset)
+		    sh[i].sh_link < eh.e_shnum)
 			tab = &sh[i];
-	size_t nsym = tab ? tab->sh_size / sizeof(Elf64_Sym) : 0, k = 0;
+	Elf64_Sym *sym = tab ? read_at(fd, tab->sh_offset, tab->sh_size, size) : NULL;
+	char *str = sym ? read_at(fd, sh[tab->sh_link].sh_offset, sh[tab->sh_link].sh_size, size)
+			: NULL;
+	size_t nsym = str ? tab->sh_size / sizeof(Elf64_Sym) : 0, strsz = str ? sh[tab->sh_link].sh_size : 0;
+	size_t k = 0;
 	struct fsym *fs = nsym ? calloc(nsym, sizeof(*fs)) : NULL;
-	if (fs) {
-		const Elf64_Sym *sym = (const void *)(f + tab->sh_offset);
-		const char *str = (const char *)f + sh[tab->sh_link].sh_offset;
-		size_t strsz = sh[tab->sh_link].sh_size;
-		for (size_t i = 0; i < nsym; i++) {
-			unsigned int type = ELF64_ST_TYPE(sym[i].st_info);
-			if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym[i].st_shndx == SHN_UNDEF ||
-			    !sym[i].st_size || sym[i].st_name >= strsz ||
-			    !memchr(str + sym[i].st_name, 0, strsz - sym[i].st_name) ||
-			    !str[sym[i].st_name])
-				continue;
-			fs[k++] = (struct fsym){ sym[i].st_value, sym[i].st_value + sym[i].st_size,
-						 str + sym[i].st_name };
-		}
-		qsort(fs, k, sizeof(*fs), by_lo);
+	for (size_t i = 0; fs && i < nsym; i++) {
+		unsigned int type = ELF64_ST_TYPE(sym[i].st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym[i].st_shndx == SHN_UNDEF ||
+		    !sym[i].st_size || sym[i].st_name >= strsz ||
+		    !memchr(str + sym[i].st_name, 0, strsz - sym[i].st_name) || !str[sym[i].st_name])
+			continue;
+		fs[k++] = (struct fsym){ sym[i].st_value, sym[i].st_value + sym[i].st_size,
+					 str + sym[i].st_name };
 	}
+	if (fs)
+		qsort(fs, k, sizeof(*fs), by_lo);
 	for (size_t i = 0; fs && i < n; i++) {
 		struct site *s = &sites[idx[i]];
 		unsigned long a = s->off ? s->off - 1 : 0;
@@ -480,7 +495,9 @@ static void elf_symbols(int fd, size_t *idx, size_t n)
 				s->sym = strdup(fs[j].name);
 	}
 	free(fs);
-	munmap((void *)f, size);
+	free(str);
+	free(sym);
+	free(sh);
 }
 
 static void resolve_all(void)
@@ -493,10 +510,11 @@ static void resolve_all(void)
 			fprintf(stderr, "uslub: addr2line (binutils) is not installed: the program's "
 				"call sites are shown as module+offset and symbol, without "
 				"file:line\n");
-		return;
+		if (!want_symbols)
+			return;                 /* the ELF symbols still name functions */
 	}
 	char progbuf[4096];
-	snprintf(progbuf, sizeof(progbuf), "%s", prog);
+	snprintf(progbuf, sizeof(progbuf), "%s", prog ? prog : "");
 	size_t *idx = malloc(nr_sites * sizeof(*idx));
 	if (!idx)
 		return;
@@ -515,7 +533,7 @@ static void resolve_all(void)
 			module = unescape(module, path, sizeof(path));
 		if (module)
 			file = module_file(module, fdpath, sizeof(fdpath), &fd, &refused);
-		if (file)
+		if (file && prog)
 			run_addr2line(progbuf, file, idx + i, j - i);
 		if (file && want_symbols)
 			elf_symbols(fd, idx + i, j - i);
@@ -837,6 +855,8 @@ static void folded_name(const char *f, const char *fe, char *buf, size_t *k, siz
 	} else if ((unloaded = se - f == 10 && !memcmp(f, "[unloaded]", 10)) &&
 		   (s = find(ms, modlen, off)) && (s->func || s->sym)) {
 		n = (size_t)snprintf(tmp, sizeof(tmp), "%s [unloaded]", s->func ? s->func : s->sym);
+		if (n >= sizeof(tmp))
+			n = sizeof(tmp) - 1;
 	} else if ((s = find(ms, modlen, off)) && s->func) {
 		name = s->func;
 		n = strlen(name);

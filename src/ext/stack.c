@@ -121,7 +121,8 @@ static __thread unsigned char in_capture __tls_ie;
  * the range would be the program's) */
 static uintptr_t own_lo, own_hi;
 static unsigned long long seen_subs;            /* the loader's unload count */
-static unsigned int mod_busy;                   /* the module table's updater (below) */
+static uintptr_t mod_busy;                      /* the module table's updater (below):
+						 * its pthread_self(), 0 none */
 
 /* ---- capture ------------------------------------------------------------ */
 
@@ -351,7 +352,10 @@ static void stacks_postfork_child(void)
 	self_pid = getpid();
 #endif
 	__atomic_store_n(&inflight, in_capture, __ATOMIC_RELAXED);  /* the others are gone */
-	__atomic_store_n(&mod_busy, 0, __ATOMIC_RELAXED);   /* an updater lost to fork */
+	/* an updater lost to fork; not this thread's own (a fork from a
+	 * signal handler inside its update, which goes on after it) */
+	if (__atomic_load_n(&mod_busy, __ATOMIC_RELAXED) != (uintptr_t)pthread_self())
+		__atomic_store_n(&mod_busy, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&gate, 0, __ATOMIC_RELEASE);
 }
 
@@ -406,12 +410,13 @@ static unsigned int capture(uintptr_t *out, uintptr_t caller)
  * module was mapped there meanwhile: a plugin loaded and unloaded in a
  * loop takes one entry).
  *
- * Written by one updater at a time (mod_busy, tried, never waited for:
- * a thread that finds it taken goes on with the table as it is), read
+ * Written by one updater at a time (mod_busy, its thread; a thread that
+ * finds it taken waits for it a little, bounded, then goes on with the
+ * table as it is), read
  * lock-free: an entry is whole before nr_modules counts it (release);
  * died is an atomic. MODULES entries and their paths in a fixed pool,
  * .bss: a module that does not fit is left out (its frames are then
- * named by dladdr(), or by address).
+ * named by dladdr() while it is loaded, else by address).
  */
 #define MODULES       1024
 #define MODULE_PATHS  (96u << 10)
@@ -449,12 +454,24 @@ static int counts_cb(struct dl_phdr_info *info, size_t size, void *data)
 
 /* The GNU build id of the module at @bias, from its PT_NOTE segments
  * (mapped: they are in its first PT_LOAD). */
+static bool in_load(const struct dl_phdr_info *info, uintptr_t vaddr, size_t len)
+{
+	for (unsigned int k = 0; k < info->dlpi_phnum; k++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[k];
+		if (ph->p_type == PT_LOAD && vaddr >= ph->p_vaddr &&
+		    len <= ph->p_memsz && vaddr - ph->p_vaddr <= ph->p_memsz - len)
+			return true;
+	}
+	return false;
+}
+
 static void module_build_id(struct module *m, const struct dl_phdr_info *info)
 {
 	for (unsigned int k = 0; k < info->dlpi_phnum; k++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[k];
-		if (ph->p_type != PT_NOTE)
+		if (ph->p_type != PT_NOTE || !in_load(info, ph->p_vaddr, ph->p_memsz))
 			continue;
+		size_t pad = ph->p_align == 8 ? 8 : 4;  /* notes are padded to their alignment */
 		const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
 		const unsigned char *end = p + ph->p_memsz;
 		while (end - p >= 12) {
@@ -462,7 +479,7 @@ static void module_build_id(struct module *m, const struct dl_phdr_info *info)
 			memcpy(&nsz, p, 4);
 			memcpy(&dsz, p + 4, 4);
 			memcpy(&type, p + 8, 4);
-			const unsigned char *name = p + 12, *desc = name + ((nsz + 3) & ~3u);
+			const unsigned char *name = p + 12, *desc = name + ((nsz + pad - 1) & ~(pad - 1));
 			if (nsz > (size_t)(end - name) || dsz > (size_t)(end - desc))
 				break;
 			if (type == 3 /* NT_GNU_BUILD_ID */ && nsz == 4 && !memcmp(name, "GNU", 4) &&
@@ -471,7 +488,7 @@ static void module_build_id(struct module *m, const struct dl_phdr_info *info)
 				m->build_id_len = (unsigned char)dsz;
 				return;
 			}
-			p = desc + ((dsz + 3) & ~3u);
+			p = desc + ((dsz + pad - 1) & ~(pad - 1));
 		}
 	}
 }
@@ -488,7 +505,7 @@ static unsigned int path_store(const char *s)
 }
 
 struct refresh {
-	char exe[512];
+	char exe[4096];
 	unsigned int epoch;             /* the new entries' */
 	bool changed;
 	struct loader_counts c;
@@ -519,9 +536,10 @@ static int refresh_cb(struct dl_phdr_info *info, size_t size, void *data)
 	unsigned int n = __atomic_load_n(&nr_modules, __ATOMIC_RELAXED);
 	for (unsigned int i = 0; i < n; i++) {
 		struct module *m = &modules[i];
+		/* a module whose name found no room (path 0) by its place */
 		if (m->bias == info->dlpi_addr && m->lo == lo && m->hi == hi &&
 		    __atomic_load_n(&m->died, __ATOMIC_RELAXED) == ALIVE &&
-		    !strcmp(module_paths + m->path, path)) {
+		    (!m->path || !strcmp(module_paths + m->path, path))) {
 			mod_seen[i] = 1;
 			return 0;
 		}
@@ -532,7 +550,7 @@ static int refresh_cb(struct dl_phdr_info *info, size_t size, void *data)
 		struct module *m = &modules[i];
 		if (m->hi <= lo || hi <= m->lo)
 			continue;
-		if (m->bias != info->dlpi_addr || m->lo != lo || m->hi != hi ||
+		if (m->bias != info->dlpi_addr || m->lo != lo || m->hi != hi || !m->path ||
 		    strcmp(module_paths + m->path, path))
 			break;                  /* the latest there is another */
 		__atomic_store_n(&m->died, ALIVE, __ATOMIC_RELEASE);
@@ -564,12 +582,28 @@ static int refresh_cb(struct dl_phdr_info *info, size_t size, void *data)
 static void modules_check(void)
 {
 	struct loader_counts c = { 0, 0 };
+	uintptr_t none = 0, me = (uintptr_t)pthread_self();
 	dl_iterate_phdr(counts_cb, &c);
 	if (c.adds == __atomic_load_n(&mod_adds, __ATOMIC_ACQUIRE) &&
 	    c.subs == __atomic_load_n(&mod_subs, __ATOMIC_ACQUIRE))
 		return;
-	if (__atomic_exchange_n(&mod_busy, 1, __ATOMIC_ACQUIRE))
-		return;
+	/* another thread updating: its update may miss what this one is
+	 * about to intern (loaded since it began), so wait a little for it
+	 * (bounded: it may wait for the loader's lock, which a thread that
+	 * a signal handler interrupted may hold) and look again */
+	for (int tries = 0; !__atomic_compare_exchange_n(&mod_busy, &none, me, false,
+							 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+	     tries++) {
+		if (none == me || tries == 100)
+			return;                 /* nested (a signal handler), or too long */
+		sched_yield();
+		none = 0;
+	}
+	if (c.adds == __atomic_load_n(&mod_adds, __ATOMIC_ACQUIRE) &&
+	    c.subs == __atomic_load_n(&mod_subs, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&mod_busy, 0, __ATOMIC_RELEASE);
+		return;                 /* the other's update covered it */
+	}
 	static struct refresh r;        /* the updater's: mod_busy */
 	if (!r.exe[0]) {
 		ssize_t k = readlink("/proc/self/exe", r.exe, sizeof(r.exe) - 1);
@@ -592,12 +626,12 @@ static void modules_check(void)
 	__atomic_store_n(&mod_busy, 0, __ATOMIC_RELEASE);
 }
 
-/* The module @pc was in at epoch @ep (the stack's): the entry listed
- * then, else the one mapped there now, else any; NULL when none. */
-static const struct module *module_at(uintptr_t pc, unsigned int ep)
+/* The module @pc was in at epoch @ep (the stack's), among the first @n
+ * entries: the entry listed then, else the one mapped there now; NULL
+ * when none (an address, not a guess). */
+static const struct module *module_at(uintptr_t pc, unsigned int ep, unsigned int n)
 {
-	unsigned int n = __atomic_load_n(&nr_modules, __ATOMIC_ACQUIRE);
-	const struct module *best = NULL;
+	const struct module *alive = NULL;
 	for (unsigned int i = 0; i < n; i++) {
 		const struct module *m = &modules[i];
 		if (pc - m->lo >= m->hi - m->lo)
@@ -605,10 +639,10 @@ static const struct module *module_at(uintptr_t pc, unsigned int ep)
 		unsigned int died = __atomic_load_n(&m->died, __ATOMIC_ACQUIRE);
 		if (m->born <= ep && ep < died)
 			return m;
-		if (!best || died == ALIVE)
-			best = m;
+		if (died == ALIVE)
+			alive = m;
 	}
-	return best;
+	return alive;
 }
 
 static bool module_alive(const struct module *m)
@@ -776,13 +810,20 @@ static void put_safe(struct uslub_buf *b, const char *s)
  * in none known. */
 static void put_frame(struct uslub_buf *b, uintptr_t pc, unsigned int ep)
 {
-	const struct module *m = module_at(pc, ep);
-	if (!m) {
-		_uslub_buf_printf(b, "0x%lx", (unsigned long)pc);
-		return;
-	}
+	const struct module *m = module_at(pc, ep, __atomic_load_n(&nr_modules, __ATOMIC_ACQUIRE));
 	Dl_info info;
 	struct link_map *lm = NULL;
+	if (!m) {               /* not in the table (full): the loader's view */
+		if (dladdr1((void *)pc, &info, (void **)&lm, RTLD_DL_LINKMAP) && lm &&
+		    lm->l_name && lm->l_name[0]) {
+			_uslub_buf_printf(b, "(");
+			put_safe(b, lm->l_name);
+			_uslub_buf_printf(b, "+0x%lx)", (unsigned long)(pc - (uintptr_t)lm->l_addr));
+		} else {
+			_uslub_buf_printf(b, "0x%lx", (unsigned long)pc);
+		}
+		return;
+	}
 	if (!module_alive(m)) {
 		_uslub_buf_printf(b, "[unloaded] ");
 	} else if (dladdr1((void *)pc, &info, (void **)&lm, RTLD_DL_LINKMAP) && lm &&
@@ -799,7 +840,7 @@ static void put_frame(struct uslub_buf *b, uintptr_t pc, unsigned int ep)
  * as %XX: a path as one word of the dump. */
 static void put_word(struct uslub_buf *b, const char *s)
 {
-	char tmp[1024];
+	char tmp[3 * 4096 + 4];                 /* a path of PATH_MAX, each byte escaped */
 	size_t k = 0;
 	for (; *s && k + 4 < sizeof(tmp); s++) {
 		unsigned char c = (unsigned char)*s;
@@ -857,7 +898,7 @@ static void dump(struct uslub_buf *b)
 				  (long long)MAX(ao - fo, 0), (long long)MAX(ab - fb, 0));
 		for (unsigned int d = 0; d < st->depth; d++) {
 			uintptr_t pc = st->frames[d];
-			const struct module *m = module_at(pc, st->epoch);
+			const struct module *m = module_at(pc, st->epoch, n);   /* a module line */
 			if (m)
 				_uslub_buf_printf(b, " %u+0x%lx", (unsigned int)(m - modules),
 						  (unsigned long)(pc - m->bias));

@@ -167,6 +167,9 @@ unset USLUB_PUBLISH_ROOT
 printf 'hello\n' >"$T/bad"
 "$tool" heap "$T/bad" >/dev/null 2>"$T/bad.err"; rc=$?
 [ $rc = 1 ] && grep -q 'not a uslub heap dump' "$T/bad.err" || fail "bad: exit $rc: $(cat "$T/bad.err")"
+echo precious >"$T/keep"
+"$tool" heap -o "$T/keep" "$T/bad" 2>/dev/null && fail "bad: -o OUT of a bad dump succeeded"
+[ "$(cat "$T/keep")" = precious ] || fail "bad: -o OUT was touched for a bad dump"
 printf 'uslub-heap 2 4096\n' >"$T/v2"
 "$tool" heap "$T/v2" >/dev/null 2>"$T/v2.err"; rc=$?
 [ $rc = 1 ] && grep -q 'another version' "$T/v2.err" || fail "version 2: exit $rc: $(cat "$T/v2.err")"
