@@ -729,9 +729,9 @@ static __thread unsigned int walks_left __tls_ie;   /* to the next unload check 
  * layout is not known or not understood (a signal frame, a CFA by
  * expression: the PLT's, stack realignment), a read that fails, or a CFA
  * that does not move up the stack. */
-static __attribute__((noinline, optimize("no-omit-frame-pointer")))
-unsigned int walk(uintptr_t *pcs, unsigned int max)
+static __attribute__((noinline)) unsigned int walk(uintptr_t *pcs, unsigned int max)
 {
+	/* its frame pointer: gcc and clang keep one where it is asked for */
 	uintptr_t *fp = __builtin_frame_address(0);
 	unsigned long long subs = 0;
 	/* every 64th walk of a thread: a layout kept for an unloaded
@@ -859,9 +859,9 @@ static unsigned int walk(uintptr_t *pcs, unsigned int max)
 	return n > 0 ? (unsigned int)n : 0;
 }
 #else
-/* The frame-pointer walk, within the thread's stack (see the top). */
-static __attribute__((noinline, optimize("no-omit-frame-pointer")))
-unsigned int walk(uintptr_t *pcs, unsigned int max)
+/* The frame-pointer walk, within the thread's stack (see the top); its
+ * own frame pointer kept by __builtin_frame_address() (gcc and clang). */
+static __attribute__((noinline)) unsigned int walk(uintptr_t *pcs, unsigned int max)
 {
 	uintptr_t *fp = __builtin_frame_address(0);
 	uintptr_t lo = (uintptr_t)&fp, hi = stack_top(lo);
@@ -1000,6 +1000,18 @@ static unsigned int capture(uintptr_t *out, uintptr_t caller)
 	unsigned int k = MIN(n - i, depth_max);
 	memcpy(out, pcs + i, k * sizeof(*out));
 	return k;
+}
+
+/* Tests (white-box): a walk from the caller, leaf first, uslub's own
+ * frames kept; 0 inside a capture of this thread. */
+unsigned int _uslub_stacks_walk(uintptr_t *pcs, unsigned int max)
+{
+	if (in_capture)
+		return 0;
+	in_capture = 1;
+	unsigned int n = walk(pcs, max);
+	in_capture = 0;
+	return n;
 }
 
 /* ---- the table ---------------------------------------------------------- */
