@@ -214,6 +214,8 @@ static pid_t self_pid;
 
 static bool page_good(const struct reader *r, uintptr_t page)
 {
+	if (!page)                      /* the empty slots' value: never good */
+		return false;
 	for (unsigned int i = 0; i < GOOD_PAGES; i++)
 		if (r->good[i] == page)
 			return true;
@@ -224,7 +226,8 @@ static bool page_good(const struct reader *r, uintptr_t page)
 static bool read_mem(struct reader *r, uintptr_t a, void *dst, size_t n)
 {
 	uintptr_t first = a & ~(uintptr_t)4095, last = (a + n - 1) & ~(uintptr_t)4095;
-	if ((a >= r->lo && a + n <= r->hi) || (page_good(r, first) && page_good(r, last))) {
+	if ((a >= r->lo && a < r->hi && r->hi - a >= n) ||
+	    (page_good(r, first) && page_good(r, last))) {
 		memcpy(dst, (const void *)a, n);
 		return true;
 	}
@@ -240,7 +243,7 @@ static bool read_mem(struct reader *r, uintptr_t a, void *dst, size_t n)
 /* A word of the stack: the live stack's inline, the rest by read_mem() */
 static inline bool read_word(struct reader *r, uintptr_t a, uintptr_t *v)
 {
-	if (a >= r->lo && a + sizeof(*v) <= r->hi) {
+	if (a >= r->lo && a < r->hi && r->hi - a >= sizeof(*v)) {
 		memcpy(v, (const void *)a, sizeof(*v));
 		return true;
 	}
@@ -425,6 +428,12 @@ static bool read_cie(struct reader *r, uintptr_t at, struct cie *ci)
 
 #define STATES 8                /* DW_CFA_remember_state's depth */
 
+/* @v times @f, wrapping (garbage data must not be undefined behaviour) */
+static inline int64_t scaled(uint64_t v, int64_t f)
+{
+	return (int64_t)(v * (uint64_t)f);
+}
+
 static void rule(struct row *w, uint64_t reg, uint8_t how, int64_t off)
 {
 	if (reg == DW_RBP) {
@@ -452,7 +461,7 @@ static void run_cfa(struct cur *c, uintptr_t end, const struct cie *ci, uintptr_
 			adv = low;
 			goto advance;
 		case 2:                 /* DW_CFA_offset */
-			rule(w, low, R_OFF, (int64_t)uleb(c) * ci->data_align);
+			rule(w, low, R_OFF, scaled(uleb(c), ci->data_align));
 			continue;
 		case 3:                 /* DW_CFA_restore */
 			if (!init)
@@ -476,7 +485,7 @@ static void run_cfa(struct cur *c, uintptr_t end, const struct cie *ci, uintptr_
 		case 0x04: adv = get(c, 4); goto advance;
 		case 0x05:              /* DW_CFA_offset_extended */
 			reg = uleb(c);
-			rule(w, reg, R_OFF, (int64_t)uleb(c) * ci->data_align);
+			rule(w, reg, R_OFF, scaled(uleb(c), ci->data_align));
 			break;
 		case 0x06:              /* DW_CFA_restore_extended */
 			reg = uleb(c);
@@ -534,15 +543,15 @@ static void run_cfa(struct cur *c, uintptr_t end, const struct cie *ci, uintptr_
 			break;
 		case 0x11:              /* DW_CFA_offset_extended_sf */
 			reg = uleb(c);
-			rule(w, reg, R_OFF, sleb(c) * ci->data_align);
+			rule(w, reg, R_OFF, scaled((uint64_t)sleb(c), ci->data_align));
 			break;
 		case 0x12:              /* DW_CFA_def_cfa_sf */
 			reg = uleb(c);
 			w->cfa_reg = reg == DW_RBP || reg == DW_RSP ? (int)reg : -1;
-			w->cfa_off = sleb(c) * ci->data_align;
+			w->cfa_off = scaled((uint64_t)sleb(c), ci->data_align);
 			break;
 		case 0x13:              /* DW_CFA_def_cfa_offset_sf */
-			w->cfa_off = sleb(c) * ci->data_align;
+			w->cfa_off = scaled((uint64_t)sleb(c), ci->data_align);
 			break;
 		case 0x14:              /* DW_CFA_val_offset */
 			reg = uleb(c);
@@ -559,7 +568,7 @@ static void run_cfa(struct cur *c, uintptr_t end, const struct cie *ci, uintptr_
 			break;
 		case 0x2f:              /* DW_CFA_GNU_negative_offset_extended */
 			reg = uleb(c);
-			rule(w, reg, R_OFF, -(int64_t)uleb(c) * ci->data_align);
+			rule(w, reg, R_OFF, scaled(0 - uleb(c), ci->data_align));
 			break;
 		default:
 			c->bad = true;
@@ -677,9 +686,9 @@ static __attribute__((noinline, cold)) struct layout parse_layout(struct reader 
  * many threads walk). Lock-free: a slot is two words, the layout and the
  * return address xor'ed with it, each stored and loaded whole; a reader
  * takes the slot when the two match its return address, so a slot being
- * rewritten (a thread between its two stores, or interrupted there by a
- * signal whose handler walks) reads as a miss, never as another address's
- * layout. Emptied when a module was unloaded (walk()).
+ * rewritten by another thread (between its two stores) reads as a miss,
+ * never as another address's layout. Emptied when a module was unloaded
+ * (walk()).
  */
 #define LAYOUT_BITS 12
 #define LAYOUTS     (1u << LAYOUT_BITS)
