@@ -26,7 +26,7 @@
  * Why our own walk (measured on this machine, Xeon model 207, 2 vCPUs
  * shared, load ~4: medians of 5, ns per walk at 13 / 64 frames; memory
  * each new thread adds once it walked, 256 threads):
- *   - libunwind 1.6.2's unw_backtrace(): 161 / 645 ns (1346 / 5167
+ *   - libunwind 1.6.2's unw_backtrace(): 145 / 603 ns (1346 / 5167
  *     instructions), but its fast path keeps a per-thread trace cache, a
  *     hash table it mmaps per thread and whose pages each walk touches:
  *     B9 (USLUB_STACK_DEPTH=64, 256 threads) held 236-248 KiB a thread
@@ -35,13 +35,13 @@
  *     or the per-thread caching policy, 18 / 82 us with none: its cache
  *     lock blocks signals, two rt_sigprocmask calls a frame, whatever the
  *     policy (this build has no per-thread cache in TLS: libunwind.so's
- *     TLS is 16 bytes); no memory per thread (4 KiB: its cursor's stack);
+ *     TLS is 16 bytes); no memory per thread but 4 KiB more of stack;
  *   - libgcc's _Unwind_Backtrace, which parses the FDEs again on every
  *     walk: 8 us for 15 frames, 33 us for 64;
- *   - this walk: 87 / 493 ns (814 / 3545 instructions), no memory per
+ *   - this walk: 103 / 506 ns (878 / 3805 instructions), no memory per
  *     thread (B9: 195.9 KiB a thread with stacks and without), the same
- *     stacks as unw_backtrace's (python3 and sqlite3's heap profiles,
- *     line for line);
+ *     stacks as unw_backtrace's (python3's and sqlite3's heap profiles
+ *     with one seed: the same lines, frame for frame);
  *   - a frame-pointer walk: 3-5 ns a frame, but it stops at the first
  *     frame of code without frame pointers, which is the wrapper the
  *     stack is for.
@@ -51,8 +51,8 @@
  * "<no stack>" bucket) and never nested: a signal handler that allocates
  * while its thread is in a capture counts its sample there. Memory is
  * read only where it is known to be (the live stack) or through
- * process_vm_readv() (read_mem(): no descriptor, no fault on memory
- * unmapped under the walk). The walk's one lock is the loader's
+ * process_vm_readv() (read_mem(): no descriptor, no fault on memory not
+ * mapped readable when the walk first reads its page). The walk's one lock is the loader's
  * (dl_iterate_phdr(): a return address not in the layouts' table, and
  * every 64th walk of a thread), which dlclose does not hold while it runs
  * destructors that free. fork: prefork closes a gate and waits for the
