@@ -10,7 +10,11 @@
  *   - the same in a thread (its stack's top: the thread's descriptor);
  *   - in a signal handler: the handler's frame, then the walk ends (or
  *     goes on, libunwind) at the signal frame, without a fault;
- *   - a stack deeper than the bound: exactly the bound.
+ *   - a stack deeper than the bound: exactly the bound;
+ *   - through a module's frame (unit_walk_plugin.so, no frame pointer),
+ *     the module unloaded and loaded again 50 times while two threads
+ *     walk (the layouts' table emptied when the unload count moves): the
+ *     module's frame each time, no fault.
  * Where the walk follows frame pointers (a build without libunwind) the
  * chain is not checked (it stops in uslub's own frames, built without
  * them), only that each walk ends inside its bound.
@@ -23,6 +27,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 unsigned int _uslub_stacks_walk(uintptr_t *pcs, unsigned int max);
 
@@ -131,6 +136,62 @@ static __attribute__((noinline)) unsigned int deep(int d, uintptr_t *pcs)
 	return n;
 }
 
+/* through the module: its return address follows the callback's */
+typedef size_t (*plugin_call_fn)(size_t (*)(void *), void *);
+
+static size_t through_cb(void *arg)
+{
+	struct chain *c = arg;
+	c->ret[0] = RA();                       /* into the module */
+	leaf(c);
+	return 1;
+}
+
+static volatile int stop;
+static void *walker(void *arg)
+{
+	uintptr_t pcs[64];
+	while (!stop)
+		CHECK(deep(5, pcs) >= 1);
+	return NULL;
+}
+
+static void plugin_cycles(bool whole)
+{
+	char path[4096];
+	ssize_t len = readlink("/proc/self/exe", path, sizeof(path) - 40);
+	CHECK(len > 0);
+	path[len] = 0;
+	strcpy(strrchr(path, '/') + 1, "unit_walk_plugin.so");
+	pthread_t th[2];
+	for (int k = 0; k < 2; k++)
+		CHECK(!pthread_create(&th[k], NULL, walker, NULL));
+	static struct chain p;
+	for (int r = 0; r < 50; r++) {
+		void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		CHECK(h);
+		plugin_call_fn call = (plugin_call_fn)(uintptr_t)dlsym(h, "walk_plugin_call");
+		CHECK(call);
+		memset(&p, 0, sizeof(p));
+		call(through_cb, &p);
+		CHECK(p.n > 0 && p.n < MAXF);
+		if (whole) {
+			unsigned int i = 0;
+			while (i < p.n && p.pcs[i] != p.ret[5])
+				i++;
+			CHECK(i + 1 < p.n);
+			CHECK_EQ(p.pcs[i + 1], p.ret[0]);
+		}
+		CHECK(!dlclose(h));
+		uintptr_t pcs[64];
+		for (int w = 0; w < 70; w++)    /* past this thread's unload check */
+			CHECK(deep(3, pcs) >= 1);
+	}
+	stop = 1;
+	for (int k = 0; k < 2; k++)
+		CHECK(!pthread_join(th[k], NULL));
+}
+
 int main(void)
 {
 	if (uslub_profiling_enabled() != 2) {
@@ -164,7 +225,8 @@ int main(void)
 	uintptr_t pcs[64];
 	unsigned int n = deep(100, pcs);
 	CHECK(whole ? n == 64 : n >= 1);
+	plugin_cycles(whole);
 	printf("PASS: walks through frames without frame pointers, threads, a signal handler, "
-	       "the bound\n");
+	       "the bound, a module unloaded and loaded again\n");
 	return 0;
 }
