@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what building and testing uslub needs on a fresh Debian machine
 # (compiler, clang, make, cmake, pkg-config, python3, sqlite3, redis-tools,
-# tmux, binutils, liburcu-dev, libunwind-dev; the sanitizer runtimes come with gcc). A no-op when everything is present.
+# tmux, binutils, liburcu-dev, libunwind-dev but on x86_64; the sanitizer runtimes come with gcc). A no-op when everything is present.
 # Called by `make build`, so the README's two commands work on a bare
 # machine.
 set -euo pipefail
@@ -32,9 +32,11 @@ fi
 { command -v cc >/dev/null 2>&1 && echo '#include <urcu.h>' | cc -E -x c - >/dev/null 2>&1; } ||
 	missing+=(liburcu-dev)
 # libunwind (libunwind.h, -lunwind): the stacks of sampled allocations
+# other than on x86_64, where uslub walks the modules' .eh_frame itself
 # (src/ext/stack.c; optional in the build, where a frame-pointer walk
 # stands in, but its tests, test/malloc/heap_stacks.sh, want it)
-{ command -v cc >/dev/null 2>&1 && echo '#include <libunwind.h>' | cc -E -x c - >/dev/null 2>&1; } ||
+[ "$(uname -m)" = x86_64 ] ||
+	{ command -v cc >/dev/null 2>&1 && echo '#include <libunwind.h>' | cc -E -x c - >/dev/null 2>&1; } ||
 	missing+=(libunwind-dev)
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "uslub: installing build dependencies: ${missing[*]}"

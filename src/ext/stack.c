@@ -8,41 +8,64 @@
  *
  * Capture (_uslub_stack_tag(), from sample.c's cold path, before the
  * sample takes the slab's node lock): up to USLUB_STACK_DEPTH (64) return
- * addresses. With libunwind (an optional dependency, as liburcu is:
- * USLUB_HAVE_LIBUNWIND) its unw_backtrace(), which reads the modules'
- * .eh_frame (so it walks through code built without frame pointers: a
- * Debian python3 or sqlite3) and keeps a per-thread cache of the frames'
- * layouts (measured on this machine, Xeon, 2 CPUs: about 13 ns a frame,
- * 0.2 us for 15 frames, 0.8 us for 64; libgcc's _Unwind_Backtrace, which
- * parses the FDEs again on every walk: 0.5 us a frame, 8 us for 15, 33
- * us for 64 (too slow for the default sampled mode, whose target is
- * 1.05x profiling off); a frame-pointer walk: 3-5 ns a frame, but it
- * stops at the first frame of code without frame pointers, which is the
- * wrapper the stack is for). Without libunwind, the frame-pointer walk,
- * bounded by the thread's stack (glibc: [sp, __libc_stack_end) for the
- * main thread, [sp, pthread_self()) for the others, whose descriptor
- * sits at the top of their stack block), each frame above the one before
- * and 8-aligned; a walk that stops short keeps the call site alone,
- * which, uslub's own frames keeping no frame pointer at -O2, is what it
- * gives as built.
+ * addresses. On x86_64 our own walk of the modules' call frame
+ * information (walk(), below; no dependency): so it walks through code
+ * built without frame pointers (a Debian python3 or sqlite3), each
+ * frame's layout at a return address parsed once and kept in one global
+ * lock-free table (64 KiB of .bss at most), no memory per thread.
+ * Elsewhere libunwind's unw_backtrace() where uslub was built with it
+ * (USLUB_HAVE_LIBUNWIND, an optional dependency as liburcu is). Without
+ * either, the
+ * frame-pointer walk, bounded by the thread's stack (glibc:
+ * [sp, __libc_stack_end) for the main thread, [sp, pthread_self()) for
+ * the others, whose descriptor sits at the top of their stack block),
+ * each frame above the one before and 8-aligned; a walk that stops short
+ * keeps the call site alone, which, uslub's own frames keeping no frame
+ * pointer at -O2, is what it gives as built (ThreadSanitizer builds walk
+ * frame pointers, which the sanitizer builds keep).
  *
- * In the library: 250 ns a sample at 13 frames, 630 ns at 64.
+ * Why our own walk (measured on this machine, Xeon model 207, 2 vCPUs
+ * shared, load ~4: medians of 5, ns per walk at 13 / 64 frames; memory
+ * each new thread adds once it walked, 256 threads):
+ *   - libunwind 1.6.2's unw_backtrace(): 145 / 603 ns (1346 / 5167
+ *     instructions), but its fast path keeps a per-thread trace cache, a
+ *     hash table it mmaps per thread and whose pages each walk touches:
+ *     B9 (USLUB_STACK_DEPTH=64, 256 threads) held 236-248 KiB a thread
+ *     against 196 with stacks off;
+ *   - unw_init_local() + unw_step(): 6-7 us / 29-30 us with the global
+ *     or the per-thread caching policy, 18 / 82 us with none: its cache
+ *     lock blocks signals, two rt_sigprocmask calls a frame, whatever the
+ *     policy (this build has no per-thread cache in TLS: libunwind.so's
+ *     TLS is 16 bytes); no memory per thread but 4 KiB more of stack;
+ *   - libgcc's _Unwind_Backtrace, which parses the FDEs again on every
+ *     walk: 8 us for 15 frames, 33 us for 64;
+ *   - this walk: 103 / 506 ns (878 / 3805 instructions), no memory per
+ *     thread (B9: 195.9 KiB a thread with stacks and without), the same
+ *     stacks as unw_backtrace's (python3's and sqlite3's heap profiles
+ *     with one seed: the same lines, frame for frame);
+ *   - a frame-pointer walk: 3-5 ns a frame, but it stops at the first
+ *     frame of code without frame pointers, which is the wrapper the
+ *     stack is for.
  *
  * Safety: nothing here allocates or takes a uslub lock. A capture is
  * never made with a uslub lock held (the stack is then left out: the
  * "<no stack>" bucket) and never nested: a signal handler that allocates
- * while its thread is in a capture (libunwind's per-thread cache in
- * between two writes) counts its sample there. libunwind's memory
- * reader is replaced (read_word(): no descriptor), and the pipes its
- * setup opens are closed (unwinder_init()). fork: libunwind
- * takes locks of its own (its memory pool, on a cache miss) which a fork
- * in another thread would leave held in the child, so prefork closes a
- * gate and waits for the captures in flight (microseconds) to end; the
- * captures that find the gate closed go to "<no stack>". dlclose: libunwind
- * finds a frame's module with dl_iterate_phdr() (the loader's list lock,
- * which dlclose does not hold while it runs destructors that free); its
- * caches are flushed when the loader's unload count moved (checked every
- * 64th walk of a thread).
+ * while its thread is in a capture counts its sample there. Memory is
+ * read only where it is known to be (the live stack) or through
+ * process_vm_readv() (read_mem(): no descriptor, no fault on memory not
+ * mapped readable when the walk first reads its page). The walk's one lock is the loader's
+ * (dl_iterate_phdr(): a return address not in the layouts' table, and
+ * every 64th walk of a thread), which dlclose does not hold while it runs
+ * destructors that free. fork: prefork closes a gate and waits for the
+ * captures in flight (microseconds) to end (libunwind, where it walks,
+ * takes locks of its own, its memory pool on a cache miss, which a fork
+ * in another thread would leave held in the child); the captures that
+ * find the gate closed go to "<no stack>". dlclose: the layouts (and
+ * libunwind's caches) are emptied when the loader's unload count moved
+ * (checked every 64th walk of a thread); a layout kept a little longer
+ * for an unloaded module's code can only make a wrong stack. libunwind,
+ * where it walks: its memory reader is replaced (read_word()) and the
+ * pipes its setup opens are closed (unwinder_init()).
  *
  * The table: STACKS slots, claimed lock-free (a compare-and-swap of the
  * slot's hash, then the frames, then "ready" with release); a lookup
@@ -81,9 +104,16 @@
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
-#ifdef USLUB_HAVE_LIBUNWIND
+#if defined(__x86_64__) && !defined(USLUB_WALK_FP)
+#define EH_WALK                 /* our own walk of the modules' .eh_frame */
+#define WALKER "the modules' .eh_frame"
+#elif defined(USLUB_HAVE_LIBUNWIND)
+#define WALKER "libunwind"
+#define UNW_WALK                /* libunwind's unw_backtrace() */
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
+#else
+#define WALKER "frame pointers"
 #endif
 
 #define STACK_BITS    14
@@ -166,7 +196,605 @@ static int subs_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 1;
 }
 
-#ifdef USLUB_HAVE_LIBUNWIND
+#ifdef EH_WALK
+/*
+ * The walk of the modules' .eh_frame, our own (x86_64): the call frame
+ * information gcc and clang emit, interpreted for the three registers a
+ * walk needs (the CFA's, rbp, the return address), each frame's layout
+ * at a return address kept in one global table (layouts[]: no table per
+ * thread).
+ *
+ * Memory: a word of the live stack (from walk()'s own frame to the top
+ * of the stack being walked) is read as it is; anything else (a module's
+ * .eh_frame_hdr and .eh_frame, a frame on another stack) through
+ * process_vm_readv() on this process, which fails cleanly on memory that
+ * is not mapped readable (a module unloaded under the walk), and the page
+ * is then trusted for the rest of the walk (GOOD_PAGES of them; a page
+ * unmapped later, dlclose, is never trusted from an older walk).
+ */
+#define GOOD_PAGES 8
+struct reader {
+	uintptr_t lo, hi;               /* the live stack */
+	uintptr_t good[GOOD_PAGES];
+	unsigned int next;
+};
+static pid_t self_pid;
+
+static bool page_good(const struct reader *r, uintptr_t page)
+{
+	if (!page)                      /* the empty slots' value: never good */
+		return false;
+	for (unsigned int i = 0; i < GOOD_PAGES; i++)
+		if (r->good[i] == page)
+			return true;
+	return false;
+}
+
+/* @n (1..8) bytes at @a into @dst: false when they are not readable */
+static bool read_mem(struct reader *r, uintptr_t a, void *dst, size_t n)
+{
+	uintptr_t first = a & ~(uintptr_t)4095, last = (a + n - 1) & ~(uintptr_t)4095;
+	if ((a >= r->lo && a < r->hi && r->hi - a >= n) ||
+	    (page_good(r, first) && page_good(r, last))) {
+		memcpy(dst, (const void *)a, n);
+		return true;
+	}
+	struct iovec local = { dst, n }, remote = { (void *)a, n };
+	if (!first || a + n < a ||
+	    process_vm_readv(self_pid, &local, 1, &remote, 1, 0) != (ssize_t)n)
+		return false;
+	r->good[r->next++ % GOOD_PAGES] = first;
+	r->good[r->next++ % GOOD_PAGES] = last;
+	return true;
+}
+
+/* A word of the stack: the live stack's inline, the rest by read_mem() */
+static inline bool read_word(struct reader *r, uintptr_t a, uintptr_t *v)
+{
+	if (a >= r->lo && a < r->hi && r->hi - a >= sizeof(*v)) {
+		memcpy(v, (const void *)a, sizeof(*v));
+		return true;
+	}
+	uintptr_t t;            /* @v's address kept from escaping: a register */
+	if (!read_mem(r, a, &t, sizeof(t)))
+		return false;
+	*v = t;
+	return true;
+}
+
+/* A parse of a module's unwind tables: p the next byte; bad once a read
+ * failed or the data is not what is understood (the parse then ends) */
+struct cur {
+	struct reader *r;
+	uintptr_t p;
+	bool bad;
+};
+
+static uint64_t get(struct cur *c, size_t n)
+{
+	uint64_t v = 0;                 /* little endian */
+	if (c->bad || !read_mem(c->r, c->p, &v, n))
+		c->bad = true;
+	c->p += n;
+	return v;
+}
+
+static uint64_t uleb(struct cur *c)
+{
+	uint64_t v = 0;
+	for (unsigned int shift = 0; !c->bad; shift += 7) {
+		uint64_t b = get(c, 1);
+		if (shift < 64)
+			v |= (b & 0x7f) << shift;
+		if (!(b & 0x80) || shift > 70)
+			break;
+	}
+	return v;
+}
+
+static int64_t sleb(struct cur *c)
+{
+	uint64_t v = 0, b = 0;
+	unsigned int shift = 0;
+	do {
+		b = get(c, 1);
+		if (shift < 64)
+			v |= (b & 0x7f) << shift;
+		shift += 7;
+	} while ((b & 0x80) && !c->bad && shift < 70);
+	if (shift < 64 && (b & 0x40))
+		v |= ~(uint64_t)0 << shift;
+	return (int64_t)v;
+}
+
+#define PE_OMIT    0xff
+#define PE_PCREL   0x10
+#define PE_DATAREL 0x30
+
+/* A pointer of encoding @enc (DW_EH_PE_*), relative to the field's own
+ * address (pcrel) or @data (datarel); indirect ones are left unread (a
+ * personality routine's: skipped) */
+static uintptr_t encoded(struct cur *c, unsigned int enc, uintptr_t data)
+{
+	uintptr_t at = c->p, v;
+	if (enc == PE_OMIT)
+		return 0;
+	switch (enc & 0x0f) {
+	case 0x00: v = get(c, 8); break;
+	case 0x01: v = uleb(c); break;
+	case 0x02: v = get(c, 2); break;
+	case 0x03: v = get(c, 4); break;
+	case 0x04: v = get(c, 8); break;
+	case 0x09: v = (uintptr_t)sleb(c); break;
+	case 0x0a: v = (uintptr_t)(int64_t)(int16_t)get(c, 2); break;
+	case 0x0b: v = (uintptr_t)(int64_t)(int32_t)get(c, 4); break;
+	case 0x0c: v = get(c, 8); break;
+	default: c->bad = true; return 0;
+	}
+	switch (enc & 0x70) {
+	case 0x00: break;
+	case PE_PCREL: v += at; break;
+	case PE_DATAREL: v += data; break;
+	default: c->bad = true;
+	}
+	return v;
+}
+
+/* A frame's layout at a return address: the CFA is rsp's or rbp's value
+ * (before the call) plus cfa_off; the return address is at CFA - ra_neg,
+ * the caller's rbp at CFA - rbp_neg (L_RBP_SAVED), unchanged (neither
+ * flag) or not known (L_RBP_LOST). */
+#define L_VALID     0x01
+#define L_STOP      0x02        /* the outermost frame, or one not walked */
+#define L_CFA_RBP   0x04
+#define L_RBP_SAVED 0x08
+#define L_RBP_LOST  0x10
+struct layout {
+	uint8_t flags, ra_neg;
+	uint16_t rbp_neg;
+	uint32_t cfa_off;
+};
+
+/* The row the CFA program builds for the three registers */
+enum { R_SAME, R_OFF, R_UNDEF, R_OTHER };
+struct row {
+	int cfa_reg;                    /* DWARF: 6 rbp, 7 rsp, -1 other */
+	int64_t cfa_off;
+	uint8_t rbp, ra;                /* R_* */
+	int64_t rbp_off, ra_off;
+};
+
+#define DW_RBP 6
+#define DW_RSP 7
+#define DW_RA  16
+
+struct cie {
+	uint64_t code_align;
+	int64_t data_align;
+	uint64_t ra_reg;
+	unsigned int fde_enc;
+	bool signal, z;
+	uintptr_t insns, end;
+};
+
+/* The CIE at @at */
+static bool read_cie(struct reader *r, uintptr_t at, struct cie *ci)
+{
+	struct cur c = { r, at, false };
+	uint64_t len = get(&c, 4);
+	if (len == 0xffffffffu)
+		len = get(&c, 8);
+	ci->end = c.p + len;
+	if (get(&c, 4) != 0)            /* a CIE's id in .eh_frame */
+		return false;
+	unsigned int version = (unsigned int)get(&c, 1);
+	char aug[8];
+	unsigned int k = 0;
+	for (;;) {
+		char ch = (char)get(&c, 1);
+		if (c.bad || k == sizeof(aug))
+			return false;
+		aug[k++] = ch;
+		if (!ch)
+			break;
+	}
+	if (version == 4) {             /* address and segment sizes */
+		if (get(&c, 1) != 8 || get(&c, 1) != 0)
+			return false;
+	} else if (version != 1 && version != 3) {
+		return false;
+	}
+	ci->code_align = uleb(&c);
+	ci->data_align = sleb(&c);
+	ci->ra_reg = version == 1 ? get(&c, 1) : uleb(&c);
+	ci->fde_enc = 0;                /* absptr */
+	ci->signal = false;
+	ci->z = aug[0] == 'z';
+	if (ci->z) {
+		uint64_t n = uleb(&c);
+		uintptr_t aug_end = c.p + n;
+		for (k = 1; aug[k] && !c.bad; k++) {
+			if (aug[k] == 'R') {
+				ci->fde_enc = (unsigned int)get(&c, 1);
+			} else if (aug[k] == 'P') {
+				encoded(&c, (unsigned int)get(&c, 1) & 0x7f, 0);
+			} else if (aug[k] == 'L') {
+				get(&c, 1);
+			} else if (aug[k] == 'S') {
+				ci->signal = true;
+			} else {
+				break;          /* the rest is skipped by its length */
+			}
+		}
+		c.p = aug_end;
+	} else if (aug[0]) {
+		return false;
+	}
+	ci->insns = c.p;
+	return !c.bad && ci->ra_reg == DW_RA && ci->insns <= ci->end;
+}
+
+#define STATES 8                /* DW_CFA_remember_state's depth */
+
+/* @v times @f, wrapping (garbage data must not be undefined behaviour) */
+static inline int64_t scaled(uint64_t v, int64_t f)
+{
+	return (int64_t)(v * (uint64_t)f);
+}
+
+static void rule(struct row *w, uint64_t reg, uint8_t how, int64_t off)
+{
+	if (reg == DW_RBP) {
+		w->rbp = how;
+		w->rbp_off = off;
+	} else if (reg == DW_RA) {
+		w->ra = how;
+		w->ra_off = off;
+	}
+}
+
+/* Run the CFA program [c->p, end) from location @loc until the row for
+ * @pc is built (an advance past @pc ends it); @init: the CIE's row (for
+ * DW_CFA_restore), NULL while running the CIE's own program */
+static void run_cfa(struct cur *c, uintptr_t end, const struct cie *ci, uintptr_t loc,
+		    uintptr_t pc, struct row *w, const struct row *init)
+{
+	struct row saved[STATES];
+	unsigned int depth = 0;
+	while (c->p < end && !c->bad) {
+		unsigned int op = (unsigned int)get(c, 1), low = op & 0x3f;
+		uint64_t reg, adv = 0;
+		switch (op >> 6) {
+		case 1:                 /* DW_CFA_advance_loc */
+			adv = low;
+			goto advance;
+		case 2:                 /* DW_CFA_offset */
+			rule(w, low, R_OFF, scaled(uleb(c), ci->data_align));
+			continue;
+		case 3:                 /* DW_CFA_restore */
+			if (!init)
+				c->bad = true;
+			else if (low == DW_RBP)
+				w->rbp = init->rbp, w->rbp_off = init->rbp_off;
+			else if (low == DW_RA)
+				w->ra = init->ra, w->ra_off = init->ra_off;
+			continue;
+		}
+		switch (op) {
+		case 0x00:              /* DW_CFA_nop */
+			break;
+		case 0x01:              /* DW_CFA_set_loc */
+			loc = encoded(c, ci->fde_enc, 0);
+			if (loc > pc)
+				return;
+			break;
+		case 0x02: adv = get(c, 1); goto advance;
+		case 0x03: adv = get(c, 2); goto advance;
+		case 0x04: adv = get(c, 4); goto advance;
+		case 0x05:              /* DW_CFA_offset_extended */
+			reg = uleb(c);
+			rule(w, reg, R_OFF, scaled(uleb(c), ci->data_align));
+			break;
+		case 0x06:              /* DW_CFA_restore_extended */
+			reg = uleb(c);
+			if (!init)
+				c->bad = true;
+			else if (reg == DW_RBP)
+				w->rbp = init->rbp, w->rbp_off = init->rbp_off;
+			else if (reg == DW_RA)
+				w->ra = init->ra, w->ra_off = init->ra_off;
+			break;
+		case 0x07:              /* DW_CFA_undefined */
+			rule(w, uleb(c), R_UNDEF, 0);
+			break;
+		case 0x08:              /* DW_CFA_same_value */
+			rule(w, uleb(c), R_SAME, 0);
+			break;
+		case 0x09:              /* DW_CFA_register */
+			reg = uleb(c);
+			uleb(c);
+			rule(w, reg, R_OTHER, 0);
+			break;
+		case 0x0a:              /* DW_CFA_remember_state */
+			if (depth == STATES)
+				c->bad = true;
+			else
+				saved[depth++] = *w;
+			break;
+		case 0x0b:              /* DW_CFA_restore_state (the CFA too) */
+			if (!depth)
+				c->bad = true;
+			else
+				*w = saved[--depth];
+			break;
+		case 0x0c:              /* DW_CFA_def_cfa */
+			reg = uleb(c);
+			w->cfa_reg = reg == DW_RBP || reg == DW_RSP ? (int)reg : -1;
+			w->cfa_off = (int64_t)uleb(c);
+			break;
+		case 0x0d:              /* DW_CFA_def_cfa_register */
+			reg = uleb(c);
+			w->cfa_reg = reg == DW_RBP || reg == DW_RSP ? (int)reg : -1;
+			break;
+		case 0x0e:              /* DW_CFA_def_cfa_offset */
+			w->cfa_off = (int64_t)uleb(c);
+			break;
+		case 0x0f:              /* DW_CFA_def_cfa_expression */
+			c->p += uleb(c);
+			w->cfa_reg = -1;
+			break;
+		case 0x10:              /* DW_CFA_expression */
+		case 0x16:              /* DW_CFA_val_expression */
+			reg = uleb(c);
+			c->p += uleb(c);
+			rule(w, reg, R_OTHER, 0);
+			break;
+		case 0x11:              /* DW_CFA_offset_extended_sf */
+			reg = uleb(c);
+			rule(w, reg, R_OFF, scaled((uint64_t)sleb(c), ci->data_align));
+			break;
+		case 0x12:              /* DW_CFA_def_cfa_sf */
+			reg = uleb(c);
+			w->cfa_reg = reg == DW_RBP || reg == DW_RSP ? (int)reg : -1;
+			w->cfa_off = scaled((uint64_t)sleb(c), ci->data_align);
+			break;
+		case 0x13:              /* DW_CFA_def_cfa_offset_sf */
+			w->cfa_off = scaled((uint64_t)sleb(c), ci->data_align);
+			break;
+		case 0x14:              /* DW_CFA_val_offset */
+			reg = uleb(c);
+			uleb(c);
+			rule(w, reg, R_OTHER, 0);
+			break;
+		case 0x15:              /* DW_CFA_val_offset_sf */
+			reg = uleb(c);
+			sleb(c);
+			rule(w, reg, R_OTHER, 0);
+			break;
+		case 0x2e:              /* DW_CFA_GNU_args_size */
+			uleb(c);
+			break;
+		case 0x2f:              /* DW_CFA_GNU_negative_offset_extended */
+			reg = uleb(c);
+			rule(w, reg, R_OFF, scaled(0 - uleb(c), ci->data_align));
+			break;
+		default:
+			c->bad = true;
+		}
+		continue;
+advance:
+		loc += adv * ci->code_align;
+		if (loc > pc)
+			return;
+	}
+}
+
+/* The FDE of @pc, looked up in its module's .eh_frame_hdr (the binary
+ * search table gcc's and the other linkers' --eh-frame-hdr write) */
+struct find {
+	uintptr_t pc, fde;
+	struct reader *r;
+};
+
+static int find_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct find *f = data;
+	uintptr_t hdr = 0;
+	bool in = false;
+	for (unsigned int k = 0; k < info->dlpi_phnum; k++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[k];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && f->pc - lo < ph->p_memsz)
+			in = true;
+		else if (ph->p_type == PT_GNU_EH_FRAME)
+			hdr = lo;
+	}
+	if (!in)
+		return 0;
+	if (!hdr)
+		return 1;
+	struct cur c = { f->r, hdr, false };
+	if (get(&c, 1) != 1)
+		return 1;
+	unsigned int ptr_enc = (unsigned int)get(&c, 1), count_enc = (unsigned int)get(&c, 1),
+		     table_enc = (unsigned int)get(&c, 1);
+	encoded(&c, ptr_enc, hdr);      /* .eh_frame itself: not needed */
+	uintptr_t count = encoded(&c, count_enc, hdr), table = c.p;
+	if (c.bad || table_enc != (PE_DATAREL | 0x0b) || !count)
+		return 1;
+	/* entries of (initial location, FDE), int32 each, from hdr */
+	uintptr_t lo = 0, hi = count;
+	while (hi - lo > 1) {
+		uintptr_t mid = lo + (hi - lo) / 2;
+		c.p = table + mid * 8;
+		uintptr_t at = hdr + (uintptr_t)(int64_t)(int32_t)get(&c, 4);
+		if (f->pc < at)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	c.p = table + lo * 8;
+	uintptr_t first = hdr + (uintptr_t)(int64_t)(int32_t)get(&c, 4);
+	uintptr_t fde = hdr + (uintptr_t)(int64_t)(int32_t)get(&c, 4);
+	if (!c.bad && f->pc >= first)
+		f->fde = fde;
+	return 1;
+}
+
+/* The layout of the frame whose code returns to @ra (parsed: the slow
+ * path, once per return address while it stays in layouts[]) */
+static __attribute__((noinline, cold)) struct layout parse_layout(struct reader *r, uintptr_t ra)
+{
+	struct layout l = { L_VALID | L_STOP, 0, 0, 0 };
+	uintptr_t pc = ra - 1;          /* the call instruction's */
+	struct find f = { pc, 0, r };
+	dl_iterate_phdr(find_cb, &f);
+	if (!f.fde)
+		return l;
+	struct cur c = { r, f.fde, false };
+	uint64_t len = get(&c, 4);
+	if (len == 0xffffffffu)
+		len = get(&c, 8);
+	uintptr_t end = c.p + len, id_at = c.p;
+	uint32_t id = (uint32_t)get(&c, 4);
+	struct cie ci;
+	if (c.bad || !id || !read_cie(r, id_at - id, &ci) || ci.signal)
+		return l;
+	uintptr_t start = encoded(&c, ci.fde_enc, 0);
+	uintptr_t range = encoded(&c, ci.fde_enc & 0x0f, 0);
+	if (c.bad || pc - start >= range)
+		return l;
+	if (ci.z)                       /* the augmentation data (LSDA): skipped */
+		c.p += uleb(&c);
+	struct row init = { -1, 0, R_SAME, R_SAME, 0, 0 }, w;
+	struct cur ic = { r, ci.insns, false };
+	run_cfa(&ic, ci.end, &ci, 0, UINTPTR_MAX, &init, NULL);
+	w = init;
+	run_cfa(&c, end, &ci, start, pc, &w, &init);
+	if (ic.bad || c.bad || w.cfa_reg < 0 || w.cfa_off < 8 || w.cfa_off > UINT32_MAX ||
+	    w.ra == R_OTHER || w.rbp == R_OTHER)
+		return l;
+	if (w.ra == R_UNDEF)            /* the outermost frame */
+		return l;
+	if (w.ra != R_OFF || w.ra_off >= 0 || w.ra_off < -255)
+		return l;
+	if (w.rbp == R_OFF && (w.rbp_off >= 0 || w.rbp_off < -65535))
+		return l;
+	l.flags = L_VALID | (w.cfa_reg == DW_RBP ? L_CFA_RBP : 0) |
+		  (w.rbp == R_OFF ? L_RBP_SAVED : w.rbp == R_UNDEF ? L_RBP_LOST : 0);
+	l.cfa_off = (uint32_t)w.cfa_off;
+	l.ra_neg = (uint8_t)-w.ra_off;
+	l.rbp_neg = w.rbp == R_OFF ? (uint16_t)-w.rbp_off : 0;
+	return l;
+}
+
+/*
+ * The layouts, one global table of LAYOUTS return addresses (direct
+ * mapped, 16 bytes a slot: .bss, 64 KiB at most for the process, however
+ * many threads walk). Lock-free: a slot is two words, the layout and the
+ * return address xor'ed with it, each stored and loaded whole; a reader
+ * takes the slot when the two match its return address, so a slot being
+ * rewritten by another thread (between its two stores) reads as a miss,
+ * never as another address's layout. Emptied when a module was unloaded
+ * (walk()).
+ */
+#define LAYOUT_BITS 12
+#define LAYOUTS     (1u << LAYOUT_BITS)
+static struct { uint64_t key, val; } layouts[LAYOUTS];
+
+static inline uint64_t layout_word(struct layout l)
+{
+	return l.flags | (uint64_t)l.ra_neg << 8 | (uint64_t)l.rbp_neg << 16 | (uint64_t)l.cfa_off << 32;
+}
+
+static inline unsigned int layout_slot(uintptr_t ra)
+{
+	return (unsigned int)((ra * 0x9e3779b97f4a7c15ull) >> (64 - LAYOUT_BITS));
+}
+
+static struct layout layout_of(struct reader *r, uintptr_t ra)
+{
+	unsigned int i = layout_slot(ra);
+	uint64_t val = __atomic_load_n(&layouts[i].val, __ATOMIC_RELAXED);
+	uint64_t key = __atomic_load_n(&layouts[i].key, __ATOMIC_RELAXED);
+	struct layout l;
+	if (!(val & L_VALID) || (key ^ val) != ra) {
+		l = parse_layout(r, ra);
+		val = layout_word(l);
+		__atomic_store_n(&layouts[i].val, val, __ATOMIC_RELAXED);
+		__atomic_store_n(&layouts[i].key, ra ^ val, __ATOMIC_RELAXED);
+		return l;
+	}
+	l.flags = (uint8_t)val;
+	l.ra_neg = (uint8_t)(val >> 8);
+	l.rbp_neg = (uint16_t)(val >> 16);
+	l.cfa_off = (uint32_t)(val >> 32);
+	return l;
+}
+
+static void layouts_flush(void)
+{
+	for (unsigned int i = 0; i < LAYOUTS; i++)
+		__atomic_store_n(&layouts[i].val, 0, __ATOMIC_RELAXED);
+}
+
+static __thread unsigned int walks_left __tls_ie;   /* to the next unload check */
+
+/* The walk: from walk()'s return address, each frame's CFA from its
+ * layout, the return address and the caller's rbp read from the stack
+ * below that CFA; it stops at the outermost frame, at a frame whose
+ * layout is not known or not understood (a signal frame, a CFA by
+ * expression: the PLT's, stack realignment), a read that fails, or a CFA
+ * that does not move up the stack. */
+static __attribute__((noinline)) unsigned int walk(uintptr_t *pcs, unsigned int max)
+{
+	/* its frame pointer: gcc and clang keep one where it is asked for */
+	uintptr_t *fp = __builtin_frame_address(0);
+	unsigned long long subs = 0;
+	/* every 64th walk of a thread: a layout kept for an unloaded
+	 * module's code can only make a wrong stack (nothing unmapped is
+	 * read), and asking the loader costs its lock */
+	if (!walks_left--) {
+		walks_left = 63;
+		dl_iterate_phdr(subs_cb, &subs);
+		if (subs != __atomic_load_n(&seen_subs, __ATOMIC_RELAXED)) {
+			__atomic_store_n(&seen_subs, subs, __ATOMIC_RELAXED);
+			layouts_flush();
+		}
+	}
+	struct reader r;
+	r.lo = (uintptr_t)&r < (uintptr_t)fp ? (uintptr_t)&r : (uintptr_t)fp;
+	r.hi = stack_top(r.lo);
+	memset(r.good, 0, sizeof(r.good));
+	r.next = 0;
+	/* walk()'s caller's registers, saved by walk()'s own prologue */
+	uintptr_t pc = fp[1], sp = (uintptr_t)(fp + 2), bp = fp[0];
+	bool bp_known = true;
+	unsigned int n = 0;
+	while (n < max && pc) {
+		pcs[n++] = pc;
+		struct layout l = layout_of(&r, pc);
+		if (l.flags & L_STOP)
+			break;
+		uintptr_t cfa;
+		if (l.flags & L_CFA_RBP) {
+			if (!bp_known)
+				break;
+			cfa = bp + l.cfa_off;
+		} else {
+			cfa = sp + l.cfa_off;
+		}
+		if (cfa <= sp || cfa < l.ra_neg || !read_word(&r, cfa - l.ra_neg, &pc))
+			break;
+		if (l.flags & L_RBP_SAVED)
+			bp_known = cfa >= l.rbp_neg && read_word(&r, cfa - l.rbp_neg, &bp);
+		else if (l.flags & L_RBP_LOST)
+			bp_known = false;
+		sp = cfa;
+	}
+	return n;
+}
+#elif defined(UNW_WALK)
 /*
  * libunwind's reader of the process's memory, replaced. Its own (x86_64
  * Ginit.c) validates every address once unw_step() has begun (the slow
@@ -248,9 +876,9 @@ static unsigned int walk(uintptr_t *pcs, unsigned int max)
 	return n > 0 ? (unsigned int)n : 0;
 }
 #else
-/* The frame-pointer walk, within the thread's stack (see the top). */
-static __attribute__((noinline, optimize("no-omit-frame-pointer")))
-unsigned int walk(uintptr_t *pcs, unsigned int max)
+/* The frame-pointer walk, within the thread's stack (see the top); its
+ * own frame pointer kept by __builtin_frame_address() (gcc and clang). */
+static __attribute__((noinline)) unsigned int walk(uintptr_t *pcs, unsigned int max)
 {
 	uintptr_t *fp = __builtin_frame_address(0);
 	uintptr_t lo = (uintptr_t)&fp, hi = stack_top(lo);
@@ -270,7 +898,7 @@ unsigned int walk(uintptr_t *pcs, unsigned int max)
 }
 #endif
 
-#ifdef USLUB_HAVE_LIBUNWIND
+#ifdef UNW_WALK
 /* The two lowest free descriptor numbers, which the next pipe takes. */
 static bool probe_fds(int fds[2])
 {
@@ -311,7 +939,10 @@ static void close_pipe(const int fds[2])
 static void unwinder_init(void)
 {
 	uintptr_t f[8];
-#ifdef USLUB_HAVE_LIBUNWIND
+#if defined(EH_WALK)
+	self_pid = getpid();
+	walk(f, 8);             /* the main thread's layouts */
+#elif defined(UNW_WALK)
 	self_pid = getpid();
 	int local[2], generic[2];
 	bool known = probe_fds(local);
@@ -348,7 +979,7 @@ static void stacks_postfork_parent(void)
 
 static void stacks_postfork_child(void)
 {
-#ifdef USLUB_HAVE_LIBUNWIND
+#if defined(EH_WALK) || defined(UNW_WALK)
 	self_pid = getpid();
 #endif
 	__atomic_store_n(&inflight, in_capture, __ATOMIC_RELAXED);  /* the others are gone */
@@ -390,6 +1021,18 @@ static unsigned int capture(uintptr_t *out, uintptr_t caller)
 	unsigned int k = MIN(n - i, depth_max);
 	memcpy(out, pcs + i, k * sizeof(*out));
 	return k;
+}
+
+/* Tests (white-box): a walk from the caller, leaf first, uslub's own
+ * frames kept; 0 inside a capture of this thread. */
+unsigned int _uslub_stacks_walk(uintptr_t *pcs, unsigned int max)
+{
+	if (in_capture)
+		return 0;
+	in_capture = 1;
+	unsigned int n = walk(pcs, max);
+	in_capture = 0;
+	return n;
 }
 
 /* ---- the modules ----------------------------------------------------- */
@@ -751,11 +1394,12 @@ bool _uslub_is_stack_tag(const struct uslub_alloc_tag *tag)
 	return stack_of(tag) != NULL;
 }
 
-/* Tests (white-box): 1 when stacks are walked with libunwind, 0 with
- * frame pointers. */
+/* Tests (white-box): 1 when stacks are walked through code without
+ * frame pointers (.eh_frame, ours or libunwind's), 0 with frame
+ * pointers. */
 int _uslub_stacks_unwinder(void)
 {
-#ifdef USLUB_HAVE_LIBUNWIND
+#if defined(EH_WALK) || defined(UNW_WALK)
 	return 1;
 #else
 	return 0;
@@ -925,15 +1569,15 @@ __public void uslub_heap_profile_print(FILE *f, int view)
 	bool inuse = view == USLUB_HEAP_INUSE;
 	if (view == USLUB_HEAP_DUMP)
 		_uslub_buf_printf(&b, "# uslub heap dump, pid %d: the sampled allocations' stacks "
-				  "(sampled every %zu bytes) and their modules; `uslub heap FILE` "
-				  "turns it into folded stacks, a flame graph or a pprof profile\n",
-				  (int)getpid(), _uslub_sample_interval);
+				  "(sampled every %zu bytes, walked by %s) and their modules; `uslub "
+				  "heap FILE` turns it into folded stacks, a flame graph or a pprof "
+				  "profile\n", (int)getpid(), _uslub_sample_interval, WALKER);
 	else
 		_uslub_buf_printf(&b, "# uslub heap profile, pid %d: %s; folded stacks (root first, "
 				  "leaf last) and a count, the estimated bytes (sampled every %zu "
-				  "bytes)\n", (int)getpid(), inuse ?
+				  "bytes; stacks walked by %s)\n", (int)getpid(), inuse ?
 				  "bytes in use (allocated and not freed)" : "bytes allocated in all",
-				  _uslub_sample_interval);
+				  _uslub_sample_interval, WALKER);
 	if (!_uslub_sampling) {
 		_uslub_buf_printf(&b, "# no stacks: they are sampled mode's (USLUB_PROFILING=sample)\n");
 		_uslub_buf_write(&b, f);

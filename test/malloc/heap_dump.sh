@@ -26,8 +26,9 @@ pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 MiB=1048576
-ldd "$lib" 2>/dev/null | grep -q 'libunwind\.so' ||
-	{ echo "SKIP: $lib is built without libunwind (stacks by frame pointers)"; exit 77; }
+walker=$(bash "$(dirname "$0")/stack_walker.sh" "$lib")
+[ -n "$walker" ] && [ "$walker" != "frame pointers" ] ||
+	{ echo "SKIP: $lib walks stacks by frame pointers (${walker:-none})"; exit 77; }
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 

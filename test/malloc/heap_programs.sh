@@ -12,8 +12,9 @@
 #   heap_programs.sh LIB TOOL
 set -u
 lib=$1 tool=$2
-ldd "$lib" 2>/dev/null | grep -q 'libunwind\.so' ||
-	{ echo "SKIP: $lib is built without libunwind"; exit 77; }
+walker=$(bash "$(dirname "$0")/stack_walker.sh" "$lib")
+[ -n "$walker" ] && [ "$walker" != "frame pointers" ] ||
+	{ echo "SKIP: $lib walks stacks by frame pointers (${walker:-none})"; exit 77; }
 py=$(command -v python3) && sq=$(command -v sqlite3) ||
 	{ echo "SKIP: python3 or sqlite3 missing"; exit 77; }
 "$py" -c 'import sqlite3' 2>/dev/null || { echo "SKIP: python3 has no sqlite3 module"; exit 77; }

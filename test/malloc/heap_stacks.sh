@@ -42,11 +42,12 @@ T=$(mktemp -d) || exit 1
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; for f in "$T"/h.*; do [ -f "$f" ] && { echo "--- $f:"; cut -c1-300 "$f" | head -20; }; done; exit 1; }
 MiB=1048576
-# the frame-pointer walk (a build without libunwind) stops inside uslub,
+# the frame-pointer walk (a build without an .eh_frame walker) stops inside uslub,
 # which is built without frame pointers: the call site alone (unit_stack
-# checks that); these stacks need libunwind
-ldd "$lib" 2>/dev/null | grep -q 'libunwind\.so' ||
-	{ echo "SKIP: $lib is built without libunwind (stacks by frame pointers)"; exit 77; }
+# checks that); these stacks need the modules' .eh_frame
+walker=$(bash "$(dirname "$0")/stack_walker.sh" "$lib")
+[ -n "$walker" ] && [ "$walker" != "frame pointers" ] ||
+	{ echo "SKIP: $lib walks stacks by frame pointers (${walker:-none})"; exit 77; }
 
 # bytes of the stacks in FILE whose leaf is LEAF and whose frame above it
 # is PARENT (frames "NAME (...)" or, resolved, "NAME"); "" PARENT: any
