@@ -24,13 +24,13 @@ __internal bool _uslub_post_alloc_hook(struct kmem_cache *s, uslub_gfp_t gfp, si
  * Sampled mode, for kmalloc's page runs and mappings (cache/sample.c):
  * every one counts exactly on its call site; a sample of them records a
  * stack. sample_large(): is a block of @len bytes (at most
- * KMALLOC_MAX_SIZE) sampled? The thread's
- * countdown of large blocks' bytes (_uslub_large_left) is exponential
- * with the interval as its mean, so a block is sampled with probability
- * p = 1 - exp(-len / interval), each block independently; the inline
- * part is a subtraction, the slow part (a sample, or the thread's first
- * large block) draws the next countdown. _uslub_sample_large_weights():
- * what the sampled block of @len bytes at @addr stands for in its stack:
+ * KMALLOC_MAX_SIZE) sampled? The thread's countdown of large blocks'
+ * bytes (_uslub_large_left) is exponential with 16 intervals as its mean
+ * (sample.c LARGE_RATE_SHIFT), so a block is sampled with p = 1 -
+ * exp(-len / (16 interval)), each block independently; the inline part
+ * is a subtraction, the slow part (a sample, or the thread's first large
+ * block) draws the next countdown. _uslub_sample_large_weights(): what
+ * the sampled block of @len bytes at @addr stands for in its stack:
  * len / p bytes, 1 / p blocks, rounded up or down by a coin that is a
  * hash of @addr (the same at its free; weights cached per length).
  */

@@ -155,7 +155,8 @@ bool _uslub_kmalloc_init(void)
  * so such a block stays untagged. In sampled mode a sample of the blocks
  * records a stack (ext/stack.c) and keeps its tag instead, which passes
  * the exact counts on to the call site's: each block is sampled with
- * p = 1 - exp(-len / interval) by the thread's countdown of large bytes
+ * p = 1 - exp(-len / (16 interval)) (8 MiB at the default: a walk per
+ * 8 MiB of large blocks on average) by the thread's countdown of large bytes
  * (cache/internal.h sample_large()), its stack weighing len / p bytes and
  * 1 / p blocks. A page run is sampled for its run's length before it is
  * allocated, a mapping for the length it gets (a kept one may be longer

@@ -88,8 +88,8 @@ __attribute__((noinline)) void **caller_four(void)
 }
 
 /* large blocks: 3 page runs of 1 MiB, a 5 MiB mapping, kept (each
- * sampled, weight 1, at sample:256: their usable bytes, printed as
- * "big N"); 64 page runs of 128 KiB freed
+ * sampled, weight 1, at sample:256, whose large blocks' interval is 4 KiB:
+ * their usable bytes, printed as "big N"); 64 page runs of 128 KiB freed
  * at once; a 6 MiB mapping grown to 12 MiB by realloc, kept (its stack
  * gives it up at the resize: allocated, not in use; its usable bytes
  * before the resize printed as "resized N") */

@@ -14,8 +14,9 @@
 #     has no bytes in use but its 4 MiB in FILE.alloc; the files are
 #     0600 with the header comment; frames are root first (main before
 #     caller_X);
-#   - big (USLUB_PROFILING=sample:256: every block of 5 KiB and more is
-#     sampled, weighing its length): caller_big's page runs and mapping
+#   - big (USLUB_PROFILING=sample:256: large blocks are sampled 16 times
+#     less often, every 4 KiB on average, so every block of 80 KiB and
+#     more is sampled, weighing its length): caller_big's page runs and mapping
 #     count their usable bytes exactly, in use and allocated, its freed
 #     page runs allocated only, and the mapping it resized (realloc) after
 #     its stack was recorded allocated only (the stack gives it up);
