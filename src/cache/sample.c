@@ -186,13 +186,14 @@ static void weights(size_t size, const void *obj, int64_t *bytes, int64_t *calls
  * A page run or mapping is sampled when the thread's countdown of large
  * blocks' bytes runs out in it (sample_large(), internal.h: a
  * subtraction). The countdown is drawn as an exponential number of bytes,
- * mean I: a Poisson process over the thread's large bytes, so a block of
- * len bytes holds a point with p = 1 - exp(-len / I), independently of
- * the others; the points after the first in a block are dropped, and by
- * memorylessness the next countdown is drawn afresh from the block's end.
- * The draw is taken on every sample (every block of 4 MiB and more at the
- * default interval), so it is cheap: a table-driven logarithm, and the
- * weights (len / p, 1 / p) are cached per length.
+ * mean L (large_interval(), below): a Poisson process over the thread's
+ * large bytes, so a block of len bytes holds a point with p = 1 -
+ * exp(-len / L), independently of the others; the points after the first
+ * in a block are dropped, and by memorylessness the next countdown is
+ * drawn afresh from the block's end. The draw is taken on every sample
+ * (nearly every block of 32 MiB and more at the default L), so it is
+ * cheap: a table-driven logarithm; and the weights (len / p, 1 / p) are
+ * cached per length.
  */
 __thread int64_t _uslub_large_left __tls_ie;    /* bytes to the next sampled block */
 
@@ -237,7 +238,7 @@ static double fast_log(double x)
 	return (double)e * 0.6931471805599453094 + ln_c[i] + poly;
 }
 
-/* bytes of large blocks to the next sample: exponential, mean I (>= 1) */
+/* bytes of large blocks to the next sample: exponential, mean L (>= 1) */
 static int64_t draw_bytes(void)
 {
 	double u = ((double)(sample_rand() >> 11) + 1.0) * (1.0 / 9007199254740992.0);
