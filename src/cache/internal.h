@@ -20,6 +20,33 @@ __internal bool _uslub_post_alloc_hook(struct kmem_cache *s, uslub_gfp_t gfp, si
 				       void **p);
 
 
+/*
+ * Sampled mode, for kmalloc's page runs and mappings (cache/sample.c):
+ * every one counts exactly on its call site; a sample of them records a
+ * stack. sample_large(): is a block of @len bytes (at most
+ * KMALLOC_MAX_SIZE) sampled? The thread's countdown of large blocks'
+ * bytes (_uslub_large_left) is exponential with 16 intervals as its mean
+ * (sample.c LARGE_RATE_SHIFT), so a block is sampled with p = 1 -
+ * exp(-len / (16 interval)), each block independently; the inline part
+ * is a subtraction, the slow part (a sample, or the thread's first large
+ * block) draws the next countdown. _uslub_sample_large_weights(): what
+ * the sampled block of @len bytes at @addr stands for in its stack:
+ * len / p bytes, 1 / p blocks, rounded up or down by a coin that is a
+ * hash of @addr (the same at its free; weights cached per length).
+ */
+__internal extern __thread int64_t _uslub_large_left __tls_ie;
+__internal bool _uslub_sample_large_slow(size_t len);
+__internal void _uslub_sample_large_weights(size_t len, uintptr_t addr, int64_t *bytes,
+					    int64_t *calls);
+static __always_inline bool sample_large(size_t len)
+{
+	int64_t left = _uslub_large_left - (int64_t)len;
+	_uslub_large_left = left;
+	if (likely(left > 0))
+		return false;
+	return _uslub_sample_large_slow(len);
+}
+
 /* nolock.c: the drain of the frees kfree_nolock deferred, run by the
  * ordinary miss paths, shrink and destroy (no lock held). */
 __internal extern void *_uslub_nolock_deferred;

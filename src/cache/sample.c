@@ -180,6 +180,135 @@ static void weights(size_t size, const void *obj, int64_t *bytes, int64_t *calls
 	*calls = round_by(1.0 / p, h2);
 }
 
+/* ---- kmalloc's page runs and mappings ---------------------------------- */
+
+/*
+ * A page run or mapping is sampled when the thread's countdown of large
+ * blocks' bytes runs out in it (sample_large(), internal.h: a
+ * subtraction). The countdown is drawn as an exponential number of bytes,
+ * mean L (large_interval(), below): a Poisson process over the thread's
+ * large bytes, so a block of len bytes holds a point with p = 1 -
+ * exp(-len / L), independently of the others; the points after the first
+ * in a block are dropped, and by memorylessness the next countdown is
+ * drawn afresh from the block's end. The draw is taken on every sample
+ * (nearly every block of 32 MiB and more at the default L), so it is
+ * cheap: a table-driven logarithm; and the weights (len / p, 1 / p) are
+ * cached per length.
+ */
+__thread int64_t _uslub_large_left __tls_ie;    /* bytes to the next sampled block */
+
+/* The mean bytes between samples of large blocks: LARGE_RATE_SHIFT
+ * doublings of the interval (8 MiB at the default 512 KiB; 16 times the
+ * weight a sample of the same block would have at the interval). A walk
+ * costs ~250 ns, and at the interval itself it was +7 to +10% on a loop
+ * that writes once per page of 1 to 16 MB blocks (every 4 MB block
+ * walked); at 8 MiB the walks cost at most one per 8 MiB of large blocks
+ * on average, against the 2048 pages of 8 MiB (~13 us to write each once):
+ * about 2%. */
+#define LARGE_RATE_SHIFT 4
+static inline size_t large_interval(void)
+{
+	return _uslub_sample_interval << LARGE_RATE_SHIFT;
+}
+
+/* ln(1 + i/128) and 128 / (128 + i), filled once */
+static double ln_c[128], inv_c[128];
+static struct uslub_once ln_once = USLUB_ONCE_INIT;
+
+static void ln_fill(void)
+{
+	for (int i = 0; i < 128; i++) {
+		double c = 1.0 + i / 128.0;
+		ln_c[i] = sample_log(c);
+		inv_c[i] = 1.0 / c;
+	}
+}
+
+/* ln(x) for x in (0, 1]: x = m 2^e, m in [1, 2) = c (1 + r), c = 1 + i/128
+ * from m's top bits, 0 <= r < 1/128, ln(1 + r) to r^5 (error < 1e-13). */
+static double fast_log(double x)
+{
+	_uslub_once(&ln_once, ln_fill);
+	union { double d; uint64_t u; } v = { .d = x };
+	long e = (long)((v.u >> 52) & 0x7ff) - 1023;
+	unsigned int i = (unsigned int)(v.u >> 45) & 127;
+	v.u = (v.u & ~(0x7ffull << 52)) | (1023ull << 52);
+	double r = (v.d - (1.0 + i / 128.0)) * inv_c[i];
+	double poly = r * (1.0 + r * (-0.5 + r * (1.0 / 3 + r * (-0.25 + r * 0.2))));
+	return (double)e * 0.6931471805599453094 + ln_c[i] + poly;
+}
+
+/* bytes of large blocks to the next sample: exponential, mean L (>= 1) */
+static int64_t draw_bytes(void)
+{
+	double u = ((double)(sample_rand() >> 11) + 1.0) * (1.0 / 9007199254740992.0);
+	double g = -fast_log(u) * (double)large_interval();
+	return g >= 4e18 ? (int64_t)4e18 : (int64_t)g + 1;
+}
+
+/* The countdown ran out (or was never drawn: it was 0 before this block,
+ * which a drawn countdown never is). */
+bool _uslub_sample_large_slow(size_t len)
+{
+	int64_t left = _uslub_large_left;
+	if (left + (int64_t)len == 0) {
+		left = draw_bytes() - (int64_t)len;
+		if (left > 0) {                 /* the thread's first large block */
+			_uslub_large_left = left;
+			return false;
+		}
+	}
+	_uslub_large_left = draw_bytes();       /* memoryless: the rest is dropped */
+	return true;
+}
+
+/* The weights of a sampled large block by its length: len / p and 1 / p
+ * as doubles, computed once per length (a direct-mapped table, an entry
+ * claimed once and never replaced: a length that collides is computed
+ * every time, to the same values). */
+#define LARGE_WEIGHTS 64
+static struct {
+	uint64_t len;                   /* 0 free; claimed: len | 1 busy, len | 2 ready */
+	double bytes, calls;
+} large_weights[LARGE_WEIGHTS];
+
+static void large_weights_compute(size_t len, double *bytes, double *calls)
+{
+	double rate = (double)len / (double)large_interval();
+	double p = rate >= 20.0 ? 1.0 : 1.0 - sample_exp(-rate);
+	if (rate < 1e-6)
+		p = rate * (1.0 - rate / 2.0);  /* no cancellation */
+	*bytes = (double)len / p;
+	*calls = 1.0 / p;
+}
+
+void _uslub_sample_large_weights(size_t len, uintptr_t addr, int64_t *bytes, int64_t *calls)
+{
+	double wb, wc;
+	uint64_t key = (uint64_t)len << 2;          /* lengths are page multiples */
+	unsigned int i = (unsigned int)((len >> 12) * 0x9e3779b97f4a7c15ull >> 58);
+	uint64_t cur = __atomic_load_n(&large_weights[i].len, __ATOMIC_ACQUIRE);
+	if (likely(cur == (key | 2))) {
+		wb = large_weights[i].bytes;
+		wc = large_weights[i].calls;
+	} else {
+		large_weights_compute(len, &wb, &wc);
+		if (!cur && len <= (SIZE_MAX >> 2) &&
+		    __atomic_compare_exchange_n(&large_weights[i].len, &cur, key | 1, false,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+			large_weights[i].bytes = wb;
+			large_weights[i].calls = wc;
+			__atomic_store_n(&large_weights[i].len, key | 2, __ATOMIC_RELEASE);
+		}
+	}
+	/* rounded up or down by coins from the block's address: the same at
+	 * its free, len / p and 1 / p on average */
+	uint64_t x = (uint64_t)addr ^ get_salt();
+	uint64_t h1 = splitmix(&x), h2 = splitmix(&x);
+	*bytes = round_by(wb, h1);
+	*calls = round_by(wc, h2);
+}
+
 /* The inline countdowns are set to INT64_MAX - k: k more ticks stay
  * non-negative, the one after turns it negative. */
 static __always_inline uint64_t armed_value(uint64_t k)

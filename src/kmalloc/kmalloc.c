@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "kmalloc/kmalloc.h"
+#include "cache/internal.h"
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,22 +152,96 @@ bool _uslub_kmalloc_init(void)
  * keeps its tag in the head page's owner[1], a mapping in its table
  * entry. A kernel-API call site's static tag lives in a module that may
  * be unloaded (its objects' references are cleared then, alloc_tag.c),
- * so such a block stays untagged.
+ * so such a block stays untagged. In sampled mode a sample of the blocks
+ * records a stack (ext/stack.c) and keeps its tag instead, which passes
+ * the exact counts on to the call site's: each block is sampled with
+ * p = 1 - exp(-len / (16 interval)) (8 MiB at the default: a walk per
+ * 8 MiB of large blocks on average) by the thread's countdown of large bytes
+ * (cache/internal.h sample_large()), its stack weighing len / p bytes and
+ * 1 / p blocks. A page run is sampled for its run's length before it is
+ * allocated, a mapping for the length it gets (a kept one may be longer
+ * than asked), after it is found and before it is recorded: the length
+ * its free finds, so that the weights taken off are those added.
  * ---------------------------------------------------------------------- */
-static struct uslub_alloc_tag *large_tag(void)
+static struct uslub_alloc_tag *large_tag(uintptr_t *caller)
 {
 	struct uslub_alloc_tag *tag = uslub_alloc_tag_cur;
 	uslub_alloc_tag_cur = NULL;
+	*caller = 0;
 	if (!tag || !(_uslub_profiling | _uslub_sampling))
 		return NULL;
+	if ((uintptr_t)tag & USLUB_CALLER_DEFERRED)
+		*caller = (uintptr_t)tag & ~USLUB_CALLER_DEFERRED;
 	tag = _uslub_tag_resolve(tag);          /* malloc's deferred caller (ext.h) */
 	return _uslub_caller_tag_slot(tag) == -1 ? NULL : tag;
 }
 
-static void large_tag_add(struct uslub_alloc_tag *tag, int64_t bytes, int64_t calls)
+/* A block that records a stack's tag has this bit set in it (owner[1],
+ * the mapping's entry): its free knows it without asking ext/stack.c. */
+#define LARGE_STACKED 1ul
+
+static __noinline struct uslub_alloc_tag *large_stack(struct uslub_alloc_tag *tag,
+						      uintptr_t caller)
 {
-	if (tag)
-		_uslub_tag_add_slow(tag, bytes, calls);
+	struct uslub_alloc_tag *stag = _uslub_stack_tag(tag, caller, true);
+	return stag ? (struct uslub_alloc_tag *)((uintptr_t)stag | LARGE_STACKED) : tag;
+}
+
+/* Sampled mode: is the block of @len bytes (at most KMALLOC_MAX_SIZE; its
+ * length from allocation to free: the weights are drawn for it), about to
+ * be recorded with call site tag @tag, one of the sample? Then it records
+ * its stack (ext/stack.c; no lock may be held here): the stack's tag,
+ * which stands for the call site's, with LARGE_STACKED. */
+static __always_inline struct uslub_alloc_tag *large_sample(struct uslub_alloc_tag *tag,
+							    uintptr_t caller, size_t len)
+{
+	if (tag && _uslub_sampling && unlikely(sample_large(len)))
+		return large_stack(tag, caller);
+	return tag;
+}
+
+/* The stack (@stag, LARGE_STACKED cleared) of the block at @addr gets its
+ * weights for @bytes (negative: a free) and @calls; returns the call
+ * site's tag. */
+static __noinline struct uslub_alloc_tag *large_stack_add(struct uslub_alloc_tag *stag,
+							  const void *addr, int64_t bytes,
+							  int64_t calls)
+{
+	int64_t b, c;
+	_uslub_sample_large_weights((size_t)(bytes < 0 ? -bytes : bytes), (uintptr_t)addr, &b, &c);
+	_uslub_stack_add(stag, bytes < 0 ? -b : b, calls < 0 ? -c : c);
+	return _uslub_stack_caller(stag);
+}
+
+/* Count @bytes and @calls of the block at @addr on its @tag: a caller
+ * tag, or a stack's tag (sampled, LARGE_STACKED), whose stack gets the
+ * block's weights (a block or its free: never a resize,
+ * large_tag_unstack()) and passes the exact count on to its call site's
+ * tag. */
+static __always_inline void large_tag_add(struct uslub_alloc_tag *tag, const void *addr,
+					  int64_t bytes, int64_t calls)
+{
+	if (!tag)
+		return;
+	if (unlikely((uintptr_t)tag & LARGE_STACKED))
+		tag = large_stack_add((struct uslub_alloc_tag *)((uintptr_t)tag & ~LARGE_STACKED),
+				      addr, bytes, calls);
+	_uslub_tag_add_slow(tag, bytes, calls);
+}
+
+/* A mapping of @len bytes at @addr on a stack's tag @tag resized in
+ * place: the stack gives it up (its weights were drawn for @len), its
+ * call site's tag keeps it; the tag it records from now on. */
+static struct uslub_alloc_tag *large_tag_unstack(struct uslub_alloc_tag *tag, const void *addr,
+						 size_t len)
+{
+	if (!((uintptr_t)tag & LARGE_STACKED))
+		return tag;
+	struct uslub_alloc_tag *stag = (struct uslub_alloc_tag *)((uintptr_t)tag & ~LARGE_STACKED);
+	int64_t b, c;
+	_uslub_sample_large_weights(len, (uintptr_t)addr, &b, &c);
+	_uslub_stack_add(stag, -b, -c);
+	return _uslub_stack_caller(stag);
 }
 
 /* ------------------------------------------------------------------------
@@ -187,8 +262,8 @@ static void *kmalloc_large(size_t size, size_t align, uslub_gfp_t gfp, int node,
 			__atomic_store_n(&page->flags, page->flags | PG_large, __ATOMIC_RELEASE);
 			KSTAT_ADD(large_allocs, 1);
 			KSTAT_ADD(large_bytes, PAGE_SIZE << order);
-			large_tag_add(tag, (int64_t)(PAGE_SIZE << order), 1);
 			void *p = page_address(page);
+			large_tag_add(tag, p, (int64_t)(PAGE_SIZE << order), 1);
 			if (gfp & USLUB_GFP_ZERO)
 				memset(p, 0, size);
 			return p;
@@ -205,7 +280,7 @@ static void free_large(struct page *head)
 {
 	KSTAT_ADD(large_frees, 1);
 	KSTAT_ADD(large_bytes, -(PAGE_SIZE << page_order(head)));
-	large_tag_add((struct uslub_alloc_tag *)head->owner[1],
+	large_tag_add((struct uslub_alloc_tag *)head->owner[1], page_address(head),
 		      -(int64_t)(PAGE_SIZE << page_order(head)), -1);
 	head->owner[1] = 0;
 	__atomic_store_n(&head->flags, head->flags & ~PG_large, __ATOMIC_RELAXED);
@@ -530,7 +605,8 @@ again:
 	return p;
 }
 
-static void *huge_alloc(size_t size, size_t align, uslub_gfp_t gfp, struct uslub_alloc_tag *tag)
+static void *huge_alloc(size_t size, size_t align, uslub_gfp_t gfp, struct uslub_alloc_tag *ctag,
+			uintptr_t caller)
 {
 	_uslub_purge_poll();         /* an allocation: the purge thread may start (or, without it, a due purge run) here */
 	if (size > USLUB_KMALLOC_MAX_SIZE || align > USLUB_KMALLOC_MAX_SIZE) {
@@ -543,6 +619,7 @@ static void *huge_alloc(size_t size, size_t align, uslub_gfp_t gfp, struct uslub
 		size_t got, resident;
 		void *p = hcache_take(len, &got, &resident);
 		if (p) {
+			struct uslub_alloc_tag *tag = large_sample(ctag, caller, got);
 			uslub_mutex_lock(&huge_lock, RANK_HUGE);
 			bool ok = huge_insert_locked((uintptr_t)p, got, align, tag);
 			if (!ok)
@@ -551,7 +628,7 @@ static void *huge_alloc(size_t size, size_t align, uslub_gfp_t gfp, struct uslub
 			if (ok) {
 				KSTAT_ADD(huge_allocs, 1);
 				KSTAT_ADD(huge_bytes, got);
-				large_tag_add(tag, (int64_t)got, 1);
+				large_tag_add(tag, p, (int64_t)got, 1);
 				if (gfp & USLUB_GFP_ZERO)
 					memset(p, 0, MIN(size, resident));
 				return p;
@@ -560,6 +637,7 @@ static void *huge_alloc(size_t size, size_t align, uslub_gfp_t gfp, struct uslub
 		}
 	}
 	bool retried = false;
+	struct uslub_alloc_tag *tag = large_sample(ctag, caller, len);
 	/* huge pages (USLUB_THP): mapped 2 MiB aligned, so all of it can be */
 	bool thp = _uslub_thp_mapping(len);
 	size_t map_align = MAX(MAX(align, PAGE_SIZE), thp ? THP_SIZE : 0);
@@ -586,7 +664,7 @@ static void *huge_alloc(size_t size, size_t align, uslub_gfp_t gfp, struct uslub
 			if (ok) {
 				KSTAT_ADD(huge_allocs, 1);
 				KSTAT_ADD(huge_bytes, len);
-				large_tag_add(tag, (int64_t)len, 1);
+				large_tag_add(tag, p, (int64_t)len, 1);
 				return p;          /* fresh anonymous memory: zeroed */
 			}
 			huge_unmap(p, len);        /* no memory for the table */
@@ -698,7 +776,7 @@ static bool huge_free(const void *p)
 		huge_unmap((void *)p, len);
 	KSTAT_ADD(huge_frees, 1);
 	KSTAT_ADD(huge_bytes, -len);
-	large_tag_add(tag, -(int64_t)len, -1);
+	large_tag_add(tag, p, -(int64_t)len, -1);
 	if (kept)
 		_uslub_purge_notify();
 	return true;
@@ -712,7 +790,7 @@ static void *huge_resize(void *p, size_t new_size)
 	uslub_mutex_lock(&huge_lock, RANK_HUGE);
 	struct huge_entry *e = huge_find_locked((uintptr_t)p);
 	size_t len = e->len, align = e->align;
-	struct uslub_alloc_tag *tag = e->tag;
+	struct uslub_alloc_tag *tag = e->tag = large_tag_unstack(e->tag, p, len);
 	if (nlen <= len) {                       /* shrink: drop the tail */
 		e->len = nlen;
 		huge_live -= len - nlen;
@@ -720,7 +798,7 @@ static void *huge_resize(void *p, size_t new_size)
 		if (nlen < len) {
 			huge_unmap((char *)p + nlen, len - nlen);
 			KSTAT_ADD(huge_bytes, -(len - nlen));
-			large_tag_add(tag, -(int64_t)(len - nlen), 0);
+			large_tag_add(tag, p, -(int64_t)(len - nlen), 0);
 		}
 		return p;
 	}
@@ -741,11 +819,11 @@ static void *huge_resize(void *p, size_t new_size)
 	uslub_mutex_unlock(&huge_lock, RANK_HUGE);
 	if (!ok) {              /* no room to record it: undo as far as we can */
 		huge_unmap(q, nlen);
-		large_tag_add(tag, -(int64_t)len, -1);   /* the block is gone */
+		large_tag_add(tag, q, -(int64_t)len, -1);   /* the block is gone */
 		return NULL;
 	}
 	KSTAT_ADD(huge_bytes, nlen - len);
-	large_tag_add(tag, (int64_t)(nlen - len), 0);
+	large_tag_add(tag, q, (int64_t)(nlen - len), 0);
 	return q;
 }
 
@@ -872,10 +950,12 @@ void *_uslub_kmalloc_slow(size_t size, size_t align, uslub_gfp_t gfp, int node)
 	if (need <= KMALLOC_MAX_CACHE_SIZE)
 		return slab_alloc_node(_uslub_kmalloc_caches[kmalloc_class(need, align)], gfp,
 				       node, size ? size : 1);
-	struct uslub_alloc_tag *tag = large_tag();   /* before anything nests */
+	uintptr_t caller;
+	struct uslub_alloc_tag *tag = large_tag(&caller);   /* before anything nests */
 	if (need <= KMALLOC_LARGE_MAX)
-		return kmalloc_large(size, align, gfp, node, tag);
-	return huge_alloc(size, align, gfp, tag);
+		return kmalloc_large(size, align, gfp, node,
+				     large_sample(tag, caller, (size_t)PAGE_SIZE << get_order(need)));
+	return huge_alloc(size, align, gfp, tag, caller);
 }
 
 /*

@@ -8,6 +8,9 @@
  * tell the callers apart through the wrapper: its stacks end
  * "caller_X;alloc_wrapper". Modes (argv[1]):
  *   known    the four callers, in this thread
+ *   big      caller_big: page runs and a mapping through the wrapper,
+ *            kept; page runs freed; a mapping resized (realloc) after it
+ *            was recorded with its stack
  *   threads  each caller in a thread of its own, at once (4 threads)
  *   fork     caller_one here; a child (fork) runs caller_four and exits
  *            with exit() (its own profile: USLUB_HEAP_PROFILE's %p), the
@@ -33,6 +36,7 @@
  * LD_PRELOAD.
  */
 #include <dlfcn.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -83,6 +87,30 @@ __attribute__((noinline)) void **caller_four(void)
 	for (size_t i = 0; i < (4u << 20) / OBJ; i++)
 		v[i] = alloc_wrapper(OBJ);
 	return v;
+}
+
+/* large blocks: 3 page runs of 1 MiB, a 5 MiB mapping, kept (each
+ * sampled, weight 1, at sample:256, whose large blocks' interval is 4 KiB:
+ * their usable bytes, printed as "big N"); 64 page runs of 128 KiB freed
+ * at once; a 6 MiB mapping grown to 12 MiB by realloc, kept (its stack
+ * gives it up at the resize: allocated, not in use; its usable bytes
+ * before the resize printed as "resized N") */
+__attribute__((noinline)) void caller_big(void)
+{
+	size_t total = 0;
+	for (int i = 0; i < 4; i++) {
+		void *p = alloc_wrapper(i < 3 ? (size_t)1 << 20 : (size_t)5 << 20);
+		total += malloc_usable_size(p);
+	}
+	for (int i = 0; i < 64; i++)
+		free(alloc_wrapper((size_t)128 << 10));
+	void *r = alloc_wrapper((size_t)6 << 20);
+	size_t resized = malloc_usable_size(r);
+	r = realloc(r, (size_t)12 << 20);
+	if (!r)
+		exit(4);
+	printf("resized %zu\n", resized);
+	printf("big %zu\n", total);
 }
 
 __attribute__((noinline)) void caller_freed(void)
@@ -172,6 +200,8 @@ int main(int argc, char **argv)
 		caller_two();
 		caller_four();
 		caller_freed();
+	} else if (!strcmp(mode, "big")) {
+		caller_big();
 	} else if (!strcmp(mode, "threads")) {
 		pthread_t t[4];
 		long which[4] = { 1, 2, 4, 0 };

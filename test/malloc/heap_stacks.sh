@@ -14,6 +14,12 @@
 #     has no bytes in use but its 4 MiB in FILE.alloc; the files are
 #     0600 with the header comment; frames are root first (main before
 #     caller_X);
+#   - big (USLUB_PROFILING=sample:256: large blocks are sampled 16 times
+#     less often, every 4 KiB on average, so every block of 80 KiB and
+#     more is sampled, weighing its length): caller_big's page runs and mapping
+#     count their usable bytes exactly, in use and allocated, its freed
+#     page runs allocated only, and the mapping it resized (realloc) after
+#     its stack was recorded allocated only (the stack gives it up);
 #   - threads: each caller in its own thread: the same bounds;
 #   - fork: the child (caller_four, then exit()) writes its own profile
 #     (%p), which holds its 4 MiB and the 1 MiB it inherited (caller_one);
@@ -72,7 +78,7 @@ absent() {
 	[ "$got" = 0 ] || fail "$3: $2 has $got bytes, want none"
 }
 run() { # MODE [ARG]
-	timeout 60 env USLUB_PROFILING=sample:4096 USLUB_PROFILING_SEED=12345 \
+	timeout 60 env USLUB_PROFILING=sample:${SAMPLE:-4096} USLUB_PROFILING_SEED=12345 \
 		USLUB_HEAP_PROFILE="$T/h.%p" LD_PRELOAD="$lib" "$prog" "$@" >"$T/$1.out" 2>"$T/$1.err" ||
 		fail "$1: the program failed (exit $?): $(head -5 "$T/$1.err")"
 }
@@ -102,6 +108,19 @@ grep -v '^#' "$f" | awk '{ s = $0; sub(/ [0-9]+$/, "", s); n = split(s, f, ";");
 	grep -q 'libuslub-malloc' && fail "known: a stack's leaf is in libuslub-malloc (not trimmed)"
 grep 'caller_one (' "$f" | grep -q '^.*main (.*;caller_one (.*;alloc_wrapper (' ||
 	fail "known: caller_one's stack is not root first (main ... caller_one;alloc_wrapper)"
+rm -f "$T"/h.*
+
+# ---- big -------------------------------------------------------------------
+SAMPLE=256 run big
+only big
+f=$one
+big=$(sed -n 's/^big //p' "$T/big.out")
+resized=$(sed -n 's/^resized //p' "$T/big.out")
+[ -n "$big" ] && [ -n "$resized" ] || fail "big: no output"
+[ "$(sum "$f" alloc_wrapper caller_big)" = "$big" ] ||
+	fail "big: caller_big (page runs, a mapping): $(sum "$f" alloc_wrapper caller_big) bytes in use, want exactly $big"
+[ "$(sum "$f.alloc" alloc_wrapper caller_big)" = $((big + 64 * 131072 + resized)) ] ||
+	fail "big: caller_big allocated $(sum "$f.alloc" alloc_wrapper caller_big) bytes, want $((big + 64 * 131072 + resized))"
 rm -f "$T"/h.*
 
 # ---- threads ---------------------------------------------------------------
