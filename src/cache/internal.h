@@ -26,7 +26,7 @@ __internal bool _uslub_post_alloc_hook(struct kmem_cache *s, uslub_gfp_t gfp, si
  * stack. sample_large(): is a block of @len bytes (at most
  * KMALLOC_MAX_SIZE) sampled? The thread's countdown of large blocks'
  * bytes (_uslub_large_left) is exponential with 16 intervals as its mean
- * (sample.c LARGE_RATE_SHIFT), so a block is sampled with p = 1 -
+ * (USLUB_LARGE_RATE_SHIFT, slub.h), so a block is sampled with p = 1 -
  * exp(-len / (16 interval)), each block independently; the inline part
  * is a subtraction, the slow part (a sample, or the thread's first large
  * block) draws the next countdown. _uslub_sample_large_weights(): what

@@ -197,18 +197,17 @@ static void weights(size_t size, const void *obj, int64_t *bytes, int64_t *calls
  */
 __thread int64_t _uslub_large_left __tls_ie;    /* bytes to the next sampled block */
 
-/* The mean bytes between samples of large blocks: LARGE_RATE_SHIFT
- * doublings of the interval (8 MiB at the default 512 KiB; 16 times the
+/* The mean bytes between samples of large blocks: USLUB_LARGE_RATE_SHIFT
+ * (slub.h) doublings of the interval (8 MiB at the default 512 KiB; 16 times the
  * weight a sample of the same block would have at the interval). A walk
  * costs ~250 ns, and at the interval itself it was +7 to +10% on a loop
  * that writes once per page of 1 to 16 MB blocks (every 4 MB block
  * walked); at 8 MiB the walks cost at most one per 8 MiB of large blocks
  * on average, against the 2048 pages of 8 MiB (~13 us to write each once):
  * about 2%. */
-#define LARGE_RATE_SHIFT 4
 static inline size_t large_interval(void)
 {
-	return _uslub_sample_interval << LARGE_RATE_SHIFT;
+	return _uslub_sample_interval << USLUB_LARGE_RATE_SHIFT;
 }
 
 /* ln(1 + i/128) and 128 / (128 + i), filled once */

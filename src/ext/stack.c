@@ -87,11 +87,14 @@
  *
  * Output (uslub_heap_profile_print(), never under a lock): folded stacks,
  * one line per stack, root first, leaf last, ';' between frames, then a
- * space and the estimated bytes. A frame is "SYMBOL (MODULE+0xOFFSET)" as
- * dladdr() finds it ("(MODULE+0xOFFSET)" without a dynamic symbol), the
- * offset the return address less the module's load bias (what addr2line
- * takes: `uslub run --heap-profile` resolves them to function names with
- * the rules of `uslub resolve`).
+ * space and the estimated bytes. A frame is "SYMBOL (MODULE+0xOFFSET)",
+ * the module the one mapped there when the stack was interned (the
+ * module table, below), the offset the return address less its load
+ * bias (what addr2line takes), SYMBOL dladdr()'s dynamic symbol when
+ * there is one; "[unloaded] (MODULE+0xOFFSET)" in a module unloaded
+ * since. Or the dump (USLUB_HEAP_DUMP: dump()), every count and the
+ * modules, which `uslub heap` and `uslub run --heap-profile` name with
+ * the rules of `uslub resolve`.
  */
 #define _GNU_SOURCE
 #include <sys/stat.h>         /* before slub.h, whose stat() is a macro */
@@ -1569,15 +1572,18 @@ __public void uslub_heap_profile_print(FILE *f, int view)
 	bool inuse = view == USLUB_HEAP_INUSE;
 	if (view == USLUB_HEAP_DUMP)
 		_uslub_buf_printf(&b, "# uslub heap dump, pid %d: the sampled allocations' stacks "
-				  "(sampled every %zu bytes, walked by %s) and their modules; `uslub "
-				  "heap FILE` turns it into folded stacks, a flame graph or a pprof "
-				  "profile\n", (int)getpid(), _uslub_sample_interval, WALKER);
+				  "(sampled every %zu bytes, page runs and mappings every %zu; walked "
+				  "by %s) and their modules; `uslub heap FILE` turns it into folded "
+				  "stacks, a flame graph or a pprof profile\n", (int)getpid(),
+				  _uslub_sample_interval,
+				  _uslub_sample_interval << USLUB_LARGE_RATE_SHIFT, WALKER);
 	else
 		_uslub_buf_printf(&b, "# uslub heap profile, pid %d: %s; folded stacks (root first, "
 				  "leaf last) and a count, the estimated bytes (sampled every %zu "
-				  "bytes; stacks walked by %s)\n", (int)getpid(), inuse ?
-				  "bytes in use (allocated and not freed)" : "bytes allocated in all",
-				  _uslub_sample_interval, WALKER);
+				  "bytes, page runs and mappings every %zu; stacks walked by %s)\n",
+				  (int)getpid(), inuse ? "bytes in use (allocated and not freed)" :
+				  "bytes allocated in all", _uslub_sample_interval,
+				  _uslub_sample_interval << USLUB_LARGE_RATE_SHIFT, WALKER);
 	if (!_uslub_sampling) {
 		_uslub_buf_printf(&b, "# no stacks: they are sampled mode's (USLUB_PROFILING=sample)\n");
 		_uslub_buf_write(&b, f);

@@ -1663,6 +1663,10 @@ __internal extern bool _uslub_profiling;
  * samples. Set once by the ext layer's init, before any allocation. */
 __internal extern bool _uslub_sampling;
 __internal extern size_t _uslub_sample_interval;
+/* kmalloc's page runs and mappings are sampled every
+ * _uslub_sample_interval << USLUB_LARGE_RATE_SHIFT bytes (cache/sample.c
+ * says why); the heap profile's header says so (ext/stack.c). */
+#define USLUB_LARGE_RATE_SHIFT 4
 __internal unsigned int _uslub_order_objects(unsigned int order, size_t size);
 __internal bool _uslub_calculate_sizes(struct kmem_cache *s, size_t object_size, size_t align,
 		const struct uslub_cache_args *args);
