@@ -37,7 +37,9 @@ struct chain {
 	uintptr_t pcs[MAXF];
 	unsigned int n;
 };
-static volatile int sink;
+static int sink;                /* work after each call: no tail calls */
+/* relaxed atomics: walker threads run the same frames (TSan) */
+#define SINK(v) __atomic_fetch_add(&sink, (v), __ATOMIC_RELAXED)
 
 #define RA() ((uintptr_t)__builtin_return_address(0))
 #ifdef __clang__
@@ -50,7 +52,7 @@ static __attribute__((noinline)) void leaf(struct chain *c)
 {
 	c->ret[5] = RA();
 	c->n = _uslub_stacks_walk(c->pcs, MAXF);
-	sink++;
+	SINK(1);
 }
 
 static NOFP void big(struct chain *c)
@@ -60,7 +62,7 @@ static NOFP void big(struct chain *c)
 	buf[0] = 1;
 	buf[sizeof(buf) - 1] = 2;
 	leaf(c);
-	sink += buf[100];
+	SINK(buf[100]);
 }
 
 /* rbp saved, then overwritten: dyn()'s CFA is its rbp */
@@ -71,7 +73,7 @@ static NOFP void clobber(struct chain *c)
 	__asm__ volatile("xor %%ebp, %%ebp" : : : "rbp");
 #endif
 	big(c);
-	sink++;
+	SINK(1);
 }
 
 static __attribute__((noinline)) void dyn(struct chain *c, int k)
@@ -81,14 +83,14 @@ static __attribute__((noinline)) void dyn(struct chain *c, int k)
 	memset(p, 0, (size_t)k);
 	__asm__ volatile("" : : "r"(p) : "memory");
 	clobber(c);
-	sink += p[k - 1];
+	SINK(p[k - 1]);
 }
 
 static NOFP void plain(struct chain *c, int k)
 {
 	c->ret[1] = RA();
 	dyn(c, k);
-	sink++;
+	SINK(1);
 }
 
 static bool in_libc(uintptr_t a)
@@ -132,7 +134,7 @@ static void handler(int s)
 static __attribute__((noinline)) unsigned int deep(int d, uintptr_t *pcs)
 {
 	unsigned int n = d ? deep(d - 1, pcs) : _uslub_stacks_walk(pcs, 64);
-	sink++;
+	SINK(1);
 	return n;
 }
 
@@ -147,11 +149,11 @@ static size_t through_cb(void *arg)
 	return 1;
 }
 
-static volatile int stop;
+static int stop;                /* atomics: the walker threads read it */
 static void *walker(void *arg)
 {
 	uintptr_t pcs[64];
-	while (!stop)
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED))
 		CHECK(deep(5, pcs) >= 1);
 	return NULL;
 }
@@ -187,7 +189,7 @@ static void plugin_cycles(bool whole)
 		for (int w = 0; w < 70; w++)    /* past this thread's unload check */
 			CHECK(deep(3, pcs) >= 1);
 	}
-	stop = 1;
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 	for (int k = 0; k < 2; k++)
 		CHECK(!pthread_join(th[k], NULL));
 }
