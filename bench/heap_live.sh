@@ -30,9 +30,13 @@ exec 3>"$T/in"
 for _ in $(seq 600); do grep -q ready "$T/out" && break; sleep 0.1; done
 grep -q ready "$T/out" || { echo "heap_live.sh: the process never got ready: $(cat "$T/out")"; exit 1; }
 ready=$(date +%s.%N)
+# when the dump in FILE was taken: its header's "heap dump at SECONDS"
+# (the time is read before the stacks are: a later one holds all that
+# was allocated before it), 0 without one
+dumped() { sed -n '1s/.*heap dump at \([0-9.]*\).*/\1/p' "$1" 2>/dev/null | grep . || echo 0; }
 dump="$T/pub/uslub-$(id -u)/$pid.heap"
 for _ in $(seq 100); do          # a dump written after "ready"
-	[ -f "$dump" ] && awk -v m="$(stat -c %.9Y "$dump")" -v r="$ready" 'BEGIN { exit !(m > r) }' &&
+	[ -f "$dump" ] && awk -v m="$(dumped "$dump")" -v r="$ready" 'BEGIN { exit !(m > r) }' &&
 		break
 	sleep 0.1
 done

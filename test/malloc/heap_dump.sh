@@ -125,20 +125,27 @@ USLUB_PUBLISH_MS=100 USLUB_PROFILING=sample:4096 USLUB_PROFILING_SEED=12345 LD_P
 	"$prog" hold <"$T/in" >"$T/live.out" 2>"$T/live.err" &
 pid=$!
 exec 3>"$T/in"
-ok=
 for _ in $(seq 100); do
-	# a dump where caller_freed, the last caller, has begun: the three
-	# before it are whole (dumps only grow more complete)
-	if grep -q ready "$T/live.out" 2>/dev/null &&
-	   "$tool" heap --alloc "$pid" >"$T/live.alloc" 2>"$T/live.terr" &&
-	   [ "$(sum "$T/live.alloc" caller_freed)" -gt 0 ] &&
-	   "$tool" heap "$pid" >"$T/live.folded" 2>"$T/live.terr"; then
-		ok=1
-		break
-	fi
+	grep -q ready "$T/live.out" 2>/dev/null && break
 	sleep 0.1
 done
-[ -n "$ok" ] || fail "live: no heap dump with the callers in 10 s: $(cat "$T/live.terr" "$T/live.err")"
+grep -q ready "$T/live.out" || fail "live: the program never got ready: $(cat "$T/live.err")"
+ready=$(date +%s.%N)
+# when the dump in FILE was taken: its header's "heap dump at SECONDS"
+# (the time is read before the stacks are: a later one holds all that
+# was allocated before it), 0 without one
+dumped() { sed -n '1s/.*heap dump at \([0-9.]*\).*/\1/p' "$1" 2>/dev/null | grep . || echo 0; }
+# a dump written after "ready": every caller whole in it (the program
+# allocates nothing after that)
+published="$T/pub/uslub-$(id -u)/$pid.heap"
+for _ in $(seq 100); do
+	[ -f "$published" ] && awk -v m="$(dumped "$published")" -v r="$ready" 'BEGIN { exit !(m > r) }' &&
+		break
+	sleep 0.1
+done
+awk -v m="$(dumped "$published")" -v r="$ready" 'BEGIN { exit !(m > r) }' ||
+	fail "live: no heap dump published after ready in 10 s: $(cat "$T/live.err")"
+"$tool" heap "$pid" >"$T/live.folded" 2>"$T/live.terr" || fail "live: uslub heap PID: $(cat "$T/live.terr")"
 within "$T/live.folded" caller_one $MiB "live"
 within "$T/live.folded" caller_four $((4 * MiB)) "live"
 "$tool" heap -o "$T/live.pb.gz" "$pid" || fail "live: uslub heap -o FILE.pb.gz PID failed"
