@@ -385,18 +385,10 @@ int cmd_flame(int argc, char **argv)
 			return usage("flame: one FILE at most");
 		}
 	}
-	int fd = file && strcmp(file, "-") ? open(file, O_RDONLY | O_CLOEXEC) : 0;
 	size_t len = 0;
-	char *text = fd >= 0 ? slurp_fd(fd, &len) : NULL;
-	if (!text) {
-		fprintf(stderr, "uslub flame: cannot read %s: %s\n",
-			file && strcmp(file, "-") ? file : "standard input", strerror(errno));
-		if (fd > 0)
-			close(fd);
+	char *text = read_input(file, &len, "flame");
+	if (!text)
 		return 1;
-	}
-	if (fd > 0)
-		close(fd);
 	int rc = flame_svg(text, len, stdout, &o);
 	free(text);
 	if (rc < 0) {

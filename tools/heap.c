@@ -65,18 +65,6 @@ struct dump {
 	long bad;
 };
 
-static bool grow(void **p, size_t *cap, size_t n, size_t size)
-{
-	if (n < *cap)
-		return true;
-	size_t c = *cap ? *cap * 2 : 64;
-	void *q = realloc(*p, c * size);
-	if (!q)
-		return false;
-	*p = q;
-	*cap = c;
-	return true;
-}
 
 static void dump_free(struct dump *d)
 {
@@ -184,7 +172,7 @@ static bool module_line(struct dump *d, const char *p, const char *e)
 		}
 	}
 	m.path[k] = 0;
-	if (!grow((void **)&d->mods, &d->capmods, d->nmods, sizeof(m))) {
+	if (!grow_array((void **)&d->mods, &d->capmods, d->nmods, sizeof(m))) {
 		free(m.path);
 		return false;
 	}
@@ -210,12 +198,12 @@ static bool stack_line(struct dump *d, const char *p, const char *e)
 		}
 		if (plus)
 			f.mod = (long)m;
-		if (!grow((void **)&d->fr, &d->capfr, d->nfr, sizeof(f)))
+		if (!grow_array((void **)&d->fr, &d->capfr, d->nfr, sizeof(f)))
 			return false;
 		d->fr[d->nfr++] = f;
 	}
 	s.n = d->nfr - s.first;
-	if (!s.n || !grow((void **)&d->st, &d->capst, d->nst, sizeof(s))) {
+	if (!s.n || !grow_array((void **)&d->st, &d->capst, d->nst, sizeof(s))) {
 		d->nfr = s.first;
 		return false;
 	}
@@ -545,13 +533,7 @@ int cmd_heap(int argc, char **argv)
 		s.doc = NULL;
 		unload(&s);
 	} else {
-		int fd = strcmp(arg, "-") ? open(arg, O_RDONLY | O_NONBLOCK | O_CLOEXEC) : 0;
-		text = fd >= 0 ? slurp_fd(fd, &len) : NULL;
-		if (!text)
-			fprintf(stderr, "uslub heap: cannot read %s: %s\n", arg, strerror(errno));
-		if (fd > 0)
-			close(fd);
-		if (!text)
+		if (!(text = read_input(arg, &len, "heap")))
 			return 1;
 		const char *p = strstr(text, ", pid ");   /* the dump's own header */
 		if (p && p < text + 200)

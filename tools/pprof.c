@@ -148,18 +148,6 @@ static uint64_t hash(const void *p, size_t n, uint64_t h)
 	return h;
 }
 
-static bool grow(void **p, size_t *cap, size_t n, size_t size)
-{
-	if (n < *cap)
-		return true;
-	size_t c = *cap ? *cap * 2 : 256;
-	void *q = realloc(*p, c * size);
-	if (!q)
-		return false;
-	*p = q;
-	*cap = c;
-	return true;
-}
 
 int64_t pprof_str(struct pprof *p, const char *s, size_t n)
 {
@@ -189,7 +177,7 @@ int64_t pprof_str(struct pprof *p, const char *s, size_t n)
 			return (int64_t)p->shash[j] - 1;
 	}
 	char *copy = malloc(n + 1);
-	if (!copy || !grow((void **)&p->str, &p->capstr, p->nstr, sizeof(*p->str))) {
+	if (!copy || !grow_array((void **)&p->str, &p->capstr, p->nstr, sizeof(*p->str))) {
 		free(copy);
 		p->oom = true;
 		return 0;
@@ -330,7 +318,7 @@ uint64_t pprof_function(struct pprof *p, const char *name, size_t n, const char 
 				    same_fn, p, &f);
 	if (slot && *slot)
 		return *slot;
-	if (!slot || !grow((void **)&p->fn, &p->capfn, p->nfn, sizeof(*p->fn))) {
+	if (!slot || !grow_array((void **)&p->fn, &p->capfn, p->nfn, sizeof(*p->fn))) {
 		p->oom = true;
 		return 0;
 	}
@@ -347,7 +335,7 @@ uint64_t pprof_location(struct pprof *p, uint64_t mapping, uint64_t address, uin
 				    same_loc, p, &l);
 	if (slot && *slot)
 		return *slot;
-	if (!slot || !grow((void **)&p->loc, &p->caploc, p->nloc, sizeof(*p->loc))) {
+	if (!slot || !grow_array((void **)&p->loc, &p->caploc, p->nloc, sizeof(*p->loc))) {
 		p->oom = true;
 		return 0;
 	}
@@ -599,18 +587,10 @@ int cmd_pprof(int argc, char **argv)
 			"file (the profile is binary)\n");
 		return EXIT_USAGE;
 	}
-	int fd = file && strcmp(file, "-") ? open(file, O_RDONLY | O_CLOEXEC) : 0;
 	size_t len = 0;
-	char *text = fd >= 0 ? slurp_fd(fd, &len) : NULL;
-	if (!text) {
-		fprintf(stderr, "uslub pprof: cannot read %s: %s\n",
-			file && strcmp(file, "-") ? file : "standard input", strerror(errno));
-		if (fd > 0)
-			close(fd);
+	char *text = read_input(file, &len, "pprof");
+	if (!text)
 		return 1;
-	}
-	if (fd > 0)
-		close(fd);
 	int rc = pprof_from_folded(text, len, stdout, name, unit, !raw);
 	free(text);
 	if (rc < 0 || fflush(stdout)) {

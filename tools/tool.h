@@ -57,6 +57,12 @@ int cmd_top(int argc, char **argv);
 /* The whole file @fd (NUL-terminated, malloc'ed, at most 256 MiB) or
  * NULL with errno (tools/uslub.c). */
 char *slurp_fd(int fd, size_t *lenp);
+/* The whole of @file (NULL or "-": standard input) as slurp_fd() gives
+ * it, or NULL after "uslub @who: cannot read FILE: why" on stderr. */
+char *read_input(const char *file, size_t *lenp, const char *who);
+/* Room in the array *@p (*@cap entries of @size bytes) for entry @n:
+ * doubled (from 64) when full; false when out of memory (*@p kept). */
+bool grow_array(void **p, size_t *cap, size_t n, size_t size);
 
 /* tools/flame.c: folded stacks ("root;caller;leaf COUNT" a line; '#'
  * lines and blank ones skipped): @fn(@arg, the stack [s, e), its count)

@@ -398,6 +398,33 @@ char *slurp_fd(int fd, size_t *lenp)
 	return buf;
 }
 
+bool grow_array(void **p, size_t *cap, size_t n, size_t size)
+{
+	if (n < *cap)
+		return true;
+	size_t c = *cap ? *cap * 2 : 64;
+	void *q = c <= SIZE_MAX / size ? realloc(*p, c * size) : NULL;
+	if (!q)
+		return false;
+	*p = q;
+	*cap = c;
+	return true;
+}
+
+char *read_input(const char *file, size_t *lenp, const char *who)
+{
+	bool in = !file || !strcmp(file, "-");
+	int fd = in ? 0 : open(file, O_RDONLY | O_CLOEXEC);
+	char *text = fd >= 0 ? slurp_fd(fd, lenp) : NULL;
+	int err = errno;
+	if (fd > 0)
+		close(fd);
+	if (!text)
+		fprintf(stderr, "uslub %s: cannot read %s: %s\n", who, in ? "standard input" : file,
+			strerror(err));
+	return text;
+}
+
 /* The pid and start time the snapshot records: 0, or -1. */
 static int recorded(const struct snapshot *s, int json, long *pid, unsigned long long *start)
 {
@@ -1486,12 +1513,9 @@ static int cmd_resolve(int argc, char **argv)
 		const char *name = nfiles ? argv[2 + i] : "-";
 		if (!strcmp(name, "--help") || !strcmp(name, "-h"))
 			return help("resolve");
-		int fd = strcmp(name, "-") ? open(name, O_RDONLY | O_CLOEXEC) : 0;
 		size_t len;
-		char *text = fd >= 0 ? slurp_fd(fd, &len) : NULL;
+		char *text = read_input(name, &len, "resolve");
 		if (!text) {
-			fprintf(stderr, "uslub resolve: cannot read %s: %s\n",
-				strcmp(name, "-") ? name : "standard input", strerror(errno));
 			ret = 1;
 		} else {
 			if (!strncmp(text, "# uslub heap profile", 20))
@@ -1500,8 +1524,6 @@ static int cmd_resolve(int argc, char **argv)
 				resolve_and_emit(text, len, stdout, emit);
 			free(text);
 		}
-		if (fd > 0)
-			close(fd);
 	}
 	return fflush(stdout) ? 1 : ret;
 }

@@ -193,11 +193,40 @@ static uintptr_t stack_top(uintptr_t sp)
 	return sp;
 }
 
-static int subs_cb(struct dl_phdr_info *info, size_t size, void *data)
+/* The loader's counts of modules loaded and unloaded (dl_iterate_phdr()'s
+ * dlpi_adds, dlpi_subs: its first entry says them). */
+struct loader_counts {
+	unsigned long long adds, subs;
+};
+
+static int counts_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
-	*(unsigned long long *)data = info->dlpi_subs;
+	struct loader_counts *c = data;
+	c->adds = info->dlpi_adds;
+	c->subs = info->dlpi_subs;
 	return 1;
 }
+
+#if defined(EH_WALK) || defined(UNW_WALK)
+static __thread unsigned int walks_left __tls_ie;   /* to the next unload check */
+
+/* Every 64th walk of a thread: has a module been unloaded since the last
+ * look? The walker then forgets its layouts: one kept for an unloaded
+ * module's code can only make a wrong stack (nothing unmapped is read),
+ * and asking the loader costs its lock. */
+static bool unload_seen(void)
+{
+	if (walks_left--)
+		return false;
+	walks_left = 63;
+	struct loader_counts c = { 0, 0 };
+	dl_iterate_phdr(counts_cb, &c);
+	if (c.subs == __atomic_load_n(&seen_subs, __ATOMIC_RELAXED))
+		return false;
+	__atomic_store_n(&seen_subs, c.subs, __ATOMIC_RELAXED);
+	return true;
+}
+#endif
 
 #ifdef EH_WALK
 /*
@@ -741,8 +770,6 @@ static void layouts_flush(void)
 		__atomic_store_n(&layouts[i].val, 0, __ATOMIC_RELAXED);
 }
 
-static __thread unsigned int walks_left __tls_ie;   /* to the next unload check */
-
 /* The walk: from walk()'s return address, each frame's CFA from its
  * layout, the return address and the caller's rbp read from the stack
  * below that CFA; it stops at the outermost frame, at a frame whose
@@ -753,18 +780,8 @@ static __attribute__((noinline)) unsigned int walk(uintptr_t *pcs, unsigned int 
 {
 	/* its frame pointer: gcc and clang keep one where it is asked for */
 	uintptr_t *fp = __builtin_frame_address(0);
-	unsigned long long subs = 0;
-	/* every 64th walk of a thread: a layout kept for an unloaded
-	 * module's code can only make a wrong stack (nothing unmapped is
-	 * read), and asking the loader costs its lock */
-	if (!walks_left--) {
-		walks_left = 63;
-		dl_iterate_phdr(subs_cb, &subs);
-		if (subs != __atomic_load_n(&seen_subs, __ATOMIC_RELAXED)) {
-			__atomic_store_n(&seen_subs, subs, __ATOMIC_RELAXED);
-			layouts_flush();
-		}
-	}
+	if (unload_seen())
+		layouts_flush();
 	struct reader r;
 	r.lo = (uintptr_t)&r < (uintptr_t)fp ? (uintptr_t)&r : (uintptr_t)fp;
 	r.hi = stack_top(r.lo);
@@ -856,24 +873,12 @@ static int read_word(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int 
 	return 0;
 }
 
-static __thread unsigned int walks_left __tls_ie;   /* to the next unload check */
-
 static unsigned int walk(uintptr_t *pcs, unsigned int max)
 {
-	unsigned long long subs = 0;
-	/* every 64th walk of a thread: a layout cached for an unloaded
-	 * module's code can only make a wrong stack (read_word() reads
-	 * nothing unmapped), and asking the loader costs its lock */
-	if (!walks_left--) {
-		walks_left = 63;
-		dl_iterate_phdr(subs_cb, &subs);
-		if (subs != __atomic_load_n(&seen_subs, __ATOMIC_RELAXED)) {
-			/* a module was unloaded: its frames' layouts go */
-			__atomic_store_n(&seen_subs, subs, __ATOMIC_RELAXED);
-			unw_flush_cache(unw_local_addr_space, 0, 0);
-		}
-	}
-	walk_hi = stack_top((uintptr_t)&subs);
+	uintptr_t here = 0;
+	if (unload_seen())              /* libunwind's layouts go */
+		unw_flush_cache(unw_local_addr_space, 0, 0);
+	walk_hi = stack_top((uintptr_t)&here);
 	memset(good, 0, sizeof(good));
 	int n = unw_backtrace((void **)pcs, (int)max);
 	return n > 0 ? (unsigned int)n : 0;
@@ -1086,17 +1091,6 @@ static unsigned int mod_epoch;
 static unsigned long long mod_adds, mod_subs;   /* the loader's counts at the update */
 static unsigned char mod_seen[MODULES];         /* the updater's */
 
-struct loader_counts {
-	unsigned long long adds, subs;
-};
-
-static int counts_cb(struct dl_phdr_info *info, size_t size, void *data)
-{
-	struct loader_counts *c = data;
-	c->adds = info->dlpi_adds;
-	c->subs = info->dlpi_subs;
-	return 1;
-}
 
 /* The GNU build id of the module at @bias, from its PT_NOTE segments
  * (mapped: they are in its first PT_LOAD). */
@@ -1431,7 +1425,9 @@ void _uslub_stacks_init(void)
 		return;
 	_uslub_lifecycle_register(&e);
 	dl_iterate_phdr(own_cb, (void *)(uintptr_t)&_uslub_stacks_init);
-	dl_iterate_phdr(subs_cb, &seen_subs);
+	struct loader_counts lc = { 0, 0 };
+	dl_iterate_phdr(counts_cb, &lc);
+	seen_subs = lc.subs;
 	modules_check();
 	unwinder_init();
 }

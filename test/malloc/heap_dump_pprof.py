@@ -17,20 +17,10 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tool"))
-from pprof_decode import decode  # noqa: E402
+from pprof_decode import check, decode, failed  # noqa: E402
 
 path, prog, default = sys.argv[1], sys.argv[2], sys.argv[3]
 interval = int(sys.argv[4]) if len(sys.argv) > 4 else 4096
-fails = 0
-
-
-def check(name, ok):
-    global fails
-    print(("ok   " if ok else "FAIL ") + name)
-    if not ok:
-        fails += 1
-
-
 def build_id(elf):
     """the GNU build id of ELF's notes (64-bit little-endian), hex"""
     import struct
@@ -100,4 +90,4 @@ for caller, mib in (("caller_one", 1), ("caller_two", 2), ("caller_four", 4), ("
         check("%s inuse_objects %d ~ %d" % (caller, t[2], inuse // 64), near(t[2], inuse // 64, 64))
     else:
         check("%s nothing in use" % caller, t[2] == 0 and t[3] == 0)
-sys.exit(1 if fails else 0)
+sys.exit(1 if failed() else 0)

@@ -1,6 +1,20 @@
 """A decoder of pprof profiles (profile.proto, after gunzip), of our own:
 the protocol buffer's wire format with profile.proto's field numbers.
-Used by the tests of `uslub pprof` and `uslub heap`."""
+Used by the tests of `uslub pprof` and `uslub heap`, with their check()."""
+
+_fails = 0
+
+
+def check(name, ok):
+    """print "ok" or "FAIL" and the check's name; failed() counts the FAILs"""
+    global _fails
+    print(("ok   " if ok else "FAIL ") + name)
+    if not ok:
+        _fails += 1
+
+
+def failed():
+    return _fails
 
 
 def varint(b, i):

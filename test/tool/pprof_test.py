@@ -21,17 +21,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 tool = sys.argv[1]
-fails = 0
-
-
-def check(name, ok):
-    global fails
-    print(("ok   " if ok else "FAIL ") + name)
-    if not ok:
-        fails += 1
-
-
-from pprof_decode import decode, stack  # noqa: E402
+from pprof_decode import check, decode, failed, stack  # noqa: E402
 
 
 tmp = tempfile.mkdtemp()
@@ -101,4 +91,4 @@ try:
         print("skip go tool pprof (no Go)")
 finally:
     shutil.rmtree(tmp)
-sys.exit(1 if fails else 0)
+sys.exit(1 if failed() else 0)
