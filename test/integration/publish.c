@@ -76,11 +76,18 @@ int main(int argc, char **argv)
 	}
 	CHECK_MSG(!stat(txt, &st) && !stat(json, &st), "no published files after 10 s");
 	CHECK_MSG((st.st_mode & 0777) == 0600, "%s has mode %o", json, st.st_mode & 0777);
-	usleep(200000);                        /* a snapshot after the allocations */
-
+	/* a snapshot after the allocations: the publisher's next round (a
+	 * loaded machine under TSan may take more than one interval) */
 	int status;
+	char *out = NULL;
 	snprintf(cmd, sizeof(cmd), "%s slabinfo %d", tool, (int)pid);
-	char *out = run_command(cmd, &status);
+	for (int tries = 0; tries < 100; tries++) {
+		free(out);
+		out = run_command(cmd, &status);
+		if (status || strstr(out, CACHE_NAME))
+			break;
+		usleep(100000);
+	}
 	CHECK_EQ(status, 0);
 	CHECK_MSG(strstr(out, CACHE_NAME), "slabinfo shows no " CACHE_NAME ":\n%s", out);
 	free(out);
