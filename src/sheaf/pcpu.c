@@ -105,11 +105,27 @@ void _uslub_pcpu_release(struct kmem_cache *s, struct kmem_cache_cpu *c)
 	}
 }
 
+/*
+ * A slot of a per-CPU thread starts with the empty sheaf as its main (the
+ * cpu area's, as any thread's: slab_common.c), and an empty sheaf that is
+ * not PCPU_STANDIN sends every inline call down the whole miss path. A
+ * release leaves PCPU_STANDIN, but a slot whose first slow paths find the
+ * id's sheaf with an object or with room never claims: a thread that
+ * starts on a CPU where others ran. So the slow paths stand the slot in
+ * themselves (a slot of this thread's, not claimed: its spare is NULL).
+ */
+static __always_inline void stand_in(struct kmem_cache_cpu *c)
+{
+	if (unlikely(c->main == EMPTY_SHEAF))
+		WRITE_ONCE(c->main, PCPU_STANDIN);
+}
+
 void *_uslub_pcpu_alloc_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, uslub_gfp_t gfp)
 {
 	void *obj = pcpu_pop(_uslub_tls.rseq_area, _uslub_tls.pcpu_idp, s->cpu_offset);
 	if (obj) {
 		stat_pcs_slow(c, 1);
+		stand_in(c);
 		return obj;
 	}
 	_uslub_pcpu_claim(s, c);
@@ -122,6 +138,7 @@ bool _uslub_pcpu_free_slow(struct kmem_cache *s, struct kmem_cache_cpu *c, void 
 {
 	if (pcpu_push(_uslub_tls.rseq_area, _uslub_tls.pcpu_idp, s->cpu_offset, x)) {
 		stat(c, FREE_PCS);
+		stand_in(c);
 		return true;
 	}
 	_uslub_pcpu_claim(s, c);
