@@ -42,11 +42,15 @@ void _uslub_release_slot(int i)
 }
 
 /* Point slot @arg of the cpu area at @base at the empty sheaf (its first
- * use: a flushed slot already does). */
+ * use: a flushed slot already does). A per-CPU thread's slot left
+ * PCPU_STANDIN, which would send the area's next owner, or the slot's
+ * next cache, to the per-CPU leaves: the owner may be a thread without
+ * rseq (one whose registration failed), and a per-CPU one stands its
+ * slot in again at its first slow path (sheaf/pcpu.c). */
 void _uslub_slot_init_main(char *base, void *arg)
 {
 	struct kmem_cache_cpu *c = (struct kmem_cache_cpu *)(base + *(int *)arg * CPU_SLOT_SIZE);
-	if (!c->main)
+	if (!c->main || c->main == PCPU_STANDIN)
 		WRITE_ONCE(c->main, EMPTY_SHEAF);
 	if (c->rcu_free)                /* a slot a destroyed cache left */
 		WRITE_ONCE(c->rcu_free, NULL);

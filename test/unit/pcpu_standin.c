@@ -21,6 +21,15 @@
  *                  claims: PCPU_STANDIN); thread C's first call is a free
  *                  into the id's sheaf, which has room: C's slot, the
  *                  empty sheaf before it, is PCPU_STANDIN after it
+ *   fallback       a thread whose rseq registration is gone (the test
+ *                  unregisters glibc's, as a seccomp filter that refuses
+ *                  rseq after the first threads would leave it) is a
+ *                  per-thread thread in a per-CPU process; it takes an
+ *                  area that per-CPU threads parked, whose slots stood
+ *                  in. Its allocations and frees must not reach the
+ *                  per-CPU leaves (no sections: before area init reset
+ *                  the stand-ins, a segfault): the slot's main is not
+ *                  PCPU_STANDIN after them, and the objects are its own
  * Skipped (77) where the process is not in per-CPU mode.
  */
 #define _GNU_SOURCE
@@ -30,6 +39,8 @@
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define SIZE  64
 #define NOBJ  8
@@ -106,6 +117,40 @@ static void *first_free_fn(void *arg)
 	return NULL;
 }
 
+extern const ptrdiff_t __rseq_offset;
+extern const unsigned int __rseq_size;
+
+static void *fallback_fn(void *arg)
+{
+	struct result *r = arg;
+	char *area = (char *)__builtin_thread_pointer() + __rseq_offset;
+	/* glibc's registration undone: RSEQ_FLAG_UNREGISTER (1), with the
+	 * length glibc registered (32 where __rseq_size says 20, glibc
+	 * 2.35..2.39; the wrong one is refused, EINVAL, and changes nothing) */
+	unsigned int len = __rseq_size;
+	while (syscall(__NR_rseq, area, len, 1, USLUB_RSEQ_SIG) != 0)
+		if ((len += 4) > 1024) {
+			r->id = ~0u;
+			return NULL;
+		}
+	void *v[NOBJ];
+	for (int i = 0; i < NOBJ; i++) {
+		v[i] = uslub_cache_alloc(cache, 0);
+		CHECK(v[i]);
+	}
+	/* kmalloc's class of the threads above: its slot's first call is
+	 * an inline one (the area came with the allocations above) */
+	void *k = uslub_kmalloc(32, 0);
+	CHECK(k);
+	uslub_kfree(k);
+	r->main_after = own_slot()->main;
+	r->obj[0] = _uslub_tls.pcpu_idp ? v[0] : NULL;
+	for (int i = 0; i < NOBJ; i++)
+		uslub_cache_free(cache, v[i]);
+	r->main_before = own_slot()->main;
+	return NULL;
+}
+
 static pthread_t threads[3];
 static int nthreads;
 
@@ -178,6 +223,20 @@ int main(void)
 		CHECK(pthread_join(threads[i], NULL) == 0);
 	for (int i = 1; i < NOBJ; i++)
 		uslub_cache_free(cache, objs[i]);
+
+	/* fallback: the areas of the threads above are parked */
+	struct result d;
+	memset(&d, 0, sizeof(d));
+	pthread_t t;
+	CHECK(pthread_create(&t, NULL, fallback_fn, &d) == 0);
+	CHECK(pthread_join(t, NULL) == 0);
+	if (d.id == ~0u) {
+		printf("fallback: rseq could not be unregistered: not checked\n");
+	} else {
+		CHECK(d.obj[0] == NULL);                /* no sections */
+		CHECK(d.main_after != PCPU_STANDIN && d.main_before != PCPU_STANDIN);
+		printf("fallback: per thread, in a parked area\n");
+	}
 
 	CHECK_EQ(uslub_cache_validate(cache), 0);
 	uslub_cache_destroy(cache);
