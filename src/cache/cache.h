@@ -187,6 +187,21 @@ static __always_inline bool free_to_pcpu(const struct kmem_cache *s, struct kmem
 	free_mark_clear0(x);
 	return false;
 }
+
+/* free_to_pcpu() for the lookup paths' leaves: PCPU_PUSHED_HOT when the
+ * push was hot (percpu.h pcpu_push_top()), for the free record's note. */
+static __always_inline int free_to_pcpu_top(const struct kmem_cache *s, struct kmem_cache_cpu *c,
+					    void *x, uintptr_t mark)
+{
+	free_mark_set0(x, mark);
+	int r = pcpu_push_top(_uslub_tls.rseq_area, _uslub_tls.pcpu_idp, s->cpu_offset, x);
+	if (likely(r != PCPU_PUSH_FULL)) {
+		stat(c, FREE_PCS);
+		return r;
+	}
+	free_mark_clear0(x);
+	return r;
+}
 #else
 static __always_inline void *alloc_from_pcpu(const struct kmem_cache *s, struct kmem_cache_cpu *c,
 					     bool *fired)
@@ -205,6 +220,16 @@ static __always_inline bool free_to_pcpu(const struct kmem_cache *s, struct kmem
 	(void)x;
 	(void)mark;
 	return false;
+}
+
+static __always_inline int free_to_pcpu_top(const struct kmem_cache *s, struct kmem_cache_cpu *c,
+					    void *x, uintptr_t mark)
+{
+	(void)s;
+	(void)c;
+	(void)x;
+	(void)mark;
+	return PCPU_PUSH_FULL;
 }
 #endif
 
@@ -394,19 +419,6 @@ static __always_inline void free_record_note(struct kmem_cache *s, struct kmem_c
 {
 	if (likely(!hot))
 		return;
-	_uslub_free_record_note_run(s, c, slab);
-}
-
-/* Per-CPU mode's leaves (free.c), which push inside an rseq section:
- * the first push into a slab only notes it (rec.cand), a second in a
- * row goes out of line as above. */
-static __always_inline void free_record_note_pair(struct kmem_cache *s, struct kmem_cache_cpu *c,
-						  struct slab *slab)
-{
-	if (likely(c->rec.cand != slab)) {
-		c->rec.cand = slab;
-		return;
-	}
 	_uslub_free_record_note_run(s, c, slab);
 }
 

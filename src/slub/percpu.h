@@ -37,6 +37,9 @@
 #include "base/rseq.h"
 #include "slub/slub.h"
 
+/* pcpu_push_top()'s results */
+enum { PCPU_PUSH_FULL, PCPU_PUSHED, PCPU_PUSHED_HOT };
+
 #if USLUB_HAVE_RSEQ
 
 /* struct slab_sheaf's fields, as the asm templates need them */
@@ -166,6 +169,40 @@ static __always_inline bool pcpu_push(char *rseq_area, const unsigned int *idp,
 	return true;
 full:
 	return false;
+}
+
+/* pcpu_push() that also says whether the push was hot: the word it
+ * wrote @x over (objects[size], read inside the section) was @x itself,
+ * the object the sheaf handed out last from that place (a hot pair, a
+ * LIFO burst; cache.h free_record_note()). The compare is after the
+ * commit, outside the section. Returns PCPU_PUSH_FULL (nothing done),
+ * PCPU_PUSHED or PCPU_PUSHED_HOT. */
+static __always_inline int pcpu_push_top(char *rseq_area, const unsigned int *idp,
+					 unsigned long off, void *x)
+{
+	__asm__ __volatile__ goto(
+		USLUB_RSEQ_CS_BEGIN("rseq_area", "%%rax")
+		PCPU_PUSH_LOAD_GLOBAL
+		"movl " USLUB_STR(PCPU_SHEAF_SIZE_OFF) "(%%r11), %%eax\n\t"
+		"cmpl " USLUB_STR(PCPU_SHEAF_CAP_OFF) "(%%r11), %%eax\n\t"
+		"jae %l[full]\n\t"
+		"movq " USLUB_STR(PCPU_SHEAF_OBJS_OFF) "(%%r11, %%rax, 8), %%rdx\n\t"
+		"movq %[x], " USLUB_STR(PCPU_SHEAF_OBJS_OFF) "(%%r11, %%rax, 8)\n\t"
+		"addl $1, %%eax\n\t"
+		"movl %%eax, " USLUB_STR(PCPU_SHEAF_SIZE_OFF) "(%%r11)\n\t"
+		"2:\n\t"
+		"cmpq %[x], %%rdx\n\t"
+		"je %l[hot]\n\t"
+		USLUB_RSEQ_CS_ABORT
+		:
+		: [rseq_area] "r"(rseq_area), [idp] "r"(idp), [off] "r"(off), [x] "r"(x)
+		: "rax", "rdx", "r11", "memory", "cc"
+		: full, hot);
+	return PCPU_PUSHED;
+full:
+	return PCPU_PUSH_FULL;
+hot:
+	return PCPU_PUSHED_HOT;
 }
 
 /* Take the slot's sheaf, leaving @put: returns what the slot held. A

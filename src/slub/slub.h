@@ -590,9 +590,10 @@ struct tag_counter {
  * that could end it (S discarded, S losing PG_slab_page to a sampled
  * object, fastpath_off changing) changes slab_epoch first (slab_epoch_bump()),
  * and a slab_epoch never returns to a value (64 bits, each cache's start
- * unique). Set by _uslub_free_record_set() (cache/free.c: when an
- * inline lookup's push is the second in a row into S for the second time
- * with no other slab's such pair between, and after a refill), which
+ * unique). Set by _uslub_free_record_set() (cache/free.c: on a lookup
+ * push's second hot push into S with no other slab's hot push between, in
+ * both modes (per-CPU mode's section reads the word it writes over), and
+ * after a refill), which
  * reads the epoch first and tests what the record states after it; read
  * only by the owner; a slot given to a new cache starts with bytes 0. A
  * cache whose inline paths are off reaches the dead slot through
@@ -605,9 +606,6 @@ struct free_record {
 	uint64_t epoch;              /* | FREE_RECORD_HOOKED: a hooked one    */
 	struct kmem_cache *cache;    /* the slot's cache (free_object()'s hit
 	                                through the thread's last_slot)        */
-	struct slab *cand;           /* per-CPU mode's leaves: the slab of the
-	                                last lookup's push; a second push into
-	                                it is noted (only compared)           */
 	unsigned long exts;          /* the slab's obj_exts (hooked records)  */
 	struct slab *pending;        /* the slab of the last noted push (a
 	                                hot one, cache.h free_record_note());

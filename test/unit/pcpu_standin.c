@@ -30,6 +30,12 @@
  *                  per-CPU leaves (no sections: before area init reset
  *                  the stand-ins, a segfault): the slot's main is not
  *                  PCPU_STANDIN after them, and the objects are its own
+ *   hot push       the free record's note (cache.h free_record_note()) in
+ *                  per-CPU mode: pcpu_push_top() says PCPU_PUSHED_HOT
+ *                  when the word it wrote over was the object itself (the
+ *                  one the id's sheaf handed out last from that place),
+ *                  PCPU_PUSHED for another object, PCPU_PUSH_FULL on a
+ *                  full sheaf (nothing written)
  * Skipped (77) where the process is not in per-CPU mode.
  */
 #define _GNU_SOURCE
@@ -237,6 +243,46 @@ int main(void)
 		CHECK(d.main_after != PCPU_STANDIN && d.main_before != PCPU_STANDIN);
 		printf("fallback: per thread, in a parked area\n");
 	}
+
+	/* hot push: on the main thread's id (one CPU), with its main
+	 * sheaf holding objects (the allocations below leave some) */
+	void *x = uslub_cache_alloc(cache, 0), *y = uslub_cache_alloc(cache, 0);
+	CHECK(x && y && x != y);
+	char *ra = _uslub_tls.rseq_area;
+	const unsigned int *idp = _uslub_tls.pcpu_idp;
+	unsigned long off = cache->cpu_offset;
+	/* y was popped last, from the place x's push now takes: not hot */
+	CHECK_EQ(pcpu_push_top(ra, idp, off, x), PCPU_PUSHED);
+	CHECK(pcpu_pop(ra, idp, off) == x);
+	/* x was handed out from that place just now: hot */
+	CHECK_EQ(pcpu_push_top(ra, idp, off, x), PCPU_PUSHED_HOT);
+	CHECK(pcpu_pop(ra, idp, off) == x);
+	/* a full sheaf: capacity + 1 of the cache's objects pushed until
+	 * one is refused (the allocations may refill: the id's sheaf is
+	 * read after them) */
+	unsigned int cap = cache->sheaf_capacity;
+	void **v = calloc(cap + 1, sizeof(void *));
+	CHECK(v);
+	for (unsigned int i = 0; i <= cap; i++) {
+		v[i] = uslub_cache_alloc(cache, 0);
+		CHECK(v[i]);
+	}
+	unsigned int pushed = 0;
+	int r;
+	while ((r = pcpu_push_top(ra, idp, off, v[pushed])) != PCPU_PUSH_FULL)
+		CHECK(++pushed <= cap);
+	struct slab_sheaf *sh = *(struct slab_sheaf **)(_uslub_pcpu_tab[*idp] + off);
+	CHECK(sh->capacity > 0);               /* a real sheaf: the slow paths install one */
+	CHECK_EQ(sh->size, sh->capacity);
+	CHECK(sh->objects[sh->capacity - 1] != v[pushed]);
+	while (pushed)                          /* back out, then freed */
+		CHECK(pcpu_pop(ra, idp, off) == v[--pushed]);
+	for (unsigned int i = 0; i <= cap; i++)
+		uslub_cache_free(cache, v[i]);
+	free(v);
+	uslub_cache_free(cache, y);
+	uslub_cache_free(cache, x);
+	printf("hot push: pushed, hot and full as written\n");
 
 	CHECK_EQ(uslub_cache_validate(cache), 0);
 	uslub_cache_destroy(cache);
