@@ -247,10 +247,12 @@ __internal void _uslub_free_pcpu(void *x, struct kmem_cache_cpu *c, struct kmem_
 				 struct slab *slab, uint64_t word);
 __internal void _uslub_free_pcpu_mark(void *x, struct kmem_cache_cpu *c, uintptr_t mark,
 				      struct kmem_cache *s);
-/* free_object_lookup()'s: @x in a live slab (its page's PG_slab_page
- * seen): the cache, slab and word read again from the page's line (one
- * argument: no callee-saved register on free()'s lookup path). */
-__internal void _uslub_free_pcpu_page(void *x);
+/* free_object_lookup()'s: @x in live @slab of @s (its page's PG_slab_page
+ * seen), fast slot @c; the word read again from the page's line (passed,
+ * it kept a register live that made free() save two callee-saved ones on
+ * its lookup path). */
+__internal void _uslub_free_pcpu_slab(void *x, struct kmem_cache_cpu *c, struct kmem_cache *s,
+				      struct slab *slab);
 /* uslub_cache_free()'s lookup of @x (ours, a live slab of @s) and push,
  * else the miss path with @addr. */
 __internal void _uslub_cache_free_pcpu(struct kmem_cache *s, void *x, uintptr_t addr);
@@ -571,7 +573,7 @@ static __always_inline bool free_object_lookup(void *x)
 		return true;
 	}
 	if (main == PCPU_STANDIN) {             /* per-CPU mode: the id's sheaf */
-		_uslub_free_pcpu_page(x);
+		_uslub_free_pcpu_slab(x, c, s, slab);
 		return true;
 	}
 	/* the public caller's address taken here, on the miss only (an

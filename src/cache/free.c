@@ -307,20 +307,18 @@ __noinline void _uslub_free_pcpu(void *x, struct kmem_cache_cpu *c, struct kmem_
 	_uslub_slab_free_miss(s, x, (uintptr_t)__builtin_return_address(0));
 }
 
-__noinline void _uslub_free_pcpu_page(void *x)
-{
-	struct page *page = virt_to_page(x);
-	struct kmem_cache *s = page_slab_cache(page);
-	if (likely(pcpu_push_word(s, this_cpu(s), page_slab(READ_ONCE(page->compound_head)),
-				  page_slab_word(page), x)))
-		return;
-	_uslub_slab_free_miss(s, x, (uintptr_t)__builtin_return_address(0));
-}
-
 __noinline void _uslub_free_pcpu_mark(void *x, struct kmem_cache_cpu *c, uintptr_t mark,
 				      struct kmem_cache *s)
 {
 	if (likely(free_to_pcpu(s, c, x, mark)))
+		return;
+	_uslub_slab_free_miss(s, x, (uintptr_t)__builtin_return_address(0));
+}
+
+__noinline void _uslub_free_pcpu_slab(void *x, struct kmem_cache_cpu *c, struct kmem_cache *s,
+				      struct slab *slab)
+{
+	if (likely(pcpu_push_word(s, c, slab, page_slab_word(virt_to_page(x)), x)))
 		return;
 	_uslub_slab_free_miss(s, x, (uintptr_t)__builtin_return_address(0));
 }
