@@ -11,7 +11,8 @@
  *
  *   pop       objects[size - 1] out; commit: size - 1
  *   push      objects[size] = x (a slot beyond size: private until the
- *             commit); commit: size + 1
+ *             commit); commit: size + 1 (push_top also reads the word it
+ *             writes over, and compares it with x after the commit)
  *   exchange  the slot's sheaf out, @put in its place; commit: the slot
  *             word. The sheaf taken is then the caller's alone: no
  *             section reaches it any more (one that read the old word
