@@ -447,8 +447,18 @@ static void symlink_files(const char *self)
 			  (unsigned)(st.st_mode & 07777));
 		CHECK(st.st_uid == geteuid());
 	}
+	/* a snapshot that shows the cache: the publisher's first may come
+	 * before the child made it, and under TSan on a loaded machine the
+	 * next one more than 50 ms later (CI failed it once so) */
 	int status;
-	char *out = run(&status, "%s slabinfo %d", tool, (int)k.pid);
+	char *out = NULL;
+	for (int tries = 0; tries < 100; tries++) {
+		free(out);
+		out = run(&status, "%s slabinfo %d", tool, (int)k.pid);
+		if (status || strstr(out, "secure-test-cache"))
+			break;
+		usleep(100000);
+	}
 	CHECK_MSG(status == 0 && strstr(out, "secure-test-cache"), "reader: %d %s", status, out);
 	free(out);
 	CHECK_EQ(finish(&k), 0);
