@@ -132,16 +132,21 @@ static __always_inline void *pcpu_pop(char *rseq_area, const unsigned int *idp,
 	"leaq _uslub_pcpu_tab(%%rip), %%r11\n\t"                             \
 	"movq (%%r11, %%rax, 8), %%rax\n\t"                                  \
 	"movq (%%rax, %[off]), %%r11\n\t"
-#define PCPU_PUSH_BODY(LOAD)                                                 \
+#define PCPU_PUSH_BODY(LOAD) PCPU_PUSH_BODY_TOP(LOAD, "", "")
+/* The push with @TOP before its store and @AFTER after its commit
+ * (outside the section): pcpu_push_top()'s read and compare. */
+#define PCPU_PUSH_BODY_TOP(LOAD, TOP, AFTER)                                 \
 	USLUB_RSEQ_CS_BEGIN("rseq_area", "%%rax")                            \
 	LOAD                                                                 \
 	"movl " USLUB_STR(PCPU_SHEAF_SIZE_OFF) "(%%r11), %%eax\n\t"         \
 	"cmpl " USLUB_STR(PCPU_SHEAF_CAP_OFF) "(%%r11), %%eax\n\t"          \
 	"jae %l[full]\n\t"                                                   \
+	TOP                                                                  \
 	"movq %[x], " USLUB_STR(PCPU_SHEAF_OBJS_OFF) "(%%r11, %%rax, 8)\n\t" \
 	"addl $1, %%eax\n\t"                                                 \
 	"movl %%eax, " USLUB_STR(PCPU_SHEAF_SIZE_OFF) "(%%r11)\n\t"         \
 	"2:\n\t"                                                             \
+	AFTER                                                                \
 	USLUB_RSEQ_CS_ABORT
 
 static __always_inline bool pcpu_sheaf_push(char *rseq_area, const unsigned int *idp,
@@ -181,20 +186,9 @@ full:
 static __always_inline int pcpu_push_top(char *rseq_area, const unsigned int *idp,
 					 unsigned long off, void *x)
 {
-	__asm__ __volatile__ goto(
-		USLUB_RSEQ_CS_BEGIN("rseq_area", "%%rax")
-		PCPU_PUSH_LOAD_GLOBAL
-		"movl " USLUB_STR(PCPU_SHEAF_SIZE_OFF) "(%%r11), %%eax\n\t"
-		"cmpl " USLUB_STR(PCPU_SHEAF_CAP_OFF) "(%%r11), %%eax\n\t"
-		"jae %l[full]\n\t"
-		"movq " USLUB_STR(PCPU_SHEAF_OBJS_OFF) "(%%r11, %%rax, 8), %%rdx\n\t"
-		"movq %[x], " USLUB_STR(PCPU_SHEAF_OBJS_OFF) "(%%r11, %%rax, 8)\n\t"
-		"addl $1, %%eax\n\t"
-		"movl %%eax, " USLUB_STR(PCPU_SHEAF_SIZE_OFF) "(%%r11)\n\t"
-		"2:\n\t"
-		"cmpq %[x], %%rdx\n\t"
-		"je %l[hot]\n\t"
-		USLUB_RSEQ_CS_ABORT
+	__asm__ __volatile__ goto(PCPU_PUSH_BODY_TOP(PCPU_PUSH_LOAD_GLOBAL,
+		"movq " USLUB_STR(PCPU_SHEAF_OBJS_OFF) "(%%r11, %%rax, 8), %%rdx\n\t",
+		"cmpq %[x], %%rdx\n\tje %l[hot]\n\t")
 		:
 		: [rseq_area] "r"(rseq_area), [idp] "r"(idp), [off] "r"(off), [x] "r"(x)
 		: "rax", "rdx", "r11", "memory", "cc"

@@ -82,6 +82,23 @@ struct result {
  * is not parked for the next thread (a parked area keeps its slots). */
 static pthread_barrier_t step, done;
 
+/* The thread's area comes with its first slow path (another cache's);
+ * then @r has its id and its slot's main before the cache's first call. */
+static void area_first(struct result *r)
+{
+	uslub_kfree(uslub_kmalloc(32, 0));
+	r->id = id_now();
+	r->main_before = own_slot()->main;
+}
+
+/* The step done: alive until the end. */
+static void *stay(void)
+{
+	pthread_barrier_wait(&step);
+	pthread_barrier_wait(&done);
+	return NULL;
+}
+
 static void *fill_fn(void *arg)
 {
 	struct result *r = arg;
@@ -94,41 +111,28 @@ static void *fill_fn(void *arg)
 		uslub_cache_free(cache, v[i]);
 	memcpy(objs, v, sizeof(v));
 	r->id = id_now();
-	pthread_barrier_wait(&step);
-	pthread_barrier_wait(&done);
-	return NULL;
+	return stay();
 }
 
 static void *first_alloc_fn(void *arg)
 {
 	struct result *r = arg;
-	/* the thread's area comes with its first slow path (another
-	 * cache's), then the cache's first allocation */
-	uslub_kfree(uslub_kmalloc(32, 0));
-	r->id = id_now();
-	r->main_before = own_slot()->main;
+	area_first(r);
 	r->obj[0] = uslub_cache_alloc(cache, 0);
 	r->main_after = own_slot()->main;
 	r->obj[1] = uslub_cache_alloc(cache, 0);
 	uslub_cache_free(cache, r->obj[1]);
 	uslub_cache_free(cache, r->obj[0]);
-	pthread_barrier_wait(&step);
-	pthread_barrier_wait(&done);
-	return NULL;
+	return stay();
 }
 
 static void *first_free_fn(void *arg)
 {
 	struct result *r = arg;
-	/* the area first, on another cache, then the free */
-	uslub_kfree(uslub_kmalloc(32, 0));
-	r->id = id_now();
-	r->main_before = own_slot()->main;
+	area_first(r);
 	uslub_cache_free(cache, objs[0]);
 	r->main_after = own_slot()->main;
-	pthread_barrier_wait(&step);
-	pthread_barrier_wait(&done);
-	return NULL;
+	return stay();
 }
 
 extern const ptrdiff_t __rseq_offset;
